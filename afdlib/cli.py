@@ -1,0 +1,163 @@
+"""The ``afd`` command: the paper's models from the shell, every subcommand with ``--json``.
+
+Imports are deferred into each subcommand so that a number comes back in well under a second
+(no plotting or notebook machinery unless ``afd book`` is asked for). User mistakes print one
+line ``afd: error: ...`` and exit 2; no traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Callable, Sequence
+
+
+def _n_ffn_list(text: str) -> list[int]:
+    """'1..64', '1,2,4' or '8' -> a list of positive integers."""
+    out: list[int] = []
+    try:
+        for part in text.split(","):
+            part = part.strip()
+            if ".." in part:
+                lo, hi = (int(x) for x in part.split(".."))
+                if hi < lo:
+                    raise ValueError
+                out.extend(range(lo, hi + 1))
+            else:
+                out.append(int(part))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected N, A..B or a comma list, got '{text}'") from None
+    if not out or min(out) < 1:
+        raise argparse.ArgumentTypeError(f"FFN node counts must be >= 1, got '{text}'")
+    return out
+
+
+def _positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: '{text}'") from None
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return v
+
+
+def _add_system_args(p: argparse.ArgumentParser, model: bool = True) -> None:
+    if model:
+        p.add_argument("--model", required=True, help="catalogue slug, or a config.json / .yaml path")
+        p.add_argument("--model-profile", default="paper", choices=("paper", "reference"),
+                       help="paper: Table 4 values where they differ (default)")
+    p.add_argument("--hardware", required=True, help="catalogue slug, or a .yaml path")
+    p.add_argument("--hw-profile", default="paper", choices=("paper", "datasheet"),
+                   help="paper: Table 5 sustained values (default); datasheet: spec x efficiency")
+    p.add_argument("--gpus-per-node", type=int, default=None, help="override g (default: catalogue)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _system(args) -> tuple:
+    from .catalog import load_hardware, load_model
+    from .errors import AfdError
+    hw = load_hardware(args.hardware, profile=args.hw_profile)
+    if args.gpus_per_node is not None:
+        if args.gpus_per_node < 1:
+            raise AfdError(f"--gpus-per-node must be >= 1, got {args.gpus_per_node}")
+        hw = hw.with_overrides(gpus_per_node=args.gpus_per_node)
+    model = load_model(args.model, profile=args.model_profile) if hasattr(args, "model") else None
+    return model, hw
+
+
+def _print_table(rows: list[dict], columns: Sequence[str], fmt: dict[str, str] | None = None) -> None:
+    fmt = fmt or {}
+    cells = [[format(r[c], fmt.get(c, "")) if not isinstance(r[c], str) else r[c] for c in columns] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
+    print("  ".join(c.rjust(w) for c, w in zip(columns, widths)))
+    for row in cells:
+        print("  ".join(v.rjust(w) for v, w in zip(row, widths)))
+
+
+# ----------------------------------------------------------------------------- subcommands
+
+def cmd_catalog(args) -> int:
+    from .catalog import load_catalog, to_record
+    hw, models = load_catalog(profile=args.hw_profile)
+    if args.json:
+        print(json.dumps({"hardware": {k: to_record(v) for k, v in hw.items()},
+                          "models": {k: to_record(v) for k, v in models.items()}}, indent=1))
+        return 0
+    from .catalog import hardware_row, model_row
+    print(f"Hardware (profile {args.hw_profile}; per GPU, per direction; sources: afd catalog --json)")
+    _print_table([hardware_row(h) for h in hw.values()],
+                 ["slug", "profile", "peak_tflops", "dtype", "hbm_tb_per_s", "hbm_gb", "scale_up_gb_per_s",
+                  "scale_out_gb_per_s", "gpus_per_node", "name"],
+                 {"peak_tflops": ".0f", "hbm_tb_per_s": ".2f", "hbm_gb": ".0f", "scale_up_gb_per_s": ".0f",
+                  "scale_out_gb_per_s": ".0f"})
+    print("\nModels")
+    _print_table([model_row(m) for m in models.values()],
+                 ["slug", "hidden_size", "moe_intermediate_size", "num_layers", "moe_layers", "routed_experts",
+                  "experts_per_token", "granularity_h_over_m", "sparsity_e_over_k", "name"],
+                 {"granularity_h_over_m": ".2f", "sparsity_e_over_k": ".1f"})
+    return 0
+
+
+def cmd_intensity(args) -> int:
+    from .intensity import intensity_sweep, regime_borders
+    model, hw = _system(args)
+    cols = intensity_sweep(model, hw, args.n_ffn)
+    rows = [{"n_ffn": int(n), "local_experts": int(g), "intensity": round(float(i), 6),
+             "intensity_continuous": round(float(c), 6), "regime": str(r)}
+            for n, g, i, c, r in zip(*cols.values())]
+    if args.json:
+        print(json.dumps(rows))
+        return 0
+    borders = regime_borders(model.experts_per_token, model.routed_experts, hw.bandwidth_ratio, hw.gpus_per_node)
+    print(f"{model.name} on {hw.name} ({hw.profile}): K={model.experts_per_token}, E={model.routed_experts}, "
+          f"g={hw.gpus_per_node}, r=BW_up/BW_out={hw.bandwidth_ratio:.2f}; intensity normalised to B_out = 1")
+    print("regimes start at N_F = " + ", ".join(f"{k} {v:g}" for k, v in borders.items()))
+    _print_table(rows, list(rows[0]), {"intensity": ".3f", "intensity_continuous": ".3f"})
+    return 0
+
+
+def cmd_book(args) -> int:
+    from .book import build_book
+    return build_book(only=args.only, jobs=args.jobs, execute=not args.no_execute)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="afd", description="Attention-FFN disaggregation vs expert "
+                                     "parallelism: the models of arXiv 2602.09721.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("catalog", help="hardware and models, with sources")
+    p.add_argument("--hw-profile", default="paper", choices=("paper", "datasheet"))
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_catalog)
+
+    p = sub.add_parser("intensity", help="tokens per FFN rank and arithmetic intensity vs N_F (Fig. 2)")
+    _add_system_args(p)
+    p.add_argument("--n-ffn", type=_n_ffn_list, default=list(range(1, 65)), help="e.g. 1..64 (default) or 1,2,4")
+    p.set_defaults(func=cmd_intensity)
+
+    p = sub.add_parser("book", help="execute every notebook with papermill and build the HTML book")
+    p.add_argument("--only", nargs="*", default=None, help="notebook names to execute (others reused)")
+    p.add_argument("--jobs", type=int, default=2, help="notebooks executed in parallel (default 2)")
+    p.add_argument("--no-execute", action="store_true", help="render the notebooks already executed")
+    p.set_defaults(func=cmd_book)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from .errors import AfdError
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func: Callable = args.func
+    try:
+        return int(func(args) or 0)
+    except AfdError as e:
+        print(f"afd: error: {e}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

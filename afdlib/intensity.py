@@ -1,0 +1,118 @@
+"""Tokens an FFN rank can receive, their arithmetic intensity, and the four regimes.
+
+Paper Section 3.1 (Eqs. 9-10, Fig. 2). Bandwidths in bytes/s per GPU and direction, times in
+seconds, sizes in elements. Every function broadcasts over numpy arrays (``n_ffn`` sweeps).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+WIRE_BYTES_PER_ELEMENT = 3
+"""Bytes on the wire per token and hidden element: 1 (FP8 dispatch) + 2 (BF16 combine)."""
+
+REGIMES = ("scale-up-bound", "stable", "scale-out-bound", "max-intensity")
+
+
+def tokens_deliverable(bandwidth: ArrayLike, t_b: ArrayLike, hidden_size: ArrayLike) -> np.ndarray:
+    """B_x = BW_x * t_B / (3 H): tokens a link of ``bandwidth`` bytes/s delivers within t_B."""
+    return np.asarray(bandwidth, dtype=float) * np.asarray(t_b) / (WIRE_BYTES_PER_ELEMENT * np.asarray(hidden_size))
+
+
+def effective_bandwidth(n_ffn: ArrayLike, experts_per_token: ArrayLike, scale_out: ArrayLike,
+                        scale_up: ArrayLike) -> np.ndarray:
+    """BW_eff = min(BW_out * max(1, K / N_F), BW_up), bytes/s into one FFN rank.
+
+    Two-stage forwarding: a token crosses scale-out once per destination node and is fanned
+    out to up to K / N_F GPUs inside the node over scale-up.
+    """
+    fan = np.maximum(1.0, np.asarray(experts_per_token, dtype=float) / np.asarray(n_ffn, dtype=float))
+    return np.minimum(np.asarray(scale_out, dtype=float) * fan, np.asarray(scale_up, dtype=float))
+
+
+def tokens_per_rank(n_ffn: ArrayLike, experts_per_token: ArrayLike, scale_out: ArrayLike,
+                    scale_up: ArrayLike, t_b: ArrayLike, hidden_size: ArrayLike) -> np.ndarray:
+    """Eq. 9: B_rank = min(B_out * max(1, K / N_F), B_up), tokens one FFN rank receives in t_B."""
+    bw = effective_bandwidth(n_ffn, experts_per_token, scale_out, scale_up)
+    return tokens_deliverable(bw, t_b, hidden_size)
+
+
+def local_experts(routed_experts: ArrayLike, n_ffn: ArrayLike, gpus_per_node: ArrayLike = 8,
+                  continuous: bool = False) -> np.ndarray:
+    """G, routed experts per FFN GPU: ceil(E / (N_F g)), or E / (N_F g) when ``continuous``.
+
+    The continuous form is floored at 1: a GPU holds at least one whole expert (more nodes
+    than E / g only add replicas).
+    """
+    g = np.asarray(routed_experts, dtype=float) / (np.asarray(n_ffn, dtype=float) * np.asarray(gpus_per_node))
+    return np.maximum(1.0, g) if continuous else np.ceil(g - 1e-12)
+
+
+def arithmetic_intensity(tokens: ArrayLike, n_local_experts: ArrayLike) -> np.ndarray:
+    """Eq. 10: I = 2 B_rank / G, FLOP per weight byte of the grouped GEMMs (FP8 weights).
+
+    Each token does 2 FLOPs per weight element of the expert it visits; a rank reads the
+    weights of its G experts once per step (activation bytes neglected).
+    """
+    return 2.0 * np.asarray(tokens, dtype=float) / np.asarray(n_local_experts, dtype=float)
+
+
+def normalised_intensity(n_ffn: ArrayLike, experts_per_token: int, routed_experts: int,
+                         bandwidth_ratio: float, gpus_per_node: int = 8,
+                         continuous: bool = False) -> np.ndarray:
+    """Eq. 10 with B_out = 1 token (Fig. 2's axis): 2 min(max(1, K/N_F), r) / G."""
+    b = tokens_per_rank(n_ffn, experts_per_token, 1.0, bandwidth_ratio, 1.0, 1.0 / WIRE_BYTES_PER_ELEMENT)
+    return arithmetic_intensity(b, local_experts(routed_experts, n_ffn, gpus_per_node, continuous))
+
+
+def regime_borders(experts_per_token: float, routed_experts: float, bandwidth_ratio: float,
+                   gpus_per_node: float = 8) -> dict[str, float]:
+    """N_F at which each regime starts (Fig. 2): stable at K/r, scale-out at K, G = 1 at E/g."""
+    return {"stable": experts_per_token / bandwidth_ratio,
+            "scale-out-bound": float(experts_per_token),
+            "max-intensity": routed_experts / gpus_per_node}
+
+
+def regime(n_ffn: ArrayLike, experts_per_token: float, routed_experts: float, bandwidth_ratio: float,
+           gpus_per_node: float = 8) -> np.ndarray:
+    """Regime of each N_F (array of names from :data:`REGIMES`).
+
+    1. ``scale-up-bound``: K / N_F > r, scale-up limits B_rank, I grows as G shrinks;
+    2. ``stable``: 1 <= K / N_F <= r (but N_F < K), I is constant;
+    3. ``scale-out-bound`` (the dead zone): N_F >= K, B_rank = B_out, FLOPs per rank stop growing;
+    4. ``max-intensity``: G = ceil(E / (N_F g)) = 1; takes precedence over the others.
+    """
+    n = np.asarray(n_ffn, dtype=float)
+    g = local_experts(routed_experts, n, gpus_per_node)
+    out = np.where(experts_per_token / n > bandwidth_ratio, REGIMES[0], REGIMES[1])
+    out = np.where(n >= experts_per_token, REGIMES[2], out)
+    return np.where(g <= 1, REGIMES[3], out)
+
+
+def intensity_sweep(model, hardware, n_ffn: ArrayLike) -> dict[str, np.ndarray]:
+    """Fig. 2 data for one model on one device: columns keyed as the ``afd intensity`` rows."""
+    n = np.asarray(n_ffn)
+    k, e, r, g = model.experts_per_token, model.routed_experts, hardware.bandwidth_ratio, hardware.gpus_per_node
+    return {
+        "n_ffn": n,
+        "local_experts": local_experts(e, n, g).astype(int),
+        "intensity": normalised_intensity(n, k, e, r, g),
+        "intensity_continuous": normalised_intensity(n, k, e, r, g, continuous=True),
+        "regime": regime(n, k, e, r, g),
+    }
+
+
+def regime_spans(n_max: float, experts_per_token: float, routed_experts: float, bandwidth_ratio: float,
+                 gpus_per_node: float = 8, n_min: float = 1.0) -> list[tuple[float, float, str]]:
+    """Contiguous N_F intervals ``(start, end, regime)`` covering [n_min, n_max], for shading."""
+    cuts = [b for b in regime_borders(experts_per_token, routed_experts, bandwidth_ratio, gpus_per_node).values()
+            if n_min < b < n_max]
+    edges = np.unique(np.array([n_min, *cuts, n_max], dtype=float))
+    mids = regime((edges[:-1] + edges[1:]) / 2, experts_per_token, routed_experts, bandwidth_ratio, gpus_per_node)
+    spans: list[tuple[float, float, str]] = []
+    for lo, hi, name in zip(edges[:-1], edges[1:], mids):
+        if spans and spans[-1][2] == name:
+            spans[-1] = (spans[-1][0], float(hi), str(name))
+        else:
+            spans.append((float(lo), float(hi), str(name)))
+    return spans

@@ -1,0 +1,109 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Configurations: the models and the hardware
+#
+# Tables 4 and 5 of the paper (Appendix B), generated from the project's catalogues
+# (`data/models.yaml`, `data/hardware.yaml`), where every value cites its source. The paper's
+# values are the defaults of every figure (`profile = "paper"`); the datasheet profile turns
+# vendor numbers into sustained figures with named efficiency factors.
+
+# %% tags=["parameters"]
+hw_profile = "paper"       # "paper" (Table 5) or "datasheet" (spec x efficiency)
+model_profile = "paper"    # "paper" (Table 4) or "reference" (Hugging Face configs)
+paper_models = ["deepseek-v3", "kimi-k2", "step3", "qwen3-coder", "ernie-4.5", "glm-4.7"]
+paper_hardware = ["h20", "h100", "h200", "h800", "b200", "b300", "gb200", "gb300"]
+output_dir = "figures"
+
+# %%
+import matplotlib.pyplot as plt
+import pandas as pd
+from myst_nb import glue
+
+from afdlib.catalog import hardware_names, hardware_row, load_hardware, load_model, model_names, model_row
+from afdlib.plotting import save_data, save_figure, setup_style
+
+setup_style()
+models = [load_model(s, profile=model_profile) for s in model_names()]
+hardware = [load_hardware(s, profile=hw_profile) for s in hardware_names()]
+model_table = pd.DataFrame([model_row(m) for m in models])
+hw_table = pd.DataFrame([hardware_row(h) for h in hardware])
+save_data(model_table, "table4_models", output_dir)
+save_data(hw_table, "table5_hardware", output_dir)
+
+# %% [markdown]
+# ## Table 4: models
+#
+# H is the hidden size, M one routed expert's intermediate size, E the routed experts and K the
+# experts each token visits. The first six rows are the paper's; the others come from the
+# reference configurations. GLM-4.7 is printed in the paper with 92 MoE layers next to 3 dense
+# layers out of 92; 89 is consistent, and the `reference` profile uses it.
+
+# %%
+model_table["in paper"] = model_table["slug"].isin(paper_models)
+model_table.sort_values(["in paper", "slug"], ascending=[False, True]).drop(columns="in paper").style.hide(
+    axis="index").format(precision=2)
+
+# %% [markdown]
+# ## Table 5: hardware
+#
+# Per GPU, per direction, sustained. Rows without a paper value use the datasheet profile
+# (column `profile`). "Superpod" systems (GB200/GB300 NVL72, CloudMatrix384, TPU pods) have
+# scale-out bandwidth equal to scale-up: the fast fabric spans the AFD nodes.
+
+# %%
+hw_table["in paper"] = hw_table["slug"].isin(paper_hardware)
+hw_table.sort_values(["in paper", "slug"], ascending=[False, True]).drop(columns="in paper").style.hide(
+    axis="index").format(precision=2)
+
+# %% [markdown]
+# ## Expert granularity against sparsity
+#
+# The paper's decision framework (Section 4) favours AFD for coarse experts (small H/M) and low
+# sparsity (small E/K): both raise the tokens each expert sees per byte of weights.
+
+# %%
+fig, ax = plt.subplots(figsize=(7.5, 4.6))
+in_paper = model_table["slug"].isin(paper_models)
+ax.scatter(model_table.sparsity_e_over_k, model_table.granularity_h_over_m, s=in_paper.map({True: 70, False: 40}),
+           c=in_paper.map({True: "#2c7fb8", False: "#999999"}), zorder=3)
+points = model_table.groupby(["sparsity_e_over_k", "granularity_h_over_m"])["name"].agg(" / ".join)
+for (x, y), label in points.items():
+    ax.annotate(label, (x, y), fontsize=8, xytext=(5, 3), textcoords="offset points")
+ax.set_xscale("log", base=2)
+ax.set_xlabel("sparsity E / K (routed experts per activated expert)")
+ax.set_ylabel("granularity H / M")
+ax.set_title("Models: blue = the paper's six")
+save_figure(fig, "models_granularity_sparsity", output_dir)
+plt.show()
+
+# %%
+coarse = model_table.loc[model_table["granularity_h_over_m"].idxmin()]
+sparse = model_table.loc[model_table["sparsity_e_over_k"].idxmax()]
+glue("coarsest_model", coarse["name"], display=False)
+glue("coarsest_hm", f"{coarse['granularity_h_over_m']:.2f}", display=False)
+glue("sparsest_model", sparse["name"], display=False)
+glue("sparsest_ek", f"{sparse['sparsity_e_over_k']:.0f}", display=False)
+glue("n_models", len(model_table), display=False)
+glue("n_hardware", len(hw_table), display=False)
+
+# %% [markdown]
+# The catalogue holds {glue:text}`n_models` models and {glue:text}`n_hardware` devices. The
+# coarsest experts belong to {glue:text}`coarsest_model` (H/M = {glue:text}`coarsest_hm`); the
+# sparsest model is {glue:text}`sparsest_model` (E/K = {glue:text}`sparsest_ek`).
+#
+# Data: {download}`table4_models.csv <figures/table4_models.csv>`,
+# {download}`table5_hardware.csv <figures/table5_hardware.csv>`.

@@ -1,0 +1,110 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Figure 2: how many tokens can an FFN rank receive?
+#
+# Under AFD every routed token crosses the network twice per layer: FP8 dispatch (1 byte per
+# hidden element) and BF16 combine (2 bytes). Within the stage budget $t_B$ a link of
+# bandwidth $BW_x$ therefore delivers $B_x = BW_x t_B / 3H$ tokens. With two-stage forwarding a
+# token crosses scale-out once per destination node and fans out to $K/N_F$ GPUs inside it, so
+# one FFN rank receives (Eq. 9)
+#
+# $$B_\text{rank} = \min\left(B_\text{out} \max(1, K/N_F),\ B_\text{up}\right),$$
+#
+# and its grouped GEMMs run at arithmetic intensity (Eq. 10, FP8 weights)
+# $I = 2 B_\text{rank} / G$ with $G = \lceil E / (N_F g) \rceil$ local experts.
+
+# %% tags=["parameters"]
+model = "deepseek-v3"      # catalogue slug or path to a config.json
+hardware = "h800"          # catalogue slug or path to a hardware .yaml
+hw_profile = "paper"
+model_profile = "paper"
+n_ffn_max = 64             # sweep N_F = 1 .. n_ffn_max FFN nodes
+output_dir = "figures"
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from myst_nb import glue
+
+from afdlib.catalog import load_hardware, load_model
+from afdlib.intensity import intensity_sweep, normalised_intensity, regime_borders, regime_spans
+from afdlib.plotting import REGIME_COLOURS, save_data, save_figure, setup_style
+
+setup_style()
+m = load_model(model, profile=model_profile)
+hw = load_hardware(hardware, profile=hw_profile)
+K, E, r, g = m.experts_per_token, m.routed_experts, hw.bandwidth_ratio, hw.gpus_per_node
+sweep = pd.DataFrame(intensity_sweep(m, hw, np.arange(1, n_ffn_max + 1)))
+save_data(sweep, "fig2_intensity", output_dir)
+sweep.head(12)
+
+# %%
+fine = np.geomspace(1, n_ffn_max, 800)
+fig, ax = plt.subplots()
+for lo, hi, name in regime_spans(n_ffn_max, K, E, r, g):
+    ax.axvspan(lo, hi, color=REGIME_COLOURS[name], zorder=0)
+    ax.text(np.sqrt(lo * hi), 1.02, name, transform=ax.get_xaxis_transform(), ha="center", fontsize=8)
+ax.plot(fine, normalised_intensity(fine, K, E, r, g, continuous=True), color="#555555", lw=1.5,
+        ls="--", label="continuous G = E / (N_F g)")
+ax.step(sweep.n_ffn, sweep.intensity, where="post", color="#2c7fb8", lw=1.2, alpha=0.6)
+ax.plot(sweep.n_ffn, sweep.intensity, "o", color="#2c7fb8", ms=4, label="discrete G = ceil(E / (N_F g))")
+ax.set_xscale("log", base=2)
+ax.set_xlabel("FFN nodes N_F")
+ax.set_ylabel("intensity I  (B_out = 1 token)")
+ax.set_title(f"{m.name} on {hw.name}: K={K}, E={E}, g={g}, r={r:.2f}", pad=18)
+ax.legend(loc="upper left", fontsize=8)
+save_figure(fig, "fig2_intensity", output_dir)
+plt.show()
+
+# %%
+borders = regime_borders(K, E, r, g)
+at = sweep.set_index("n_ffn")
+stable_at = int(np.ceil(borders["stable"])) if borders["stable"] <= n_ffn_max else None
+glue("model_name", m.name, display=False)
+glue("hw_name", hw.name, display=False)
+glue("ratio_r", f"{r:.2f}", display=False)
+glue("border_stable", f"{borders['stable']:g}", display=False)
+glue("border_out", f"{borders['scale-out-bound']:g}", display=False)
+glue("border_max", f"{borders['max-intensity']:g}", display=False)
+glue("i_first", f"{at.intensity.iloc[0]:.3f}", display=False)
+glue("i_dead", f"{at.intensity.loc[min(int(np.ceil(borders['scale-out-bound'])), n_ffn_max)]:.3f}",
+     display=False)
+glue("i_max", f"{at.intensity.max():.3f}", display=False)
+glue("n_at_max", int(at.intensity.idxmax()), display=False)
+
+# %% [markdown]
+# ## Reading
+#
+# For {glue:text}`model_name` on {glue:text}`hw_name` ($r = BW_\text{up}/BW_\text{out}$ =
+# {glue:text}`ratio_r`) the four regimes start at $N_F$ = 1 (scale-up bound),
+# {glue:text}`border_stable` (stable: $K/N_F \le r$), {glue:text}`border_out` (scale-out bound:
+# $N_F \ge K$) and {glue:text}`border_max` (maximum intensity: $G = 1$).
+#
+# 1. **Scale-up bound.** Scale-up caps $B_\text{rank}$ while the experts per GPU fall with $N_F$,
+#    so intensity rises: {glue:text}`i_first` at one FFN node.
+# 2. **Stable.** Each extra node splits the same scale-out traffic: $B_\text{rank}$ and $G$ both fall
+#    as $1/N_F$ and intensity stays flat (the discrete curve dips where $E/(N_F g)$ is not a whole
+#    number).
+# 3. **Scale-out bound, the dead zone.** From $N_F = K$ a token reaches each node at most once:
+#    $B_\text{rank} = B_\text{out}$, the FLOPs per rank stop growing, and only the shrinking $G$
+#    lifts intensity ({glue:text}`i_dead` at the border). This is where the HFU bound of the next
+#    chapter is pinned to the scale-out network, whatever is added.
+# 4. **Maximum intensity.** One expert per GPU: intensity {glue:text}`i_max` from
+#    $N_F$ = {glue:text}`n_at_max` on; more nodes only add replicas.
+#
+# Re-run with another system: `papermill notebooks/fig2_intensity.ipynb out.ipynb -p hardware b200`,
+# or `afd intensity --model deepseek-v3 --hardware b200`. Data:
+# {download}`fig2_intensity.csv <figures/fig2_intensity.csv>`.

@@ -1,0 +1,75 @@
+"""The afd command: JSON shapes, check values, and the user-error path (one line, exit 2)."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from afdlib.cli import main
+
+
+def run_json(capsys, *argv):
+    assert main(list(argv)) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_intensity_json_reproduces_the_check_values(capsys):
+    rows = run_json(capsys, "intensity", "--model", "deepseek-v3", "--hardware", "h800", "--json")
+    assert [r["n_ffn"] for r in rows] == list(range(1, 65))
+    assert set(rows[0]) == {"n_ffn", "local_experts", "intensity", "intensity_continuous", "regime"}
+    by_n = {r["n_ffn"]: r for r in rows}
+    assert by_n[1]["intensity"] == pytest.approx(0.2)
+    assert by_n[3]["intensity"] == pytest.approx(0.485, abs=5e-4)
+    assert by_n[3]["intensity_continuous"] == pytest.approx(0.5)
+    assert by_n[12]["intensity"] == pytest.approx(0.667, abs=5e-4) and by_n[12]["local_experts"] == 3
+    assert by_n[24]["intensity_continuous"] == pytest.approx(1.5)
+    assert by_n[32]["intensity"] == pytest.approx(2.0) and by_n[32]["regime"] == "max-intensity"
+    assert by_n[2]["regime"] == "scale-up-bound" and by_n[4]["regime"] == "stable"
+    assert by_n[8]["regime"] == "scale-out-bound"
+
+
+def test_intensity_n_ffn_lists(capsys):
+    rows = run_json(capsys, "intensity", "--model", "step3", "--hardware", "b200", "--n-ffn", "1..3,8", "--json")
+    assert [r["n_ffn"] for r in rows] == [1, 2, 3, 8]
+
+
+def test_catalog_json_carries_sources(capsys):
+    doc = run_json(capsys, "catalog", "--json")
+    assert doc["hardware"]["h800"]["scale_up_bytes_per_s"] == pytest.approx(160e9)
+    assert doc["hardware"]["h800"]["sources"]["scale_up_gb_per_s"].startswith("arXiv 2602.09721")
+    assert doc["models"]["deepseek-v3"]["routed_experts"] == 256
+
+
+def test_human_output(capsys):
+    assert main(["intensity", "--model", "deepseek-v3", "--hardware", "h800", "--n-ffn", "1..4"]) == 0
+    out = capsys.readouterr().out
+    assert "regimes start at N_F = stable 2.5, scale-out-bound 8, max-intensity 32" in out
+    assert main(["catalog"]) == 0 and "deepseek-v3" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["intensity", "--model", "nope", "--hardware", "h800"], "unknown model 'nope'"),
+    (["intensity", "--model", "deepseek-v3", "--hardware", "h900"], "unknown hardware 'h900'"),
+    (["intensity", "--model", "deepseek-v3", "--hardware", "h800", "--gpus-per-node", "0"], "gpus-per-node"),
+    (["intensity", "--model", "deepseek-v3", "--hardware", "/no/such.yaml"], "no such file"),
+])
+def test_user_errors_exit_2_with_one_line(capsys, argv, message):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("afd: error:") and message in err and err.count("\n") == 1
+
+
+def test_bad_n_ffn_is_an_argument_error(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["intensity", "--model", "deepseek-v3", "--hardware", "h800", "--n-ffn", "0..4"])
+    assert e.value.code == 2 and ">= 1" in capsys.readouterr().err
+
+
+def test_console_script_without_traceback(tmp_path):
+    bad = tmp_path / "hw.yaml"
+    bad.write_text("fp8_tflops: 1\nhbm_tb_per_s: 1\nhbm_gb: 1\nscale_up_gb_per_s: 1\nscale_out_gb_per_s: -1\n"
+                   "source: x\n")
+    proc = subprocess.run([sys.executable, "-m", "afdlib.cli", "intensity", "--model", "deepseek-v3",
+                           "--hardware", str(bad)], capture_output=True, text=True)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "scale_out_gb_per_s must be positive" in proc.stderr
