@@ -42,6 +42,13 @@ def _positive_float(text: str) -> float:
     return v
 
 
+def _fraction(text: str) -> float:
+    v = _positive_float(text)
+    if v > 1:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {text}")
+    return v
+
+
 def _add_system_args(p: argparse.ArgumentParser, model: bool = True) -> None:
     if model:
         p.add_argument("--model", required=True, help="catalogue slug, or a config.json / .yaml path")
@@ -117,6 +124,35 @@ def cmd_intensity(args) -> int:
     return 0
 
 
+def _budget_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--slo-ms", type=_positive_float, default=50.0, help="per-token latency SLO, ms (default 50)")
+    p.add_argument("--l-accept", type=_positive_float, default=1.7, help="accepted tokens per step (MTP; default 1.7)")
+    p.add_argument("--t-gap-ms", type=float, default=15.0, help="fixed gap per step t_g, ms (default 15)")
+
+
+def cmd_hfu(args) -> int:
+    from .hfu import hfu_sweep
+    model, hw = _system(args)
+    res, summary = hfu_sweep(model, hw, args.n_ffn, slo_s=args.slo_ms / 1e3, l_accept=args.l_accept,
+                             t_gap_s=args.t_gap_ms / 1e3, hbm_usable_fraction=args.hbm_fraction, ofu=args.ofu)
+    rows = [{"n_ffn": int(n), "hfu": round(float(h), 6), "limit": str(lim), "feasible": bool(f)}
+            for n, h, lim, f in zip(args.n_ffn, res["hfu"], res["limit"], res["feasible"])]
+    doc = {"rows": rows, "max_hfu": None if summary.max_hfu is None else round(summary.max_hfu, 6),
+           "best_n_ffn": summary.best_n_ffn, "dead_zone_floor": round(summary.dead_zone_floor, 6)}
+    if args.json:
+        print(json.dumps(doc))
+        return 0
+    t_b = float(res["t_b"].flat[0])
+    print(f"{model.name} on {hw.name} ({hw.profile}): SLO {args.slo_ms:g} ms, L_accept {args.l_accept:g}, "
+          f"t_g {args.t_gap_ms:g} ms -> t_B = {t_b * 1e3:.4f} ms per layer and stage")
+    best = "none feasible" if summary.max_hfu is None else f"{summary.max_hfu:.1%} at N_F = {summary.best_n_ffn}"
+    print(f"max HFU upper bound: {best}; dead-zone floor (N_F >= K = {model.experts_per_token}): "
+          f"{summary.dead_zone_floor:.1%}")
+    _print_table([{**r, "hfu": f"{r['hfu']:.1%}", "feasible": "yes" if r["feasible"] else "no"} for r in rows],
+                 ["n_ffn", "hfu", "limit", "feasible"])
+    return 0
+
+
 def cmd_book(args) -> int:
     from .book import build_book
     return build_book(only=args.only, jobs=args.jobs, execute=not args.no_execute)
@@ -136,6 +172,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_system_args(p)
     p.add_argument("--n-ffn", type=_n_ffn_list, default=list(range(1, 65)), help="e.g. 1..64 (default) or 1,2,4")
     p.set_defaults(func=cmd_intensity)
+
+    p = sub.add_parser("hfu", help="HFU upper bound of the AFD FFN side vs N_F, and the dead zone (Fig. 4)")
+    _add_system_args(p)
+    _budget_args(p)
+    p.add_argument("--n-ffn", type=_n_ffn_list, default=list(range(1, 65)), help="e.g. 1..64 (default)")
+    p.add_argument("--hbm-fraction", type=_fraction, default=1.0,
+                   help="share of HBM routed weights may use (default 1.0, the paper's reading)")
+    p.add_argument("--ofu", type=_fraction, default=1.0, help="operator FLOPS utilisation (default 1.0)")
+    p.set_defaults(func=cmd_hfu)
 
     p = sub.add_parser("book", help="execute every notebook with papermill and build the HTML book")
     p.add_argument("--only", nargs="*", default=None, help="notebook names to execute (others reused)")

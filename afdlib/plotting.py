@@ -7,7 +7,7 @@ import matplotlib
 
 REGIME_COLOURS = {"scale-up-bound": "#dbe9f6", "stable": "#e5f5e0", "scale-out-bound": "#fde0dd",
                   "max-intensity": "#efedf5"}
-COMM_CEILING = {"color": "#c0392b", "linewidth": 2.6}
+COMM_CEILING = {"color": "#c0392b", "linewidth": 3.2, "alpha": 0.45}
 
 
 def setup_style() -> None:

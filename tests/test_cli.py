@@ -73,3 +73,28 @@ def test_console_script_without_traceback(tmp_path):
                            "--hardware", str(bad)], capture_output=True, text=True)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "scale_out_gb_per_s must be positive" in proc.stderr
+
+
+def test_hfu_json(capsys):
+    doc = run_json(capsys, "hfu", "--model", "deepseek-v3", "--hardware", "h800", "--json")
+    assert set(doc) == {"rows", "max_hfu", "best_n_ffn", "dead_zone_floor"}
+    assert doc["max_hfu"] == pytest.approx(0.331, abs=1e-3) and doc["best_n_ffn"] == 2
+    assert doc["dead_zone_floor"] == pytest.approx(0.103, abs=1e-3)
+    assert set(doc["rows"][0]) == {"n_ffn", "hfu", "limit", "feasible"} and len(doc["rows"]) == 64
+    assert doc["rows"][0]["feasible"] is False and doc["rows"][0]["limit"] == "hbm-capacity"
+    for model, want in (("deepseek-v3", 0.655), ("kimi-k2", 0.655), ("glm-4.7", 0.492)):
+        for hw in ("gb200", "gb300"):
+            got = run_json(capsys, "hfu", "--model", model, "--hardware", hw, "--json")["max_hfu"]
+            assert got == pytest.approx(want, abs=1e-3)
+
+
+def test_hfu_options_and_errors(capsys):
+    doc = run_json(capsys, "hfu", "--model", "kimi-k2", "--hardware", "h200", "--slo-ms", "100", "--n-ffn", "1,2",
+                   "--json")
+    assert doc["rows"][0]["feasible"] is True
+    assert main(["hfu", "--model", "deepseek-v3", "--hardware", "h800", "--slo-ms", "5"]) == 2
+    assert "no time left per stage" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["hfu", "--model", "deepseek-v3", "--hardware", "h800", "--hbm-fraction", "1.5"])
+    assert main(["hfu", "--model", "deepseek-v3", "--hardware", "h800", "--n-ffn", "1..3"]) == 0
+    assert "max HFU upper bound: 33.1% at N_F = 2" in capsys.readouterr().out

@@ -55,3 +55,33 @@ def test_configurations_reference_profile(tmp_path):
     assert models.loc["glm-4.7", "moe_layers"] == 89
     assert hw.loc["h200", "hbm_tb_per_s"] == pytest.approx(4.8 * 0.8)
     assert models.loc["deepseek-v3", "granularity_h_over_m"] == pytest.approx(3.5)
+
+
+@pytest.mark.notebook
+def test_fig4_with_100ms_slo_and_two_panels(tmp_path):
+    out = execute("fig4_dead_zone", tmp_path, hardware=["h800", "b300"], models=["deepseek-v3", "glm-4.7"],
+                  slo_ms=100.0, n_ffn_max=16)
+    maxima = pd.read_csv(out / "fig4_maxima_percent.csv").set_index("hardware")
+    assert maxima.loc["h800", "DeepSeek-V3"] == pytest.approx(33.1, abs=0.05)
+    # B300: 100 GB/s NIC x 8 = 800 > 720 scale-up: 2 x 720 x 2048 / 4500e3 = 65.5%
+    assert maxima.loc["b300", "DeepSeek-V3"] == pytest.approx(65.5, abs=0.05)
+    bound = pd.read_csv(out / "fig4_hfu_bound.csv")
+    assert len(bound) == 2 * 2 * 16 and bound.hfu.max() <= 1
+
+
+@pytest.mark.notebook
+def test_fig3_with_other_skews(tmp_path):
+    out = execute("fig3_grouped_gemm", tmp_path, hardware=["h100"], zipf_exponents=[2.0], experts_per_gpu=4)
+    df = pd.read_csv(out / "fig3_grouped_gemm.csv")
+    assert set(df.zipf_exponent) == {0.0, 2.0} and set(df.hardware) == {"h100"}
+    bal = df[df.zipf_exponent == 0].hfu.to_numpy()
+    skew = df[df.zipf_exponent == 2].hfu.to_numpy()
+    assert (skew <= bal + 1e-9).all() and bal.max() == pytest.approx(1)
+
+
+@pytest.mark.notebook
+def test_appendix_a_on_b200_superpod_gb300(tmp_path):
+    out = execute("appendix_a_ceiling", tmp_path, ordinary="b200", superpod="gb300", models=["deepseek-v3", "step3"])
+    t = pd.read_csv(out / "appendix_a_models.csv").set_index("model")
+    assert t.loc["DeepSeek-V3", "best_gb300"] == pytest.approx(0.655, abs=1e-3)
+    assert t.loc["DeepSeek-V3", "best_b200"] == pytest.approx(0.364, abs=1e-3)

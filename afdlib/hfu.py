@@ -1,0 +1,142 @@
+"""The HFU upper bound of the AFD FFN side, and its dead zone (paper Section 3.2, Fig. 4, Appendix A).
+
+Per FFN rank and layer, within the stage budget t_B:
+
+* the network delivers ``B_rank`` tokens (Eq. 9), each doing the two grouped GEMMs of its
+  expert: ``6 * B_rank * H * M`` FLOPs (gate+up: 2 H M weights, down: H M; 2 FLOPs per weight);
+* the rank reads its G experts' FP8 weights once: ``3 * G * H * M`` bytes.
+
+The HFU over the stage is ``FLOPs / (FLOPS * t_B)``. When the interconnect limits, H and t_B
+cancel and the bound is the communication ceiling ``HFU_comm = 2 * BW_eff * M / FLOPS`` with
+``BW_eff = min(BW_out * max(1, K/N_F), BW_up)``; compute caps it at 1. A point is feasible when
+the routed weights of all MoE layers fit in HBM and one layer's weight read fits in t_B.
+For N_F >= K, BW_eff = BW_out: the bound sits on the floor ``2 * BW_out * M / FLOPS`` however
+many FFN nodes are added. That is the dead zone.
+
+Every function broadcasts over numpy arrays: a whole grid (devices x models x N_F) is one call.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .budget import stage_budget
+from .intensity import effective_bandwidth, local_experts, tokens_per_rank
+
+LIMITS = ("compute", "comm-scale-up", "comm-scale-out", "hbm-capacity", "hbm-time")
+WEIGHT_BYTES_PER_PARAM = 1.0  # FP8 routed experts
+
+
+def grouped_gemm_flops(tokens: ArrayLike, hidden_size: ArrayLike, moe_intermediate_size: ArrayLike) -> np.ndarray:
+    """FLOPs of the two grouped GEMMs for ``tokens`` token-expert pairs: 6 * B * H * M."""
+    return 6.0 * np.asarray(tokens, dtype=float) * np.asarray(hidden_size) * np.asarray(moe_intermediate_size)
+
+
+def expert_weight_bytes(n_local_experts: ArrayLike, hidden_size: ArrayLike, moe_intermediate_size: ArrayLike,
+                        bytes_per_param: float = WEIGHT_BYTES_PER_PARAM) -> np.ndarray:
+    """Bytes of one layer's routed-expert weights on one GPU: 3 * G * H * M * bytes/param."""
+    return (3.0 * bytes_per_param * np.asarray(n_local_experts, dtype=float) * np.asarray(hidden_size)
+            * np.asarray(moe_intermediate_size))
+
+
+def comm_ceiling(n_ffn: ArrayLike, experts_per_token: ArrayLike, scale_out: ArrayLike, scale_up: ArrayLike,
+                 moe_intermediate_size: ArrayLike, peak_flops: ArrayLike) -> np.ndarray:
+    """HFU_comm = 2 * BW_eff * M / FLOPS (Appendix A); not capped at 1."""
+    bw = effective_bandwidth(n_ffn, experts_per_token, scale_out, scale_up)
+    return 2.0 * bw * np.asarray(moe_intermediate_size, dtype=float) / np.asarray(peak_flops, dtype=float)
+
+
+def dead_zone_floor(scale_out: ArrayLike, moe_intermediate_size: ArrayLike, peak_flops: ArrayLike,
+                    ofu: float = 1.0) -> np.ndarray:
+    """The bound for N_F >= K, min(OFU, 2 * BW_out * M / FLOPS): more FFN nodes cannot lift it."""
+    return np.minimum(ofu, 2.0 * np.asarray(scale_out, dtype=float) * np.asarray(moe_intermediate_size)
+                      / np.asarray(peak_flops, dtype=float))
+
+
+def hfu_bound(n_ffn: ArrayLike, *, hidden_size, moe_intermediate_size, routed_experts, experts_per_token,
+              moe_layers, num_layers, peak_flops, hbm_bandwidth, hbm_capacity, scale_out, scale_up,
+              gpus_per_node=8, slo_s=0.050, l_accept=1.7, t_gap_s=0.015, hbm_usable_fraction=1.0,
+              ofu=1.0) -> dict[str, np.ndarray]:
+    """HFU upper bound of one FFN rank against N_F, all arguments broadcast (SI units).
+
+    ``ofu`` scales the compute roof (the paper assumes 100%); ``hbm_usable_fraction`` is the
+    share of HBM the routed weights may take (1.0 in the paper's reading; lower it to reserve
+    room for activations, buffers or shared experts).
+
+    Returns arrays: ``hfu`` (min(ofu, HFU_comm), the bound if the point were feasible),
+    ``comm_ceiling``, ``feasible``, ``limit`` (one of :data:`LIMITS`; for infeasible points the
+    HBM rule that fails, capacity first), ``local_experts``, ``tokens_per_rank``,
+    ``weight_bytes_per_gpu`` (all MoE layers), ``weight_read_s`` (one layer), ``t_b``.
+    """
+    n = np.asarray(n_ffn, dtype=float)
+    t_b = stage_budget(slo_s, num_layers, l_accept, t_gap_s)
+    g = local_experts(routed_experts, n, gpus_per_node)
+    per_layer = expert_weight_bytes(g, hidden_size, moe_intermediate_size)
+    per_gpu = per_layer * np.asarray(moe_layers)
+    read_s = per_layer / np.asarray(hbm_bandwidth, dtype=float)
+    fits_capacity = per_gpu <= np.asarray(hbm_capacity) * hbm_usable_fraction
+    fits_time = read_s <= t_b
+    ceiling = comm_ceiling(n, experts_per_token, scale_out, scale_up, moe_intermediate_size, peak_flops)
+    bound = np.minimum(ofu, ceiling)
+    fan_out = np.asarray(scale_out, dtype=float) * np.maximum(1.0, np.asarray(experts_per_token) / n)
+    comm_limit = np.where(fan_out > np.asarray(scale_up), LIMITS[1], LIMITS[2])
+    limit = np.where(ceiling >= ofu, LIMITS[0], comm_limit)
+    limit = np.where(fits_time, limit, LIMITS[4])
+    limit = np.where(fits_capacity, limit, LIMITS[3])
+    shape = np.broadcast_shapes(bound.shape, limit.shape, np.shape(t_b))
+    out = {
+        "hfu": bound, "comm_ceiling": ceiling, "feasible": fits_capacity & fits_time, "limit": limit,
+        "local_experts": g, "tokens_per_rank": tokens_per_rank(n, experts_per_token, scale_out, scale_up, t_b,
+                                                               hidden_size),
+        "weight_bytes_per_gpu": per_gpu, "weight_read_s": read_s, "t_b": t_b,
+    }
+    return {k: np.broadcast_to(v, shape) for k, v in out.items()}
+
+
+def _system_arrays(models, hardware) -> tuple[dict, dict]:
+    """Model and device fields as arrays shaped for (device, model, N_F) broadcasting."""
+    m = {f: np.array([getattr(x, f) for x in models], dtype=float)[None, :, None]
+         for f in ("hidden_size", "moe_intermediate_size", "routed_experts", "experts_per_token", "moe_layers",
+                   "num_layers")}
+    h = {k: np.array([getattr(x, f) for x in hardware], dtype=float)[:, None, None]
+         for k, f in (("peak_flops", "flops"), ("hbm_bandwidth", "hbm_bytes_per_s"), ("hbm_capacity", "hbm_bytes"),
+                      ("scale_out", "scale_out_bytes_per_s"), ("scale_up", "scale_up_bytes_per_s"),
+                      ("gpus_per_node", "gpus_per_node"))}
+    return m, h
+
+
+def hfu_grid(models, hardware, n_ffn: ArrayLike, **kw) -> dict[str, np.ndarray]:
+    """:func:`hfu_bound` for every (device, model, N_F) at once; arrays of shape (D, M, N)."""
+    m, h = _system_arrays(list(models), list(hardware))
+    n = np.asarray(n_ffn, dtype=float)[None, None, :]
+    return hfu_bound(n, **m, **h, **kw)
+
+
+@dataclass(frozen=True)
+class BoundSummary:
+    """The maximum of the bound over feasible N_F, where it is first reached, and the floor."""
+
+    max_hfu: float | None
+    best_n_ffn: int | None
+    dead_zone_floor: float
+
+
+def summarise(n_ffn: ArrayLike, result: dict[str, np.ndarray], floor: float, atol: float = 1e-12) -> BoundSummary:
+    """Maximum over the feasible points of one (device, model) sweep (None if none is feasible)."""
+    n = np.asarray(n_ffn)
+    hfu = np.where(result["feasible"], result["hfu"], -np.inf)
+    if not np.any(result["feasible"]):
+        return BoundSummary(None, None, float(floor))
+    best = float(hfu.max())
+    first = int(n[np.argmax(hfu >= best - atol)])
+    return BoundSummary(best, first, float(floor))
+
+
+def hfu_sweep(model, hardware, n_ffn: ArrayLike, **kw) -> tuple[dict[str, np.ndarray], BoundSummary]:
+    """The bound for one model on one device over ``n_ffn``, and its summary."""
+    res = {k: v[0, 0] for k, v in hfu_grid([model], [hardware], n_ffn, **kw).items()}
+    floor = dead_zone_floor(hardware.scale_out_bytes_per_s, model.moe_intermediate_size, hardware.flops,
+                            kw.get("ofu", 1.0))
+    return res, summarise(n_ffn, res, float(floor))

@@ -1,0 +1,140 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Appendix A: the communication ceiling against expert size and bandwidth
+#
+# When the interconnect feeds the FFN rank, every byte on the wire (1 byte FP8 dispatch + 2 bytes
+# BF16 combine per hidden element) carries $6HM / 3H = 2M$ FLOPs of grouped GEMM. The FFN rank
+# therefore cannot exceed
+#
+# $$\text{HFU}_\text{comm} = \frac{2\, BW_\text{eff}\, M}{\text{FLOPS}},$$
+#
+# which depends on the model only through the expert's intermediate size $M$, and on the system
+# only through the bandwidth per FLOP. Large $M$ (coarse experts) and a Superpod-class fabric
+# ($BW_\text{eff}$ = scale-up bandwidth) are what lift it.
+
+# %% tags=["parameters"]
+ordinary = "h800"                  # an ordinary cluster (8-GPU nodes, 400 Gb/s per GPU)
+superpod = "gb200"                 # a Superpod-class system
+hw_profile = "paper"
+models = ["deepseek-v3", "kimi-k2", "step3", "qwen3-coder", "ernie-4.5", "glm-4.7", "qwen3-235b-a22b",
+          "gpt-oss-120b", "mixtral-8x7b", "dbrx", "minimax-m2", "llama-4-maverick"]
+slo_ms = 50.0
+output_dir = "figures"
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from myst_nb import glue
+
+from afdlib.catalog import load_hardware, load_model
+from afdlib.hfu import comm_ceiling, dead_zone_floor, hfu_grid, summarise
+from afdlib.plotting import save_data, save_figure, setup_style
+
+setup_style()
+hw_o, hw_s = (load_hardware(h, profile=hw_profile) for h in (ordinary, superpod))
+ms = [load_model(m) for m in models]
+n_ffn = np.arange(1, 65)
+grid = hfu_grid(ms, [hw_o, hw_s], n_ffn, slo_s=slo_ms / 1e3)
+best = np.array([[np.nan if (s := summarise(n_ffn, {k: v[i, j] for k, v in grid.items()}, 0.0)).max_hfu is None
+                  else s.max_hfu for j in range(len(ms))] for i in range(2)])
+sizes = np.geomspace(256, 32768, 200)
+
+# %%
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.3))
+lines = {  # label: (effective bandwidth, FLOPS)
+    f"{hw_s.name}: BW_eff = {hw_s.scale_up_bytes_per_s / 1e9:.0f} GB/s": (hw_s.scale_up_bytes_per_s, hw_s.flops),
+    f"{hw_o.name}, best (scale-up {hw_o.scale_up_bytes_per_s / 1e9:.0f} GB/s)": (hw_o.scale_up_bytes_per_s, hw_o.flops),
+    f"{hw_o.name}, dead zone (scale-out {hw_o.scale_out_bytes_per_s / 1e9:.0f} GB/s)": (hw_o.scale_out_bytes_per_s,
+                                                                                       hw_o.flops),
+}
+for (label, (bw, flops)), colour in zip(lines.items(), ("#c0392b", "#2c7fb8", "#7f8c8d")):
+    ax1.plot(sizes, np.minimum(1, comm_ceiling(1, 1, bw, bw, sizes, flops)), color=colour, lw=2, label=label)
+for i, marker in ((0, "o"), (1, "s")):
+    ax1.plot([m.moe_intermediate_size for m in ms], best[i], marker, color="black", ms=4, alpha=0.7, ls="none")
+by_size = pd.Series([m.name for m in ms]).groupby([m.moe_intermediate_size for m in ms]).agg(", ".join)
+for size, names in by_size.items():
+    ax1.text(size, 0.02, names, rotation=90, fontsize=6, va="bottom", ha="right")
+ax1.set_xscale("log", base=2)
+ax1.set_xlabel("expert intermediate size M")
+ax1.set_ylabel("HFU ceiling")
+ax1.set_title("Ceiling vs M (markers: each model's best feasible bound;\n circles ordinary, squares Superpod)",
+              fontsize=9)
+ax1.yaxis.set_major_formatter(plt.matplotlib.ticker.PercentFormatter(1.0))
+ax1.legend(fontsize=7, loc="upper left")
+ax1.set_ylim(0, 1.08)
+
+bw = np.geomspace(10e9, 2000e9, 200)
+ref = load_model("deepseek-v3")
+for flops, colour in ((hw_o.flops, "#2c7fb8"), (hw_s.flops, "#c0392b")):
+    ax2.plot(bw / 1e9, np.minimum(1, comm_ceiling(1, 1, bw, bw, ref.moe_intermediate_size, flops)), color=colour,
+             lw=2, label=f"M = {ref.moe_intermediate_size}, {flops / 1e12:.0f} TFLOP/s")
+for name, value in (("400 Gb/s NIC", 50e9), ("800 Gb/s NIC", 100e9), ("H800 NVLink", 160e9),
+                    ("NVLink 5 (80%)", 720e9)):
+    ax2.axvline(value / 1e9, color="grey", lw=0.8, ls=":")
+    ax2.text(value / 1e9, 1.02, name, fontsize=7, rotation=30)
+ax2.set_xscale("log")
+ax2.set_xlabel("effective bandwidth per GPU, GB/s (one direction)")
+ax2.set_title("Ceiling vs bandwidth (DeepSeek-V3 experts)", fontsize=9, pad=22)
+ax2.yaxis.set_major_formatter(plt.matplotlib.ticker.PercentFormatter(1.0))
+ax2.set_ylim(0, 1.08)
+ax2.legend(fontsize=7, loc="lower right")
+fig.tight_layout()
+save_figure(fig, "appendix_a_ceiling", output_dir)
+plt.show()
+
+table = pd.DataFrame({"model": [m.name for m in ms], "M": [m.moe_intermediate_size for m in ms],
+                      f"best_{ordinary}": best[0], f"best_{superpod}": best[1],
+                      f"floor_{ordinary}": [float(dead_zone_floor(hw_o.scale_out_bytes_per_s, m.moe_intermediate_size,
+                                                                  hw_o.flops)) for m in ms]})
+save_data(table, "appendix_a_models", output_dir)
+table.style.format({c: "{:.1%}" for c in table.columns[2:]}, na_rep="infeasible").hide(axis="index")
+
+# %%
+# M at which the ceiling reaches 100% (HFU_comm = 1  <=>  M = FLOPS / (2 BW_eff))
+glue("m_full_superpod", f"{hw_s.flops / (2 * hw_s.scale_up_bytes_per_s):.0f}", display=False)
+glue("m_full_ordinary", f"{hw_o.flops / (2 * hw_o.scale_up_bytes_per_s):.0f}", display=False)
+glue("m_full_dead", f"{hw_o.flops / (2 * hw_o.scale_out_bytes_per_s):.0f}", display=False)
+glue("bw_full_dsv3", f"{hw_o.flops / (2 * ref.moe_intermediate_size) / 1e9:.0f}", display=False)
+glue("superpod_name", hw_s.name, display=False)
+need = hw_o.flops / (2 * ref.moe_intermediate_size)
+glue("x_scale_up", f"{need / hw_o.scale_up_bytes_per_s:.1f}", display=False)
+glue("x_scale_out", f"{need / hw_o.scale_out_bytes_per_s:.1f}", display=False)
+glue("ordinary_tflops", f"{hw_o.flops / 1e12:.0f}", display=False)
+full_best = [m.name for m in ms if comm_ceiling(1, m.experts_per_token, hw_o.scale_out_bytes_per_s,
+                                                 hw_o.scale_up_bytes_per_s, m.moe_intermediate_size, hw_o.flops) >= 1]
+full_dead = [m.name for m in ms if m.moe_intermediate_size >= hw_o.flops / (2 * hw_o.scale_out_bytes_per_s)]
+glue("full_best", ", ".join(full_best) or "none of the models above", display=False)
+glue("full_dead", ", ".join(full_dead) or "none of them", display=False)
+glue("ordinary_name", hw_o.name, display=False)
+
+# %% [markdown]
+# ## Reading
+#
+# To reach 100% the expert must satisfy $M \ge \text{FLOPS} / (2 BW_\text{eff})$: $M \ge$
+# {glue:text}`m_full_superpod` on {glue:text}`superpod_name`, $M \ge$ {glue:text}`m_full_ordinary`
+# on {glue:text}`ordinary_name` at its best point, and $M \ge$ {glue:text}`m_full_dead` in its dead
+# zone. Of the models above, {glue:text}`full_best` reach 100% on the ordinary cluster at one FFN
+# node, where the fan-out $K/N_F$ is largest (network alone: HBM may still rule the point out),
+# and {glue:text}`full_dead` in its dead zone. Turned around:
+# DeepSeek-V3's experts ($M$ = 2048) would need {glue:text}`bw_full_dsv3` GB/s per GPU, one
+# direction, on a {glue:text}`ordinary_tflops` TFLOP/s GPU: {glue:text}`x_scale_up` times
+# {glue:text}`ordinary_name`'s scale-up and {glue:text}`x_scale_out` times its scale-out bandwidth.
+# Coarse experts and Superpod fabrics are the two levers; the paper's decision framework
+# (Section 4) rests on exactly this ratio.
+#
+# Data: {download}`appendix_a_models.csv <figures/appendix_a_models.csv>`.
