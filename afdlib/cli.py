@@ -153,6 +153,53 @@ def cmd_hfu(args) -> int:
     return 0
 
 
+def cmd_penalty(args) -> int:
+    from .imbalance import alpha_afd, alpha_dp_afd, alpha_dp_ep, alpha_ep
+    lam = args.lambda_ep if args.lambda_ep is not None else args.n_attn / args.n_ffn
+    afd = alpha_afd(args.sigma, args.n_attn, args.n_ffn)
+    doc = {"alpha_ep": round(float(alpha_ep(args.sigma, lam)), 6), "alpha_afd": round(float(afd.alpha), 6),
+           "alpha_afd_exact": round(float(afd.exact), 6), "rounding": str(afd.rounding)}
+    if args.json:
+        print(json.dumps(doc))
+        return 0
+    print(f"sigma = {args.sigma:g}, N_A = {args.n_attn}, N_F = {args.n_ffn} (lambda_AFD = {args.n_attn / args.n_ffn:g}),"
+          f" lambda_EP = t_a / t_f = {lam:g}")
+    print(f"EP imbalance:  alpha_EP = {doc['alpha_ep']:.4f}   alpha_AFD = {doc['alpha_afd']:.4f} "
+          f"({doc['rounding']}; exact {doc['alpha_afd_exact']:.4f}, floor {float(afd.floor):.4f}, "
+          f"ceil {float(afd.ceil):.4f})")
+    print(f"DP imbalance:  alpha_EP = {float(alpha_dp_ep(args.sigma, lam)):.4f} (batch regrown)   "
+          f"alpha_AFD = {float(alpha_dp_afd(args.sigma)):.4f}")
+    return 0
+
+
+def cmd_balance(args) -> int:
+    from .balance import balance_report, load_counts
+    from .errors import AfdError
+    for name in ("ranks", "tokens", "top_k", "trials"):
+        v = getattr(args, name)
+        if v is not None and v < 1:
+            raise AfdError(f"--{name.replace('_', '-')} must be >= 1, got {v}")
+    if args.redundant < 0:
+        raise AfdError(f"--redundant must be >= 0, got {args.redundant}")
+    counts = load_counts(args.counts)
+    if args.top_k > counts.shape[1]:
+        raise AfdError(f"--top-k ({args.top_k}) exceeds the experts in the file ({counts.shape[1]})")
+    rep = balance_report(counts, args.ranks, args.redundant, tokens=args.tokens, experts_per_token=args.top_k,
+                         trials=args.trials, seed=args.seed)
+    doc = {"median_contiguous": round(rep.median_contiguous, 6), "median_redundant": round(rep.median_redundant, 6),
+           "layers": [{"layer": int(la), "contiguous": round(float(c), 6), "redundant": round(float(r), 6)}
+                      for la, c, r in zip(rep.layers, rep.contiguous, rep.redundant)]}
+    if args.json:
+        print(json.dumps(doc))
+        return 0
+    what = "long-run counts" if args.tokens is None else f"batches of {args.tokens} tokens (median of {args.trials})"
+    print(f"{args.counts}: {len(rep.layers)} MoE layers x {counts.shape[1]} experts on {args.ranks} ranks, {what}")
+    print(f"balancedness (mean/max), median over layers: contiguous {rep.median_contiguous:.3f} "
+          f"(max/mean {1 / rep.median_contiguous:.2f}); placement with {args.redundant} redundant "
+          f"{rep.median_redundant:.3f} (max/mean {1 / rep.median_redundant:.2f})")
+    return 0
+
+
 def cmd_book(args) -> int:
     from .book import build_book
     return build_book(only=args.only, jobs=args.jobs, execute=not args.no_execute)
@@ -181,6 +228,26 @@ def build_parser() -> argparse.ArgumentParser:
                    help="share of HBM routed weights may use (default 1.0, the paper's reading)")
     p.add_argument("--ofu", type=_fraction, default=1.0, help="operator FLOPS utilisation (default 1.0)")
     p.set_defaults(func=cmd_hfu)
+
+    p = sub.add_parser("penalty", help="imbalance penalty alpha for AFD and EP (Figs. 5-6, corrected)")
+    p.add_argument("--sigma", type=float, required=True, help="balancedness mean/max, in (0, 1]")
+    p.add_argument("--n-attn", type=int, required=True, help="attention nodes N_A")
+    p.add_argument("--n-ffn", type=int, required=True, help="FFN nodes N_F")
+    p.add_argument("--lambda-ep", type=_positive_float, default=None,
+                   help="EP's t_a / t_f (default N_A / N_F, the same ratio as AFD)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_penalty)
+
+    p = sub.add_parser("balance", help="balancedness of measured expert loads over ranks, with redundant experts")
+    p.add_argument("--counts", required=True, help='JSON file {"logical_count": [[...E...] x layers]}')
+    p.add_argument("--ranks", type=int, required=True, help="EP ranks (GPUs) the experts are spread over")
+    p.add_argument("--redundant", type=int, default=0, help="redundant expert replicas (EPLB-style; default 0)")
+    p.add_argument("--tokens", type=int, default=None, help="score sampled batches of T tokens, not long-run counts")
+    p.add_argument("--top-k", type=int, default=8, help="experts per token when sampling (default 8, DeepSeek-V3)")
+    p.add_argument("--trials", type=int, default=5, help="batches sampled per layer (default 5)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_balance)
 
     p = sub.add_parser("book", help="execute every notebook with papermill and build the HTML book")
     p.add_argument("--only", nargs="*", default=None, help="notebook names to execute (others reused)")

@@ -98,3 +98,61 @@ def test_hfu_options_and_errors(capsys):
         main(["hfu", "--model", "deepseek-v3", "--hardware", "h800", "--hbm-fraction", "1.5"])
     assert main(["hfu", "--model", "deepseek-v3", "--hardware", "h800", "--n-ffn", "1..3"]) == 0
     assert "max HFU upper bound: 33.1% at N_F = 2" in capsys.readouterr().out
+
+
+def test_penalty_json(capsys):
+    doc = run_json(capsys, "penalty", "--sigma", "0.8", "--n-attn", "8", "--n-ffn", "2", "--json")
+    assert set(doc) == {"alpha_ep", "alpha_afd", "alpha_afd_exact", "rounding"}
+    assert doc["alpha_afd"] == pytest.approx(0.9375) and doc["rounding"] == "floor"
+    assert doc["alpha_ep"] == pytest.approx(0.952, abs=5e-4)  # lambda defaults to N_A / N_F = 4
+    assert doc["alpha_afd_exact"] == pytest.approx(doc["alpha_ep"])
+    doc = run_json(capsys, "penalty", "--sigma", "0.8", "--n-attn", "10", "--n-ffn", "2", "--lambda-ep", "4", "--json")
+    assert doc["rounding"] == "exact" and doc["alpha_afd"] == pytest.approx(0.96)
+    assert doc["alpha_ep"] == pytest.approx(0.952, abs=5e-4)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--sigma", "1.5", "--n-attn", "8", "--n-ffn", "2"], "sigma"),
+    (["--sigma", "0", "--n-attn", "8", "--n-ffn", "2"], "sigma"),
+    (["--sigma", "0.8", "--n-attn", "0", "--n-ffn", "2"], "N_A"),
+    (["--sigma", "0.8", "--n-attn", "8", "--n-ffn", "-1"], "N_F"),
+])
+def test_penalty_errors(capsys, argv, message):
+    assert main(["penalty", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("afd: error:") and message in err
+
+
+def _counts_file(tmp_path):
+    f = tmp_path / "counts.json"
+    f.write_text(json.dumps({"logical_count": [[0] * 8, [8, 0, 1, 1, 1, 1, 1, 1], [1] * 8]}))
+    return f
+
+
+def test_balance_json_on_any_file(capsys, tmp_path):
+    doc = run_json(capsys, "balance", "--counts", str(_counts_file(tmp_path)), "--ranks", "4", "--json")
+    assert set(doc) == {"median_contiguous", "median_redundant", "layers"}
+    assert [r["layer"] for r in doc["layers"]] == [1, 2]  # the all-zero dense layer is skipped
+    assert doc["layers"][0]["contiguous"] == pytest.approx(0.4375) and doc["layers"][1]["contiguous"] == 1
+    sampled = run_json(capsys, "balance", "--counts", str(_counts_file(tmp_path)), "--ranks", "4", "--tokens", "100",
+                       "--top-k", "2", "--seed", "3", "--json")
+    again = run_json(capsys, "balance", "--counts", str(_counts_file(tmp_path)), "--ranks", "4", "--tokens", "100",
+                     "--top-k", "2", "--seed", "3", "--json")
+    assert sampled == again  # seeded
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--ranks", "0"], "ranks"), (["--ranks", "4", "--redundant", "-1"], "redundant"),
+    (["--ranks", "4", "--tokens", "0"], "tokens"), (["--ranks", "4", "--top-k", "9", "--tokens", "5"], "top-k"),
+    (["--ranks", "16"], "slots"),
+])
+def test_balance_errors(capsys, tmp_path, extra, message):
+    assert main(["balance", "--counts", str(_counts_file(tmp_path)), *extra]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_balance_malformed_file(capsys, tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"something": []}')
+    assert main(["balance", "--counts", str(bad), "--ranks", "4"]) == 2
+    assert "logical_count" in capsys.readouterr().err

@@ -85,3 +85,32 @@ def test_appendix_a_on_b200_superpod_gb300(tmp_path):
     t = pd.read_csv(out / "appendix_a_models.csv").set_index("model")
     assert t.loc["DeepSeek-V3", "best_gb300"] == pytest.approx(0.655, abs=1e-3)
     assert t.loc["DeepSeek-V3", "best_b200"] == pytest.approx(0.364, abs=1e-3)
+
+
+@pytest.mark.notebook
+def test_fig6_with_other_grid(tmp_path):
+    out = execute("fig6_penalty", tmp_path, n_ffn_values=[3], sigmas=[0.9])
+    df = pd.read_csv(out / "fig6_penalty.csv")
+    assert set(df.n_ffn) == {3} and set(df.sigma) == {0.9} and (df.alpha_afd <= df.alpha_ep + 1e-12).all()
+    # sigma N_A whole (N_A = 10: 9) -> AFD equals EP
+    row = df[df.n_attn == 10].iloc[0]
+    assert row.rounding == "exact" and row.alpha_afd == pytest.approx(row.alpha_ep)
+
+
+@pytest.mark.notebook
+def test_fig5_with_sigma_07(tmp_path):
+    out = execute("fig5_timelines", tmp_path, sigma=0.7, ep_ranks=3, n_layers=1, n_layers_measure=10)
+    df = pd.read_csv(out / "fig5_timelines.csv")
+    assert {"EP, EP imbalance", "AFD, DP imbalance"} <= set(df.case)
+    assert set(df.stage) <= {"attention", "dispatch", "ffn", "combine", "idle"}
+
+
+@pytest.mark.notebook
+def test_sigma_notebook_with_the_fitted_fallback(tmp_path):
+    # an empty counts_dir forces the shipped Zipf fits; small sweeps keep it quick
+    out = execute("sigma_from_routing", tmp_path, counts_dir=str(tmp_path), ep_sizes=[8, 32], redundant=8,
+                  batch_tokens=[256, 1024], trials=1, layer_sample=4, uniform_trials=4, ep_size=32)
+    cost = pd.read_csv(out / "sigma_cost.csv")
+    assert len(cost) == 2 and ((cost.sigma > 0) & (cost.sigma <= 1)).all() and (cost.alpha <= 1).all()
+    fit = pd.read_csv(out / "sigma_zipf_fit.csv")
+    assert len(fit) == 58 and fit.zipf_exponent.between(0.2, 0.8).all()

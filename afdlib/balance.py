@@ -1,0 +1,359 @@
+"""Where sigma comes from: balancedness of expert load over ranks, from routing statistics.
+
+Balancedness sigma = mean / max of per-rank load (<= 1). Sources of load:
+
+* uniform top-K routing of T tokens over E experts (analytic: mean + Gaussian extreme-value
+  term; Monte-Carlo: top-K without replacement per token);
+* skewed expert popularity (a Zipf exponent, or a measured histogram such as SGLang's
+  ``logical_count`` recorder dumps);
+* placements: equal contiguous blocks of experts per rank (plain EP), or redundant experts placed
+  in the manner of DeepSeek's EPLB (replicate the expert with the highest load per replica, then
+  pack replicas onto ranks with equal slot counts, heaviest first into the lightest rank).
+
+All random draws take an explicit seed (``numpy.random.default_rng``).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import NormalDist
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .errors import AfdError
+from .routing import zipf_popularity
+
+
+def balancedness(loads: ArrayLike) -> np.ndarray:
+    """mean / max along the last axis (1 for an all-zero row)."""
+    x = np.asarray(loads, dtype=float)
+    mx = x.max(axis=-1)
+    return np.divide(x.mean(axis=-1), mx, out=np.ones_like(mx), where=mx > 0)
+
+
+def expected_max_std_normal(n: ArrayLike, method: str = "blom") -> np.ndarray:
+    """Expected maximum of n independent standard normals.
+
+    ``blom``: Phi^-1((n - 0.375) / (n + 0.25)), within 0.03 of the exact value for n >= 2 and
+    within 1% for n >= 10;
+    ``leading``: sqrt(2 ln n), the leading extreme-value term (overestimates for small n).
+    """
+    n = np.asarray(n, dtype=float)
+    if method == "leading":
+        return np.sqrt(2 * np.log(np.maximum(n, 1)))
+    if method != "blom":
+        raise AfdError(f"unknown method '{method}'; valid: blom, leading")
+    inv = np.vectorize(NormalDist().inv_cdf, otypes=[float])
+    return np.where(n > 1, inv((n - 0.375) / (n + 0.25)), 0.0)
+
+
+def uniform_balancedness(tokens: ArrayLike, experts_per_token: int, routed_experts: int, ranks: ArrayLike,
+                         method: str = "blom") -> np.ndarray:
+    """Expected balancedness of uniform top-K routing over R ranks holding E/R experts each.
+
+    Per-rank load has mean mu = T K / R and variance v = T K (1/R)(1 - 1/R)(E - K)/(E - 1)
+    (K distinct experts per token: a hypergeometric correction); for large T the loads are about
+    normal, and the expected maximum is mu + z_R sqrt(v), with z_R from
+    :func:`expected_max_std_normal` (``method="leading"`` gives the mu + sqrt(2 ln R v) form).
+    Returns mu / (mu + z_R sqrt(v)).
+    """
+    t, r = np.asarray(tokens, dtype=float), np.asarray(ranks, dtype=float)
+    k, e = float(experts_per_token), float(routed_experts)
+    if k > e:
+        raise AfdError(f"TopK ({experts_per_token}) exceeds the routed experts ({routed_experts})")
+    mu = t * k / r
+    v = t * k / r * (1 - 1 / r) * (e - k) / max(e - 1, 1)
+    return mu / (mu + expected_max_std_normal(r, method) * np.sqrt(v))
+
+
+def route_tokens(tokens: int, experts_per_token: int, popularity: ArrayLike, rng: np.random.Generator,
+                 chunk: int = 1 << 18) -> np.ndarray:
+    """Tokens routed to each expert: every token picks K distinct experts, weighted by popularity.
+
+    Sequential sampling without replacement (the Plackett-Luce / Gumbel top-K distribution):
+    slot j of every token is drawn from ``popularity`` and redrawn while it repeats one of the
+    token's slots 1..j-1, which is exactly a draw from the popularity restricted to the experts
+    not yet chosen. Vectorised over tokens (inverse-CDF draws), in chunks to bound memory.
+    Returns counts of shape (E,), summing to T K.
+    """
+    p = np.asarray(popularity, dtype=float)
+    e, k = p.size, int(experts_per_token)
+    if k > e:
+        raise AfdError(f"TopK ({experts_per_token}) exceeds the routed experts ({e})")
+    if tokens < 0 or np.any(~np.isfinite(p)) or np.any(p < 0) or p.sum() <= 0:
+        raise AfdError("need tokens >= 0 and a non-negative popularity with a positive sum")
+    if np.count_nonzero(p) < k:
+        raise AfdError(f"only {np.count_nonzero(p)} experts have non-zero popularity: cannot pick {k} distinct")
+    cdf = np.cumsum(p / p.sum())
+    cdf[-1] = 1.0
+
+    def draw(n: int) -> np.ndarray:
+        return np.minimum(np.searchsorted(cdf, rng.random(n), side="right"), e - 1)
+
+    counts = np.zeros(e, dtype=np.int64)
+    for start in range(0, tokens, chunk):
+        n = min(chunk, tokens - start)
+        chosen = np.empty((n, k), dtype=np.int64)
+        for j in range(k):
+            slot = draw(n)
+            todo = np.arange(n)
+            while True:
+                clash = (chosen[todo, :j] == slot[todo, None]).any(axis=1)
+                if not clash.any():
+                    break
+                todo = todo[clash]
+                slot[todo] = draw(todo.size)
+            chosen[:, j] = slot
+        counts += np.bincount(chosen.ravel(), minlength=e)
+    return counts
+
+
+def contiguous_rank_loads(expert_loads: ArrayLike, ranks: int) -> np.ndarray:
+    """Load per rank with experts in equal contiguous blocks (expert e on rank floor(e R / E)).
+
+    Works on the last axis, so a stack of batches (..., E) gives (..., R).
+    """
+    x = np.asarray(expert_loads, dtype=float)
+    if ranks < 1:
+        raise AfdError(f"ranks must be >= 1, got {ranks}")
+    e = x.shape[-1]
+    owner = (np.arange(e) * ranks) // e
+    return x @ (owner[:, None] == np.arange(ranks)[None, :]).astype(float)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Replicas of logical experts on ranks.
+
+    ``replicas[e]`` copies of expert e; ``slot_expert[r]`` lists the logical experts of rank r's
+    slots. Each replica takes an equal share of its expert's tokens.
+    """
+
+    replicas: np.ndarray
+    slot_expert: list[np.ndarray]
+
+    def rank_loads(self, expert_loads: ArrayLike) -> np.ndarray:
+        """Per-rank load for given per-expert loads (last axis E), split evenly across replicas."""
+        x = np.asarray(expert_loads, dtype=float)
+        share = x / self.replicas
+        return np.stack([share[..., s].sum(axis=-1) for s in self.slot_expert], axis=-1)
+
+
+def eplb_placement(expert_loads: ArrayLike, ranks: int, redundant: int = 0) -> Placement:
+    """Redundant experts and balanced packing in the manner of DeepSeek's EPLB (global policy).
+
+    1. Replication: starting from one replica per expert, ``redundant`` times give one more replica
+       to the expert with the highest load per replica.
+    2. Packing: E + redundant slots over ``ranks`` ranks, ranks getting equal slot counts (the
+       first (E + redundant) mod R ranks one more when it does not divide); replicas sorted by
+       load, heaviest first, each into the lightest rank that still has a free slot.
+    With ``redundant = 0`` this only rearranges the experts.
+    """
+    x = np.asarray(expert_loads, dtype=float)
+    if x.ndim != 1:
+        raise AfdError("eplb_placement takes one layer's loads (a 1-D array)")
+    e = x.size
+    if ranks < 1 or redundant < 0:
+        raise AfdError(f"need ranks >= 1 and redundant >= 0, got {ranks} and {redundant}")
+    slots = e + redundant
+    if slots < ranks:
+        raise AfdError(f"{slots} expert slots cannot fill {ranks} ranks: add redundant experts or use fewer ranks")
+    replicas = np.ones(e, dtype=np.int64)
+    for _ in range(redundant):
+        replicas[np.argmax(x / replicas)] += 1
+    item_expert = np.repeat(np.arange(e), replicas)
+    item_load = (x / replicas)[item_expert]
+    capacity = np.full(ranks, slots // ranks)
+    capacity[: slots % ranks] += 1
+    used = np.zeros(ranks, dtype=np.int64)
+    weight = np.zeros(ranks)
+    members: list[list[int]] = [[] for _ in range(ranks)]
+    for i in np.argsort(-item_load, kind="stable"):
+        open_ = used < capacity
+        r = int(np.flatnonzero(open_)[np.argmin(weight[open_])])
+        members[r].append(int(item_expert[i]))
+        used[r] += 1
+        weight[r] += item_load[i]
+    return Placement(replicas, [np.array(m, dtype=np.int64) for m in members])
+
+
+# ----------------------------------------------------------------------------- measured counts
+
+def load_counts(path: str | Path) -> np.ndarray:
+    """Read an SGLang-style ``{"logical_count": [[...E...] x layers]}`` file; shape (layers, E)."""
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise AfdError(f"{path}: no such file") from None
+    except json.JSONDecodeError as e:
+        raise AfdError(f"{path}: not valid JSON ({e})") from None
+    if not isinstance(doc, dict) or "logical_count" not in doc:
+        raise AfdError(f'{path}: expected a JSON object with key "logical_count" (layers x experts)')
+    try:
+        counts = np.asarray(doc["logical_count"], dtype=float)
+    except (TypeError, ValueError):
+        raise AfdError(f"{path}: logical_count must be a list of equal-length lists of numbers") from None
+    if counts.ndim == 1:
+        counts = counts[None, :]
+    if counts.ndim != 2 or counts.shape[1] < 1:
+        raise AfdError(f"{path}: logical_count must be a list of equal-length lists of numbers")
+    if np.any(~np.isfinite(counts)) or np.any(counts < 0):
+        raise AfdError(f"{path}: counts must be finite and non-negative")
+    return counts
+
+
+def moe_layers(counts: np.ndarray) -> np.ndarray:
+    """Indices of the layers with any routed tokens (dense layers are all zero)."""
+    return np.flatnonzero(np.asarray(counts).sum(axis=1) > 0)
+
+
+@dataclass(frozen=True)
+class BalanceReport:
+    """Per-layer balancedness, experts contiguous and with the EPLB-style placement."""
+
+    layers: np.ndarray
+    contiguous: np.ndarray
+    redundant: np.ndarray
+
+    @property
+    def median_contiguous(self) -> float:
+        return float(np.median(self.contiguous))
+
+    @property
+    def median_redundant(self) -> float:
+        return float(np.median(self.redundant))
+
+
+def balance_sweep(counts: ArrayLike, ranks: list[int], redundant: int | list[int] = 0, tokens: int | None = None,
+                  experts_per_token: int = 8, trials: int = 5, seed: int = 0,
+                  layers: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Balancedness of each MoE layer for several rank counts, on the same sampled batches.
+
+    Without ``tokens``: the long-run counts themselves. With ``tokens``: ``trials`` batches of T
+    tokens sampled from each layer's long-run popularity (top-K without replacement), and the
+    median over trials. The redundant-expert placement is fitted to the long-run counts (an
+    oracle on the same data), as a static placement would be. ``redundant`` is one number or one
+    per entry of ``ranks``. Returns (layers, contiguous, redundant), the last two of shape
+    (len(ranks), len(layers)).
+    """
+    c = np.asarray(counts, dtype=float)
+    ranks = [int(r) for r in ranks]
+    extra = [int(redundant)] * len(ranks) if np.isscalar(redundant) else [int(x) for x in redundant]
+    if len(extra) != len(ranks):
+        raise AfdError("give one redundant count, or one per rank count")
+    if min(ranks) < 1 or min(extra) < 0:
+        raise AfdError(f"ranks must be >= 1 and redundant >= 0, got {ranks} and {extra}")
+    if tokens is not None and (tokens < 1 or trials < 1):
+        raise AfdError(f"tokens and trials must be >= 1, got {tokens} and {trials}")
+    idx = moe_layers(c) if layers is None else np.asarray(layers, dtype=int)
+    if idx.size == 0:
+        raise AfdError("no layer has any routed tokens")
+    rng = np.random.default_rng(seed)
+    cont = np.empty((len(ranks), idx.size))
+    red = np.empty((len(ranks), idx.size))
+    for j, layer in enumerate(idx):
+        if tokens is None:
+            batches = c[layer][None, :]
+        else:
+            batches = np.stack([route_tokens(tokens, experts_per_token, c[layer], rng) for _ in range(trials)])
+        for i, (r, n) in enumerate(zip(ranks, extra)):
+            cont[i, j] = np.median(balancedness(contiguous_rank_loads(batches, r)))
+            red[i, j] = np.median(balancedness(eplb_placement(c[layer], r, n).rank_loads(batches)))
+    return idx, cont, red
+
+
+def balance_report(counts: ArrayLike, ranks: int, redundant: int = 0, tokens: int | None = None,
+                   experts_per_token: int = 8, trials: int = 5, seed: int = 0) -> BalanceReport:
+    """Per-layer balancedness on ``ranks`` ranks (see :func:`balance_sweep`)."""
+    layers, cont, red = balance_sweep(counts, [ranks], redundant, tokens, experts_per_token, trials, seed)
+    return BalanceReport(layers, cont[0], red[0])
+
+
+def effective_balancedness(per_layer_sigma: ArrayLike) -> float:
+    """One sigma for a whole step: layers run in sequence, so the FFN time is sum(t_f / sigma_l),
+    and the step's sigma is the harmonic mean 1 / mean(1 / sigma_l)."""
+    s = np.asarray(per_layer_sigma, dtype=float)
+    return float(1.0 / np.mean(1.0 / s))
+
+
+# ----------------------------------------------------------------------------- skew fits
+
+@dataclass(frozen=True)
+class ZipfFit:
+    """Zipf exponent fitted to one histogram's sorted shares, and how well it fits."""
+
+    exponent: float
+    total_variation: float      # 0.5 * sum |fitted - measured| over sorted shares, 0 = perfect
+    max_over_mean_measured: float
+    max_over_mean_fitted: float
+
+
+def fit_zipf(expert_loads: ArrayLike, grid: ArrayLike | None = None) -> ZipfFit:
+    """Least-squares Zipf exponent for the sorted expert shares (vectorised over a grid of s)."""
+    x = np.sort(np.asarray(expert_loads, dtype=float))[::-1]
+    if x.sum() <= 0:
+        raise AfdError("cannot fit an all-zero histogram")
+    shares = x / x.sum()
+    s_grid = np.linspace(0, 3, 3001) if grid is None else np.asarray(grid, dtype=float)
+    model = zipf_popularity(shares.size, s_grid)
+    err = ((model - shares) ** 2).sum(axis=1)
+    best = int(np.argmin(err))
+    fitted = model[best]
+    return ZipfFit(float(s_grid[best]), float(0.5 * np.abs(fitted - shares).sum()),
+                   float(shares[0] * shares.size), float(fitted[0] * shares.size))
+
+
+def zipf_counts(total: float, n_experts: int, exponent: float, seed: int | None = 0) -> np.ndarray:
+    """Long-run counts following a Zipf law, experts in a random (seeded) order.
+
+    Real hot experts are not the lowest-numbered ones; a seeded permutation spreads them over the
+    contiguous blocks as a fitted stand-in for a measured histogram. ``seed=None`` keeps rank order.
+    """
+    counts = total * zipf_popularity(n_experts, exponent)
+    if seed is None:
+        return counts
+    return counts[np.random.default_rng(seed).permutation(n_experts)]
+
+
+def counts_from_fit(fit_path: str | Path, name: str) -> np.ndarray:
+    """A (layers x E) stand-in for a measured counts file, rebuilt from its shipped Zipf fits.
+
+    Each MoE layer gets its fitted exponent and measured selection total, experts in a seeded
+    random order (seed = layer index); dense layers stay zero. Statistically similar to the
+    measured file, not equal to it: the hot experts land in different contiguous blocks.
+    """
+    import yaml
+    try:
+        doc = yaml.safe_load(Path(fit_path).read_text())
+        entry = doc["files"][name]
+        n_layers = max(entry["moe_layers"]) + 1
+        counts = np.zeros((n_layers, int(doc["routed_experts"])))
+        for layer, s in zip(entry["moe_layers"], entry["zipf_exponent"]):
+            counts[layer] = zipf_counts(entry["selections_per_layer_median"], counts.shape[1], s, seed=layer)
+    except FileNotFoundError:
+        raise AfdError(f"{fit_path}: no such file") from None
+    except (KeyError, TypeError, ValueError) as e:
+        raise AfdError(f"{fit_path}: no usable fit for '{name}' ({e})") from None
+    return counts
+
+
+def counts_or_fit(counts_dir: str | Path | None, name: str, fit_path: str | Path) -> tuple[np.ndarray, str]:
+    """Measured counts ``<counts_dir>/<name>.json`` when present, else the fitted stand-in.
+
+    Returns the matrix and a phrase saying which one was used.
+    """
+    path = Path(counts_dir) / f"{name}.json" if counts_dir else None
+    if path is not None and path.exists():
+        return load_counts(path), f"measured counts ({path.name})"
+    return counts_from_fit(fit_path, name), f"Zipf fits of {name} (raw file not found)"
+
+
+def default_counts_dir() -> Path:
+    """``$AFDLIB_COUNTS_DIR``, or the shared reference data beside the repository."""
+    import os
+    env = os.environ.get("AFDLIB_COUNTS_DIR")
+    root = Path(__file__).resolve().parent.parent
+    return Path(env) if env else root.parent / "shared" / "data" / "deepseek-v3-expert-load"

@@ -1,0 +1,129 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Figure 6: the imbalance penalty, AFD against EP
+#
+# Balancedness $\sigma$ is mean/max load of a stage; $\alpha$ is the throughput per node that
+# remains, relative to perfect balance.
+#
+# **Large-scale EP** ($t_B = t_a + t_f$): EP imbalance stretches the FFN part to $t_f/\sigma$, so
+# $\alpha_\text{EP} = (\lambda + 1)/(\lambda + 1/\sigma)$ with $\lambda = t_a/t_f$.
+#
+# **AFD** ($t_B = t_a = t_f$, $N_A$ attention and $N_F$ FFN nodes): the FFN side is $1/\sigma$
+# slower; the pipeline recovers by feeding it only $\sigma$ of the tokens, that is, by shrinking
+# attention to $\sigma N_A$ nodes. Throughput per node goes from $N_A/(N_A+N_F)$ to
+# $\sigma N_A/(\sigma N_A + N_F)$:
+#
+# $$\alpha_\text{AFD}^\text{exact} = \frac{\sigma (N_A + N_F)}{\sigma N_A + N_F}
+#   = c\,\frac{\sigma N_A}{\sigma N_A + N_F},\qquad c = \frac{N_A + N_F}{N_A},$$
+#
+# which is the EP form with $\lambda = N_A/N_F$. But nodes are whole: with $a = \sigma N_A$ not an
+# integer, either keep $\lfloor a \rfloor$ nodes at full speed, $c \lfloor a\rfloor / (\lfloor a\rfloor + N_F)$,
+# or $\lceil a \rceil$ nodes partly idle, $c\, a / (\lceil a\rceil + N_F)$; the better one is taken.
+
+# %% tags=["parameters"]
+n_ffn_values = [2, 4, 6]
+sigmas = [0.70, 0.75, 0.80, 0.85]
+lambda_min, lambda_max = 1.0, 5.0
+output_dir = "figures"
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from myst_nb import glue
+
+from afdlib.imbalance import alpha_afd, alpha_afd_as_printed, alpha_ep
+from afdlib.plotting import save_data, save_figure, setup_style
+
+setup_style()
+lam = np.linspace(lambda_min, lambda_max, 200)
+rows = []
+fig, axes = plt.subplots(1, len(n_ffn_values), figsize=(4.2 * len(n_ffn_values), 4), sharey=True, squeeze=False)
+colours = dict(zip(sigmas, plt.get_cmap("viridis")(np.linspace(0.1, 0.85, len(sigmas)))))
+for ax, nf in zip(axes[0], n_ffn_values):
+    n_attn = np.arange(int(np.ceil(lambda_min * nf)), int(np.floor(lambda_max * nf)) + 1)
+    for s in sigmas:
+        ax.plot(lam, alpha_ep(s, lam), color=colours[s], lw=1.6, label=f"EP, σ = {s:.2f}")
+        afd = alpha_afd(s, n_attn, nf)
+        ax.plot(n_attn / nf, afd.alpha, "--o", color=colours[s], ms=3, lw=1, label=f"AFD, σ = {s:.2f}")
+        rows += [{"n_ffn": nf, "n_attn": int(na), "lambda": na / nf, "sigma": s, "alpha_afd": float(al),
+                  "rounding": str(r), "alpha_ep": float(alpha_ep(s, na / nf))}
+                 for na, al, r in zip(n_attn, afd.alpha, afd.rounding)]
+    ax.set_title(f"N_F = {nf}")
+    ax.set_xlabel("λ  (EP: t_a / t_f;  AFD: N_A / N_F)")
+axes[0, 0].set_ylabel("α, throughput per node vs balanced")
+handles, labels = axes[0, 0].get_legend_handles_labels()
+fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, bbox_to_anchor=(0.5, -0.12))
+fig.suptitle("EP solid, AFD dashed (points: whole attention nodes)", fontsize=10)
+fig.tight_layout()
+save_figure(fig, "fig6_penalty", output_dir)
+plt.show()
+table = pd.DataFrame(rows)
+save_data(table, "fig6_penalty", output_dir)
+
+# %%
+glue("ep_checks", ", ".join(f"{alpha_ep(s, 4.0):.3f}" for s in (0.70, 0.75, 0.80, 0.85)), display=False)
+glue("afd_8_2", f"{float(alpha_afd(0.8, 8, 2).alpha):.4f}", display=False)
+glue("afd_8_2_rounding", str(alpha_afd(0.8, 8, 2).rounding), display=False)
+glue("ep_4_08", f"{float(alpha_ep(0.8, 4)):.3f}", display=False)
+glue("afd_10_2", f"{float(alpha_afd(0.8, 10, 2).alpha):.3f}", display=False)
+glue("afd_10_2_075", f"{float(alpha_afd(0.75, 10, 2).alpha):.3f}", display=False)
+glue("ep_5_075", f"{float(alpha_ep(0.75, 5)):.3f}", display=False)
+matches = table[np.isclose(table.alpha_afd, table.alpha_ep)]
+glue("n_match", len(matches), display=False)
+glue("n_points", len(table), display=False)
+glue("worst_gap", f"{(table.alpha_ep - table.alpha_afd).max():.3f}", display=False)
+worst = table.loc[(table.alpha_ep - table.alpha_afd).idxmax()]
+glue("worst_where", f"N_F = {worst.n_ffn}, N_A = {worst.n_attn}, σ = {worst.sigma:.2f}", display=False)
+
+# %% [markdown]
+# ## Reading
+#
+# EP at $\lambda$ = 4 keeps $\alpha$ = {glue:text}`ep_checks` for $\sigma$ = 0.70, 0.75, 0.80, 0.85.
+# AFD with $N_F$ = 2, $N_A$ = 8 and $\sigma$ = 0.8 keeps {glue:text}`afd_8_2`
+# ({glue:text}`afd_8_2_rounding` rounding), below EP's {glue:text}`ep_4_08` at the same $\lambda$.
+# With $N_A$ = 10, $\sigma N_A$ = 8 is whole and AFD reaches the exact form,
+# {glue:text}`afd_10_2`; at $\sigma$ = 0.75 the same deployment drops to {glue:text}`afd_10_2_075`
+# against EP's {glue:text}`ep_5_075`.
+#
+# Over the {glue:text}`n_points` AFD points of the figure, AFD matches EP at exactly
+# {glue:text}`n_match`: those where $\sigma N_A$ lands on an integer. Everywhere else it pays
+# more, up to {glue:text}`worst_gap` of throughput ({glue:text}`worst_where`). AFD can only
+# resize whole nodes; EP absorbs imbalance in its batch.
+
+# %% [markdown]
+# ## Erratum: the constant $c$
+#
+# The paper prints the floor form with $c = \lambda + 1 = (N_A + N_F)/N_F$. The exact form above
+# factors as $c\,\sigma N_A/(\sigma N_A + N_F)$ only with $c = (N_A + N_F)/N_A$; the two differ by
+# the factor $N_A/N_F = \lambda$. A penalty must be 1 without imbalance; the printed constant
+# gives $\lambda$ instead:
+
+# %%
+check = pd.DataFrame([{"N_A": na, "N_F": nf, "lambda": na / nf, "sigma": 1.0,
+                       "alpha, as printed (c = λ + 1)": float(alpha_afd_as_printed(1.0, na, nf)),
+                       "alpha, corrected (c = (N_A+N_F)/N_A)": float(alpha_afd(1.0, na, nf).alpha)}
+                      for na, nf in ((4, 2), (8, 2), (10, 2), (12, 4))])
+glue("printed_at_1", f"{float(alpha_afd_as_printed(1.0, 8, 2)):g}", display=False)
+check.style.hide(axis="index").format(precision=3)
+
+# %% [markdown]
+# For $N_A$ = 8, $N_F$ = 2 the printed formula gives {glue:text}`printed_at_1` at $\sigma$ = 1. The
+# corrected constant gives 1 for every $\lambda$, and it is also the one that makes the floor
+# and ceiling forms equal the exact form when $\sigma N_A$ is whole. Every number in this book uses
+# the corrected constant. Check any point with
+# `afd penalty --sigma 0.8 --n-attn 8 --n-ffn 2`.
+#
+# Data: {download}`fig6_penalty.csv <figures/fig6_penalty.csv>`.
