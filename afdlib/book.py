@@ -68,8 +68,24 @@ def execute_notebooks(names: list[str] | None = None, jobs: int = 2) -> bool:
     return ok
 
 
+STATIC = ROOT / "book" / "_static"
+
+
+def vendor_mathjax() -> None:
+    """Copy MathJax (from the jupyter-server-mathjax package) into book/_static/mathjax.
+
+    The book then renders its maths without a network; the copy is git-ignored.
+    """
+    import jupyter_server_mathjax
+    src = Path(jupyter_server_mathjax.__file__).parent / "static"
+    dst = STATIC / "mathjax"
+    if not (dst / "MathJax.js").exists():
+        shutil.copytree(src, dst, dirs_exist_ok=True)
+
+
 def render_html() -> bool:
     """jupyter-book build of the repository root (execution off; warnings are errors)."""
+    vendor_mathjax()
     cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(ROOT), "--builder", "html",
            "-W", "-n", "--keep-going", "--quiet"]
     t0 = time.perf_counter()
