@@ -72,15 +72,16 @@ STATIC = ROOT / "book" / "_static"
 
 
 def vendor_mathjax() -> None:
-    """Copy MathJax (from the jupyter-server-mathjax package) into book/_static/mathjax.
-
-    The book then renders its maths without a network; the copy is git-ignored.
+    """Copy MathJax 3 (``tex-svg-full.js`` from the django-static-mathjax package, no dependencies)
+    into book/_static/mathjax. It embeds its fonts and TeX extensions in one file, so the book
+    renders its maths without a network; the copy is git-ignored.
     """
-    import jupyter_server_mathjax
-    src = Path(jupyter_server_mathjax.__file__).parent / "static"
-    dst = STATIC / "mathjax"
-    if not (dst / "MathJax.js").exists():
-        shutil.copytree(src, dst, dirs_exist_ok=True)
+    import mathjax
+    src = Path(mathjax.__file__).parent / "static" / "mathjax" / "es5" / "tex-svg-full.js"
+    dst = STATIC / "mathjax" / "tex-svg-full.js"
+    if not dst.exists() or dst.stat().st_size != src.stat().st_size:
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dst)
 
 
 def render_html() -> bool:

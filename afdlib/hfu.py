@@ -140,3 +140,14 @@ def hfu_sweep(model, hardware, n_ffn: ArrayLike, **kw) -> tuple[dict[str, np.nda
     floor = dead_zone_floor(hardware.scale_out_bytes_per_s, model.moe_intermediate_size, hardware.flops,
                             kw.get("ofu", 1.0))
     return res, summarise(n_ffn, res, float(floor))
+
+
+def grid_summaries(models, hardware, n_ffn: ArrayLike, grid: dict[str, np.ndarray], ofu: float = 1.0
+                   ) -> dict[tuple[str, str], BoundSummary]:
+    """:class:`BoundSummary` of every (device slug, model slug) of a :func:`hfu_grid` result."""
+    models, hardware = list(models), list(hardware)
+    floors = dead_zone_floor(np.array([h.scale_out_bytes_per_s for h in hardware])[:, None],
+                             np.array([m.moe_intermediate_size for m in models])[None, :],
+                             np.array([h.flops for h in hardware])[:, None], ofu)
+    return {(h.slug, m.slug): summarise(n_ffn, {k: v[i, j] for k, v in grid.items()}, float(floors[i, j]))
+            for i, h in enumerate(hardware) for j, m in enumerate(models)}

@@ -119,3 +119,42 @@ def busy_share(bars: list[Bar], lane_prefix: str, makespan: float) -> float:
     lanes = {b.lane for b in bars if b.lane.startswith(lane_prefix)}
     busy = sum(b.duration for b in bars if b.lane in lanes and b.stage != "idle")
     return busy / (len(lanes) * makespan) if lanes else 0.0
+
+
+@dataclass(frozen=True)
+class Case:
+    """One schedule of Fig. 5 and the share of the balanced batch's tokens it processes."""
+
+    bars: list[Bar]
+    makespan: float
+    token_share: float
+
+
+def imbalance_cases(sigma: float, lambda_ep: float, ep_ranks: int = 4, n_attn: int = 2, n_ffn: int = 2,
+                    n_layers: int = 2) -> dict[str, Case]:
+    """The six schedules of Fig. 5: EP and AFD, balanced, with DP imbalance, with EP imbalance.
+
+    EP: t_B = t_a + t_f = 1 with t_a / t_f = ``lambda_ep``. AFD: t_a = t_f = t_c = t_B = 1.
+    DP imbalance: one attention rank or node carries the maximum load, the batch holds ``sigma``
+    of the balanced tokens (so the FFN side sees sigma of the load). EP imbalance: one FFN rank
+    or node receives 1/sigma of the mean load.
+    """
+    t_a, t_f = lambda_ep / (lambda_ep + 1), 1 / (lambda_ep + 1)
+    one_ep, one_a, one_f = np.ones(ep_ranks), np.ones(n_attn), np.ones(n_ffn)
+    strag_ep = loads_with_balancedness(ep_ranks, sigma)
+    return {
+        "EP, balanced": Case(*ep_timeline(t_a, t_f, one_ep, one_ep, n_layers), 1.0),
+        "EP, DP imbalance": Case(*ep_timeline(t_a, t_f, strag_ep, sigma * one_ep, n_layers), sigma),
+        "EP, EP imbalance": Case(*ep_timeline(t_a, t_f, one_ep, strag_ep / sigma, n_layers), 1.0),
+        "AFD, balanced": Case(*afd_timeline(1, 1, 1, one_a, one_f, n_layers), 1.0),
+        "AFD, DP imbalance": Case(*afd_timeline(1, 1, 1, loads_with_balancedness(n_attn, sigma), sigma * one_f,
+                                                n_layers), sigma),
+        "AFD, EP imbalance": Case(*afd_timeline(1, 1, 1, one_a, loads_with_balancedness(n_ffn, sigma) / sigma,
+                                                n_layers), 1.0),
+    }
+
+
+def relative_throughput(cases: dict[str, Case]) -> dict[str, float]:
+    """Tokens per unit time of each case relative to the balanced case of the same design."""
+    base = {name.split(",")[0]: c.makespan for name, c in cases.items() if name.endswith("balanced")}
+    return {name: c.token_share * base[name.split(",")[0]] / c.makespan for name, c in cases.items()}

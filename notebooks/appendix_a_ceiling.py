@@ -42,7 +42,8 @@ import pandas as pd
 from myst_nb import glue
 
 from afdlib.catalog import load_hardware, load_model
-from afdlib.hfu import comm_ceiling, dead_zone_floor, hfu_grid, summarise
+from afdlib.figures import ceiling_figure
+from afdlib.hfu import comm_ceiling, dead_zone_floor, grid_summaries, hfu_grid
 from afdlib.plotting import save_data, save_figure, setup_style
 
 setup_style()
@@ -50,50 +51,13 @@ hw_o, hw_s = (load_hardware(h, profile=hw_profile) for h in (ordinary, superpod)
 ms = [load_model(m) for m in models]
 n_ffn = np.arange(1, 65)
 grid = hfu_grid(ms, [hw_o, hw_s], n_ffn, slo_s=slo_ms / 1e3)
-best = np.array([[np.nan if (s := summarise(n_ffn, {k: v[i, j] for k, v in grid.items()}, 0.0)).max_hfu is None
-                  else s.max_hfu for j in range(len(ms))] for i in range(2)])
-sizes = np.geomspace(256, 32768, 200)
+summ = grid_summaries(ms, [hw_o, hw_s], n_ffn, grid)
+best = np.array([[np.nan if summ[h.slug, m.slug].max_hfu is None else summ[h.slug, m.slug].max_hfu for m in ms]
+                 for h in (hw_o, hw_s)])
+ref = load_model("deepseek-v3")
 
 # %%
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.3))
-lines = {  # label: (effective bandwidth, FLOPS)
-    f"{hw_s.name}: BW_eff = {hw_s.scale_up_bytes_per_s / 1e9:.0f} GB/s": (hw_s.scale_up_bytes_per_s, hw_s.flops),
-    f"{hw_o.name}, best (scale-up {hw_o.scale_up_bytes_per_s / 1e9:.0f} GB/s)": (hw_o.scale_up_bytes_per_s, hw_o.flops),
-    f"{hw_o.name}, dead zone (scale-out {hw_o.scale_out_bytes_per_s / 1e9:.0f} GB/s)": (hw_o.scale_out_bytes_per_s,
-                                                                                       hw_o.flops),
-}
-for (label, (bw, flops)), colour in zip(lines.items(), ("#c0392b", "#2c7fb8", "#7f8c8d")):
-    ax1.plot(sizes, np.minimum(1, comm_ceiling(1, 1, bw, bw, sizes, flops)), color=colour, lw=2, label=label)
-for i, marker in ((0, "o"), (1, "s")):
-    ax1.plot([m.moe_intermediate_size for m in ms], best[i], marker, color="black", ms=4, alpha=0.7, ls="none")
-by_size = pd.Series([m.name for m in ms]).groupby([m.moe_intermediate_size for m in ms]).agg(", ".join)
-for size, names in by_size.items():
-    ax1.text(size, 0.02, names, rotation=90, fontsize=6, va="bottom", ha="right")
-ax1.set_xscale("log", base=2)
-ax1.set_xlabel("expert intermediate size M")
-ax1.set_ylabel("HFU ceiling")
-ax1.set_title("Ceiling vs M (markers: each model's best feasible bound;\n circles ordinary, squares Superpod)",
-              fontsize=9)
-ax1.yaxis.set_major_formatter(plt.matplotlib.ticker.PercentFormatter(1.0))
-ax1.legend(fontsize=7, loc="upper left")
-ax1.set_ylim(0, 1.08)
-
-bw = np.geomspace(10e9, 2000e9, 200)
-ref = load_model("deepseek-v3")
-for flops, colour in ((hw_o.flops, "#2c7fb8"), (hw_s.flops, "#c0392b")):
-    ax2.plot(bw / 1e9, np.minimum(1, comm_ceiling(1, 1, bw, bw, ref.moe_intermediate_size, flops)), color=colour,
-             lw=2, label=f"M = {ref.moe_intermediate_size}, {flops / 1e12:.0f} TFLOP/s")
-for name, value in (("400 Gb/s NIC", 50e9), ("800 Gb/s NIC", 100e9), ("H800 NVLink", 160e9),
-                    ("NVLink 5 (80%)", 720e9)):
-    ax2.axvline(value / 1e9, color="grey", lw=0.8, ls=":")
-    ax2.text(value / 1e9, 1.02, name, fontsize=7, rotation=30)
-ax2.set_xscale("log")
-ax2.set_xlabel("effective bandwidth per GPU, GB/s (one direction)")
-ax2.set_title("Ceiling vs bandwidth (DeepSeek-V3 experts)", fontsize=9, pad=22)
-ax2.yaxis.set_major_formatter(plt.matplotlib.ticker.PercentFormatter(1.0))
-ax2.set_ylim(0, 1.08)
-ax2.legend(fontsize=7, loc="lower right")
-fig.tight_layout()
+fig = ceiling_figure(ms, best, hw_o, hw_s, ref)
 save_figure(fig, "appendix_a_ceiling", output_dir)
 plt.show()
 

@@ -34,6 +34,7 @@ import pandas as pd
 from myst_nb import glue
 
 from afdlib.catalog import hardware_names, hardware_row, load_hardware, load_model, model_names, model_row
+from afdlib.figures import models_scatter
 from afdlib.plotting import save_data, save_figure, setup_style
 
 setup_style()
@@ -76,17 +77,7 @@ hw_table.sort_values(["in paper", "slug"], ascending=[False, True]).drop(columns
 # sparsity (small E/K): both raise the tokens each expert sees per byte of weights.
 
 # %%
-fig, ax = plt.subplots(figsize=(7.5, 4.6))
-in_paper = model_table["slug"].isin(paper_models)
-ax.scatter(model_table.sparsity_e_over_k, model_table.granularity_h_over_m, s=in_paper.map({True: 70, False: 40}),
-           c=in_paper.map({True: "#2c7fb8", False: "#999999"}), zorder=3)
-points = model_table.groupby(["sparsity_e_over_k", "granularity_h_over_m"])["name"].agg(" / ".join)
-for (x, y), label in points.items():
-    ax.annotate(label, (x, y), fontsize=8, xytext=(5, 3), textcoords="offset points")
-ax.set_xscale("log", base=2)
-ax.set_xlabel("sparsity E / K (routed experts per activated expert)")
-ax.set_ylabel("granularity H / M")
-ax.set_title("Models: blue = the paper's six")
+fig = models_scatter(model_table, paper_models)
 save_figure(fig, "models_granularity_sparsity", output_dir)
 plt.show()
 

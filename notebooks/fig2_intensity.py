@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -40,8 +42,9 @@ import pandas as pd
 from myst_nb import glue
 
 from afdlib.catalog import load_hardware, load_model
-from afdlib.intensity import intensity_sweep, normalised_intensity, regime_borders, regime_spans
-from afdlib.plotting import REGIME_COLOURS, save_data, save_figure, setup_style
+from afdlib.figures import intensity_figure
+from afdlib.intensity import intensity_sweep, regime_borders
+from afdlib.plotting import save_data, save_figure, setup_style
 
 setup_style()
 m = load_model(model, profile=model_profile)
@@ -52,20 +55,7 @@ save_data(sweep, "fig2_intensity", output_dir)
 sweep.head(12)
 
 # %%
-fine = np.geomspace(1, n_ffn_max, 800)
-fig, ax = plt.subplots()
-for lo, hi, name in regime_spans(n_ffn_max, K, E, r, g):
-    ax.axvspan(lo, hi, color=REGIME_COLOURS[name], zorder=0)
-    ax.text(np.sqrt(lo * hi), 1.02, name, transform=ax.get_xaxis_transform(), ha="center", fontsize=8)
-ax.plot(fine, normalised_intensity(fine, K, E, r, g, continuous=True), color="#555555", lw=1.5,
-        ls="--", label="continuous G = E / (N_F g)")
-ax.step(sweep.n_ffn, sweep.intensity, where="post", color="#2c7fb8", lw=1.2, alpha=0.6)
-ax.plot(sweep.n_ffn, sweep.intensity, "o", color="#2c7fb8", ms=4, label="discrete G = ceil(E / (N_F g))")
-ax.set_xscale("log", base=2)
-ax.set_xlabel("FFN nodes N_F")
-ax.set_ylabel("intensity I  (B_out = 1 token)")
-ax.set_title(f"{m.name} on {hw.name}: K={K}, E={E}, g={g}, r={r:.2f}", pad=18)
-ax.legend(loc="upper left", fontsize=8)
+fig = intensity_figure(sweep, m, hw, n_ffn_max)
 save_figure(fig, "fig2_intensity", output_dir)
 plt.show()
 

@@ -55,7 +55,8 @@ from myst_nb import glue
 from afdlib.catalog import load_hardware, load_model
 from afdlib.grouped_gemm import ep_tokens_per_expert, grouped_gemm_hfu, ridge_tokens_per_expert, skewed_tokens
 from afdlib.hfu import hfu_sweep
-from afdlib.plotting import COMM_CEILING, save_data, save_figure, setup_style
+from afdlib.figures import grouped_gemm_figure
+from afdlib.plotting import save_data, save_figure, setup_style
 
 setup_style()
 hws = [load_hardware(h, profile=hw_profile) for h in hardware]
@@ -74,28 +75,7 @@ frame = pd.concat([pd.DataFrame({"hardware": h, "zipf_exponent": s, "tokens_per_
 save_data(frame, "fig3_grouped_gemm", output_dir)
 
 # %%
-fig, axes = plt.subplots(1, len(hws), figsize=(5.2 * len(hws), 4), sharey=True, squeeze=False)
-for h, ax in zip(hws, axes[0]):
-    for k, s in enumerate(exponents):
-        ax.plot(tokens, curves[h.slug][k], lw=2 if s == 0 else 1.3, ls="-" if s == 0 else "--",
-                label="balanced" if s == 0 else f"Zipf s = {s:g}")
-    ridge = float(ridge_tokens_per_expert(h.flops, h.hbm_bytes_per_s)) * ofu
-    ax.axvline(ridge, color="grey", lw=0.8, ls=":")
-    ax.text(ridge, 0.03, f" ridge {ridge:.0f}", fontsize=8, color="grey")
-    if afd[h.slug] is not None:
-        ax.axhline(afd[h.slug], **COMM_CEILING, label=f"AFD ceiling, {model.name} ({afd[h.slug]:.1%})")
-    ax.axvline(ep_tokens, color="black", lw=0.8)
-    ax.text(ep_tokens, 1.02, f"EP: {ep_tokens:.0f} tok/expert", fontsize=8, ha="center")
-    if h.slug == "h800":
-        ax.plot([ep_tokens], [paper_ep_hfu], "k*", ms=11, label=f"paper, measured EP (~{paper_ep_hfu:.0%})")
-    ax.set_xscale("log")
-    ax.set_ylim(0, 1.08)
-    ax.set_title(f"{h.name}: {experts_per_gpu} experts per GPU", pad=14)
-    ax.set_xlabel("average tokens per expert")
-    ax.yaxis.set_major_formatter(plt.matplotlib.ticker.PercentFormatter(1.0))
-    ax.legend(fontsize=7, loc="lower right")
-axes[0, 0].set_ylabel("grouped-GEMM HFU (roofline)")
-fig.tight_layout()
+fig = grouped_gemm_figure(tokens, curves, exponents, hws, ep_tokens, afd, paper_ep_hfu, experts_per_gpu, ofu, model.name)
 save_figure(fig, "fig3_grouped_gemm", output_dir)
 plt.show()
 

@@ -51,8 +51,9 @@ import pandas as pd
 from myst_nb import glue
 
 from afdlib.catalog import load_hardware, load_model
-from afdlib.hfu import dead_zone_floor, hfu_grid, summarise
-from afdlib.plotting import COMM_CEILING, save_data, save_figure, setup_style
+from afdlib.figures import hfu_frame, hfu_panels
+from afdlib.hfu import grid_summaries, hfu_grid
+from afdlib.plotting import save_data, save_figure, setup_style
 
 setup_style()
 hws = [load_hardware(h, profile=hw_profile).with_overrides(gpus_per_node=gpus_per_node) for h in hardware]
@@ -61,51 +62,13 @@ n_ffn = np.arange(1, n_ffn_max + 1)
 kw = dict(slo_s=slo_ms / 1e3, l_accept=l_accept, t_gap_s=t_gap_ms / 1e3, hbm_usable_fraction=hbm_usable_fraction)
 grid = hfu_grid(ms, hws, n_ffn, **kw)  # arrays of shape (device, model, N_F)
 
-d, m, n = np.meshgrid(hardware, models, n_ffn, indexing="ij")
-long = pd.DataFrame({"hardware": d.ravel(), "model": m.ravel(), "n_ffn": n.ravel(),
-                     **{k: grid[k].ravel() for k in ("hfu", "comm_ceiling", "feasible", "limit", "local_experts")}})
-save_data(long, "fig4_hfu_bound", output_dir)
-floors = dead_zone_floor(np.array([h.scale_out_bytes_per_s for h in hws])[:, None],
-                         np.array([x.moe_intermediate_size for x in ms])[None, :],
-                         np.array([h.flops for h in hws])[:, None])
-summ = {(h.slug, x.slug): summarise(n_ffn, {k: v[i, j] for k, v in grid.items()}, floors[i, j])
-        for i, h in enumerate(hws) for j, x in enumerate(ms)}
+save_data(hfu_frame(grid, hardware, models, n_ffn), "fig4_hfu_bound", output_dir)
+summ = grid_summaries(ms, hws, n_ffn, grid)
 
 # %%
-colours = dict(zip(models, plt.get_cmap("tab10").colors))
-cols = 4
-rows = int(np.ceil(len(hws) / cols))
-fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols, 2.9 * rows), sharex=True, sharey=True, squeeze=False)
-ci = models.index(ceiling_model) if ceiling_model in models else 0
-for i, (h, ax) in enumerate(zip(hws, axes.flat)):
-    ax.plot(n_ffn, np.minimum(grid["comm_ceiling"][i, ci], 1.05), **COMM_CEILING, zorder=4,
-            label=f"communication ceiling ({ms[ci].name})")
-    for j, x in enumerate(ms):
-        ok = grid["feasible"][i, j]
-        y = grid["hfu"][i, j]
-        ax.plot(n_ffn[ok], y[ok], "-o", ms=2.5, lw=1.2, color=colours[x.slug], label=x.name, zorder=3)
-        bad = ~ok
-        if bad.any():
-            ax.plot(n_ffn[bad], y[bad], "x", ms=4, color=colours[x.slug], zorder=3)
-            first = int(np.argmax(bad))
-            kind = "HBM" if grid["limit"][i, j, first] == "hbm-capacity" else "HBM time"
-            ax.annotate(f"{kind} - {x.name}", (n_ffn[first], y[first]), fontsize=6, color=colours[x.slug],
-                        xytext=(4, 4 + 7 * j), textcoords="offset points")
-    ax.set_title(h.name.replace("NVIDIA ", ""), fontsize=10)
-    ax.set_xscale("log", base=2)
-    ax.set_ylim(0, 1.08)
-    ax.yaxis.set_major_formatter(plt.matplotlib.ticker.PercentFormatter(1.0))
-for ax in axes.flat[len(hws):]:
-    ax.set_visible(False)
-for ax in axes[-1]:
-    ax.set_xlabel("FFN nodes N_F")
-for ax in axes[:, 0]:
-    ax.set_ylabel("HFU upper bound")
-handles, labels = axes.flat[0].get_legend_handles_labels()
-fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, bbox_to_anchor=(0.5, -0.06))
-fig.suptitle(f"HFU upper bound of the AFD FFN side (SLO {slo_ms:g} ms, L_accept {l_accept:g}, "
-             f"t_g {t_gap_ms:g} ms, g = {gpus_per_node}); x = infeasible", fontsize=10)
-fig.tight_layout()
+fig = hfu_panels(grid, hws, ms, n_ffn, ceiling_model=models.index(ceiling_model) if ceiling_model in models else 0,
+                 title=f"HFU upper bound of the AFD FFN side (SLO {slo_ms:g} ms, L_accept {l_accept:g}, "
+                       f"t_g {t_gap_ms:g} ms, g = {gpus_per_node}); x = infeasible")
 save_figure(fig, "fig4_dead_zone", output_dir)
 plt.show()
 

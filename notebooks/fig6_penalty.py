@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -45,32 +47,14 @@ import pandas as pd
 from myst_nb import glue
 
 from afdlib.imbalance import alpha_afd, alpha_afd_as_printed, alpha_ep
+from afdlib.figures import penalty_figure, penalty_table
 from afdlib.plotting import save_data, save_figure, setup_style
 
 setup_style()
-lam = np.linspace(lambda_min, lambda_max, 200)
-rows = []
-fig, axes = plt.subplots(1, len(n_ffn_values), figsize=(4.2 * len(n_ffn_values), 4), sharey=True, squeeze=False)
-colours = dict(zip(sigmas, plt.get_cmap("viridis")(np.linspace(0.1, 0.85, len(sigmas)))))
-for ax, nf in zip(axes[0], n_ffn_values):
-    n_attn = np.arange(int(np.ceil(lambda_min * nf)), int(np.floor(lambda_max * nf)) + 1)
-    for s in sigmas:
-        ax.plot(lam, alpha_ep(s, lam), color=colours[s], lw=1.6, label=f"EP, σ = {s:.2f}")
-        afd = alpha_afd(s, n_attn, nf)
-        ax.plot(n_attn / nf, afd.alpha, "--o", color=colours[s], ms=3, lw=1, label=f"AFD, σ = {s:.2f}")
-        rows += [{"n_ffn": nf, "n_attn": int(na), "lambda": na / nf, "sigma": s, "alpha_afd": float(al),
-                  "rounding": str(r), "alpha_ep": float(alpha_ep(s, na / nf))}
-                 for na, al, r in zip(n_attn, afd.alpha, afd.rounding)]
-    ax.set_title(f"N_F = {nf}")
-    ax.set_xlabel("λ  (EP: t_a / t_f;  AFD: N_A / N_F)")
-axes[0, 0].set_ylabel("α, throughput per node vs balanced")
-handles, labels = axes[0, 0].get_legend_handles_labels()
-fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, bbox_to_anchor=(0.5, -0.12))
-fig.suptitle("EP solid, AFD dashed (points: whole attention nodes)", fontsize=10)
-fig.tight_layout()
+table = penalty_table(n_ffn_values, sigmas, lambda_min, lambda_max)
+fig = penalty_figure(table, lambda_min, lambda_max)
 save_figure(fig, "fig6_penalty", output_dir)
 plt.show()
-table = pd.DataFrame(rows)
 save_data(table, "fig6_penalty", output_dir)
 
 # %%

@@ -52,10 +52,11 @@ import pandas as pd
 from myst_nb import glue
 
 from afdlib.balance import (balance_sweep, balancedness, contiguous_rank_loads, counts_or_fit, default_counts_dir,
-                            effective_balancedness, fit_zipf, moe_layers, route_tokens, uniform_balancedness)
+                            fit_zipf, moe_layers, route_tokens, uniform_balancedness)
 from afdlib.catalog import data_dir, load_hardware, load_model
-from afdlib.hfu import hfu_sweep
 from afdlib.imbalance import alpha_afd, alpha_ep
+from afdlib.imbalance_cost import imbalance_cost
+from afdlib.figures import measured_sigma_figure, uniform_sigma_figure
 from afdlib.plotting import save_data, save_figure, setup_style
 
 setup_style()
@@ -83,16 +84,7 @@ mc = np.array([[balancedness(contiguous_rank_loads(draws[t], r)).mean() for r in
 analytic = uniform_balancedness(np.array(batch_tokens)[:, None], experts_per_token, n_experts, ranks_u[None, :])
 leading = uniform_balancedness(np.array(batch_tokens)[:, None], experts_per_token, n_experts, ranks_u[None, :],
                                method="leading")
-fig, ax = plt.subplots()
-for k, t in enumerate(batch_tokens):
-    line, = ax.plot(ranks_u, analytic[k], label=f"T = {t}")
-    ax.plot(ranks_u, mc[k], "o", color=line.get_color(), ms=4)
-    ax.plot(ranks_u, leading[k], ":", color=line.get_color(), lw=1)
-ax.set_xscale("log", base=2)
-ax.set_xlabel("EP ranks R")
-ax.set_ylabel("balancedness σ (mean / max)")
-ax.set_title("Uniform top-8 routing: lines analytic (Blom), dotted sqrt(2 ln R), dots Monte-Carlo", fontsize=9)
-ax.legend(fontsize=8)
+fig = uniform_sigma_figure(batch_tokens, ranks_u, analytic, leading, mc, experts_per_token)
 save_figure(fig, "sigma_uniform", output_dir)
 plt.show()
 mu = np.array(batch_tokens)[:, None] * experts_per_token / ranks_u[None, :]
@@ -139,19 +131,7 @@ for t in batch_tokens:
 per_batch = pd.DataFrame(per_batch)
 save_data(per_batch, "sigma_deepseek_batches", output_dir)
 
-fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
-axes[0].plot(longrun.ep_size, longrun.contiguous, "-o", label="contiguous")
-axes[0].plot(longrun.ep_size, longrun.eplb_no_replicas, "-s", label="EPLB packing (replicas only where R > E)")
-axes[0].plot(longrun.ep_size, longrun[f"eplb_plus_{redundant}"], "-^", label=f"EPLB + {redundant} replicas")
-axes[0].set_title("long-run counts", fontsize=10)
-for t, grp in per_batch.groupby("tokens"):
-    axes[1].plot(grp.ep_size, grp[f"eplb_plus_{redundant}"], "-o", ms=3, label=f"T = {t}, EPLB + {redundant}")
-axes[1].set_title(f"per batch of T tokens ({len(sample)} layers x {trials} batches)", fontsize=10)
-for ax in axes:
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("EP ranks R")
-    ax.legend(fontsize=7)
-axes[0].set_ylabel("balancedness σ (median over layers)")
+fig = measured_sigma_figure(longrun, per_batch, redundant, len(sample), trials)
 save_figure(fig, "sigma_deepseek", output_dir)
 plt.show()
 
@@ -197,42 +177,25 @@ fit_table.describe().loc[["mean", "50%", "min", "max"]].style.format(precision=3
 # mean over layers.
 
 # %%
-model, hw = load_model("deepseek-v3"), load_hardware(hardware)
-res, _ = hfu_sweep(model, hw, np.array([n_ffn_afd]))
-afd_gpus = n_ffn_afd * hw.gpus_per_node
-afd_tokens = int(round(float(res["tokens_per_rank"][0]) * afd_gpus / experts_per_token))
-ep_tokens = int(round(ep_tokens_per_gpu * ep_size))
-_, _, red_afd = balance_sweep(counts, [afd_gpus], max(0, afd_gpus - n_experts), tokens=afd_tokens,
-                              experts_per_token=experts_per_token, trials=trials, seed=seed, layers=sample)
-_, _, red_ep = balance_sweep(counts, [ep_size], redundant, tokens=ep_tokens, experts_per_token=experts_per_token,
-                             trials=trials, seed=seed, layers=sample)
-sigma_afd, sigma_ep = effective_balancedness(red_afd[0]), effective_balancedness(red_ep[0])
-a_afd = alpha_afd(sigma_afd, n_attn_afd, n_ffn_afd)
-a_ep = float(alpha_ep(sigma_ep, lambda_ep))
-answer = pd.DataFrame([
-    {"design": f"AFD {n_attn_afd}A{n_ffn_afd}F ({afd_gpus} FFN GPUs)", "tokens per layer step": afd_tokens,
-     "sigma": sigma_afd, "alpha": float(a_afd.alpha), "rounding": str(a_afd.rounding)},
-    {"design": f"EP{ep_size} + {redundant} redundant", "tokens per layer step": ep_tokens, "sigma": sigma_ep,
-     "alpha": a_ep, "rounding": "-"},
-])
+afd, ep = imbalance_cost(counts, load_model("deepseek-v3"), load_hardware(hardware), n_attn_afd, n_ffn_afd, ep_size,
+                         redundant, lambda_ep, ep_tokens_per_gpu, trials=trials, seed=seed, layers=sample)
+answer = pd.DataFrame([afd.__dict__, ep.__dict__])
 save_data(answer, "sigma_cost", output_dir)
 glue("origin", origin, display=False)
-glue("afd_tokens", f"{afd_tokens:,}", display=False)
-glue("ep_tokens", f"{ep_tokens:,}", display=False)
-glue("sigma_afd", f"{sigma_afd:.3f}", display=False)
-glue("sigma_ep", f"{sigma_ep:.3f}", display=False)
-glue("alpha_afd", f"{float(a_afd.alpha):.3f}", display=False)
-glue("alpha_ep", f"{a_ep:.3f}", display=False)
-glue("loss_afd", f"{1 - float(a_afd.alpha):.1%}", display=False)
-glue("loss_ep", f"{1 - a_ep:.1%}", display=False)
-afd_wins = float(a_afd.alpha) > a_ep
+glue("afd_tokens", f"{afd.tokens_per_step:,}", display=False)
+glue("ep_tokens", f"{ep.tokens_per_step:,}", display=False)
+for key, c in (("afd", afd), ("ep", ep)):
+    glue(f"sigma_{key}", f"{c.sigma:.3f}", display=False)
+    glue(f"alpha_{key}", f"{c.alpha:.3f}", display=False)
+    glue(f"loss_{key}", f"{1 - c.alpha:.1%}", display=False)
+afd_wins = afd.alpha > ep.alpha
 glue("verdict", "less than" if afd_wins else "more than", display=False)
 glue("consequence", "reverses the paper's conclusion on imbalance for this deployment" if afd_wins
      else "confirms the paper's conclusion on imbalance for this deployment, by a margin set by the data", display=False)
 glue("ep_slots_per_gpu", f"{(n_experts + redundant) / ep_size:.2g}", display=False)
-glue("afd_experts_per_gpu", f"{n_experts / afd_gpus:.3g}", display=False)
-glue("alpha_afd_at_ep_sigma", f"{float(alpha_afd(sigma_ep, n_attn_afd, n_ffn_afd).alpha):.3f}", display=False)
-glue("alpha_ep_at_ep_sigma", f"{float(alpha_ep(sigma_ep, n_attn_afd / n_ffn_afd)):.3f}", display=False)
+glue("afd_experts_per_gpu", f"{n_experts / afd.gpus:.3g}", display=False)
+glue("alpha_afd_at_ep_sigma", f"{float(alpha_afd(ep.sigma, n_attn_afd, n_ffn_afd).alpha):.3f}", display=False)
+glue("alpha_ep_at_ep_sigma", f"{float(alpha_ep(ep.sigma, n_attn_afd / n_ffn_afd)):.3f}", display=False)
 answer.style.hide(axis="index").format(precision=3)
 
 # %% [markdown]

@@ -156,3 +156,17 @@ def test_fitted_fallback_when_raw_files_are_absent(tmp_path):
     assert 0.95 < rep.median_redundant <= 1  # replicas balance the stand-in as they do the real data
     with pytest.raises(AfdError):
         counts_from_fit(fit, "no_such_file")
+
+
+def test_imbalance_cost_sizes_each_design_batch():
+    from afdlib.catalog import load_hardware, load_model
+    from afdlib.imbalance_cost import imbalance_cost
+    counts = zipf_counts(1e7, 256, 0.45, seed=2)[None, :]
+    afd, ep = imbalance_cost(counts, load_model("deepseek-v3"), load_hardware("h800"), 8, 2, 32, 32, 4.0, 185.0,
+                             trials=2)
+    # AFD batch: B_rank at N_F = 2 is 3.2 x B_out = 3.2 x 50e9 x t_B / (3 x 7168) = 2846 pairs per GPU;
+    # x 16 GPUs / 8 = 5692 tokens.  EP: 185 x 32 = 5920 tokens
+    assert afd.gpus == 16 and afd.tokens_per_step == pytest.approx(5692, abs=1)
+    assert ep.tokens_per_step == 5920
+    for c in (afd, ep):
+        assert 0 < c.sigma <= 1 and 0 < c.alpha <= 1

@@ -102,3 +102,14 @@ def test_timeline_bars_are_consistent():
     assert 0 < busy_share(bars, "FFN", end) <= 1
     with pytest.raises(AfdError):
         loads_with_balancedness(4, 0.2)  # below 1/n
+
+
+def test_imbalance_cases_throughputs_match_the_closed_forms():
+    from afdlib.timeline import imbalance_cases, relative_throughput
+    t = relative_throughput(imbalance_cases(0.8, 4.0, n_layers=60))
+    assert t["EP, balanced"] == 1 and t["AFD, balanced"] == 1
+    assert t["EP, EP imbalance"] == pytest.approx(float(alpha_ep(0.8, 4.0)))
+    assert t["EP, DP imbalance"] == pytest.approx(float(alpha_dp_ep(0.8, 4.0)))
+    # AFD without resizing: every pipeline cycle is stretched, alpha -> sigma (within fill and drain)
+    assert t["AFD, EP imbalance"] == pytest.approx(0.8, abs=0.01)
+    assert t["AFD, DP imbalance"] == pytest.approx(0.8, abs=0.01)

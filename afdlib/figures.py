@@ -1,0 +1,273 @@
+"""The book's figures: one function per figure, taking computed data and returning a Figure.
+
+Kept out of the notebooks so that each chapter is parameters, a library call, a figure, glued
+numbers and prose. Plotting only: every number drawn comes from the model modules.
+"""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.ticker import PercentFormatter
+
+from .plotting import COMM_CEILING, REGIME_COLOURS
+
+STAGE_COLOURS = {"attention": "#2c7fb8", "dispatch": "#fdae61", "combine": "#d7191c", "ffn": "#1a9641",
+                 "idle": "#eeeeee"}
+
+
+def models_scatter(model_table: pd.DataFrame, paper_models: list[str]):
+    """Granularity H/M against sparsity E/K; the paper's models in blue, models at one point share a label."""
+    fig, ax = plt.subplots(figsize=(7.5, 4.6))
+    in_paper = model_table["slug"].isin(paper_models)
+    ax.scatter(model_table.sparsity_e_over_k, model_table.granularity_h_over_m,
+               s=in_paper.map({True: 70, False: 40}), c=in_paper.map({True: "#2c7fb8", False: "#999999"}), zorder=3)
+    points = model_table.groupby(["sparsity_e_over_k", "granularity_h_over_m"])["name"].agg(" / ".join)
+    for (x, y), label in points.items():
+        ax.annotate(label, (x, y), fontsize=8, xytext=(5, 3), textcoords="offset points")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("sparsity E / K (routed experts per activated expert)")
+    ax.set_ylabel("granularity H / M")
+    ax.set_title("Models: blue = the paper's six")
+    return fig
+
+
+def intensity_figure(sweep: pd.DataFrame, model, hardware, n_ffn_max: int):
+    """Fig. 2: normalised intensity against N_F, discrete and continuous, regimes shaded."""
+    from .intensity import normalised_intensity, regime_spans
+    k, e, r, g = model.experts_per_token, model.routed_experts, hardware.bandwidth_ratio, hardware.gpus_per_node
+    fine = np.geomspace(1, n_ffn_max, 800)
+    fig, ax = plt.subplots()
+    for lo, hi, name in regime_spans(n_ffn_max, k, e, r, g):
+        ax.axvspan(lo, hi, color=REGIME_COLOURS[name], zorder=0)
+        ax.text(np.sqrt(lo * hi), 1.02, name, transform=ax.get_xaxis_transform(), ha="center", fontsize=8)
+    ax.plot(fine, normalised_intensity(fine, k, e, r, g, continuous=True), color="#555555", lw=1.5, ls="--",
+            label="continuous G = E / (N_F g)")
+    ax.step(sweep.n_ffn, sweep.intensity, where="post", color="#2c7fb8", lw=1.2, alpha=0.6)
+    ax.plot(sweep.n_ffn, sweep.intensity, "o", color="#2c7fb8", ms=4, label="discrete G = ceil(E / (N_F g))")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("FFN nodes N_F")
+    ax.set_ylabel("intensity I  (B_out = 1 token)")
+    ax.set_title(f"{model.name} on {hardware.name}: K={k}, E={e}, g={g}, r={r:.2f}", pad=18)
+    ax.legend(loc="upper left", fontsize=8)
+    return fig
+
+
+def hfu_frame(grid: dict[str, np.ndarray], hardware: list[str], models: list[str], n_ffn) -> pd.DataFrame:
+    """Long table of an :func:`afdlib.hfu.hfu_grid` result, one row per (device, model, N_F)."""
+    d, m, n = np.meshgrid(hardware, models, n_ffn, indexing="ij")
+    return pd.DataFrame({"hardware": d.ravel(), "model": m.ravel(), "n_ffn": n.ravel(),
+                         **{k: grid[k].ravel() for k in ("hfu", "comm_ceiling", "feasible", "limit", "local_experts")}})
+
+
+def hfu_panels(grid: dict[str, np.ndarray], hardware, models, n_ffn, ceiling_model: int = 0, title: str = ""):
+    """Fig. 4: one panel per device, the bound of each model against N_F; x marks infeasible points,
+    labelled with the HBM rule that fails; the communication ceiling of ``models[ceiling_model]`` in bold red."""
+    colours = dict(zip([m.slug for m in models], plt.get_cmap("tab10").colors))
+    cols = min(4, len(hardware))
+    rows = int(np.ceil(len(hardware) / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols, 2.9 * rows), sharex=True, sharey=True, squeeze=False)
+    ref = models[ceiling_model]
+    for i, (h, ax) in enumerate(zip(hardware, axes.flat)):
+        ax.plot(n_ffn, np.minimum(grid["comm_ceiling"][i, ceiling_model], 1.05), **COMM_CEILING, zorder=4,
+                label=f"communication ceiling ({ref.name})")
+        for j, m in enumerate(models):
+            ok, y = grid["feasible"][i, j], grid["hfu"][i, j]
+            ax.plot(n_ffn[ok], y[ok], "-o", ms=2.5, lw=1.2, color=colours[m.slug], label=m.name, zorder=3)
+            if (~ok).any():
+                ax.plot(n_ffn[~ok], y[~ok], "x", ms=4, color=colours[m.slug], zorder=3)
+                first = int(np.argmax(~ok))
+                kind = "HBM" if grid["limit"][i, j, first] == "hbm-capacity" else "HBM time"
+                ax.annotate(f"{kind} - {m.name}", (n_ffn[first], y[first]), fontsize=6, color=colours[m.slug],
+                            xytext=(4, 4 + 7 * j), textcoords="offset points")
+        ax.set_title(h.name.replace("NVIDIA ", ""), fontsize=10)
+        ax.set_xscale("log", base=2)
+        ax.set_ylim(0, 1.08)
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    for ax in axes.flat[len(hardware):]:
+        ax.set_visible(False)
+    for ax in axes[-1]:
+        ax.set_xlabel("FFN nodes N_F")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("HFU upper bound")
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, bbox_to_anchor=(0.5, -0.06))
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def grouped_gemm_figure(tokens, curves: dict, exponents, hardware, ep_tokens: float, afd_ceiling: dict,
+                        paper_ep_hfu: float, experts_per_gpu: int, ofu: float, afd_model_name: str):
+    """Fig. 3: grouped-GEMM HFU against tokens per expert, balanced and Zipf-skewed, one panel per device."""
+    from .grouped_gemm import ridge_tokens_per_expert
+    fig, axes = plt.subplots(1, len(hardware), figsize=(5.2 * len(hardware), 4), sharey=True, squeeze=False)
+    for h, ax in zip(hardware, axes[0]):
+        for k, s in enumerate(exponents):
+            ax.plot(tokens, curves[h.slug][k], lw=2 if s == 0 else 1.3, ls="-" if s == 0 else "--",
+                    label="balanced" if s == 0 else f"Zipf s = {s:g}")
+        ridge = float(ridge_tokens_per_expert(h.flops, h.hbm_bytes_per_s)) * ofu
+        ax.axvline(ridge, color="grey", lw=0.8, ls=":")
+        ax.text(ridge, 0.03, f" ridge {ridge:.0f}", fontsize=8, color="grey")
+        if afd_ceiling.get(h.slug) is not None:
+            ax.axhline(afd_ceiling[h.slug], **COMM_CEILING,
+                       label=f"AFD ceiling, {afd_model_name} ({afd_ceiling[h.slug]:.1%})")
+        ax.axvline(ep_tokens, color="black", lw=0.8)
+        ax.text(ep_tokens, 1.02, f"EP: {ep_tokens:.0f} tok/expert", fontsize=8, ha="center")
+        if h.slug == "h800":
+            ax.plot([ep_tokens], [paper_ep_hfu], "k*", ms=11, label=f"paper, measured EP (~{paper_ep_hfu:.0%})")
+        ax.set_xscale("log")
+        ax.set_ylim(0, 1.08)
+        ax.set_title(f"{h.name}: {experts_per_gpu} experts per GPU", pad=14)
+        ax.set_xlabel("average tokens per expert")
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+        ax.legend(fontsize=7, loc="lower right")
+    axes[0, 0].set_ylabel("grouped-GEMM HFU (roofline)")
+    fig.tight_layout()
+    return fig
+
+
+def ceiling_figure(models, best: np.ndarray, ordinary, superpod, reference_model):
+    """Appendix A: the ceiling against M (with each model's best bound) and against bandwidth."""
+    from .hfu import comm_ceiling
+    sizes = np.geomspace(256, 32768, 200)
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.3))
+    lines = {
+        f"{superpod.name}: BW_eff = {superpod.scale_up_bytes_per_s / 1e9:.0f} GB/s":
+            (superpod.scale_up_bytes_per_s, superpod.flops, "#c0392b"),
+        f"{ordinary.name}, best (scale-up {ordinary.scale_up_bytes_per_s / 1e9:.0f} GB/s)":
+            (ordinary.scale_up_bytes_per_s, ordinary.flops, "#2c7fb8"),
+        f"{ordinary.name}, dead zone (scale-out {ordinary.scale_out_bytes_per_s / 1e9:.0f} GB/s)":
+            (ordinary.scale_out_bytes_per_s, ordinary.flops, "#7f8c8d"),
+    }
+    for label, (bw, flops, colour) in lines.items():
+        ax1.plot(sizes, np.minimum(1, comm_ceiling(1, 1, bw, bw, sizes, flops)), color=colour, lw=2, label=label)
+    for i, marker in ((0, "o"), (1, "s")):
+        ax1.plot([m.moe_intermediate_size for m in models], best[i], marker, color="black", ms=4, alpha=0.7,
+                 ls="none")
+    by_size = pd.Series([m.name for m in models]).groupby([m.moe_intermediate_size for m in models]).agg(", ".join)
+    for size, names in by_size.items():
+        ax1.text(size, 0.02, names, rotation=90, fontsize=6, va="bottom", ha="right")
+    ax1.set_xscale("log", base=2)
+    ax1.set_xlabel("expert intermediate size M")
+    ax1.set_ylabel("HFU ceiling")
+    ax1.set_title("Ceiling vs M (markers: each model's best feasible bound;\n circles ordinary, squares Superpod)",
+                  fontsize=9)
+    ax1.yaxis.set_major_formatter(PercentFormatter(1.0))
+    ax1.legend(fontsize=7, loc="upper left")
+    ax1.set_ylim(0, 1.08)
+    bw = np.geomspace(10e9, 2000e9, 200)
+    for flops, colour in ((ordinary.flops, "#2c7fb8"), (superpod.flops, "#c0392b")):
+        ax2.plot(bw / 1e9, np.minimum(1, comm_ceiling(1, 1, bw, bw, reference_model.moe_intermediate_size, flops)),
+                 color=colour, lw=2, label=f"M = {reference_model.moe_intermediate_size}, {flops / 1e12:.0f} TFLOP/s")
+    for name, value in (("400 Gb/s NIC", 50e9), ("800 Gb/s NIC", 100e9), ("H800 NVLink", 160e9),
+                        ("NVLink 5 (80%)", 720e9)):
+        ax2.axvline(value / 1e9, color="grey", lw=0.8, ls=":")
+        ax2.text(value / 1e9, 1.02, name, fontsize=7, rotation=30)
+    ax2.set_xscale("log")
+    ax2.set_xlabel("effective bandwidth per GPU, GB/s (one direction)")
+    ax2.set_title(f"Ceiling vs bandwidth ({reference_model.name} experts)", fontsize=9, pad=22)
+    ax2.yaxis.set_major_formatter(PercentFormatter(1.0))
+    ax2.set_ylim(0, 1.08)
+    ax2.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def penalty_table(n_ffn_values, sigmas, lambda_min: float, lambda_max: float) -> pd.DataFrame:
+    """Fig. 6 points: every whole N_A with lambda = N_A / N_F in range, every sigma; alpha for AFD and EP."""
+    from .imbalance import alpha_afd, alpha_ep
+    rows = []
+    for nf in n_ffn_values:
+        n_attn = np.arange(int(np.ceil(lambda_min * nf)), int(np.floor(lambda_max * nf)) + 1)
+        for s in sigmas:
+            afd = alpha_afd(s, n_attn, nf)
+            rows += [{"n_ffn": nf, "n_attn": int(na), "lambda": na / nf, "sigma": s, "alpha_afd": float(al),
+                      "rounding": str(r), "alpha_ep": float(alpha_ep(s, na / nf))}
+                     for na, al, r in zip(n_attn, afd.alpha, afd.rounding)]
+    return pd.DataFrame(rows)
+
+
+def penalty_figure(table: pd.DataFrame, lambda_min: float, lambda_max: float):
+    """Fig. 6: alpha against lambda, one panel per N_F; EP solid (continuous), AFD dashed (whole nodes)."""
+    from .imbalance import alpha_ep
+    n_ffn_values, sigmas = sorted(table.n_ffn.unique()), sorted(table.sigma.unique())
+    lam = np.linspace(lambda_min, lambda_max, 200)
+    colours = dict(zip(sigmas, plt.get_cmap("viridis")(np.linspace(0.1, 0.85, len(sigmas)))))
+    fig, axes = plt.subplots(1, len(n_ffn_values), figsize=(4.2 * len(n_ffn_values), 4), sharey=True, squeeze=False)
+    for ax, nf in zip(axes[0], n_ffn_values):
+        for s in sigmas:
+            ax.plot(lam, alpha_ep(s, lam), color=colours[s], lw=1.6, label=f"EP, σ = {s:.2f}")
+            pts = table[(table.n_ffn == nf) & (table.sigma == s)]
+            ax.plot(pts["lambda"], pts.alpha_afd, "--o", color=colours[s], ms=3, lw=1, label=f"AFD, σ = {s:.2f}")
+        ax.set_title(f"N_F = {nf}")
+        ax.set_xlabel("λ  (EP: t_a / t_f;  AFD: N_A / N_F)")
+    axes[0, 0].set_ylabel("α, throughput per node vs balanced")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, bbox_to_anchor=(0.5, -0.12))
+    fig.suptitle("EP solid, AFD dashed (points: whole attention nodes)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def timelines_figure(cases: dict, alpha_measured: dict):
+    """Fig. 5: one panel per imbalanced case; bars per lane, coloured by stage; AFD bars numbered by micro-batch."""
+    shown = [c for c in cases if "balanced" not in c]
+    cols = 2
+    rows = int(np.ceil(len(shown) / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(12, 3.25 * rows), squeeze=False)
+    for ax, case in zip(axes.flat, shown):
+        bars = cases[case].bars
+        lanes = sorted({b.lane for b in bars}, key=lambda s: (s.startswith("FFN"), s == "network", s))
+        y = {lane: i for i, lane in enumerate(lanes)}
+        for b in bars:
+            ax.barh(y[b.lane], b.duration, left=b.start, color=STAGE_COLOURS[b.stage], edgecolor="white", height=0.8,
+                    hatch="//" if b.stage == "idle" else None)
+            if case.startswith("AFD") and b.stage in ("attention", "ffn") and b.duration > 0.3:
+                ax.text(b.start + b.duration / 2, y[b.lane], str(b.microbatch), ha="center", va="center", fontsize=7,
+                        color="white")
+        ax.set_yticks(range(len(lanes)), lanes, fontsize=8)
+        ax.invert_yaxis()
+        ax.set_title(f"{case}: throughput {alpha_measured[case]:.3f} of balanced", fontsize=10)
+        ax.set_xlabel("time (units of t_B)")
+    for ax in axes.flat[len(shown):]:
+        ax.set_visible(False)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in STAGE_COLOURS.values()]
+    fig.legend(handles, list(STAGE_COLOURS), loc="lower center", ncol=5, fontsize=8, bbox_to_anchor=(0.5, -0.03))
+    fig.tight_layout()
+    return fig
+
+
+def uniform_sigma_figure(batch_tokens, ranks, analytic, leading, monte_carlo, experts_per_token: int):
+    """Uniform routing: analytic (Blom) lines, sqrt(2 ln R) dotted, Monte-Carlo dots, against R."""
+    fig, ax = plt.subplots()
+    for k, t in enumerate(batch_tokens):
+        line, = ax.plot(ranks, analytic[k], label=f"T = {t}")
+        ax.plot(ranks, monte_carlo[k], "o", color=line.get_color(), ms=4)
+        ax.plot(ranks, leading[k], ":", color=line.get_color(), lw=1)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("EP ranks R")
+    ax.set_ylabel("balancedness σ (mean / max)")
+    ax.set_title(f"Uniform top-{experts_per_token} routing: lines analytic (Blom), dotted sqrt(2 ln R), "
+                 "dots Monte-Carlo", fontsize=9)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def measured_sigma_figure(longrun: pd.DataFrame, per_batch: pd.DataFrame, redundant: int, n_layers: int,
+                          trials: int):
+    """Measured loads: long-run balancedness by placement, and per-batch with EPLB replicas, against R."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    axes[0].plot(longrun.ep_size, longrun.contiguous, "-o", label="contiguous")
+    axes[0].plot(longrun.ep_size, longrun.eplb_no_replicas, "-s", label="EPLB packing (replicas only where R > E)")
+    axes[0].plot(longrun.ep_size, longrun[f"eplb_plus_{redundant}"], "-^", label=f"EPLB + {redundant} replicas")
+    axes[0].set_title("long-run counts", fontsize=10)
+    for t, grp in per_batch.groupby("tokens"):
+        axes[1].plot(grp.ep_size, grp[f"eplb_plus_{redundant}"], "-o", ms=3, label=f"T = {t}, EPLB + {redundant}")
+    axes[1].set_title(f"per batch of T tokens ({n_layers} layers x {trials} batches)", fontsize=10)
+    for ax in axes:
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("EP ranks R")
+        ax.legend(fontsize=7)
+    axes[0].set_ylabel("balancedness σ (median over layers)")
+    return fig
