@@ -1,0 +1,19 @@
+"""afdlib: the models of arXiv 2602.09721 (attention-FFN disaggregation vs expert parallelism).
+
+One concept per module, pure functions over plain data, SI units inside:
+
+* ``catalog``, ``hf_config``, ``files``: hardware and model catalogues, user files, HF configs
+* ``budget``: the 3-batch-overlap stage budget and bubble conditions (Eqs. 1-5)
+* ``roofline``: the roofline with a communication ceiling
+* ``intensity``: tokens per FFN rank, arithmetic intensity, the four regimes (Eqs. 9-10, Fig. 2)
+* ``hfu``: the HFU upper bound of the AFD FFN side and its dead zone (Fig. 4, Appendix A)
+* ``grouped_gemm``: the EP side's grouped-GEMM roofline (Fig. 3)
+* ``imbalance``: the imbalance penalty, with the corrected AFD constant (Figs. 5-6)
+* ``routing``, ``balance``: expert popularity, balancedness from routing statistics, EPLB placement
+* ``imbalance_cost``: measured imbalance through the penalty, per design
+* ``timeline``: scheduled timelines of one decode step (Fig. 5)
+* ``figures``, ``plotting``: the book's figures; ``book``: the papermill -> jupyter-book build
+* ``cli``: the ``afd`` command
+"""
+
+__version__ = "0.1.0"

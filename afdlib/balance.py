@@ -14,7 +14,6 @@ All random draws take an explicit seed (``numpy.random.default_rng``).
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import NormalDist
@@ -23,6 +22,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .errors import AfdError
+from .files import read_json, read_yaml
 from .routing import zipf_popularity
 
 
@@ -184,12 +184,7 @@ def eplb_placement(expert_loads: ArrayLike, ranks: int, redundant: int = 0) -> P
 def load_counts(path: str | Path) -> np.ndarray:
     """Read an SGLang-style ``{"logical_count": [[...E...] x layers]}`` file; shape (layers, E)."""
     path = Path(path)
-    try:
-        doc = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise AfdError(f"{path}: no such file") from None
-    except json.JSONDecodeError as e:
-        raise AfdError(f"{path}: not valid JSON ({e})") from None
+    doc = read_json(path)
     if not isinstance(doc, dict) or "logical_count" not in doc:
         raise AfdError(f'{path}: expected a JSON object with key "logical_count" (layers x experts)')
     try:
@@ -325,16 +320,13 @@ def counts_from_fit(fit_path: str | Path, name: str) -> np.ndarray:
     random order (seed = layer index); dense layers stay zero. Statistically similar to the
     measured file, not equal to it: the hot experts land in different contiguous blocks.
     """
-    import yaml
+    doc = read_yaml(fit_path)
     try:
-        doc = yaml.safe_load(Path(fit_path).read_text())
         entry = doc["files"][name]
         n_layers = max(entry["moe_layers"]) + 1
         counts = np.zeros((n_layers, int(doc["routed_experts"])))
         for layer, s in zip(entry["moe_layers"], entry["zipf_exponent"]):
             counts[layer] = zipf_counts(entry["selections_per_layer_median"], counts.shape[1], s, seed=layer)
-    except FileNotFoundError:
-        raise AfdError(f"{fit_path}: no such file") from None
     except (KeyError, TypeError, ValueError) as e:
         raise AfdError(f"{fit_path}: no usable fit for '{name}' ({e})") from None
     return counts

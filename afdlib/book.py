@@ -34,7 +34,8 @@ def _papermill_cmd(src: Path, dst: Path, cwd: Path, parameters: dict | None = No
 def execute_notebooks(names: list[str] | None = None, jobs: int = 2) -> bool:
     """Execute notebooks into ``book/generated/``; True if every one succeeded."""
     GENERATED.mkdir(parents=True, exist_ok=True)
-    todo = [nb for nb in notebooks() if names is None or nb.stem in names]
+    # the largest notebooks usually run longest: start them first so the parallel slots finish together
+    todo = sorted((nb for nb in notebooks() if names is None or nb.stem in names), key=lambda p: -p.stat().st_size)
     unknown = set(names or []) - {nb.stem for nb in notebooks()}
     if unknown:
         print(f"afd book: unknown notebook(s) {sorted(unknown)}; valid: {[nb.stem for nb in notebooks()]}",

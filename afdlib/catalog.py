@@ -24,9 +24,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-import yaml
-
 from .errors import AfdError
+from .files import read_yaml
 
 TERA = 1e12
 GIGA = 1e9
@@ -139,18 +138,8 @@ class Model:
 
 # ----------------------------------------------------------------------------- loading
 
-def _read_yaml(path: Path) -> Any:
-    try:
-        with open(path) as f:
-            return yaml.safe_load(f)
-    except FileNotFoundError:
-        raise AfdError(f"{path}: no such file") from None
-    except yaml.YAMLError as e:
-        raise AfdError(f"{path}: not valid YAML ({str(e).splitlines()[0]})") from None
-
-
 def _section(path: Path, key: str) -> dict:
-    doc = _read_yaml(path)
+    doc = read_yaml(path)
     if not isinstance(doc, dict) or not isinstance(doc.get(key), dict):
         raise AfdError(f"{path}: expected a top-level mapping '{key}:' of entries")
     return doc[key]
@@ -257,7 +246,7 @@ def load_hardware(name: str, profile: str = "paper", efficiency: Efficiency | No
     """
     if _looks_like_path(name):
         path = Path(name)
-        doc = _read_yaml(path)
+        doc = read_yaml(path)
         if not isinstance(doc, dict):
             raise AfdError(f"{path}: expected a mapping of hardware fields")
         if "hardware" in doc and isinstance(doc["hardware"], dict) and len(doc["hardware"]) == 1:
@@ -329,7 +318,7 @@ def load_model(name: str, profile: str = "paper", catalog: Path | None = None) -
         if path.suffix == ".json":
             from .hf_config import model_from_hf_config
             return model_from_hf_config(path)
-        doc = _read_yaml(path)
+        doc = read_yaml(path)
         if isinstance(doc, dict) and "models" in doc and isinstance(doc["models"], dict) and len(doc["models"]) == 1:
             doc = doc["models"]
         if isinstance(doc, dict) and len(doc) == 1 and isinstance(next(iter(doc.values())), dict):

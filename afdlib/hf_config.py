@@ -6,12 +6,12 @@ keys, in the top-level config and in a nested ``text_config`` (Llama 4, Qwen3.5)
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from .catalog import Model, _check_model
 from .errors import AfdError
+from .files import read_json
 
 # quantity -> candidate keys, in order (dotted = nested)
 _KEYS = {
@@ -74,12 +74,7 @@ def _shared_experts(cfg: dict) -> int:
 def model_from_hf_config(path: str | Path, slug: str | None = None) -> Model:
     """A :class:`Model` from a Hugging Face ``config.json`` file."""
     path = Path(path)
-    try:
-        raw = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise AfdError(f"{path}: no such file") from None
-    except json.JSONDecodeError as e:
-        raise AfdError(f"{path}: not valid JSON ({e})") from None
+    raw = read_json(path)
     if not isinstance(raw, dict):
         raise AfdError(f"{path}: expected a JSON object")
     cfg = dict(raw)

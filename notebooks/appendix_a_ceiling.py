@@ -35,7 +35,7 @@ models = ["deepseek-v3", "kimi-k2", "step3", "qwen3-coder", "ernie-4.5", "glm-4.
 slo_ms = 50.0
 output_dir = "figures"
 
-# %%
+# %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -56,7 +56,7 @@ best = np.array([[np.nan if summ[h.slug, m.slug].max_hfu is None else summ[h.slu
                  for h in (hw_o, hw_s)])
 ref = load_model("deepseek-v3")
 
-# %%
+# %% tags=["hide-input"]
 fig = ceiling_figure(ms, best, hw_o, hw_s, ref)
 save_figure(fig, "appendix_a_ceiling", output_dir)
 plt.show()
@@ -68,7 +68,7 @@ table = pd.DataFrame({"model": [m.name for m in ms], "M": [m.moe_intermediate_si
 save_data(table, "appendix_a_models", output_dir)
 table.style.format({c: "{:.1%}" for c in table.columns[2:]}, na_rep="infeasible").hide(axis="index")
 
-# %%
+# %% tags=["hide-input"]
 # M at which the ceiling reaches 100% (HFU_comm = 1  <=>  M = FLOPS / (2 BW_eff))
 glue("m_full_superpod", f"{hw_s.flops / (2 * hw_s.scale_up_bytes_per_s):.0f}", display=False)
 glue("m_full_ordinary", f"{hw_o.flops / (2 * hw_o.scale_up_bytes_per_s):.0f}", display=False)

@@ -28,7 +28,7 @@ paper_models = ["deepseek-v3", "kimi-k2", "step3", "qwen3-coder", "ernie-4.5", "
 paper_hardware = ["h20", "h100", "h200", "h800", "b200", "b300", "gb200", "gb300"]
 output_dir = "figures"
 
-# %%
+# %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import pandas as pd
 from myst_nb import glue
@@ -53,7 +53,7 @@ save_data(hw_table, "table5_hardware", output_dir)
 # reference configurations. GLM-4.7 is printed in the paper with 92 MoE layers next to 3 dense
 # layers out of 92; 89 is consistent, and the `reference` profile uses it.
 
-# %%
+# %% tags=["hide-input"]
 model_table["in paper"] = model_table["slug"].isin(paper_models)
 model_table.sort_values(["in paper", "slug"], ascending=[False, True]).drop(columns="in paper").style.hide(
     axis="index").format(precision=2)
@@ -65,7 +65,7 @@ model_table.sort_values(["in paper", "slug"], ascending=[False, True]).drop(colu
 # (column `profile`). "Superpod" systems (GB200/GB300 NVL72, CloudMatrix384, TPU pods) have
 # scale-out bandwidth equal to scale-up: the fast fabric spans the AFD nodes.
 
-# %%
+# %% tags=["hide-input"]
 hw_table["in paper"] = hw_table["slug"].isin(paper_hardware)
 hw_table.sort_values(["in paper", "slug"], ascending=[False, True]).drop(columns="in paper").style.hide(
     axis="index").format(precision=2)
@@ -76,12 +76,12 @@ hw_table.sort_values(["in paper", "slug"], ascending=[False, True]).drop(columns
 # The paper's decision framework (Section 4) favours AFD for coarse experts (small H/M) and low
 # sparsity (small E/K): both raise the tokens each expert sees per byte of weights.
 
-# %%
+# %% tags=["hide-input"]
 fig = models_scatter(model_table, paper_models)
 save_figure(fig, "models_granularity_sparsity", output_dir)
 plt.show()
 
-# %%
+# %% tags=["hide-input"]
 coarse = model_table.loc[model_table["granularity_h_over_m"].idxmin()]
 sparse = model_table.loc[model_table["sparsity_e_over_k"].idxmax()]
 glue("coarsest_model", coarse["name"], display=False)

@@ -35,7 +35,7 @@ model_profile = "paper"
 n_ffn_max = 64             # sweep N_F = 1 .. n_ffn_max FFN nodes
 output_dir = "figures"
 
-# %%
+# %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -54,12 +54,12 @@ sweep = pd.DataFrame(intensity_sweep(m, hw, np.arange(1, n_ffn_max + 1)))
 save_data(sweep, "fig2_intensity", output_dir)
 sweep.head(12)
 
-# %%
+# %% tags=["hide-input"]
 fig = intensity_figure(sweep, m, hw, n_ffn_max)
 save_figure(fig, "fig2_intensity", output_dir)
 plt.show()
 
-# %%
+# %% tags=["hide-input"]
 borders = regime_borders(K, E, r, g)
 at = sweep.set_index("n_ffn")
 stable_at = int(np.ceil(borders["stable"])) if borders["stable"] <= n_ffn_max else None

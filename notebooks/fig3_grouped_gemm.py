@@ -46,7 +46,7 @@ ep_redundant_experts = 32
 paper_ep_hfu = 0.60                 # "about 60%" measured grouped-GEMM HFU the paper prints
 output_dir = "figures"
 
-# %%
+# %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -74,12 +74,12 @@ frame = pd.concat([pd.DataFrame({"hardware": h, "zipf_exponent": s, "tokens_per_
                    for h in curves for k, s in enumerate(exponents)])
 save_data(frame, "fig3_grouped_gemm", output_dir)
 
-# %%
+# %% tags=["hide-input"]
 fig = grouped_gemm_figure(tokens, curves, exponents, hws, ep_tokens, afd, paper_ep_hfu, experts_per_gpu, ofu, model.name)
 save_figure(fig, "fig3_grouped_gemm", output_dir)
 plt.show()
 
-# %%
+# %% tags=["hide-input"]
 h800 = "h800" if "h800" in curves else hws[0].slug
 k1 = 1 + int(np.argmin(np.abs(np.array(zipf_exponents) - 1.0))) if zipf_exponents else 0
 glue("ep_tokens", f"{ep_tokens:.0f}", display=False)

@@ -44,7 +44,7 @@ hbm_usable_fraction = 1.0  # share of HBM the routed weights may take (paper's r
 ceiling_model = "deepseek-v3"  # whose communication ceiling is drawn bold red
 output_dir = "figures"
 
-# %%
+# %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -65,7 +65,7 @@ grid = hfu_grid(ms, hws, n_ffn, **kw)  # arrays of shape (device, model, N_F)
 save_data(hfu_frame(grid, hardware, models, n_ffn), "fig4_hfu_bound", output_dir)
 summ = grid_summaries(ms, hws, n_ffn, grid)
 
-# %%
+# %% tags=["hide-input"]
 fig = hfu_panels(grid, hws, ms, n_ffn, ceiling_model=models.index(ceiling_model) if ceiling_model in models else 0,
                  title=f"HFU upper bound of the AFD FFN side (SLO {slo_ms:g} ms, L_accept {l_accept:g}, "
                        f"t_g {t_gap_ms:g} ms, g = {gpus_per_node}); x = infeasible")
@@ -78,17 +78,17 @@ plt.show()
 # The largest feasible bound of each model on each device (percent), and the $N_F$ where it is
 # first reached.
 
-# %%
+# %% tags=["hide-input"]
 maxima = pd.DataFrame({h.slug: {x.name: (np.nan if summ[h.slug, x.slug].max_hfu is None
                                           else 100 * summ[h.slug, x.slug].max_hfu) for x in ms} for h in hws}).T
 best_n = pd.DataFrame({h.slug: {x.name: summ[h.slug, x.slug].best_n_ffn for x in ms} for h in hws}).T
 save_data(maxima.reset_index(names="hardware"), "fig4_maxima_percent", output_dir)
 maxima.style.format("{:.1f}", na_rep="infeasible")
 
-# %%
+# %% tags=["hide-input"]
 best_n
 
-# %%
+# %% tags=["hide-input"]
 def pct(hw, model):
     s = summ.get((hw, model))
     return "n/a" if s is None or s.max_hfu is None else f"{100 * s.max_hfu:.1f}%"

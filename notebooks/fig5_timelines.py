@@ -34,7 +34,7 @@ n_layers = 2         # layers drawn
 n_layers_measure = 60  # layers over which throughput is measured (fill and drain amortised)
 output_dir = "figures"
 
-# %%
+# %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import pandas as pd
 from myst_nb import glue
@@ -50,12 +50,12 @@ alpha_measured = relative_throughput(imbalance_cases(sigma, lambda_ep, ep_ranks,
 records = [{"case": name, **b.__dict__} for name, c in cases.items() for b in c.bars]
 save_data(pd.DataFrame(records), "fig5_timelines", output_dir)
 
-# %%
+# %% tags=["hide-input"]
 fig = timelines_figure(cases, alpha_measured)
 save_figure(fig, "fig5_timelines", output_dir)
 plt.show()
 
-# %%
+# %% tags=["hide-input"]
 glue("sigma", f"{sigma:g}", display=False)
 glue("n_measure", str(n_layers_measure), display=False)
 for case, key in (("EP, EP imbalance", "ep_ep"), ("EP, DP imbalance", "ep_dp"), ("AFD, EP imbalance", "afd_ep"),

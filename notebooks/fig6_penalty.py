@@ -40,7 +40,7 @@ sigmas = [0.70, 0.75, 0.80, 0.85]
 lambda_min, lambda_max = 1.0, 5.0
 output_dir = "figures"
 
-# %%
+# %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -57,7 +57,7 @@ save_figure(fig, "fig6_penalty", output_dir)
 plt.show()
 save_data(table, "fig6_penalty", output_dir)
 
-# %%
+# %% tags=["hide-input"]
 glue("ep_checks", ", ".join(f"{alpha_ep(s, 4.0):.3f}" for s in (0.70, 0.75, 0.80, 0.85)), display=False)
 glue("afd_8_2", f"{float(alpha_afd(0.8, 8, 2).alpha):.4f}", display=False)
 glue("afd_8_2_rounding", str(alpha_afd(0.8, 8, 2).rounding), display=False)
@@ -95,7 +95,7 @@ glue("worst_where", f"N_F = {worst.n_ffn}, N_A = {worst.n_attn}, σ = {worst.sig
 # the factor $N_A/N_F = \lambda$. A penalty must be 1 without imbalance; the printed constant
 # gives $\lambda$ instead:
 
-# %%
+# %% tags=["hide-input"]
 check = pd.DataFrame([{"N_A": na, "N_F": nf, "lambda": na / nf, "sigma": 1.0,
                        "alpha, as printed (c = λ + 1)": float(alpha_afd_as_printed(1.0, na, nf)),
                        "alpha, corrected (c = (N_A+N_F)/N_A)": float(alpha_afd(1.0, na, nf).alpha)}

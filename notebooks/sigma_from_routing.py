@@ -45,7 +45,7 @@ ep_size, lambda_ep = 144, 4.0          # EP: DeepSeek's decode deployment, t_a /
 ep_tokens_per_gpu = 92.5 * 2           # tokens per GPU per step (Fig. 3: 1850 / 20 requests x 2 with MTP)
 output_dir = "figures"
 
-# %%
+# %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -76,7 +76,7 @@ print(f"{origin}: {layers.size} MoE layers x {n_experts} experts")
 # maximum of $R$ standard normals (Blom's approximation; $\sqrt{2\ln R}$ is its leading term and
 # overestimates it for small $R$). The Monte-Carlo picks $K$ distinct experts per token.
 
-# %%
+# %% tags=["hide-input"]
 ranks_u = np.array([r for r in ep_sizes if n_experts % r == 0])
 draws = {t: np.stack([route_tokens(t, experts_per_token, np.ones(n_experts), rng) for _ in range(uniform_trials)])
          for t in batch_tokens}
@@ -103,7 +103,7 @@ glue("mc_gap_leading", f"{np.abs(mc - leading)[big].max():.3f}", display=False)
 # Long-run counts first: experts in contiguous blocks, and placed by EPLB with and without
 # redundant replicas.
 
-# %%
+# %% tags=["hide-input"]
 red_counts = [redundant if (n_experts + redundant) >= r else r - n_experts for r in ep_sizes]
 _, cont_lr, red_lr = balance_sweep(counts, ep_sizes, red_counts)
 _, _, pack_lr = balance_sweep(counts, ep_sizes, [max(0, r - n_experts) for r in ep_sizes])
@@ -120,7 +120,7 @@ longrun.style.hide(axis="index").format(precision=3)
 # on real per-step skew: real batches are correlated), with the placement fitted to the long-run
 # counts, as a static placement would be.
 
-# %%
+# %% tags=["hide-input"]
 sample = layers[np.linspace(0, layers.size - 1, min(layer_sample, layers.size)).astype(int)]
 per_batch = []
 for t in batch_tokens:
@@ -146,7 +146,7 @@ plt.show()
 # A Zipf law over the sorted expert shares, fitted per layer (least squares), summarises each
 # layer by one exponent $s$; total variation is the share of load the fit puts on the wrong ranks.
 
-# %%
+# %% tags=["hide-input"]
 fits = [fit_zipf(counts[i]) for i in layers]
 fit_table = pd.DataFrame({"layer": layers, "zipf_exponent": [f.exponent for f in fits],
                           "total_variation": [f.total_variation for f in fits],
@@ -176,7 +176,7 @@ fit_table.describe().loc[["mean", "50%", "min", "max"]].style.format(precision=3
 # (EPLB packing, no replicas). A step runs its layers in sequence, so its $\sigma$ is the harmonic
 # mean over layers.
 
-# %%
+# %% tags=["hide-input"]
 afd, ep = imbalance_cost(counts, load_model("deepseek-v3"), load_hardware(hardware), n_attn_afd, n_ffn_afd, ep_size,
                          redundant, lambda_ep, ep_tokens_per_gpu, trials=trials, seed=seed, layers=sample)
 answer = pd.DataFrame([afd.__dict__, ep.__dict__])

@@ -1,7 +1,8 @@
-"""Benchmarks (not timed tests): whole-book build from scratch, and the afd command's latency.
+"""Benchmarks (not timed tests): whole-book build from scratch, the afd command's latency, and
+the library's hot spots (the Figure 4 grid, the routing Monte-Carlo).
 
-    .venv/bin/python scripts/benchmark.py            # book build + CLI
-    .venv/bin/python scripts/benchmark.py --cli-only
+    .venv/bin/python scripts/benchmark.py            # everything
+    .venv/bin/python scripts/benchmark.py --no-book  # skip the book build
 
 Prints wall-clock seconds; run it on an idle machine. The target is about a minute for the
 whole book on 2 cores.
@@ -29,15 +30,37 @@ def timed(cmd: list[str], repeat: int = 1) -> float:
     return best
 
 
+def library() -> None:
+    import numpy as np
+
+    from afdlib.balance import route_tokens
+    from afdlib.catalog import load_hardware, load_model
+    from afdlib.hfu import hfu_grid
+    models = [load_model(m) for m in ("deepseek-v3", "kimi-k2", "step3", "qwen3-coder", "ernie-4.5", "glm-4.7")]
+    hws = [load_hardware(h) for h in ("h20", "h800", "h100", "h200", "b200", "b300", "gb200", "gb300")]
+    n = np.arange(1, 65)
+    best = float("inf")
+    for _ in range(50):
+        t0 = time.perf_counter()
+        hfu_grid(models, hws, n)
+        best = min(best, time.perf_counter() - t0)
+    print(f"Figure 4 grid (8 devices x 6 models x 64 N_F) in one call: {best * 1e3:.2f} ms (best of 50)")
+    for name, pop in (("uniform", np.ones(256)), ("measured-like Zipf s=0.45", np.arange(1, 257) ** -0.45)):
+        t0 = time.perf_counter()
+        route_tokens(10**6, 8, pop, np.random.default_rng(0))
+        print(f"Monte-Carlo routing of 10^6 tokens, top-8 of 256 ({name}): {time.perf_counter() - t0:.2f} s")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--cli-only", action="store_true")
+    ap.add_argument("--no-book", action="store_true")
     args = ap.parse_args()
     print(f"cores: {os.cpu_count()}")
+    library()
     afd = str(BIN / "afd")
     for argv in (["intensity", "--model", "deepseek-v3", "--hardware", "h800", "--json"], ["catalog", "--json"]):
         print(f"afd {' '.join(argv)}: {timed([afd, *argv], repeat=5):.3f} s (best of 5)")
-    if args.cli_only:
+    if args.no_book:
         return
     for path in (ROOT / "_build", ROOT / "book" / "generated"):
         shutil.rmtree(path, ignore_errors=True)
