@@ -25,7 +25,8 @@ def notebooks() -> list[Path]:
 
 def _papermill_cmd(src: Path, dst: Path, cwd: Path, parameters: dict | None = None) -> list[str]:
     cmd = [sys.executable, "-m", "papermill", str(src), str(dst), "--cwd", str(cwd),
-           "-k", "python3", "--no-progress-bar", "--log-level", "WARNING"]
+           "-k", "python3", "--no-progress-bar", "--log-level", "WARNING",
+           "--execution-timeout", "300"]
     for k, v in (parameters or {}).items():
         cmd += ["-p", k, str(v)]
     return cmd

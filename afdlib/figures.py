@@ -255,12 +255,19 @@ def uniform_sigma_figure(batch_tokens, ranks, analytic, leading, monte_carlo, ex
 
 
 def measured_sigma_figure(longrun: pd.DataFrame, per_batch: pd.DataFrame, redundant: int, n_layers: int,
-                          trials: int):
-    """Measured loads: long-run balancedness by placement, and per-batch with EPLB replicas, against R."""
+                          trials: int, fitted: pd.DataFrame | None = None):
+    """Measured loads: long-run balancedness by placement, and per-batch with EPLB replicas, against R.
+
+    ``fitted``: the same long-run columns for a fitted skew, drawn dashed in the same colours.
+    """
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
-    axes[0].plot(longrun.ep_size, longrun.contiguous, "-o", label="contiguous")
-    axes[0].plot(longrun.ep_size, longrun.eplb_no_replicas, "-s", label="EPLB packing (replicas only where R > E)")
-    axes[0].plot(longrun.ep_size, longrun[f"eplb_plus_{redundant}"], "-^", label=f"EPLB + {redundant} replicas")
+    columns = (("contiguous", "-o", "contiguous"), ("eplb_no_replicas", "-s", "EPLB packing (replicas only where R > E)"),
+               (f"eplb_plus_{redundant}", "-^", f"EPLB + {redundant} replicas"))
+    for k, (col, style, label) in enumerate(columns):
+        line, = axes[0].plot(longrun.ep_size, longrun[col], style, label=label)
+        if fitted is not None:
+            axes[0].plot(fitted.ep_size, fitted[col], "--", color=line.get_color(), lw=1,
+                         label="Zipf fit" if k == 0 else None)
     axes[0].set_title("long-run counts", fontsize=10)
     for t, grp in per_batch.groupby("tokens"):
         axes[1].plot(grp.ep_size, grp[f"eplb_plus_{redundant}"], "-o", ms=3, label=f"T = {t}, EPLB + {redundant}")
