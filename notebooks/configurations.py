@@ -43,7 +43,7 @@ hardware = [load_hardware(s, profile=hw_profile) for s in hardware_names()]
 model_table = pd.DataFrame([model_row(m) for m in models])
 hw_table = pd.DataFrame([hardware_row(h) for h in hardware])
 save_data(model_table, "table4_models", output_dir)
-save_data(hw_table, "table5_hardware", output_dir)
+save_data(hw_table, "table5_hardware", output_dir);
 
 # %% [markdown]
 # ## Table 4: models

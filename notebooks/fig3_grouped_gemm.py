@@ -72,7 +72,7 @@ at_ep = {h.slug: grouped_gemm_hfu(skewed_tokens(ep_tokens, experts_per_gpu, expo
 afd = {h.slug: hfu_sweep(model, h, np.arange(1, 65))[1].max_hfu for h in hws}
 frame = pd.concat([pd.DataFrame({"hardware": h, "zipf_exponent": s, "tokens_per_expert": tokens, "hfu": curves[h][k]})
                    for h in curves for k, s in enumerate(exponents)])
-save_data(frame, "fig3_grouped_gemm", output_dir)
+save_data(frame, "fig3_grouped_gemm", output_dir);
 
 # %% tags=["hide-input"]
 fig = grouped_gemm_figure(tokens, curves, exponents, hws, ep_tokens, afd, paper_ep_hfu, experts_per_gpu, ofu, model.name)

@@ -85,6 +85,9 @@ best_n = pd.DataFrame({h.slug: {x.name: summ[h.slug, x.slug].best_n_ffn for x in
 save_data(maxima.reset_index(names="hardware"), "fig4_maxima_percent", output_dir)
 maxima.style.format("{:.1f}", na_rep="infeasible")
 
+# %% [markdown]
+# The $N_F$ at which each maximum is first reached:
+
 # %% tags=["hide-input"]
 best_n
 

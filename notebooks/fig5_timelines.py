@@ -48,7 +48,7 @@ setup_style()
 cases = imbalance_cases(sigma, lambda_ep, ep_ranks, n_attn, n_ffn, n_layers)
 alpha_measured = relative_throughput(imbalance_cases(sigma, lambda_ep, ep_ranks, n_attn, n_ffn, n_layers_measure))
 records = [{"case": name, **b.__dict__} for name, c in cases.items() for b in c.bars]
-save_data(pd.DataFrame(records), "fig5_timelines", output_dir)
+save_data(pd.DataFrame(records), "fig5_timelines", output_dir);
 
 # %% tags=["hide-input"]
 fig = timelines_figure(cases, alpha_measured)

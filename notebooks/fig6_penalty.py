@@ -55,7 +55,7 @@ table = penalty_table(n_ffn_values, sigmas, lambda_min, lambda_max)
 fig = penalty_figure(table, lambda_min, lambda_max)
 save_figure(fig, "fig6_penalty", output_dir)
 plt.show()
-save_data(table, "fig6_penalty", output_dir)
+save_data(table, "fig6_penalty", output_dir);
 
 # %% tags=["hide-input"]
 glue("ep_checks", ", ".join(f"{alpha_ep(s, 4.0):.3f}" for s in (0.70, 0.75, 0.80, 0.85)), display=False)
