@@ -18,9 +18,9 @@ NOTEBOOK_DIR = ROOT / "notebooks"
 GENERATED = ROOT / "book" / "generated"
 
 
-def notebooks() -> list[Path]:
+def notebooks(folder: Path = NOTEBOOK_DIR) -> list[Path]:
     """Source notebooks (the .ipynb halves of the jupytext pairs), in name order."""
-    return sorted(NOTEBOOK_DIR.glob("*.ipynb"))
+    return sorted(folder.glob("*.ipynb"))
 
 
 def _papermill_cmd(src: Path, dst: Path, cwd: Path, parameters: dict | None = None) -> list[str]:
@@ -32,14 +32,16 @@ def _papermill_cmd(src: Path, dst: Path, cwd: Path, parameters: dict | None = No
     return cmd
 
 
-def execute_notebooks(names: list[str] | None = None, jobs: int = 2) -> bool:
-    """Execute notebooks into ``book/generated/``; True if every one succeeded."""
-    GENERATED.mkdir(parents=True, exist_ok=True)
+def execute_notebooks(names: list[str] | None = None, jobs: int = 2, source: Path = NOTEBOOK_DIR,
+                      target: Path = GENERATED) -> bool:
+    """Execute notebooks of ``source`` into ``target``; True if every one succeeded."""
+    target.mkdir(parents=True, exist_ok=True)
+    available = notebooks(source)
     # the largest notebooks usually run longest: start them first so the parallel slots finish together
-    todo = sorted((nb for nb in notebooks() if names is None or nb.stem in names), key=lambda p: -p.stat().st_size)
-    unknown = set(names or []) - {nb.stem for nb in notebooks()}
+    todo = sorted((nb for nb in available if names is None or nb.stem in names), key=lambda p: -p.stat().st_size)
+    unknown = set(names or []) - {nb.stem for nb in available}
     if unknown:
-        print(f"afd book: unknown notebook(s) {sorted(unknown)}; valid: {[nb.stem for nb in notebooks()]}",
+        print(f"afd book: unknown notebook(s) {sorted(unknown)}; valid: {[nb.stem for nb in available]}",
               file=sys.stderr)
         return False
     env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
@@ -51,7 +53,7 @@ def execute_notebooks(names: list[str] | None = None, jobs: int = 2) -> bool:
     while queue or running:
         while queue and len(running) < max(1, jobs):
             nb = queue.pop(0)
-            proc = subprocess.Popen(_papermill_cmd(nb, GENERATED / nb.name, GENERATED), env=env,
+            proc = subprocess.Popen(_papermill_cmd(nb, target / nb.name, target), env=env,
                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             running.append((nb, proc, time.perf_counter()))
         for item in list(running):

@@ -208,6 +208,8 @@ def cmd_book(args) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="afd", description="Attention-FFN disaggregation vs expert "
                                      "parallelism: the models of arXiv 2602.09721.")
+    from . import __version__
+    parser.add_argument("--version", action="version", version=f"afd {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("catalog", help="hardware and models, with sources")
