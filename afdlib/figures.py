@@ -175,17 +175,22 @@ def ceiling_figure(models, best: np.ndarray, ordinary, superpod, reference_model
 
 
 def penalty_table(n_ffn_values, sigmas, lambda_min: float, lambda_max: float) -> pd.DataFrame:
-    """Fig. 6 points: every whole N_A with lambda = N_A / N_F in range, every sigma; alpha for AFD and EP."""
+    """Fig. 6 points: every whole N_A with lambda = N_A / N_F in range, every sigma; alpha for AFD and EP.
+
+    One vectorised call over all (N_F, N_A) pairs x all sigmas.
+    """
     from .imbalance import alpha_afd, alpha_ep
-    rows = []
-    for nf in n_ffn_values:
-        n_attn = np.arange(int(np.ceil(lambda_min * nf)), int(np.floor(lambda_max * nf)) + 1)
-        for s in sigmas:
-            afd = alpha_afd(s, n_attn, nf)
-            rows += [{"n_ffn": nf, "n_attn": int(na), "lambda": na / nf, "sigma": s, "alpha_afd": float(al),
-                      "rounding": str(r), "alpha_ep": float(alpha_ep(s, na / nf))}
-                     for na, al, r in zip(n_attn, afd.alpha, afd.rounding)]
-    return pd.DataFrame(rows)
+    pairs = [(nf, na) for nf in n_ffn_values
+             for na in range(int(np.ceil(lambda_min * nf)), int(np.floor(lambda_max * nf)) + 1)]
+    nf, na = (np.array(x, dtype=float)[None, :] for x in zip(*pairs))
+    s = np.asarray(sigmas, dtype=float)[:, None]
+    afd = alpha_afd(s, na, nf)
+    shape = afd.alpha.shape
+    return pd.DataFrame({"n_ffn": np.broadcast_to(nf, shape).ravel().astype(int),
+                         "n_attn": np.broadcast_to(na, shape).ravel().astype(int),
+                         "lambda": np.broadcast_to(na / nf, shape).ravel(), "sigma": np.broadcast_to(s, shape).ravel(),
+                         "alpha_afd": afd.alpha.ravel(), "rounding": afd.rounding.ravel(),
+                         "alpha_ep": alpha_ep(s, na / nf).ravel()})
 
 
 def penalty_figure(table: pd.DataFrame, lambda_min: float, lambda_max: float):

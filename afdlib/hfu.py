@@ -123,15 +123,27 @@ class BoundSummary:
     dead_zone_floor: float
 
 
+def best_over_n_ffn(n_ffn: ArrayLike, result: dict[str, np.ndarray], atol: float = 1e-12
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Maximum of the bound over feasible N_F (last axis) and the first N_F reaching it.
+
+    Returns float arrays over the leading axes; NaN where no point is feasible.
+    """
+    n = np.asarray(n_ffn, dtype=float)
+    feasible = np.asarray(result["feasible"])
+    masked = np.where(feasible, result["hfu"], -np.inf)
+    best = masked.max(axis=-1)
+    first = np.argmax(feasible & (masked >= best[..., None] - atol), axis=-1)
+    none = ~feasible.any(axis=-1)
+    return np.where(none, np.nan, best), np.where(none, np.nan, n[first])
+
+
 def summarise(n_ffn: ArrayLike, result: dict[str, np.ndarray], floor: float, atol: float = 1e-12) -> BoundSummary:
     """Maximum over the feasible points of one (device, model) sweep (None if none is feasible)."""
-    n = np.asarray(n_ffn)
-    hfu = np.where(result["feasible"], result["hfu"], -np.inf)
-    if not np.any(result["feasible"]):
+    best, first = best_over_n_ffn(n_ffn, result, atol)
+    if np.isnan(best):
         return BoundSummary(None, None, float(floor))
-    best = float(hfu.max())
-    first = int(n[np.argmax(hfu >= best - atol)])
-    return BoundSummary(best, first, float(floor))
+    return BoundSummary(float(best), int(first), float(floor))
 
 
 def hfu_sweep(model, hardware, n_ffn: ArrayLike, **kw) -> tuple[dict[str, np.ndarray], BoundSummary]:
@@ -149,5 +161,17 @@ def grid_summaries(models, hardware, n_ffn: ArrayLike, grid: dict[str, np.ndarra
     floors = dead_zone_floor(np.array([h.scale_out_bytes_per_s for h in hardware])[:, None],
                              np.array([m.moe_intermediate_size for m in models])[None, :],
                              np.array([h.flops for h in hardware])[:, None], ofu)
-    return {(h.slug, m.slug): summarise(n_ffn, {k: v[i, j] for k, v in grid.items()}, float(floors[i, j]))
+    best, first = best_over_n_ffn(n_ffn, grid)
+    return {(h.slug, m.slug): BoundSummary(None if np.isnan(best[i, j]) else float(best[i, j]),
+                                           None if np.isnan(first[i, j]) else int(first[i, j]), float(floors[i, j]))
             for i, h in enumerate(hardware) for j, m in enumerate(models)}
+
+
+def intermediate_size_for_full_hfu(bandwidth: ArrayLike, peak_flops: ArrayLike) -> np.ndarray:
+    """Expert size M at which the communication ceiling reaches 100%: FLOPS / (2 BW_eff)."""
+    return np.asarray(peak_flops, dtype=float) / (2.0 * np.asarray(bandwidth, dtype=float))
+
+
+def bandwidth_for_full_hfu(moe_intermediate_size: ArrayLike, peak_flops: ArrayLike) -> np.ndarray:
+    """Effective bandwidth (bytes/s) at which the communication ceiling reaches 100%: FLOPS / (2 M)."""
+    return np.asarray(peak_flops, dtype=float) / (2.0 * np.asarray(moe_intermediate_size, dtype=float))

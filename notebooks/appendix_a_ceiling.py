@@ -43,7 +43,8 @@ from myst_nb import glue
 
 from afdlib.catalog import load_hardware, load_model
 from afdlib.figures import ceiling_figure
-from afdlib.hfu import comm_ceiling, dead_zone_floor, grid_summaries, hfu_grid
+from afdlib.hfu import (bandwidth_for_full_hfu, comm_ceiling, dead_zone_floor, grid_summaries, hfu_grid,
+                        intermediate_size_for_full_hfu)
 from afdlib.plotting import save_data, save_figure, setup_style
 
 setup_style()
@@ -69,19 +70,20 @@ save_data(table, "appendix_a_models", output_dir)
 table.style.format({c: "{:.1%}" for c in table.columns[2:]}, na_rep="infeasible").hide(axis="index")
 
 # %% tags=["hide-input"]
-# M at which the ceiling reaches 100% (HFU_comm = 1  <=>  M = FLOPS / (2 BW_eff))
-glue("m_full_superpod", f"{hw_s.flops / (2 * hw_s.scale_up_bytes_per_s):.0f}", display=False)
-glue("m_full_ordinary", f"{hw_o.flops / (2 * hw_o.scale_up_bytes_per_s):.0f}", display=False)
-glue("m_full_dead", f"{hw_o.flops / (2 * hw_o.scale_out_bytes_per_s):.0f}", display=False)
-glue("bw_full_dsv3", f"{hw_o.flops / (2 * ref.moe_intermediate_size) / 1e9:.0f}", display=False)
+m_full = {k: float(intermediate_size_for_full_hfu(bw, hw.flops)) for k, hw, bw in (
+    ("superpod", hw_s, hw_s.scale_up_bytes_per_s), ("ordinary", hw_o, hw_o.scale_up_bytes_per_s),
+    ("dead", hw_o, hw_o.scale_out_bytes_per_s))}
+for k, v in m_full.items():
+    glue(f"m_full_{k}", f"{v:.0f}", display=False)
+need = float(bandwidth_for_full_hfu(ref.moe_intermediate_size, hw_o.flops))
+glue("bw_full_dsv3", f"{need / 1e9:.0f}", display=False)
 glue("superpod_name", hw_s.name, display=False)
-need = hw_o.flops / (2 * ref.moe_intermediate_size)
 glue("x_scale_up", f"{need / hw_o.scale_up_bytes_per_s:.1f}", display=False)
 glue("x_scale_out", f"{need / hw_o.scale_out_bytes_per_s:.1f}", display=False)
 glue("ordinary_tflops", f"{hw_o.flops / 1e12:.0f}", display=False)
 full_best = [m.name for m in ms if comm_ceiling(1, m.experts_per_token, hw_o.scale_out_bytes_per_s,
                                                  hw_o.scale_up_bytes_per_s, m.moe_intermediate_size, hw_o.flops) >= 1]
-full_dead = [m.name for m in ms if m.moe_intermediate_size >= hw_o.flops / (2 * hw_o.scale_out_bytes_per_s)]
+full_dead = [m.name for m in ms if m.moe_intermediate_size >= m_full["dead"]]
 glue("full_best", ", ".join(full_best) or "none of the models above", display=False)
 glue("full_dead", ", ".join(full_dead) or "none of them", display=False)
 glue("ordinary_name", hw_o.name, display=False)

@@ -122,3 +122,19 @@ def test_zipf_popularity():
 def test_ep_tokens_per_expert_from_deepseek_figures():
     # 1850 tok/s per GPU / 20 tok/s per user = 92.5 requests; x 2 tokens x 144 GPUs x 8 / 288 = 740
     assert ep_tokens_per_expert(1850, 20, 2, 144, 8, 288) == pytest.approx(740)
+
+
+def test_full_hfu_inverses():
+    from afdlib.hfu import bandwidth_for_full_hfu, intermediate_size_for_full_hfu
+    # H800: 1979e12 / (2 x 160e9) = 6184 ; DeepSeek-V3 M = 2048 needs 1979e12 / 4096 = 483 GB/s
+    assert intermediate_size_for_full_hfu(160e9, 1979e12) == pytest.approx(6184.4, abs=0.1)
+    assert bandwidth_for_full_hfu(2048, 1979e12) == pytest.approx(483.2e9, rel=1e-3)
+    assert comm_ceiling(1, 1, 483.154e9, 483.154e9, 2048, 1979e12) == pytest.approx(1, abs=1e-4)
+
+
+def test_no_feasible_point_gives_none():
+    # a 10 GB device cannot hold DeepSeek-V3's routed experts at any N_F <= 4
+    tiny = load_hardware("h800").with_overrides(hbm_bytes=10e9)
+    res, s = hfu_sweep(load_model("deepseek-v3"), tiny, np.arange(1, 5))
+    assert not res["feasible"].any() and s.max_hfu is None and s.best_n_ffn is None
+    assert s.dead_zone_floor == pytest.approx(0.1035, abs=1e-4)
