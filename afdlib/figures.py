@@ -216,7 +216,7 @@ def penalty_figure(table: pd.DataFrame, lambda_min: float, lambda_max: float):
 
 
 def timelines_figure(cases: dict, alpha_measured: dict):
-    """Fig. 5: one panel per imbalanced case; bars per lane, coloured by stage; AFD bars numbered by micro-batch."""
+    """Fig. 5: one panel per imbalanced case; bars per lane, coloured by stage, numbered by micro-batch."""
     shown = [c for c in cases if "balanced" not in c]
     cols = 2
     rows = int(np.ceil(len(shown) / cols))
@@ -228,7 +228,7 @@ def timelines_figure(cases: dict, alpha_measured: dict):
         for b in bars:
             ax.barh(y[b.lane], b.duration, left=b.start, color=STAGE_COLOURS[b.stage], edgecolor="white", height=0.8,
                     hatch="//" if b.stage == "idle" else None)
-            if case.startswith("AFD") and b.stage in ("attention", "ffn") and b.duration > 0.3:
+            if b.stage in ("attention", "ffn") and b.duration > 0.3:
                 ax.text(b.start + b.duration / 2, y[b.lane], str(b.microbatch), ha="center", va="center", fontsize=7,
                         color="white")
         ax.set_yticks(range(len(lanes)), lanes, fontsize=8)

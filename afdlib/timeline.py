@@ -1,23 +1,27 @@
 """Timelines of one decode step, drawn from the model (paper Fig. 5): where imbalance loses time.
 
-Two schedules, each a list of :class:`Bar` (lane, start, duration, stage, micro-batch):
+Both designs are scheduled by one event loop (:func:`schedule`): micro-batches cycle through
+attention -> dispatch -> FFN -> combine in every layer; each resource serves one micro-batch at a
+time, first come first served. A stage lasts as long as its most loaded node or rank (the others
+idle until the all-to-all), and the bars show every lane.
 
-* :func:`ep_timeline`: large-scale EP, every rank runs attention then its experts, with an
-  all-to-all barrier after each (communication overlapped by the two-micro-batch scheme and not
-  drawn: t_B = t_a + t_f as in the paper's EP form).
-* :func:`afd_timeline`: AFD with ``n_microbatches`` micro-batches cycling through the attention
-  pool, the network (dispatch, then combine) and the FFN pool, each resource serving one
-  micro-batch at a time (3BO for three). A pool's stage lasts as long as its most loaded node.
+* :func:`ep_timeline`: large-scale EP with two micro-batches (DeepSeek's dual-batch overlap): every
+  rank runs attention and its experts on the same GPU (resource ``compute``); dispatch and combine
+  use the ``network`` and hide behind the other micro-batch's compute when short enough
+  (t_B = t_a + t_f, the paper's EP form).
+* :func:`afd_timeline`: AFD with ``n_microbatches`` (3 for 3BO) cycling through the attention pool,
+  the network and the FFN pool, three separate resources.
 
 Loads are per node or rank, relative to a balanced load of 1; times are in any unit (t_B = 1).
 """
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
+
+from .errors import AfdError
 
 STAGES = ("attention", "dispatch", "ffn", "combine", "idle")
 
@@ -35,6 +39,43 @@ class Bar:
         return self.start + self.duration
 
 
+def schedule(ops: list[tuple[str, str, float]], n_microbatches: int, n_layers: int
+             ) -> list[tuple[str, int, float, float]]:
+    """Event-driven schedule of ``n_layers`` repetitions of ``ops`` for every micro-batch.
+
+    ``ops`` lists (stage, resource, duration) in order. A micro-batch's next op is ready when its
+    previous op ends; among ready ops the one that can start earliest runs first (ties: lower
+    micro-batch). Returns (stage, micro-batch, start, duration) events.
+    """
+    if n_microbatches < 1 or n_layers < 1:
+        raise AfdError(f"need at least one micro-batch and one layer, got {n_microbatches} and {n_layers}")
+    free = {resource: 0.0 for _, resource, _ in ops}
+    pending = [(0.0, mb, 0) for mb in range(n_microbatches)]  # (ready time, micro-batch, op index)
+    total = len(ops) * n_layers
+    events = []
+    while pending:
+        item = min(pending, key=lambda it: (max(it[0], free[ops[it[2] % len(ops)][1]]), it[1]))
+        pending.remove(item)
+        ready, mb, k = item
+        stage, resource, duration = ops[k % len(ops)]
+        start = max(ready, free[resource])
+        free[resource] = start + duration
+        events.append((stage, mb, start, duration))
+        if k + 1 < total:
+            pending.append((start + duration, mb, k + 1))
+    return events
+
+
+def _bars(events, lanes: dict[str, list[tuple[str, float]]], times: dict[str, float]) -> tuple[list[Bar], float]:
+    """Expand events into per-lane bars: ``lanes[stage]`` lists (lane, load) pairs; ``times[stage]`` is
+    the unit time the load multiplies. Idle bars fill every lane up to the makespan."""
+    bars = [Bar(lane, start, load * times[stage], stage, mb)
+            for stage, mb, start, _ in events for lane, load in lanes[stage]]
+    end = max(start + duration for _, _, start, duration in events)
+    all_lanes = list(dict.fromkeys(lane for pairs in lanes.values() for lane, _ in pairs))
+    return bars + _idle(bars, all_lanes, end), end
+
+
 def _idle(bars: list[Bar], lanes: list[str], end: float) -> list[Bar]:
     """Idle bars filling each lane's gaps up to ``end``."""
     out = []
@@ -49,58 +90,37 @@ def _idle(bars: list[Bar], lanes: list[str], end: float) -> list[Bar]:
     return out
 
 
-def ep_timeline(t_a: float, t_f: float, attn_loads: ArrayLike, ffn_loads: ArrayLike,
-                n_layers: int = 2) -> tuple[list[Bar], float]:
-    """Large-scale EP over ``len(attn_loads)`` ranks; returns bars (idle included) and the makespan."""
+def ep_timeline(t_a: float, t_f: float, attn_loads: ArrayLike, ffn_loads: ArrayLike, n_layers: int = 2,
+                t_c: float = 0.3, n_microbatches: int = 2) -> tuple[list[Bar], float]:
+    """Large-scale EP over ``len(attn_loads)`` ranks; returns bars (idle included) and the makespan.
+
+    ``t_a``, ``t_f`` and ``t_c`` (dispatch + combine) are per micro-batch and layer.
+    """
     a, f = np.asarray(attn_loads, dtype=float), np.asarray(ffn_loads, dtype=float)
-    lanes = [f"rank {i}" for i in range(a.size)]
-    bars, t = [], 0.0
-    for _ in range(n_layers):
-        bars += [Bar(lane, t, x * t_a, "attention") for lane, x in zip(lanes, a)]
-        t += a.max() * t_a
-        bars += [Bar(lane, t, x * t_f, "ffn") for lane, x in zip(lanes, f)]
-        t += f.max() * t_f
-    return bars + _idle(bars, lanes, t), t
+    ranks = [f"rank {i}" for i in range(a.size)]
+    ops = [("attention", "compute", a.max() * t_a), ("dispatch", "network", t_c / 2),
+           ("ffn", "compute", f.max() * t_f), ("combine", "network", t_c / 2)]
+    lanes = {"attention": list(zip(ranks, a)), "ffn": list(zip(ranks, f)),
+             "dispatch": [("network", 1.0)], "combine": [("network", 1.0)]}
+    return _bars(schedule(ops, n_microbatches, n_layers), lanes,
+                 {"attention": t_a, "ffn": t_f, "dispatch": t_c / 2, "combine": t_c / 2})
 
 
 def afd_timeline(t_a: float, t_f: float, t_c: float, attn_loads: ArrayLike, ffn_loads: ArrayLike,
                  n_layers: int = 2, n_microbatches: int = 3) -> tuple[list[Bar], float]:
     """AFD pipeline; returns bars (idle included) and the makespan.
 
-    Each micro-batch runs attention -> dispatch -> FFN -> combine per layer. Resources (attention
-    pool, network, FFN pool) serve one micro-batch at a time, first come first served (ties: lower
-    micro-batch first). Dispatch and combine take ``t_c / 2`` each on the network lane.
+    Resources: the attention pool, the network (dispatch and combine take ``t_c / 2`` each) and
+    the FFN pool.
     """
     a, f = np.asarray(attn_loads, dtype=float), np.asarray(ffn_loads, dtype=float)
-    attn_lanes = [f"attention {i}" for i in range(a.size)]
-    ffn_lanes = [f"FFN {i}" for i in range(f.size)]
-    ops = [("attention", a.max() * t_a), ("dispatch", t_c / 2), ("ffn", f.max() * t_f), ("combine", t_c / 2)]
-    resource = {"attention": "attention", "dispatch": "network", "ffn": "ffn", "combine": "network"}
-    free = {"attention": 0.0, "network": 0.0, "ffn": 0.0}
-    bars: list[Bar] = []
-    # heap of (ready time, micro-batch, op index); op index counts through layers x 4 ops
-    heap = [(0.0, mb, 0) for mb in range(n_microbatches)]
-    heapq.heapify(heap)
-    total_ops = 4 * n_layers
-    while heap:
-        # pick the op that can start earliest
-        best = min(heap, key=lambda item: (max(item[0], free[resource[ops[item[2] % 4][0]]]), item[1]))
-        heap.remove(best)
-        heapq.heapify(heap)
-        ready, mb, k = best
-        stage, dur = ops[k % 4]
-        start = max(ready, free[resource[stage]])
-        free[resource[stage]] = start + dur
-        if stage == "attention":
-            bars += [Bar(lane, start, x * t_a, stage, mb) for lane, x in zip(attn_lanes, a)]
-        elif stage == "ffn":
-            bars += [Bar(lane, start, x * t_f, stage, mb) for lane, x in zip(ffn_lanes, f)]
-        else:
-            bars.append(Bar("network", start, dur, stage, mb))
-        if k + 1 < total_ops:
-            heapq.heappush(heap, (start + dur, mb, k + 1))
-    end = max(b.end for b in bars)
-    return bars + _idle(bars, attn_lanes + ["network"] + ffn_lanes, end), end
+    ops = [("attention", "attention", a.max() * t_a), ("dispatch", "network", t_c / 2),
+           ("ffn", "ffn", f.max() * t_f), ("combine", "network", t_c / 2)]
+    lanes = {"attention": [(f"attention {i}", x) for i, x in enumerate(a)],
+             "dispatch": [("network", 1.0)], "combine": [("network", 1.0)],
+             "ffn": [(f"FFN {i}", x) for i, x in enumerate(f)]}
+    return _bars(schedule(ops, n_microbatches, n_layers), lanes,
+                 {"attention": t_a, "ffn": t_f, "dispatch": t_c / 2, "combine": t_c / 2})
 
 
 def loads_with_balancedness(n: int, sigma: float) -> np.ndarray:
@@ -109,7 +129,6 @@ def loads_with_balancedness(n: int, sigma: float) -> np.ndarray:
         return np.ones(1)
     rest = (n * sigma - 1) / (n - 1)
     if rest < 0:
-        from .errors import AfdError
         raise AfdError(f"sigma {sigma} is below 1/n = {1 / n:.3f}: one node cannot carry more than all the load")
     return np.array([1.0] + [rest] * (n - 1))
 
@@ -131,10 +150,11 @@ class Case:
 
 
 def imbalance_cases(sigma: float, lambda_ep: float, ep_ranks: int = 4, n_attn: int = 2, n_ffn: int = 2,
-                    n_layers: int = 2) -> dict[str, Case]:
+                    n_layers: int = 2, t_c_ep: float = 0.3) -> dict[str, Case]:
     """The six schedules of Fig. 5: EP and AFD, balanced, with DP imbalance, with EP imbalance.
 
-    EP: t_B = t_a + t_f = 1 with t_a / t_f = ``lambda_ep``. AFD: t_a = t_f = t_c = t_B = 1.
+    EP: t_B = t_a + t_f = 1 per micro-batch with t_a / t_f = ``lambda_ep``, communication
+    ``t_c_ep`` per micro-batch, two micro-batches. AFD: t_a = t_f = t_c = t_B = 1, three.
     DP imbalance: one attention rank or node carries the maximum load, the batch holds ``sigma``
     of the balanced tokens (so the FFN side sees sigma of the load). EP imbalance: one FFN rank
     or node receives 1/sigma of the mean load.
@@ -143,9 +163,9 @@ def imbalance_cases(sigma: float, lambda_ep: float, ep_ranks: int = 4, n_attn: i
     one_ep, one_a, one_f = np.ones(ep_ranks), np.ones(n_attn), np.ones(n_ffn)
     strag_ep = loads_with_balancedness(ep_ranks, sigma)
     return {
-        "EP, balanced": Case(*ep_timeline(t_a, t_f, one_ep, one_ep, n_layers), 1.0),
-        "EP, DP imbalance": Case(*ep_timeline(t_a, t_f, strag_ep, sigma * one_ep, n_layers), sigma),
-        "EP, EP imbalance": Case(*ep_timeline(t_a, t_f, one_ep, strag_ep / sigma, n_layers), 1.0),
+        "EP, balanced": Case(*ep_timeline(t_a, t_f, one_ep, one_ep, n_layers, t_c_ep), 1.0),
+        "EP, DP imbalance": Case(*ep_timeline(t_a, t_f, strag_ep, sigma * one_ep, n_layers, t_c_ep), sigma),
+        "EP, EP imbalance": Case(*ep_timeline(t_a, t_f, one_ep, strag_ep / sigma, n_layers, t_c_ep), 1.0),
         "AFD, balanced": Case(*afd_timeline(1, 1, 1, one_a, one_f, n_layers), 1.0),
         "AFD, DP imbalance": Case(*afd_timeline(1, 1, 1, loads_with_balancedness(n_attn, sigma), sigma * one_f,
                                                 n_layers), sigma),

@@ -20,9 +20,11 @@
 # different batches (different KV lengths), so the slowest attention sets the pace. **EP
 # imbalance**: some experts, hence some GPUs, receive more tokens, so the slowest FFN GPU sets
 # the pace. The four timelines below are scheduled by `afdlib.timeline` from stage times and
-# per-node loads, not drawn by hand: large-scale EP runs attention then experts on every rank with
-# an all-to-all barrier after each; AFD cycles three micro-batches through the attention pool, the
-# network and the FFN pool (3BO). Grey is idle time.
+# per-node loads, not drawn by hand. Large-scale EP runs two micro-batches (DeepSeek's dual-batch
+# overlap): each rank computes attention and its experts on the same GPU, and one micro-batch's
+# dispatch and combine cross the network while the other computes. AFD cycles three micro-batches
+# through the attention pool, the network and the FFN pool (3BO). Each stage lasts as long as its
+# most loaded rank or node; grey is idle time; AFD bars carry their micro-batch number.
 
 # %% tags=["parameters"]
 sigma = 0.8          # balancedness of the imbalanced stage (mean/max)
@@ -30,6 +32,7 @@ ep_ranks = 4         # ranks drawn for EP
 n_attn = 2           # AFD attention nodes drawn
 n_ffn = 2            # AFD FFN nodes drawn
 lambda_ep = 4.0      # EP t_a / t_f (DeepSeek's profile: about 4)
+t_c_ep = 0.3         # EP dispatch + combine per micro-batch, in units of t_B (hidden by the other micro-batch)
 n_layers = 2         # layers drawn
 n_layers_measure = 60  # layers over which throughput is measured (fill and drain amortised)
 output_dir = "figures"
@@ -45,8 +48,9 @@ from afdlib.plotting import save_data, save_figure, setup_style
 from afdlib.timeline import busy_share, imbalance_cases, relative_throughput
 
 setup_style()
-cases = imbalance_cases(sigma, lambda_ep, ep_ranks, n_attn, n_ffn, n_layers)
-alpha_measured = relative_throughput(imbalance_cases(sigma, lambda_ep, ep_ranks, n_attn, n_ffn, n_layers_measure))
+cases = imbalance_cases(sigma, lambda_ep, ep_ranks, n_attn, n_ffn, n_layers, t_c_ep)
+alpha_measured = relative_throughput(imbalance_cases(sigma, lambda_ep, ep_ranks, n_attn, n_ffn, n_layers_measure,
+                                                     t_c_ep))
 records = [{"case": name, **b.__dict__} for name, c in cases.items() for b in c.bars]
 save_data(pd.DataFrame(records), "fig5_timelines", output_dir);
 
