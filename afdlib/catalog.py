@@ -84,6 +84,7 @@ class Hardware:
     gpus_per_node: int = 8
     scale_up_domain: int = 8
     superpod: bool = False
+    bf16_flops: float | None = None  # peak dense BF16 FLOP/s, for reference (None if not catalogued)
     sources: Mapping[str, str] = field(default_factory=dict)
     uncertain: Mapping[str, str] = field(default_factory=dict)
     notes: str = ""
@@ -191,6 +192,13 @@ def _hardware_from_block(slug: str, entry: dict, block: dict, profile: str,
     if eff is not None:
         flops, hbm_bw = flops * eff.compute, hbm_bw * eff.hbm
         up, out = up * eff.scale_up, (up * eff.scale_up if superpod else out * eff.scale_out)
+    bf16 = vals.get("bf16_tflops")
+    sheet = entry.get("datasheet") if isinstance(entry.get("datasheet"), dict) else {}
+    if bf16 is None and "bf16_tflops" in sheet:  # the paper lists FP8 only: BF16 from the datasheet
+        bf16 = _positive(where, "bf16_tflops", sheet["bf16_tflops"])
+        sources["bf16_tflops"] = (sheet.get("sources") or {}).get("bf16_tflops") or sheet.get("source", "")
+    if bf16 is not None:
+        bf16 *= TERA * (eff.compute if eff is not None else 1.0)
     topo = entry.get("topology_source")
     if topo:
         sources["gpus_per_node"] = sources["scale_up_domain"] = topo
@@ -199,7 +207,7 @@ def _hardware_from_block(slug: str, entry: dict, block: dict, profile: str,
         hbm_bytes_per_s=hbm_bw, hbm_bytes=vals["hbm_gb"] * GIGA,
         scale_up_bytes_per_s=up, scale_out_bytes_per_s=out,
         gpus_per_node=entry.get("gpus_per_node", 8), scale_up_domain=entry.get("scale_up_domain", 8),
-        superpod=superpod, sources=sources, uncertain=dict(block.get("uncertain") or {}),
+        superpod=superpod, bf16_flops=bf16, sources=sources, uncertain=dict(block.get("uncertain") or {}),
         notes=str(block.get("notes", entry.get("notes", ""))),
     )
     _check_hardware(hw)
@@ -357,7 +365,7 @@ def to_record(obj: Hardware | Model) -> dict:
 def hardware_row(hw: Hardware) -> dict:
     """One Table-5-style row in display units (TFLOP/s, TB/s, GB, GB/s)."""
     return {"slug": hw.slug, "name": hw.name, "profile": hw.profile, "peak_tflops": hw.flops / TERA,
-            "dtype": hw.flops_dtype, "hbm_tb_per_s": hw.hbm_bytes_per_s / TERA, "hbm_gb": hw.hbm_bytes / GIGA,
+            "dtype": hw.flops_dtype, "bf16_tflops": None if hw.bf16_flops is None else hw.bf16_flops / TERA, "hbm_tb_per_s": hw.hbm_bytes_per_s / TERA, "hbm_gb": hw.hbm_bytes / GIGA,
             "scale_up_gb_per_s": hw.scale_up_bytes_per_s / GIGA,
             "scale_out_gb_per_s": hw.scale_out_bytes_per_s / GIGA, "gpus_per_node": hw.gpus_per_node,
             "superpod": hw.superpod}

@@ -75,7 +75,8 @@ def _system(args) -> tuple:
 
 def _print_table(rows: list[dict], columns: Sequence[str], fmt: dict[str, str] | None = None) -> None:
     fmt = fmt or {}
-    cells = [[format(r[c], fmt.get(c, "")) if not isinstance(r[c], str) else r[c] for c in columns] for r in rows]
+    cells = [["-" if r[c] is None else r[c] if isinstance(r[c], str) else format(r[c], fmt.get(c, "")) for c in columns]
+             for r in rows]
     widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
     print("  ".join(c.rjust(w) for c, w in zip(columns, widths)))
     for row in cells:
@@ -94,9 +95,9 @@ def cmd_catalog(args) -> int:
     from .catalog import hardware_row, model_row
     print(f"Hardware (profile {args.hw_profile}; per GPU, per direction; sources: afd catalog --json)")
     _print_table([hardware_row(h) for h in hw.values()],
-                 ["slug", "profile", "peak_tflops", "dtype", "hbm_tb_per_s", "hbm_gb", "scale_up_gb_per_s",
+                 ["slug", "profile", "peak_tflops", "dtype", "bf16_tflops", "hbm_tb_per_s", "hbm_gb", "scale_up_gb_per_s",
                   "scale_out_gb_per_s", "gpus_per_node", "name"],
-                 {"peak_tflops": ".0f", "hbm_tb_per_s": ".2f", "hbm_gb": ".0f", "scale_up_gb_per_s": ".0f",
+                 {"peak_tflops": ".0f", "bf16_tflops": ".0f", "hbm_tb_per_s": ".2f", "hbm_gb": ".0f", "scale_up_gb_per_s": ".0f",
                   "scale_out_gb_per_s": ".0f"})
     print("\nModels")
     _print_table([model_row(m) for m in models.values()],

@@ -80,6 +80,13 @@ def test_datasheet_profile_applies_named_efficiencies():
         Efficiency(hbm=1.5)
 
 
+def test_bf16_peak_is_exposed_with_its_source():
+    h800 = load_hardware("h800")  # the paper lists FP8 only; BF16 comes from the datasheet block
+    assert h800.bf16_flops == pytest.approx(989e12) and "STEP3" in h800.sources["bf16_tflops"]
+    user = load_hardware("h800", "datasheet")
+    assert user.bf16_flops == pytest.approx(989e12)  # compute efficiency 1.0 by default
+
+
 def test_devices_without_fp8_use_bf16_and_say_so():
     a100 = load_hardware("a100")
     assert a100.profile == "datasheet" and a100.flops_dtype == "bf16" and a100.flops == pytest.approx(312e12)
