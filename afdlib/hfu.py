@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .budget import stage_budget
-from .intensity import effective_bandwidth, local_experts, tokens_per_rank
+from .intensity import effective_bandwidth, local_experts, scale_out_feed, tokens_per_rank
 
 LIMITS = ("compute", "comm-scale-up", "comm-scale-out", "hbm-capacity", "hbm-time")
 WEIGHT_BYTES_PER_PARAM = 1.0  # FP8 routed experts
@@ -80,8 +80,7 @@ def hfu_bound(n_ffn: ArrayLike, *, hidden_size, moe_intermediate_size, routed_ex
     fits_time = read_s <= t_b
     ceiling = comm_ceiling(n, experts_per_token, scale_out, scale_up, moe_intermediate_size, peak_flops)
     bound = np.minimum(ofu, ceiling)
-    fan_out = np.asarray(scale_out, dtype=float) * np.maximum(1.0, np.asarray(experts_per_token) / n)
-    comm_limit = np.where(fan_out > np.asarray(scale_up), LIMITS[1], LIMITS[2])
+    comm_limit = np.where(scale_out_feed(n, experts_per_token, scale_out) > np.asarray(scale_up), LIMITS[1], LIMITS[2])
     limit = np.where(ceiling >= ofu, LIMITS[0], comm_limit)
     limit = np.where(fits_time, limit, LIMITS[4])
     limit = np.where(fits_capacity, limit, LIMITS[3])

@@ -19,15 +19,20 @@ def tokens_deliverable(bandwidth: ArrayLike, t_b: ArrayLike, hidden_size: ArrayL
     return np.asarray(bandwidth, dtype=float) * np.asarray(t_b) / (WIRE_BYTES_PER_ELEMENT * np.asarray(hidden_size))
 
 
-def effective_bandwidth(n_ffn: ArrayLike, experts_per_token: ArrayLike, scale_out: ArrayLike,
-                        scale_up: ArrayLike) -> np.ndarray:
-    """BW_eff = min(BW_out * max(1, K / N_F), BW_up), bytes/s into one FFN rank.
+def scale_out_feed(n_ffn: ArrayLike, experts_per_token: ArrayLike, scale_out: ArrayLike) -> np.ndarray:
+    """BW_out * max(1, K / N_F), bytes/s: what two-stage forwarding over scale-out can feed one FFN rank.
 
-    Two-stage forwarding: a token crosses scale-out once per destination node and is fanned
-    out to up to K / N_F GPUs inside the node over scale-up.
+    A token crosses scale-out once per destination node and is fanned out to up to K / N_F GPUs
+    inside the node over scale-up.
     """
     fan = np.maximum(1.0, np.asarray(experts_per_token, dtype=float) / np.asarray(n_ffn, dtype=float))
-    return np.minimum(np.asarray(scale_out, dtype=float) * fan, np.asarray(scale_up, dtype=float))
+    return np.asarray(scale_out, dtype=float) * fan
+
+
+def effective_bandwidth(n_ffn: ArrayLike, experts_per_token: ArrayLike, scale_out: ArrayLike,
+                        scale_up: ArrayLike) -> np.ndarray:
+    """BW_eff = min(BW_out * max(1, K / N_F), BW_up), bytes/s into one FFN rank (see :func:`scale_out_feed`)."""
+    return np.minimum(scale_out_feed(n_ffn, experts_per_token, scale_out), np.asarray(scale_up, dtype=float))
 
 
 def tokens_per_rank(n_ffn: ArrayLike, experts_per_token: ArrayLike, scale_out: ArrayLike,
