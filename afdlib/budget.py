@@ -9,13 +9,14 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .errors import AfdError
+from .specs import Budget
 
-N_BO = 3
-"""Micro-batches in flight (three-batch overlap)."""
+N_BO = Budget.micro_batches
+"""Micro-batches in flight (three-batch overlap); the defaults are :class:`afdlib.specs.Budget`'s."""
 
 
-def stage_budget(slo_s: ArrayLike, num_layers: ArrayLike, l_accept: ArrayLike = 1.7,
-                 t_gap_s: ArrayLike = 0.015, n_bo: int = N_BO) -> np.ndarray:
+def stage_budget(slo_s: ArrayLike, num_layers: ArrayLike, l_accept: ArrayLike = Budget.l_accept,
+                 t_gap_s: ArrayLike = Budget.t_gap_s, n_bo: int = N_BO) -> np.ndarray:
     """Per-layer, per-micro-batch stage budget t_B in seconds (Eq. 1).
 
     ``SLO * L_accept = t_g + N_layers * N_BO * t_B``: a step producing ``L_accept`` tokens

@@ -18,14 +18,19 @@ Models have a ``reference`` profile (Hugging Face config values) and a ``paper``
 from __future__ import annotations
 
 import json
-import math
 import os
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from .errors import AfdError
 from .files import read_yaml
+from .hf_config import model_from_hf_config
+from .specs import (ATTENTION_INT_FIELDS, MODEL_INT_FIELDS, MODEL_OPTIONAL_INT_FIELDS, Attention, Efficiency,
+                    Hardware, Model, _positive, check_hardware, check_model)
+
+__all__ = ["Efficiency", "Hardware", "Model", "data_dir", "hardware_names", "model_names", "load_hardware",
+           "load_model", "load_catalog", "to_record", "hardware_row", "model_row"]
 
 TERA = 1e12
 GIGA = 1e9
@@ -34,107 +39,15 @@ HARDWARE_PROFILES = ("paper", "datasheet")
 MODEL_PROFILES = ("paper", "reference")
 
 _HW_NUMERIC = ("fp8_tflops", "bf16_tflops", "hbm_tb_per_s", "hbm_gb", "scale_up_gb_per_s",
-               "scale_out_gb_per_s", "inter_domain_gb_per_s")
+               "scale_out_gb_per_s", "inter_domain_gb_per_s", "scale_out_latency_us", "scale_up_latency_us")
 _HW_REQUIRED = ("hbm_tb_per_s", "hbm_gb", "scale_up_gb_per_s", "scale_out_gb_per_s")
-_MODEL_INT = ("hidden_size", "moe_intermediate_size", "num_layers", "dense_layers", "moe_layers",
-              "routed_experts", "experts_per_token", "shared_experts")
+_MODEL_INT = MODEL_INT_FIELDS
 
 
 def data_dir() -> Path:
     """Folder of the catalogue files: ``$AFDLIB_DATA`` or ``data/`` at the repository root."""
     env = os.environ.get("AFDLIB_DATA")
     return Path(env) if env else Path(__file__).resolve().parent.parent / "data"
-
-
-@dataclass(frozen=True)
-class Efficiency:
-    """Sustained fraction of datasheet peaks, applied by the ``datasheet`` profile only.
-
-    Defaults are empirical, each from a cited measurement:
-    hbm 0.8 (AIConfigurator's "HBM BW x 0.8" correction), scale_up 0.8 (NCCL on NVLink reaches
-    80-82% of nominal, MLE; the paper itself uses 160 of H800's 200 GB/s), scale_out 0.8
-    (DeepEP low-latency kernels reach 78-80% of 50 GB/s at large EP; StepFun uses 40 of 50),
-    compute 1.0 (the paper assumes OFU = 100%).
-    """
-
-    compute: float = 1.0
-    hbm: float = 0.8
-    scale_up: float = 0.8
-    scale_out: float = 0.8
-
-    def __post_init__(self):
-        for k, v in asdict(self).items():
-            if not (0 < v <= 1):
-                raise AfdError(f"efficiency {k} must be in (0, 1], got {v}")
-
-
-@dataclass(frozen=True)
-class Hardware:
-    """One accelerator, SI units, per GPU, per direction."""
-
-    slug: str
-    name: str
-    profile: str
-    flops: float                  # peak dense FLOP/s used by the analysis (FP8, else BF16)
-    flops_dtype: str              # "fp8" or "bf16"
-    hbm_bytes_per_s: float
-    hbm_bytes: float
-    scale_up_bytes_per_s: float
-    scale_out_bytes_per_s: float
-    gpus_per_node: int = 8
-    scale_up_domain: int = 8
-    superpod: bool = False
-    bf16_flops: float | None = None  # peak dense BF16 FLOP/s, for reference (None if not catalogued)
-    sources: Mapping[str, str] = field(default_factory=dict)
-    uncertain: Mapping[str, str] = field(default_factory=dict)
-    notes: str = ""
-
-    @property
-    def bandwidth_ratio(self) -> float:
-        """r = BW_up / BW_out (NOTES section 3)."""
-        return self.scale_up_bytes_per_s / self.scale_out_bytes_per_s
-
-    def with_overrides(self, **kw) -> "Hardware":
-        """A copy with some fields replaced (validated)."""
-        hw = replace(self, **kw)
-        _check_hardware(hw)
-        return hw
-
-
-@dataclass(frozen=True)
-class Model:
-    """The MoE fields of one model (counts; weights assumed FP8, 1 byte per parameter)."""
-
-    slug: str
-    name: str
-    hidden_size: int
-    moe_intermediate_size: int
-    num_layers: int
-    dense_layers: int
-    moe_layers: int
-    routed_experts: int
-    experts_per_token: int
-    shared_experts: int = 0
-    profile: str = "reference"
-    hf_id: str = ""
-    sources: Mapping[str, str] = field(default_factory=dict)
-    uncertain: Mapping[str, str] = field(default_factory=dict)
-    notes: str = ""
-
-    @property
-    def granularity(self) -> float:
-        """H / M: small means coarse experts (favours AFD, paper Section 4)."""
-        return self.hidden_size / self.moe_intermediate_size
-
-    @property
-    def sparsity(self) -> float:
-        """E / K: routed experts per activated expert."""
-        return self.routed_experts / self.experts_per_token
-
-    def with_overrides(self, **kw) -> "Model":
-        m = replace(self, **kw)
-        _check_model(m)
-        return m
 
 
 # ----------------------------------------------------------------------------- loading
@@ -144,24 +57,6 @@ def _section(path: Path, key: str) -> dict:
     if not isinstance(doc, dict) or not isinstance(doc.get(key), dict):
         raise AfdError(f"{path}: expected a top-level mapping '{key}:' of entries")
     return doc[key]
-
-
-def _positive(where: str, name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise AfdError(f"{where}: {name} must be a number, got {value!r}")
-    if value <= 0:
-        raise AfdError(f"{where}: {name} must be positive, got {value}")
-    return float(value)
-
-
-def _check_hardware(hw: Hardware) -> None:
-    where = f"hardware '{hw.slug}'"
-    for f_ in ("flops", "hbm_bytes_per_s", "hbm_bytes", "scale_up_bytes_per_s", "scale_out_bytes_per_s"):
-        _positive(where, f_, getattr(hw, f_))
-    for f_ in ("gpus_per_node", "scale_up_domain"):
-        v = getattr(hw, f_)
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            raise AfdError(f"{where}: {f_} must be a positive integer, got {v!r}")
 
 
 def _hardware_from_block(slug: str, entry: dict, block: dict, profile: str,
@@ -202,15 +97,21 @@ def _hardware_from_block(slug: str, entry: dict, block: dict, profile: str,
     topo = entry.get("topology_source")
     if topo:
         sources["gpus_per_node"] = sources["scale_up_domain"] = topo
+    inter = vals.get("inter_domain_gb_per_s")
+    if inter is not None:
+        inter *= GIGA * (eff.scale_out if eff is not None else 1.0)
+    latency = {k: (vals[k] * 1e-6 if k in vals else None) for k in ("scale_out_latency_us", "scale_up_latency_us")}
     hw = Hardware(
         slug=slug, name=str(entry.get("name", slug)), profile=profile, flops=flops, flops_dtype=dtype,
         hbm_bytes_per_s=hbm_bw, hbm_bytes=vals["hbm_gb"] * GIGA,
         scale_up_bytes_per_s=up, scale_out_bytes_per_s=out,
         gpus_per_node=entry.get("gpus_per_node", 8), scale_up_domain=entry.get("scale_up_domain", 8),
-        superpod=superpod, bf16_flops=bf16, sources=sources, uncertain=dict(block.get("uncertain") or {}),
+        superpod=superpod, bf16_flops=bf16, inter_domain_bytes_per_s=inter,
+        scale_out_latency_s=latency["scale_out_latency_us"], scale_up_latency_s=latency["scale_up_latency_us"],
+        sources=sources, uncertain=dict(block.get("uncertain") or {}),
         notes=str(block.get("notes", entry.get("notes", ""))),
     )
-    _check_hardware(hw)
+    check_hardware(hw)
     return hw
 
 
@@ -273,22 +174,6 @@ def load_hardware(name: str, profile: str = "paper", efficiency: Efficiency | No
     return _hardware_entry(key, entries[key], profile, efficiency, str(cat_path))
 
 
-def _check_model(m: Model) -> None:
-    where = f"model '{m.slug}'"
-    for f_ in _MODEL_INT:
-        v = getattr(m, f_)
-        if not isinstance(v, int) or isinstance(v, bool):
-            raise AfdError(f"{where}: {f_} must be an integer, got {v!r}")
-        if v < 0 or (v == 0 and f_ not in ("dense_layers", "shared_experts")):
-            raise AfdError(f"{where}: {f_} must be positive, got {v}")
-    if m.experts_per_token > m.routed_experts:
-        raise AfdError(f"{where}: TopK ({m.experts_per_token}) exceeds the routed experts "
-                       f"({m.routed_experts})")
-    if m.moe_layers > m.num_layers or m.dense_layers > m.num_layers:
-        raise AfdError(f"{where}: moe_layers ({m.moe_layers}) and dense_layers ({m.dense_layers}) "
-                       f"cannot exceed num_layers ({m.num_layers})")
-
-
 def _model_entry(slug: str, entry: Any, profile: str, origin: str) -> Model:
     where = f"{origin}: model '{slug}'"
     if profile not in MODEL_PROFILES:
@@ -311,12 +196,34 @@ def _model_entry(slug: str, entry: Any, profile: str, origin: str) -> Model:
     for k in (entry.get("paper") or {}):
         if profile == "paper":
             sources[k] = "arXiv 2602.09721 Table 4 (as printed)"
+    for k in MODEL_OPTIONAL_INT_FIELDS + ("attention",):
+        if k in values and k not in sources:
+            if not default_src:
+                raise AfdError(f"{where}: value '{k}' has no source (add sources.{k} or source)")
+            sources[k] = default_src
     m = Model(slug=slug, name=str(entry.get("name", slug)),
-              **{k: values.get(k, 0) for k in _MODEL_INT},
+              **{k: values.get(k, 0) for k in _MODEL_INT + MODEL_OPTIONAL_INT_FIELDS},
+              attention=_attention(values.get("attention"), where),
               profile=profile, hf_id=str(entry.get("hf_id", "")), sources=sources,
               uncertain=dict(entry.get("uncertain") or {}), notes=str(entry.get("notes", "")))
-    _check_model(m)
+    check_model(m)
     return m
+
+
+def _attention(block: Any, where: str) -> Attention | None:
+    """The ``attention:`` block of a model entry (None when absent)."""
+    if block is None:
+        return None
+    if not isinstance(block, dict):
+        raise AfdError(f"{where}: attention must be a mapping of fields, got {block!r}")
+    unknown = set(block) - set(ATTENTION_INT_FIELDS) - {"family"}
+    if unknown:
+        raise AfdError(f"{where}: unknown attention field(s) {sorted(unknown)}; valid: family, "
+                       f"{', '.join(ATTENTION_INT_FIELDS)}")
+    for req in ("family", "num_heads", "num_kv_heads", "head_dim"):
+        if req not in block:
+            raise AfdError(f"{where}: attention needs '{req}'")
+    return Attention(family=str(block["family"]).lower(), **{k: block[k] for k in ATTENTION_INT_FIELDS if k in block})
 
 
 def load_model(name: str, profile: str = "paper", catalog: Path | None = None) -> Model:
@@ -324,7 +231,6 @@ def load_model(name: str, profile: str = "paper", catalog: Path | None = None) -
     if _looks_like_path(name):
         path = Path(name)
         if path.suffix == ".json":
-            from .hf_config import model_from_hf_config
             return model_from_hf_config(path)
         doc = read_yaml(path)
         if isinstance(doc, dict) and "models" in doc and isinstance(doc["models"], dict) and len(doc["models"]) == 1:

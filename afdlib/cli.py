@@ -125,17 +125,29 @@ def cmd_intensity(args) -> int:
     return 0
 
 
-def _budget_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--slo-ms", type=_positive_float, default=50.0, help="per-token latency SLO, ms (default 50)")
-    p.add_argument("--l-accept", type=_positive_float, default=1.7, help="accepted tokens per step (MTP; default 1.7)")
-    p.add_argument("--t-gap-ms", type=float, default=15.0, help="fixed gap per step t_g, ms (default 15)")
+def _budget_args(p: argparse.ArgumentParser, defaults=None) -> None:
+    """--slo-ms, --l-accept, --t-gap-ms; defaults from :class:`afdlib.specs.Budget` (or ``defaults``)."""
+    from .specs import Budget
+    b = defaults or Budget()
+    p.add_argument("--slo-ms", type=_positive_float, default=b.slo_s * 1e3,
+                   help=f"per-token latency SLO, ms (default {b.slo_s * 1e3:g})")
+    p.add_argument("--l-accept", type=_positive_float, default=b.l_accept,
+                   help=f"accepted tokens per step (MTP; default {b.l_accept:g})")
+    p.add_argument("--t-gap-ms", type=float, default=b.t_gap_s * 1e3,
+                   help=f"fixed gap per step t_g, ms (default {b.t_gap_s * 1e3:g})")
+
+
+def _budget(args, micro_batches: int | None = None):
+    from .specs import Budget
+    kw = {} if micro_batches is None else {"micro_batches": micro_batches}
+    return Budget(slo_s=args.slo_ms / 1e3, l_accept=args.l_accept, t_gap_s=args.t_gap_ms / 1e3, **kw)
 
 
 def cmd_hfu(args) -> int:
     from .hfu import hfu_sweep
     model, hw = _system(args)
-    res, summary = hfu_sweep(model, hw, args.n_ffn, slo_s=args.slo_ms / 1e3, l_accept=args.l_accept,
-                             t_gap_s=args.t_gap_ms / 1e3, hbm_usable_fraction=args.hbm_fraction, ofu=args.ofu)
+    res, summary = hfu_sweep(model, hw, args.n_ffn, _budget(args), hbm_usable_fraction=args.hbm_fraction,
+                             ofu=args.ofu)
     rows = [{"n_ffn": int(n), "hfu": round(float(h), 6), "limit": str(lim), "feasible": bool(f)}
             for n, h, lim, f in zip(args.n_ffn, res["hfu"], res["limit"], res["feasible"])]
     doc = {"rows": rows, "max_hfu": None if summary.max_hfu is None else round(summary.max_hfu, 6),

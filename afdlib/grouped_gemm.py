@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .errors import AfdError
+from .roofline import Work, tier_times
 from .routing import zipf_popularity
 
 
@@ -22,21 +23,29 @@ def ridge_tokens_per_expert(peak_flops: ArrayLike, hbm_bandwidth: ArrayLike,
     return np.asarray(peak_flops, dtype=float) * bytes_per_param / (2.0 * np.asarray(hbm_bandwidth, dtype=float))
 
 
-def grouped_gemm_hfu(tokens_per_expert: ArrayLike, peak_flops: float, hbm_bandwidth: float,
-                     bytes_per_param: float = 1.0, ofu: float = 1.0) -> np.ndarray:
+def expert_work(tokens_per_expert: ArrayLike, hidden_size: ArrayLike, moe_intermediate_size: ArrayLike,
+                bytes_per_param: float = 1.0) -> Work:
+    """Work of each expert's two GEMMs: 6 n H M FLOPs, 3 H M weight bytes (none for an idle expert)."""
+    n = np.asarray(tokens_per_expert, dtype=float)
+    weights = 3.0 * np.asarray(hidden_size, dtype=float) * np.asarray(moe_intermediate_size, dtype=float)
+    return Work(flops_fp8=2.0 * n * weights, hbm_bytes=np.where(n > 0, weights * bytes_per_param, 0.0))
+
+
+def grouped_gemm_hfu(tokens_per_expert: ArrayLike, hardware, bytes_per_param: float = 1.0,
+                     ofu: float = 1.0) -> np.ndarray:
     """HFU of a grouped GEMM over the last axis (one entry per local expert, any token counts).
 
-    An expert with no tokens is skipped (its weights are not read). ``ofu`` scales the compute
-    roof (1.0: the roofline; a measured matmul efficiency gives a practical ceiling).
+    Each expert is one operator of the evaluator (:func:`afdlib.roofline.tier_times`: the longer of
+    its weight read and its compute at ``ofu`` of peak); the experts run one after another. An
+    expert with no tokens is skipped (its weights are not read). H and M cancel (set to 1).
     """
     n = np.asarray(tokens_per_expert, dtype=float)
     if np.any(n < 0):
         raise AfdError("token counts must be non-negative")
-    ridge = ridge_tokens_per_expert(peak_flops, hbm_bandwidth, bytes_per_param)
-    # time of each expert in units of one memory-bound weight read
-    t = np.where(n > 0, np.maximum(n / (ridge * ofu), 1.0), 0.0)
-    total = t.sum(axis=-1)
-    return np.divide(n.sum(axis=-1) / ridge, total, out=np.zeros_like(total), where=total > 0)
+    work = expert_work(n, 1.0, 1.0, bytes_per_param)
+    total = tier_times(work, hardware, ofu).max(axis=0).sum(axis=-1)
+    flops = np.asarray(work.flops_fp8).sum(axis=-1)
+    return np.divide(flops, hardware.flops * total, out=np.zeros_like(total), where=total > 0)
 
 
 def skewed_tokens(mean_tokens: ArrayLike, n_local_experts: int, zipf_exponent: ArrayLike = 0.0) -> np.ndarray:

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .budget import stage_budget
-from .intensity import effective_bandwidth, local_experts, scale_out_feed, tokens_per_rank
+from .intensity import effective_bandwidth, local_experts, tokens_per_rank
+from .roofline import TIERS, Work, stage_time
+from .specs import Budget, Hardware, Model, Precision, stack
 
 LIMITS = ("compute", "comm-scale-up", "comm-scale-out", "hbm-capacity", "hbm-time")
 WEIGHT_BYTES_PER_PARAM = 1.0  # FP8 routed experts
@@ -55,62 +56,82 @@ def dead_zone_floor(scale_out: ArrayLike, moe_intermediate_size: ArrayLike, peak
                       / np.asarray(peak_flops, dtype=float))
 
 
-def hfu_bound(n_ffn: ArrayLike, *, hidden_size, moe_intermediate_size, routed_experts, experts_per_token,
-              moe_layers, num_layers, peak_flops, hbm_bandwidth, hbm_capacity, scale_out, scale_up,
-              gpus_per_node=8, slo_s=0.050, l_accept=1.7, t_gap_s=0.015, hbm_usable_fraction=1.0,
-              ofu=1.0) -> dict[str, np.ndarray]:
-    """HFU upper bound of one FFN rank against N_F, all arguments broadcast (SI units).
+def ffn_rank_work(n_ffn: ArrayLike, model: Model, hardware: Hardware, t_b: ArrayLike,
+                  precision: Precision = Precision()) -> tuple[np.ndarray, Work]:
+    """Tokens one FFN rank receives within t_B (Eq. 9) and the work they bring: the grouped GEMMs'
+    FLOPs and the bytes on each network tier (activations only; the weight read is a feasibility
+    rule of its own, as in the paper).
 
-    ``ofu`` scales the compute roof (the paper assumes 100%); ``hbm_usable_fraction`` is the
-    share of HBM the routed weights may take (1.0 in the paper's reading; lower it to reserve
-    room for activations, buffers or shared experts).
-
-    Returns arrays: ``hfu`` (min(ofu, HFU_comm), the bound if the point were feasible),
-    ``comm_ceiling``, ``feasible``, ``limit`` (one of :data:`LIMITS`; for infeasible points the
-    HBM rule that fails, capacity first), ``local_experts``, ``tokens_per_rank``,
-    ``weight_bytes_per_gpu`` (all MoE layers), ``weight_read_s`` (one layer), ``t_b``.
+    Two-stage forwarding: a token crosses scale-out once per destination node and fans out to up to
+    K / N_F GPUs inside it, so scale-out carries 1 / max(1, K / N_F) of what scale-up delivers.
     """
     n = np.asarray(n_ffn, dtype=float)
-    t_b = stage_budget(slo_s, num_layers, l_accept, t_gap_s)
-    g = local_experts(routed_experts, n, gpus_per_node)
-    per_layer = expert_weight_bytes(g, hidden_size, moe_intermediate_size)
-    per_gpu = per_layer * np.asarray(moe_layers)
-    read_s = per_layer / np.asarray(hbm_bandwidth, dtype=float)
-    fits_capacity = per_gpu <= np.asarray(hbm_capacity) * hbm_usable_fraction
+    k, h = model.experts_per_token, model.hidden_size
+    tokens = tokens_per_rank(n, k, hardware.scale_out_bytes_per_s, hardware.scale_up_bytes_per_s, t_b, h)
+    wire = tokens * precision.wire_bytes * h
+    fan = np.maximum(1.0, np.asarray(k, dtype=float) / n)
+    work = Work(flops_fp8=grouped_gemm_flops(tokens, h, model.moe_intermediate_size),
+                scale_up_bytes=wire, scale_out_bytes=wire / fan)
+    return tokens, work
+
+
+def hfu_bound(n_ffn: ArrayLike, model: Model, hardware: Hardware, budget: Budget = Budget(),
+              hbm_usable_fraction: float = 1.0, ofu: float = 1.0) -> dict[str, np.ndarray]:
+    """HFU upper bound of one FFN rank against N_F (SI units); model and hardware fields may be
+    arrays (:func:`afdlib.specs.stack`) broadcasting with ``n_ffn``.
+
+    The rank's work within t_B (:func:`ffn_rank_work`) goes through the one evaluator
+    (:func:`afdlib.roofline.stage_time`, compute at ``ofu`` of peak): HFU = FLOPs / (FLOPS *
+    max(t_B, stage time)), the communication ceiling where the network binds, ``ofu`` where compute
+    does. ``hbm_usable_fraction`` is the share of HBM the routed weights may take (1.0 in the
+    paper's reading; lower it to reserve room for activations, buffers or shared experts).
+
+    Returns arrays: ``hfu`` (the bound if the point were feasible), ``comm_ceiling``, ``feasible``,
+    ``limit`` (one of :data:`LIMITS`; for infeasible points the HBM rule that fails, capacity
+    first), ``local_experts``, ``tokens_per_rank``, ``weight_bytes_per_gpu`` (all MoE layers),
+    ``weight_read_s`` (one layer), ``t_b``.
+    """
+    n = np.asarray(n_ffn, dtype=float)
+    h, m_size = model.hidden_size, model.moe_intermediate_size
+    t_b = budget.stage_budget(model.num_layers)
+    g = local_experts(model.routed_experts, n, hardware.gpus_per_node)
+    per_layer = expert_weight_bytes(g, h, m_size)
+    per_gpu = per_layer * np.asarray(model.moe_layers)
+    read_s = per_layer / np.asarray(hardware.hbm_bytes_per_s, dtype=float)
+    fits_capacity = per_gpu <= np.asarray(hardware.hbm_bytes) * hbm_usable_fraction
     fits_time = read_s <= t_b
-    ceiling = comm_ceiling(n, experts_per_token, scale_out, scale_up, moe_intermediate_size, peak_flops)
-    bound = np.minimum(ofu, ceiling)
-    comm_limit = np.where(scale_out_feed(n, experts_per_token, scale_out) > np.asarray(scale_up), LIMITS[1], LIMITS[2])
-    limit = np.where(ceiling >= ofu, LIMITS[0], comm_limit)
+    tokens, work = ffn_rank_work(n, model, hardware, t_b)
+    stage = stage_time(work, hardware, compute_efficiency=ofu)
+    # min(): the quotient equals ofu where compute binds, up to rounding
+    bound = np.minimum(ofu, work.flops / (np.asarray(hardware.flops) * np.maximum(t_b, stage.seconds)))
+    ceiling = comm_ceiling(n, model.experts_per_token, hardware.scale_out_bytes_per_s,
+                           hardware.scale_up_bytes_per_s, m_size, hardware.flops)
+    limit = np.asarray(_LIMIT_OF_TIER)[stage.bound]
     limit = np.where(fits_time, limit, LIMITS[4])
     limit = np.where(fits_capacity, limit, LIMITS[3])
     shape = np.broadcast_shapes(bound.shape, limit.shape, np.shape(t_b))
     out = {
         "hfu": bound, "comm_ceiling": ceiling, "feasible": fits_capacity & fits_time, "limit": limit,
-        "local_experts": g, "tokens_per_rank": tokens_per_rank(n, experts_per_token, scale_out, scale_up, t_b,
-                                                               hidden_size),
+        "local_experts": g, "tokens_per_rank": tokens,
         "weight_bytes_per_gpu": per_gpu, "weight_read_s": read_s, "t_b": t_b,
     }
     return {k: np.broadcast_to(v, shape) for k, v in out.items()}
 
 
-def _system_arrays(models, hardware) -> tuple[dict, dict]:
-    """Model and device fields as arrays shaped for (device, model, N_F) broadcasting."""
-    m = {f: np.array([getattr(x, f) for x in models], dtype=float)[None, :, None]
-         for f in ("hidden_size", "moe_intermediate_size", "routed_experts", "experts_per_token", "moe_layers",
-                   "num_layers")}
-    h = {k: np.array([getattr(x, f) for x in hardware], dtype=float)[:, None, None]
-         for k, f in (("peak_flops", "flops"), ("hbm_bandwidth", "hbm_bytes_per_s"), ("hbm_capacity", "hbm_bytes"),
-                      ("scale_out", "scale_out_bytes_per_s"), ("scale_up", "scale_up_bytes_per_s"),
-                      ("gpus_per_node", "gpus_per_node"))}
-    return m, h
+_LIMIT_OF_TIER = tuple({"compute": "compute", "hbm": "hbm-time", "scale-out": "comm-scale-out",
+                        "scale-up": "comm-scale-up"}[t] for t in TIERS)
+_MODEL_FIELDS = ("hidden_size", "moe_intermediate_size", "routed_experts", "experts_per_token", "moe_layers",
+                 "num_layers")
+_HARDWARE_FIELDS = ("flops", "hbm_bytes_per_s", "hbm_bytes", "scale_out_bytes_per_s", "scale_up_bytes_per_s",
+                    "gpus_per_node")
 
 
-def hfu_grid(models, hardware, n_ffn: ArrayLike, **kw) -> dict[str, np.ndarray]:
+def hfu_grid(models, hardware, n_ffn: ArrayLike, budget: Budget = Budget(), **kw) -> dict[str, np.ndarray]:
     """:func:`hfu_bound` for every (device, model, N_F) at once; arrays of shape (D, M, N)."""
-    m, h = _system_arrays(list(models), list(hardware))
+    m = stack(list(models), 1, 3, _MODEL_FIELDS)
+    h = stack(list(hardware), 0, 3, _HARDWARE_FIELDS)
     n = np.asarray(n_ffn, dtype=float)[None, None, :]
-    return hfu_bound(n, **m, **h, **kw)
+    return hfu_bound(n, m, h, budget, **kw)
 
 
 @dataclass(frozen=True)
@@ -145,9 +166,10 @@ def summarise(n_ffn: ArrayLike, result: dict[str, np.ndarray], floor: float, ato
     return BoundSummary(float(best), int(first), float(floor))
 
 
-def hfu_sweep(model, hardware, n_ffn: ArrayLike, **kw) -> tuple[dict[str, np.ndarray], BoundSummary]:
+def hfu_sweep(model, hardware, n_ffn: ArrayLike, budget: Budget = Budget(), **kw
+              ) -> tuple[dict[str, np.ndarray], BoundSummary]:
     """The bound for one model on one device over ``n_ffn``, and its summary."""
-    res = {k: v[0, 0] for k, v in hfu_grid([model], [hardware], n_ffn, **kw).items()}
+    res = {k: v[0, 0] for k, v in hfu_grid([model], [hardware], n_ffn, budget, **kw).items()}
     floor = dead_zone_floor(hardware.scale_out_bytes_per_s, model.moe_intermediate_size, hardware.flops,
                             kw.get("ofu", 1.0))
     return res, summarise(n_ffn, res, float(floor))

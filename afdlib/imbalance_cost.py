@@ -19,6 +19,7 @@ from numpy.typing import ArrayLike
 
 from .balance import balance_sweep, effective_balancedness
 from .hfu import hfu_sweep
+from .specs import Budget
 from .imbalance import alpha_afd, alpha_ep
 
 
@@ -34,14 +35,14 @@ class DesignCost:
 
 def imbalance_cost(counts: ArrayLike, model, hardware, n_attn: int, n_ffn: int, ep_size: int, redundant: int,
                    lambda_ep: float, ep_tokens_per_gpu: float, trials: int = 3, seed: int = 0,
-                   layers: ArrayLike | None = None, **budget) -> tuple[DesignCost, DesignCost]:
+                   layers: ArrayLike | None = None, budget: Budget = Budget()) -> tuple[DesignCost, DesignCost]:
     """(AFD, EP) costs of the expert imbalance in ``counts`` (layers x E), for one model and device.
 
-    ``budget`` goes to :func:`afdlib.hfu.hfu_sweep` (slo_s, l_accept, t_gap_s) to size AFD's batch.
+    ``budget`` goes to :func:`afdlib.hfu.hfu_sweep` to size AFD's batch.
     """
     counts = np.asarray(counts, dtype=float)
     k, e = model.experts_per_token, counts.shape[1]
-    res, _ = hfu_sweep(model, hardware, np.array([n_ffn]), **budget)
+    res, _ = hfu_sweep(model, hardware, np.array([n_ffn]), budget)
     afd_gpus = n_ffn * hardware.gpus_per_node
     afd_tokens = int(round(float(res["tokens_per_rank"][0]) * afd_gpus / k))
     ep_tokens = int(round(ep_tokens_per_gpu * ep_size))

@@ -1,12 +1,128 @@
-"""The classic roofline extended with a communication ceiling.
+"""The roofline as time: one evaluator for every stage the library models.
 
-Attainable rate = min(peak FLOP/s, I_mem * BW_mem, I_comm * BW_comm), where I_mem is FLOPs per
-byte read from memory and I_comm FLOPs per byte received over the network. SI units.
+An operator states its work per tier (:class:`Work`: FLOPs by data type, HBM bytes, scale-up and
+scale-out bytes, fixed costs); :func:`stage_time` turns a list of operators into time on one
+:class:`~afdlib.specs.Hardware` and names the bound that binds. Within one operator the tiers
+overlap (its time is the longest tier: the roofline); operators of a stage run one after another
+(their times add). Both readings are returned: ``seconds`` (each operator overlapped, max over
+tiers) and ``serial`` (nothing overlapped, the sum of every tier), as in the scaling-book's
+"lower bound max(T_math, T_comms), upper bound their sum".
+
+Every field broadcasts over numpy arrays, so one call evaluates a whole grid. SI units.
+
+The classic helpers (:func:`ridge_point`, :func:`attainable_flops`, :func:`binding_bound`) give the
+same roofline as rates (FLOP/s against intensity), for the figures that draw it that way.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
+from typing import Sequence
+
 import numpy as np
 from numpy.typing import ArrayLike
+
+TIERS = ("compute", "hbm", "scale-out", "scale-up")
+"""Bound names, in the order ties are resolved (the first tier of a tie binds)."""
+
+
+@dataclass(frozen=True)
+class Work:
+    """Work of one operator (or one stage of operators of the same kind), per GPU.
+
+    ``flops_fp8`` run at the device's FP8 (else BF16) peak, ``flops_bf16`` at its BF16 peak;
+    ``fixed_s`` is time that no bandwidth shortens (kernel launch and tail, message latency),
+    added after the roofline.
+    """
+
+    flops_fp8: ArrayLike = 0.0
+    flops_bf16: ArrayLike = 0.0
+    hbm_bytes: ArrayLike = 0.0
+    scale_up_bytes: ArrayLike = 0.0
+    scale_out_bytes: ArrayLike = 0.0
+    fixed_s: ArrayLike = 0.0
+
+    def __add__(self, other: "Work") -> "Work":
+        return Work(**{f.name: np.add(getattr(self, f.name), getattr(other, f.name)) for f in fields(self)})
+
+    def scaled(self, factor: ArrayLike) -> "Work":
+        """Every tier times ``factor`` (fixed costs included)."""
+        return Work(**{f.name: np.multiply(getattr(self, f.name), factor) for f in fields(self)})
+
+    @property
+    def flops(self) -> np.ndarray:
+        return np.add(self.flops_fp8, self.flops_bf16)
+
+
+@dataclass(frozen=True)
+class StageTime:
+    """Time of a stage: ``seconds`` (tiers overlapped within each operator), ``serial`` (none
+    overlapped), ``bound`` (index into :data:`TIERS` of the tier that takes most of ``seconds``)
+    and ``tiers`` (seconds of each tier summed over the operators, in :data:`TIERS` order)."""
+
+    seconds: np.ndarray
+    serial: np.ndarray
+    bound: np.ndarray
+    tiers: np.ndarray
+
+    @property
+    def bound_name(self) -> np.ndarray:
+        return np.asarray(TIERS)[self.bound]
+
+
+def tier_times(work: Work, hardware, compute_efficiency: ArrayLike = 1.0) -> np.ndarray:
+    """Seconds of each tier of one operator, stacked along a new first axis in :data:`TIERS` order.
+
+    ``compute_efficiency`` is the fraction of peak FLOP/s the operator's kernels reach (1: roofline).
+    """
+    eff = np.asarray(compute_efficiency, dtype=float)
+    compute = (np.asarray(work.flops_fp8, dtype=float) / (hardware.peak("fp8") * eff)
+               + np.asarray(work.flops_bf16, dtype=float) / (_bf16_peak(hardware, work) * eff))
+    return np.stack(np.broadcast_arrays(
+        compute,
+        np.asarray(work.hbm_bytes, dtype=float) / hardware.hbm_bytes_per_s,
+        np.asarray(work.scale_out_bytes, dtype=float) / hardware.scale_out_bytes_per_s,
+        np.asarray(work.scale_up_bytes, dtype=float) / hardware.scale_up_bytes_per_s))
+
+
+def _bf16_peak(hardware, work: Work):
+    # only ask the catalogue for a BF16 rate where the work has BF16 FLOPs
+    return hardware.peak("bf16") if np.any(np.asarray(work.flops_bf16) > 0) else 1.0
+
+
+def stage_time(works: Work | Sequence[Work], hardware, compute_efficiency: ArrayLike = 1.0) -> StageTime:
+    """Time of operators run one after another on ``hardware`` (each its own roofline).
+
+    ``compute_efficiency`` applies to every operator (a scalar or an array broadcasting with the
+    work). Returns a :class:`StageTime`; ``bound`` names the tier that contributes most of
+    ``seconds`` (ties go to the first of :data:`TIERS`).
+    """
+    works = [works] if isinstance(works, Work) else list(works)
+    per_op = [tier_times(w, hardware, compute_efficiency) for w in works]
+    fixed = [np.asarray(w.fixed_s, dtype=float) for w in works]
+    shape = np.broadcast_shapes(*(t.shape[1:] for t in per_op), *(f.shape for f in fixed))
+    binding = np.zeros((len(TIERS),) + shape)
+    serial = np.zeros(shape)
+    for t, f in zip(per_op, fixed):
+        t = np.broadcast_to(t, (len(TIERS),) + shape)
+        k = np.argmax(t, axis=0)
+        binding += np.where(np.arange(len(TIERS)).reshape((-1,) + (1,) * len(shape)) == k, t, 0.0)
+        serial = serial + t.sum(axis=0) + f
+    seconds = binding.sum(axis=0) + sum(np.broadcast_to(f, shape) for f in fixed)
+    tiers = np.stack([sum(np.broadcast_to(t[i], shape) for t in per_op) for i in range(len(TIERS))])
+    return StageTime(seconds=seconds, serial=serial, bound=np.argmax(binding, axis=0), tiers=tiers)
+
+
+def overlap(a: ArrayLike, b: ArrayLike, hidden: ArrayLike) -> np.ndarray:
+    """Two activities on separate resources: ``max(a, b) + (1 - hidden) * min(a, b)``.
+
+    ``hidden`` = 1: the shorter one hides entirely behind the longer (overlapped, the max);
+    0: they run one after the other (serial, the sum).
+    """
+    a, b, h = (np.asarray(x, dtype=float) for x in (a, b, hidden))
+    return np.maximum(a, b) + (1.0 - h) * np.minimum(a, b)
+
+
+# ----------------------------------------------------------------------------- rates
 
 BOUNDS = ("compute", "memory", "communication")
 

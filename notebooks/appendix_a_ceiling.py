@@ -46,12 +46,13 @@ from afdlib.figures import ceiling_figure
 from afdlib.hfu import (bandwidth_for_full_hfu, comm_ceiling, dead_zone_floor, grid_summaries, hfu_grid,
                         intermediate_size_for_full_hfu)
 from afdlib.plotting import save_data, save_figure, setup_style
+from afdlib.specs import Budget
 
 setup_style()
 hw_o, hw_s = (load_hardware(h, profile=hw_profile) for h in (ordinary, superpod))
 ms = [load_model(m) for m in models]
 n_ffn = np.arange(1, 65)
-grid = hfu_grid(ms, [hw_o, hw_s], n_ffn, slo_s=slo_ms / 1e3)
+grid = hfu_grid(ms, [hw_o, hw_s], n_ffn, Budget(slo_s=slo_ms / 1e3))
 summ = grid_summaries(ms, [hw_o, hw_s], n_ffn, grid)
 best = np.array([[np.nan if summ[h.slug, m.slug].max_hfu is None else summ[h.slug, m.slug].max_hfu for m in ms]
                  for h in (hw_o, hw_s)])

@@ -66,9 +66,8 @@ exponents = np.array([0.0, *zipf_exponents])
 ep_tokens = ep_tokens_per_expert(ep_tokens_per_gpu_s, ep_tokens_per_user_s, ep_tokens_per_request_step, ep_gpus,
                                  model.experts_per_token, model.routed_experts + ep_redundant_experts)
 counts = skewed_tokens(tokens[None, :], experts_per_gpu, exponents[:, None])       # (exponent, tokens, expert)
-curves = {h.slug: grouped_gemm_hfu(counts, h.flops, h.hbm_bytes_per_s, ofu=ofu) for h in hws}
-at_ep = {h.slug: grouped_gemm_hfu(skewed_tokens(ep_tokens, experts_per_gpu, exponents), h.flops,
-                                  h.hbm_bytes_per_s, ofu=ofu) for h in hws}
+curves = {h.slug: grouped_gemm_hfu(counts, h, ofu=ofu) for h in hws}
+at_ep = {h.slug: grouped_gemm_hfu(skewed_tokens(ep_tokens, experts_per_gpu, exponents), h, ofu=ofu) for h in hws}
 afd = {h.slug: hfu_sweep(model, h, np.arange(1, 65))[1].max_hfu for h in hws}
 frame = pd.concat([pd.DataFrame({"hardware": h, "zipf_exponent": s, "tokens_per_expert": tokens, "hfu": curves[h][k]})
                    for h in curves for k, s in enumerate(exponents)])
@@ -93,7 +92,7 @@ glue("skew_s", f"{exponents[k1]:g}", display=False)
 glue("paper_ep", f"{paper_ep_hfu:.0%}", display=False)
 glue("afd_h800", "n/a" if afd[h800] is None else f"{afd[h800]:.1%}", display=False)
 at_ridge = grouped_gemm_hfu(skewed_tokens(ridge_tokens_per_expert(hws[0].flops, hws[0].hbm_bytes_per_s),
-                                          experts_per_gpu, exponents), hws[0].flops, hws[0].hbm_bytes_per_s, ofu=ofu)
+                                          experts_per_gpu, exponents), hws[0], ofu=ofu)
 glue("ridge_skewed", f"{at_ridge[k1]:.0%}", display=False)
 
 # %% [markdown]

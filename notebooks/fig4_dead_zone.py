@@ -54,13 +54,14 @@ from afdlib.catalog import load_hardware, load_model
 from afdlib.figures import hfu_frame, hfu_panels
 from afdlib.hfu import grid_summaries, hfu_grid
 from afdlib.plotting import save_data, save_figure, setup_style
+from afdlib.specs import Budget
 
 setup_style()
 hws = [load_hardware(h, profile=hw_profile).with_overrides(gpus_per_node=gpus_per_node) for h in hardware]
 ms = [load_model(m, profile=model_profile) for m in models]
 n_ffn = np.arange(1, n_ffn_max + 1)
-kw = dict(slo_s=slo_ms / 1e3, l_accept=l_accept, t_gap_s=t_gap_ms / 1e3, hbm_usable_fraction=hbm_usable_fraction)
-grid = hfu_grid(ms, hws, n_ffn, **kw)  # arrays of shape (device, model, N_F)
+budget = Budget(slo_s=slo_ms / 1e3, l_accept=l_accept, t_gap_s=t_gap_ms / 1e3)
+grid = hfu_grid(ms, hws, n_ffn, budget, hbm_usable_fraction=hbm_usable_fraction)  # arrays of shape (device, model, N_F)
 
 save_data(hfu_frame(grid, hardware, models, n_ffn), "fig4_hfu_bound", output_dir)
 summ = grid_summaries(ms, hws, n_ffn, grid)

@@ -5,6 +5,7 @@ import pytest
 from afdlib.catalog import load_hardware, load_model
 from afdlib.errors import AfdError
 from afdlib.grouped_gemm import ep_tokens_per_expert, grouped_gemm_hfu, ridge_tokens_per_expert, skewed_tokens
+from afdlib.specs import Budget
 from afdlib.hfu import comm_ceiling, dead_zone_floor, expert_weight_bytes, grouped_gemm_flops, hfu_grid, hfu_sweep
 from afdlib.routing import zipf_popularity
 
@@ -63,7 +64,7 @@ def test_flops_and_bytes_by_hand():
 
 
 def test_slo_changes_feasibility_not_the_ceiling():
-    loose, s_loose = sweep("kimi-k2", "h200", slo_s=0.100)
+    loose, s_loose = sweep("kimi-k2", "h200", budget=Budget(slo_s=0.100))
     assert loose["feasible"][0]  # t_B = (170 - 15) / 183 ms = 0.85 ms > 0.53 ms read
     assert np.allclose(loose["hfu"], sweep("kimi-k2", "h200")[0]["hfu"])
     assert s_loose.max_hfu >= sweep("kimi-k2", "h200")[1].max_hfu
@@ -96,19 +97,21 @@ def test_ridge_and_balanced_grouped_gemm():
     assert ridge_tokens_per_expert(1979e12, 3.35e12) == pytest.approx(295.37, abs=0.01)
     assert ridge_tokens_per_expert(296e12, 4.0e12) == pytest.approx(37.0)
     n = np.array([10.0, 100.0, 295.37, 1000.0])
-    hfu = grouped_gemm_hfu(np.repeat(n[:, None], 8, axis=1), 1979e12, 3.35e12)
+    hfu = grouped_gemm_hfu(np.repeat(n[:, None], 8, axis=1), load_hardware("h800"))  # 1979e12, 3.35e12
     assert hfu == pytest.approx(np.minimum(1, n / 295.37), rel=1e-4)
 
 
 def test_skew_lowers_hfu_at_the_same_average():
     mean = np.geomspace(1, 5000, 60)
-    curves = grouped_gemm_hfu(skewed_tokens(mean[None, :], 8, np.array([0, 0.5, 1, 1.5])[:, None]), 1979e12, 3.35e12)
+    curves = grouped_gemm_hfu(skewed_tokens(mean[None, :], 8, np.array([0, 0.5, 1, 1.5])[:, None]),
+                              load_hardware("h800"))
     assert np.all(np.diff(curves, axis=0) <= 1e-12)  # more skew, never higher
     assert np.all((curves >= 0) & (curves <= 1 + 1e-12))
     assert skewed_tokens(100, 8, 1.2).sum() == pytest.approx(800)  # the mean is kept
-    assert grouped_gemm_hfu(np.zeros(4), 1e15, 1e12) == 0
+    dev = load_hardware("h800").with_overrides(flops=1e15, hbm_bytes_per_s=1e12)
+    assert grouped_gemm_hfu(np.zeros(4), dev) == 0
     with pytest.raises(AfdError):
-        grouped_gemm_hfu(np.array([-1.0, 2.0]), 1e15, 1e12)
+        grouped_gemm_hfu(np.array([-1.0, 2.0]), dev)
 
 
 def test_zipf_popularity():
