@@ -67,3 +67,27 @@ def ep_tokens_per_expert(tokens_per_gpu_s: float, tokens_per_user_s: float, toke
     """
     requests = tokens_per_gpu_s / tokens_per_user_s
     return requests * tokens_per_request_step * n_gpus * experts_per_token / physical_experts
+
+
+KERNELS_ROUTED = 5
+"""Kernels of the routed experts at decode: gate (router GEMM + top-k), two grouped GEMMs, activation,
+(de)quantisation of the activations."""
+
+
+def active_experts(pairs: ArrayLike, local_experts: ArrayLike) -> np.ndarray:
+    """Expected local experts that receive at least one of ``pairs`` token-expert pairs (uniform
+    routing: G (1 - exp(-pairs / G))); only these read their weights."""
+    g = np.asarray(local_experts, dtype=float)
+    return g * -np.expm1(-np.asarray(pairs, dtype=float) / g)
+
+
+def routed_experts_work(model, precision, pairs: ArrayLike, local_experts: ArrayLike) -> Work:
+    """Work of one GPU's routed experts in one MoE layer at decode: ``pairs`` token-expert pairs
+    over ``local_experts`` experts (6 pairs H M FLOPs; the weights of the active experts; the
+    activations in and out at the wire's data types)."""
+    p = np.asarray(pairs, dtype=float)
+    h, m = model.hidden_size, model.moe_intermediate_size
+    work = expert_work(p, h, m, precision.bytes("weights"))
+    return Work(flops_fp8=work.flops_fp8,
+                hbm_bytes=active_experts(p, local_experts) * 3.0 * h * m * precision.bytes("weights")
+                + p * h * precision.wire_bytes)

@@ -1,0 +1,317 @@
+"""End-to-end decode: output tokens per second per GPU for large-scale EP and for AFD.
+
+One decode step produces ``L_accept`` tokens per request (1 without MTP). Every operator's work
+comes from its own module (:mod:`afdlib.attention`, :mod:`afdlib.grouped_gemm`,
+:mod:`afdlib.dense`, :mod:`afdlib.alltoall`) and becomes time through the one evaluator
+(:func:`afdlib.roofline.stage_time`): within an operator the tiers overlap, operators of a stage
+run one after another, and each kernel pays a fixed cost.
+
+**EP** (:func:`ep_step`): every GPU runs attention for its own ``requests`` (data parallel) and
+holds (E + redundant) / R routed experts; ``micro_batches`` (2, DeepSeek's dual micro-batch
+overlap) split the batch so that one micro-batch's dispatch/combine can hide behind the other's
+compute. How much hides is :attr:`Assumptions.ep_overlap`: a MoE layer takes
+``max(compute, comm) + (1 - overlap) * min(compute, comm)``.
+
+**AFD** (:func:`afd_step`): ``n_attn`` attention nodes and ``n_ffn`` FFN nodes (possibly different
+hardware), ``micro_batches`` (3BO) cycling attention -> dispatch -> FFN -> combine in every MoE
+layer. With per-micro-batch stage times t_a, t_f, t_c, one layer takes
+``max(m t_a, m t_f, m t_link, t_a + t_f + t_c)`` (each pool serves m micro-batches, one
+micro-batch's round trip cannot be shorter than its stages): with m = 3 the attention pool never
+waits exactly when ``2 t_a >= t_f + t_c`` and the FFN pool when ``2 t_f >= t_a + t_c``, the
+paper's Eqs. 3-4. Dense layers and the LM head run on the attention pool. Throughput per GPU
+counts both pools.
+
+The FFN side's imbalance is the balancedness sigma (mean/max per-GPU load): the busiest GPU's
+expert work and its share of the all-to-all grow by 1/sigma. Without a given sigma the model uses
+uniform routing's expected per-step balancedness (:func:`afdlib.balance.uniform_balancedness`),
+the floor that even a perfect expert placement leaves.
+
+Everything broadcasts over numpy arrays (batch, context, deployment size), so sweeps are one call.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .alltoall import EP_MODES, afd_transfer_work, ep_all_to_all_work
+from .attention import attention_kernels, attention_weight_bytes, attention_work, kv_cache_bytes
+from .balance import uniform_balancedness
+from .dense import (KERNELS_FFN, KERNELS_HEAD, dense_ffn_work, dense_intermediate_size, lm_head_work,
+                    router_work, shared_experts_work)
+from .errors import AfdError
+from .grouped_gemm import KERNELS_ROUTED, routed_experts_work
+from .roofline import TIERS, Work, overlap, stage_time
+from .specs import Budget, Hardware, Model, Precision
+
+DECODE_T_GAP_S = 0.003
+"""The fixed gap per step of the decode model, seconds (scheduling, sampling, batch preparation).
+
+The paper's t_g = 15 ms also holds the dense layers and the gaps between kernels, which this model
+computes explicitly; Step-3's published figures imply a gap of 3 ms or less (issue #7 of this
+project). 3 ms is that upper end; every case states the value it uses."""
+
+
+@dataclass(frozen=True)
+class Assumptions:
+    """The decode model's named assumptions, with their sources.
+
+    * ``matmul_efficiency`` 0.75: achievable fraction of peak FLOP/s for GEMMs and attention;
+      measured maximum achievable matmul FLOPS (MAMF, FP8) is 73.4% of peak on H200, 76.3% on B200,
+      74.5% on B300, 72.3% on GB200 (stas00/ml-engineering). Bandwidth efficiencies come with the
+      hardware profile (``datasheet``: HBM 0.8, networks 0.8, :class:`afdlib.specs.Efficiency`).
+    * ``kernel_overhead_s`` 3 us: fixed cost per kernel (launch gaps, ramp and tail), after
+      AIConfigurator's "+3 us per memory op" correction (ai-dynamo/aiconfigurator systems/*.yaml).
+    * ``ep_micro_batches`` 2: DeepSeek's and SGLang's two-batch overlap in decode.
+    * ``ep_overlap`` 0.5: the share of the shorter of (compute, dispatch + combine) hidden behind
+      the longer. No published measurement isolates it for decode: 1 is the roofline's lower bound
+      (all hidden, the max), 0 its upper bound (nothing hidden, the sum); the default is the midpoint
+      and every EP prediction also reports both bounds (``Step.extra["band"]`` in the validation).
+    * ``all_to_all`` "low-latency": DeepEP's decode kernels (one RDMA message per remote expert).
+    * ``hbm_usable_fraction`` 0.9: share of HBM for weights and KV cache (the rest: activations,
+      CUDA graphs, communication buffers), as serving engines reserve (SGLang's static memory
+      fraction is of this order).
+    * ``sigma``: balancedness of the FFN load; None: uniform routing's per-step value.
+    """
+
+    matmul_efficiency: float = 0.75
+    kernel_overhead_s: float = 3e-6
+    ep_micro_batches: int = 2
+    ep_overlap: float = 0.5
+    all_to_all: str = "low-latency"
+    hbm_usable_fraction: float = 0.9
+    sigma: float | None = None
+
+    def __post_init__(self):
+        for name in ("matmul_efficiency", "hbm_usable_fraction"):
+            v = getattr(self, name)
+            if not (0 < v <= 1):
+                raise AfdError(f"{name} must be in (0, 1], got {v}")
+        if not (0 <= self.ep_overlap <= 1):
+            raise AfdError(f"ep_overlap must be in [0, 1], got {self.ep_overlap}")
+        if not (self.kernel_overhead_s >= 0):
+            raise AfdError(f"kernel_overhead_s must be >= 0, got {self.kernel_overhead_s}")
+        if self.ep_micro_batches < 1:
+            raise AfdError(f"ep_micro_batches must be >= 1, got {self.ep_micro_batches}")
+        if self.all_to_all not in EP_MODES:
+            raise AfdError(f"all_to_all must be one of {', '.join(EP_MODES)}, got '{self.all_to_all}'")
+        if self.sigma is not None and not (0 < self.sigma <= 1):
+            raise AfdError(f"sigma (balancedness) must be in (0, 1], got {self.sigma}")
+
+
+def draft_tokens(l_accept: float) -> int:
+    """MTP draft tokens verified per step for ``l_accept`` accepted tokens: ceil(L_accept) - 1."""
+    if l_accept < 1:
+        raise AfdError(f"accepted tokens per step must be >= 1, got {l_accept}")
+    return int(np.ceil(l_accept - 1e-9)) - 1
+
+
+@dataclass(frozen=True)
+class Step:
+    """One decode step, arrays broadcast over the inputs.
+
+    Per-layer times are those of one MoE layer (per micro-batch for AFD's ``t_attn``, ``t_ffn``,
+    ``t_comm``; for EP the whole layer's compute of all micro-batches split into attention and
+    FFN, and its dispatch + combine). ``bound_*`` index :data:`afdlib.roofline.TIERS`.
+    """
+
+    design: str
+    requests: np.ndarray           # per attention (EP: every) GPU
+    step_s: np.ndarray
+    tpot_s: np.ndarray
+    tokens_per_s_per_gpu: np.ndarray
+    t_attn: np.ndarray
+    t_ffn: np.ndarray
+    t_comm: np.ndarray
+    t_layer: np.ndarray
+    bound_attn: np.ndarray
+    bound_ffn: np.ndarray
+    bound_comm: np.ndarray
+    sigma: np.ndarray
+    memory_bytes: np.ndarray       # per GPU (AFD: the fuller of the two pools, relative to its HBM)
+    fits_memory: np.ndarray
+    extra: dict = field(default_factory=dict)
+
+
+def _time(works, hw, a: Assumptions, kernels: float = 0.0):
+    st = stage_time(works, hw, a.matmul_efficiency)
+    return st.seconds + kernels * a.kernel_overhead_s, st.bound
+
+
+def _weights_dense_side(model: Model, precision: Precision) -> float:
+    """Bytes every attention (EP: every) GPU holds besides the routed experts and the KV cache."""
+    h = model.hidden_size
+    attn = model.num_layers * attention_weight_bytes(model, precision)
+    dense = model.dense_layers * 3 * h * dense_intermediate_size(model) * precision.bytes("weights")
+    embed = model.vocab_size * h * (2.0 + precision.bytes("lm_head"))  # BF16 embedding + LM head
+    return attn + dense + embed
+
+
+def _checks(requests, context, *sizes) -> np.ndarray:
+    r = np.asarray(requests, dtype=float)
+    if np.any(~np.isfinite(r)) or np.any(r < 0):
+        raise AfdError("requests per GPU must be non-negative")
+    c = np.asarray(context, dtype=float)
+    if np.any(~np.isfinite(c)) or np.any(c < 0):
+        raise AfdError("context must be non-negative")
+    for name, v in sizes:
+        v = np.asarray(v, dtype=float)
+        if np.any(~np.isfinite(v)) or np.any(v < 1):
+            raise AfdError(f"{name} must be >= 1, got {v}")
+    return r
+
+
+def ep_step(model: Model, hardware: Hardware, ep_size: ArrayLike, requests: ArrayLike, context: ArrayLike,
+            budget: Budget, precision: Precision = Precision(), assumptions: Assumptions = Assumptions(),
+            redundant: ArrayLike = 0) -> Step:
+    """Large-scale EP over ``ep_size`` GPUs, ``requests`` per GPU at ``context`` cached tokens.
+
+    ``budget.l_accept`` tokens are accepted per step (MTP: ceil(L_accept) - 1 drafts verified);
+    ``budget.t_gap_s`` is added once per step; ``budget.micro_batches`` is AFD's and not used here.
+    """
+    a = assumptions
+    r_size = np.asarray(ep_size, dtype=float)
+    req = _checks(requests, context, ("EP size", ep_size))
+    red = np.asarray(redundant, dtype=float)
+    q = 1 + draft_tokens(budget.l_accept)
+    m = a.ep_micro_batches
+    k, e = model.experts_per_token, model.routed_experts
+
+    def moe_layer(tokens_per_request):
+        req_mb = req / m
+        t_mb = req_mb * tokens_per_request
+        sigma = (np.asarray(a.sigma, dtype=float) if a.sigma is not None
+                 else uniform_balancedness(np.maximum(t_mb * r_size, 1.0), k, e, r_size))
+        local = (e + red) / r_size
+        proj, core = attention_work(model, precision, req_mb, context, tokens_per_request)
+        t_att, b_att = _time([proj, core, router_work(model, t_mb)], hardware, a, attention_kernels(model))
+        routed = routed_experts_work(model, precision, t_mb * k / sigma, local)
+        shared = shared_experts_work(model, precision, t_mb)
+        kernels = KERNELS_ROUTED + (KERNELS_FFN if model.shared_experts else 0)
+        t_ffn, b_ffn = _time([routed, shared], hardware, a, kernels)
+        comm = ep_all_to_all_work(model, precision, hardware, t_mb, r_size, a.all_to_all)
+        comm = Work(scale_up_bytes=np.divide(comm.scale_up_bytes, sigma),
+                    scale_out_bytes=np.divide(comm.scale_out_bytes, sigma), fixed_s=comm.fixed_s)
+        t_comm, b_comm = _time(comm, hardware, a)
+        hidden = a.ep_overlap if m > 1 else 0.0
+        layer = overlap(m * (t_att + t_ffn), m * t_comm, hidden)
+        return layer, m * t_att, m * t_ffn, m * t_comm, b_att, b_ffn, b_comm, sigma
+
+    layer, t_att, t_ffn, t_comm, b_att, b_ffn, b_comm, sigma = moe_layer(q)
+    tokens = req * q
+    proj, core = attention_work(model, precision, req / m, context, q)
+    t_dense_att, _ = _time([proj, core], hardware, a, attention_kernels(model))
+    t_dense_ffn, _ = _time(dense_ffn_work(model, precision, tokens / m), hardware, a, KERNELS_FFN)
+    dense = m * (t_dense_att + t_dense_ffn)
+    head, _ = _time(lm_head_work(model, precision, tokens), hardware, a, KERNELS_HEAD)
+    drafts = q - 1
+    mtp = 0.0
+    if drafts:
+        mtp_layer = moe_layer(1)[0]
+        mtp_head, _ = _time(lm_head_work(model, precision, req), hardware, a, KERNELS_HEAD)
+        mtp = drafts * (mtp_layer + mtp_head)
+    step = model.moe_layers * layer + model.dense_layers * dense + head + mtp + budget.t_gap_s
+    routed_bytes = model.moe_layers * (e + red) / r_size * 3 * model.hidden_size * model.moe_intermediate_size
+    shared_bytes = model.moe_layers * 3 * model.hidden_size * model.shared_size * model.shared_experts
+    weights = (routed_bytes + shared_bytes) * precision.bytes("weights") + _weights_dense_side(model, precision)
+    memory = weights + req * kv_cache_bytes(model, precision, context)
+    fits = memory <= a.hbm_usable_fraction * hardware.hbm_bytes
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = np.where(step > 0, req * budget.l_accept / step, 0.0)
+    return Step("ep", *np.broadcast_arrays(req, step, step / budget.l_accept, rate, t_att, t_ffn, t_comm, layer,
+                                           b_att, b_ffn, b_comm, sigma, memory, fits),
+                extra={"dense_layer_s": dense, "lm_head_s": head, "mtp_s": mtp, "t_gap_s": budget.t_gap_s,
+                       "tokens_per_request": q})
+
+
+def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_attn: ArrayLike, n_ffn: ArrayLike,
+             requests: ArrayLike, context: ArrayLike, budget: Budget, precision: Precision = Precision(),
+             assumptions: Assumptions = Assumptions(), superpod: bool | None = None) -> Step:
+    """AFD with ``n_attn`` attention nodes of ``attn_hardware`` and ``n_ffn`` FFN nodes of
+    ``ffn_hardware``; ``requests`` per attention GPU at ``context``; ``budget.micro_batches``
+    micro-batches. ``superpod``: both pools in one scale-up fabric (default: both devices are
+    Superpod-class and of the same kind)."""
+    a = assumptions
+    na, nf = np.asarray(n_attn, dtype=float), np.asarray(n_ffn, dtype=float)
+    req = _checks(requests, context, ("N_A", n_attn), ("N_F", n_ffn))
+    if superpod is None:
+        superpod = bool(attn_hardware.superpod and ffn_hardware.superpod and attn_hardware.slug == ffn_hardware.slug)
+    q = 1 + draft_tokens(budget.l_accept)
+    m = budget.micro_batches
+    k, e = model.experts_per_token, model.routed_experts
+    g_a, g_f = attn_hardware.gpus_per_node, ffn_hardware.gpus_per_node
+    ffn_gpus = nf * g_f
+    local = np.maximum(1.0, np.ceil(e / ffn_gpus - 1e-9))
+
+    def moe_layer(tokens_per_request):
+        req_mb = req / m
+        t_mb = req_mb * tokens_per_request
+        arriving = t_mb * na * g_a / ffn_gpus            # tokens per FFN GPU per micro-batch
+        sigma = (np.asarray(a.sigma, dtype=float) if a.sigma is not None
+                 else uniform_balancedness(np.maximum(t_mb * na * g_a, 1.0), k, e, ffn_gpus))
+        proj, core = attention_work(model, precision, req_mb, context, tokens_per_request)
+        t_a, b_a = _time([proj, core, router_work(model, t_mb)], attn_hardware, a, attention_kernels(model))
+        routed = routed_experts_work(model, precision, arriving * k / sigma, local)
+        shared = shared_experts_work(model, precision, arriving)
+        kernels = KERNELS_ROUTED + (KERNELS_FFN if model.shared_experts else 0)
+        t_f, b_f = _time([routed, shared], ffn_hardware, a, kernels)
+        send, recv = afd_transfer_work(model, precision, attn_hardware, ffn_hardware, t_mb, na, nf, superpod)
+        recv = Work(scale_up_bytes=np.divide(recv.scale_up_bytes, sigma),
+                    scale_out_bytes=np.divide(recv.scale_out_bytes, sigma), fixed_s=recv.fixed_s)
+        st_send, st_recv = _time(send, attn_hardware, a), _time(recv, ffn_hardware, a)
+        t_c = np.maximum(st_send[0], st_recv[0])
+        b_c = np.where(st_send[0] >= st_recv[0], st_send[1], st_recv[1])
+        t_link = t_c * precision.bytes("combine") / precision.wire_bytes  # the busier direction
+        layer = np.maximum.reduce(np.broadcast_arrays(m * t_a, m * t_f, m * t_link, t_a + t_f + t_c))
+        return layer, t_a, t_f, t_c, b_a, b_f, b_c, sigma
+
+    layer, t_a, t_f, t_c, b_a, b_f, b_c, sigma = moe_layer(q)
+    tokens = req * q
+    proj, core = attention_work(model, precision, req / m, context, q)
+    t_dense_att, _ = _time([proj, core], attn_hardware, a, attention_kernels(model))
+    t_dense_ffn, _ = _time(dense_ffn_work(model, precision, tokens / m), attn_hardware, a, KERNELS_FFN)
+    dense = m * (t_dense_att + t_dense_ffn)
+    head, _ = _time(lm_head_work(model, precision, tokens), attn_hardware, a, KERNELS_HEAD)
+    drafts = q - 1
+    mtp = 0.0
+    if drafts:
+        mtp_head, _ = _time(lm_head_work(model, precision, req), attn_hardware, a, KERNELS_HEAD)
+        mtp = drafts * (moe_layer(1)[0] + mtp_head)
+    step = model.moe_layers * layer + model.dense_layers * dense + head + mtp + budget.t_gap_s
+    attn_memory = _weights_dense_side(model, precision) + req * kv_cache_bytes(model, precision, context)
+    ffn_memory = model.moe_layers * 3 * model.hidden_size * precision.bytes("weights") * (
+        local * model.moe_intermediate_size + model.shared_experts * model.shared_size)
+    cap_a = a.hbm_usable_fraction * attn_hardware.hbm_bytes
+    cap_f = a.hbm_usable_fraction * ffn_hardware.hbm_bytes
+    fits = (attn_memory <= cap_a) & (ffn_memory <= cap_f)
+    memory = np.where(attn_memory / cap_a >= ffn_memory / cap_f, attn_memory, ffn_memory)
+    attn_gpus = na * g_a
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = np.where(step > 0, attn_gpus * req * budget.l_accept / step / (attn_gpus + ffn_gpus), 0.0)
+    t_b = np.maximum.reduce(np.broadcast_arrays(t_a, t_f, t_c))
+    return Step("afd", *np.broadcast_arrays(req, step, step / budget.l_accept, rate, t_a, t_f, t_c, layer,
+                                            b_a, b_f, b_c, sigma, memory, fits),
+                extra={"dense_layer_s": dense, "lm_head_s": head, "mtp_s": mtp, "t_gap_s": budget.t_gap_s,
+                       "tokens_per_request": q, "micro_batches": m, "superpod": superpod,
+                       "bubble_attn": 1 - m * t_a / layer, "bubble_ffn": 1 - m * t_f / layer,
+                       "no_attention_bubble": 2 * t_a >= t_f + t_c, "no_ffn_bubble": 2 * t_f >= t_a + t_c,
+                       "stage_max_s": t_b, "attn_memory_bytes": attn_memory, "ffn_memory_bytes": ffn_memory})
+
+
+def best_batch(step_of, slo_s: float, max_requests: int = 4096) -> tuple[int, Step]:
+    """The largest requests per GPU (1..max_requests) whose step fits in memory and meets the
+    per-token SLO; ``step_of(requests_array)`` returns a :class:`Step`. Raises where none does."""
+    grid = np.arange(1, max_requests + 1, dtype=float)
+    st = step_of(grid)
+    ok = st.fits_memory & (st.tpot_s <= slo_s)
+    if not ok.any():
+        why = "does not fit in memory" if not st.fits_memory[0] else f"TPOT {st.tpot_s[0] * 1e3:.1f} ms > SLO"
+        raise AfdError(f"no batch meets the SLO and fits in memory (one request per GPU: {why})")
+    best = int(grid[np.flatnonzero(ok)[-1]])
+    return best, step_of(np.array(float(best)))
+
+
+def bound_names(bound: ArrayLike) -> np.ndarray:
+    """Tier names of bound indices."""
+    return np.asarray(TIERS)[np.asarray(bound, dtype=int)]
