@@ -213,12 +213,114 @@ def cmd_balance(args) -> int:
     return 0
 
 
+def _bounded_int(name: str, lo: int, hi: int):
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer, got '{text}'") from None
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"{name} must be in {lo}..{hi}, got {v}")
+        return v
+    return parse
+
+
+def _bounded_float(name: str, lo: float, hi: float, lo_open: bool = False):
+    def parse(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number, got '{text}'") from None
+        if not (v > lo if lo_open else v >= lo) or not v <= hi:
+            raise argparse.ArgumentTypeError(f"{name} must be in {'(' if lo_open else '['}{lo:g}, {hi:g}], got {text}")
+        return v
+    return parse
+
+
+def cmd_throughput(args) -> int:
+    import numpy as np
+
+    from .catalog import load_hardware, load_model
+    from .decode import DECODE_T_GAP_S, Assumptions, afd_step, best_batch, bound_names, ep_step
+    from .errors import AfdError
+    from .specs import Budget, Precision
+    model = load_model(args.model, profile=args.model_profile)
+    hw = load_hardware(args.hardware, profile=args.hw_profile)
+    if args.gpus_per_node is not None:
+        hw = hw.with_overrides(gpus_per_node=args.gpus_per_node)
+    precision = Precision(weights=args.weights, attention=args.attention_dtype or args.weights,
+                          kv_cache=args.kv_cache)
+    a = Assumptions(ep_overlap=args.ep_overlap, all_to_all=args.all_to_all, sigma=args.sigma,
+                    matmul_efficiency=args.matmul_efficiency)
+    t_gap_s = DECODE_T_GAP_S if args.t_gap_ms is None else args.t_gap_ms / 1e3
+    budget = Budget(slo_s=args.slo_ms / 1e3, l_accept=args.mtp, t_gap_s=t_gap_s, micro_batches=args.micro_batches)
+    if args.design == "ep":
+        if args.ep_size is None:
+            raise AfdError("--design ep needs --ep-size (GPUs in the EP group)")
+        if args.ep_size > model.routed_experts + args.redundant:
+            raise AfdError(f"--ep-size ({args.ep_size}) exceeds the routed + redundant experts "
+                           f"({model.routed_experts} + {args.redundant}): every GPU must hold an expert")
+        gpus = args.ep_size
+        step_of = lambda r: ep_step(model, hw, args.ep_size, r, args.context, budget, precision, a, args.redundant)  # noqa: E731
+        attn_hw = hw
+    else:
+        if args.n_attn is None or args.n_ffn is None:
+            raise AfdError("--design afd needs --n-attn and --n-ffn (nodes)")
+        attn_hw = hw if args.attn_hardware is None else load_hardware(args.attn_hardware, profile=args.hw_profile)
+        gpus = args.n_attn * attn_hw.gpus_per_node + args.n_ffn * hw.gpus_per_node
+        step_of = lambda r: afd_step(model, attn_hw, hw, args.n_attn, args.n_ffn, r, args.context, budget,  # noqa: E731
+                                     precision, a)
+    if args.batch_per_gpu is not None:
+        st = step_of(np.array(float(args.batch_per_gpu)))
+        if not bool(st.fits_memory):
+            raise AfdError(f"{args.batch_per_gpu} requests per GPU at context {args.context:g} do not fit in memory "
+                           f"({float(st.memory_bytes) / 1e9:.1f} GB needed, "
+                           f"{a.hbm_usable_fraction:.0%} of HBM usable)")
+    else:
+        st = best_batch(step_of, budget.slo_s)[1]
+    ms, us = 1e3, 1e6
+    breakdown = {
+        "attention_us": float(st.t_attn) * us, "ffn_us": float(st.t_ffn) * us, "comm_us": float(st.t_comm) * us,
+        "moe_layer_us": float(st.t_layer) * us, "bound": {"attention": str(bound_names(st.bound_attn)),
+                                                         "ffn": str(bound_names(st.bound_ffn)),
+                                                         "comm": str(bound_names(st.bound_comm))},
+        "per": "micro-batch" if args.design == "afd" else "layer (all micro-batches)",
+        "sigma": float(st.sigma), "dense_layer_us": float(st.extra["dense_layer_s"]) * us,
+        "lm_head_us": float(st.extra["lm_head_s"]) * us, "mtp_us": float(np.asarray(st.extra["mtp_s"])) * us,
+        "t_gap_ms": budget.t_gap_s * ms, "memory_gb": float(st.memory_bytes) / 1e9, "fits_memory": bool(st.fits_memory),
+    }
+    if args.design == "afd":
+        breakdown.update({k: bool(st.extra[k]) for k in ("no_attention_bubble", "no_ffn_bubble")})
+        breakdown.update({k: float(st.extra[k]) for k in ("bubble_attn", "bubble_ffn")})
+    doc = {"tokens_per_s_per_gpu": float(st.tokens_per_s_per_gpu), "tpot_ms": float(st.tpot_s) * ms,
+           "batch_per_gpu": int(st.requests), "step_ms": float(st.step_s) * ms, "gpus": int(gpus),
+           "design": args.design, "breakdown": breakdown}
+    if args.json:
+        print(json.dumps(doc))
+        return 0
+    where = (f"EP{args.ep_size} (+{args.redundant} redundant)" if args.design == "ep" else
+             f"AFD {args.n_attn}A{args.n_ffn}F ({attn_hw.name} / {hw.name}, {args.micro_batches} micro-batches)")
+    print(f"{model.name} on {hw.name} ({hw.profile}), {where}, {gpus} GPUs, context {args.context:g}, "
+          f"MTP L_accept {args.mtp:g}, t_g {budget.t_gap_s * ms:g} ms")
+    how = "given" if args.batch_per_gpu is not None else f"largest meeting {args.slo_ms:g} ms and memory"
+    print(f"{doc['tokens_per_s_per_gpu']:,.0f} output tokens/s per GPU at {doc['batch_per_gpu']} requests per "
+          f"{'attention ' if args.design == 'afd' else ''}GPU ({how}); TPOT {doc['tpot_ms']:.1f} ms")
+    b = breakdown
+    print(f"per MoE {b['per']}: attention {b['attention_us']:.0f} us ({b['bound']['attention']}), "
+          f"FFN {b['ffn_us']:.0f} us ({b['bound']['ffn']}), dispatch+combine {b['comm_us']:.0f} us "
+          f"({b['bound']['comm']}); layer {b['moe_layer_us']:.0f} us; sigma {b['sigma']:.3f}; "
+          f"memory {b['memory_gb']:.1f} GB per GPU")
+    return 0
+
+
 def cmd_book(args) -> int:
     from .book import build_book
     return build_book(only=args.only, jobs=args.jobs, execute=not args.no_execute)
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .decode import Assumptions
+    from .specs import Budget
     parser = argparse.ArgumentParser(prog="afd", description="Attention-FFN disaggregation vs expert "
                                      "parallelism: the models of arXiv 2602.09721.")
     from . import __version__
@@ -263,6 +365,45 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_balance)
+
+    p = sub.add_parser("throughput", help="end-to-end decode: output tokens/s per GPU for EP or AFD, and what limits it")
+    p.add_argument("--model", required=True, help="catalogue slug, or a config.json / .yaml path")
+    p.add_argument("--model-profile", default="reference", choices=("paper", "reference"))
+    p.add_argument("--hardware", required=True, help="catalogue slug or .yaml (AFD: the FFN pool)")
+    p.add_argument("--attn-hardware", default=None, help="AFD attention pool, if other than --hardware")
+    p.add_argument("--hw-profile", default="datasheet", choices=("paper", "datasheet"),
+                   help="datasheet (default): spec x efficiency; paper: Table 5")
+    p.add_argument("--gpus-per-node", type=_bounded_int("--gpus-per-node", 1, 4096), default=None)
+    p.add_argument("--design", required=True, choices=("ep", "afd"))
+    p.add_argument("--ep-size", type=_bounded_int("--ep-size", 1, 1_000_000), default=None, help="EP: GPUs")
+    p.add_argument("--redundant", type=_bounded_int("--redundant", 0, 1_000_000), default=0,
+                   help="EP: redundant expert replicas (default 0)")
+    p.add_argument("--n-attn", type=_bounded_int("--n-attn", 1, 100_000), default=None, help="AFD: attention nodes")
+    p.add_argument("--n-ffn", type=_bounded_int("--n-ffn", 1, 100_000), default=None, help="AFD: FFN nodes")
+    p.add_argument("--micro-batches", type=_bounded_int("--micro-batches", 1, 64), default=3,
+                   help="AFD micro-batches (default 3: 3BO)")
+    p.add_argument("--context", type=_bounded_float("--context", 0, 1e7), default=4096.0,
+                   help="cached tokens per request (default 4096)")
+    p.add_argument("--batch-per-gpu", type=_bounded_int("--batch-per-gpu", 1, 1_000_000), default=None,
+                   help="requests per (attention) GPU; default: the largest meeting the SLO and memory")
+    p.add_argument("--slo-ms", type=_bounded_float("--slo-ms", 0, 1e6, lo_open=True), default=Budget.slo_s * 1e3,
+                   help=f"per-token latency target, ms (default {Budget.slo_s * 1e3:g})")
+    p.add_argument("--mtp", type=_bounded_float("--mtp", 1, 64), default=1.0,
+                   help="accepted tokens per step with MTP (default 1: no MTP)")
+    p.add_argument("--t-gap-ms", type=_bounded_float("--t-gap-ms", 0, 1e5), default=None,
+                   help="fixed gap per step, ms (default 3; the paper's 15 includes work this model computes)")
+    p.add_argument("--weights", default="fp8", help="weight data type (default fp8)")
+    p.add_argument("--attention-dtype", default=None, help="attention weights' data type (default: --weights)")
+    p.add_argument("--kv-cache", default="bf16", help="KV-cache data type (default bf16)")
+    p.add_argument("--sigma", type=_bounded_float("--sigma", 0, 1, lo_open=True), default=None,
+                   help="FFN balancedness mean/max (default: uniform routing's per-step value)")
+    p.add_argument("--ep-overlap", type=_bounded_float("--ep-overlap", 0, 1), default=Assumptions.ep_overlap,
+                   help=f"EP: share of all-to-all hidden behind compute (default {Assumptions.ep_overlap:g})")
+    p.add_argument("--all-to-all", default="low-latency", choices=("low-latency", "normal"))
+    p.add_argument("--matmul-efficiency", type=_bounded_float("--matmul-efficiency", 0, 1, lo_open=True),
+                   default=Assumptions.matmul_efficiency)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_throughput)
 
     p = sub.add_parser("book", help="execute every notebook with papermill and build the HTML book")
     p.add_argument("--only", nargs="*", default=None, help="notebook names to execute (others reused)")

@@ -14,11 +14,11 @@ compute. How much hides is :attr:`Assumptions.ep_overlap`: a MoE layer takes
 
 **AFD** (:func:`afd_step`): ``n_attn`` attention nodes and ``n_ffn`` FFN nodes (possibly different
 hardware), ``micro_batches`` (3BO) cycling attention -> dispatch -> FFN -> combine in every MoE
-layer. With per-micro-batch stage times t_a, t_f, t_c, one layer takes
-``max(m t_a, m t_f, m t_link, t_a + t_f + t_c)`` (each pool serves m micro-batches, one
-micro-batch's round trip cannot be shorter than its stages): with m = 3 the attention pool never
-waits exactly when ``2 t_a >= t_f + t_c`` and the FFN pool when ``2 t_f >= t_a + t_c``, the
-paper's Eqs. 3-4. Dense layers and the LM head run on the attention pool. Throughput per GPU
+layer. With per-micro-batch stage times t_a, t_f, t_c (t_c = dispatch + combine, one lane as in
+the paper), one layer takes ``max(m t_a, m t_f, m t_c, t_a + t_f + t_c)`` (each pool serves m
+micro-batches; one micro-batch's round trip cannot be shorter than its stages): with m = 3, where
+attention sets the pace it never waits exactly when ``2 t_a >= t_f + t_c`` (Eq. 3), and the FFN
+where ``2 t_f >= t_a + t_c`` (Eq. 4); bubble-free, the layer takes 3 max(t_a, t_f, t_c) = 3 t_B. Dense layers and the LM head run on the attention pool. Throughput per GPU
 counts both pools.
 
 The FFN side's imbalance is the balancedness sigma (mean/max per-GPU load): the busiest GPU's
@@ -262,8 +262,8 @@ def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_at
         st_send, st_recv = _time(send, attn_hardware, a), _time(recv, ffn_hardware, a)
         t_c = np.maximum(st_send[0], st_recv[0])
         b_c = np.where(st_send[0] >= st_recv[0], st_send[1], st_recv[1])
-        t_link = t_c * precision.bytes("combine") / precision.wire_bytes  # the busier direction
-        layer = np.maximum.reduce(np.broadcast_arrays(m * t_a, m * t_f, m * t_link, t_a + t_f + t_c))
+        # the paper's communication stage: dispatch and combine share one lane (Eq. 2: t_c <= t_B)
+        layer = np.maximum.reduce(np.broadcast_arrays(m * t_a, m * t_f, m * t_c, t_a + t_f + t_c))
         return layer, t_a, t_f, t_c, b_a, b_f, b_c, sigma
 
     layer, t_a, t_f, t_c, b_a, b_f, b_c, sigma = moe_layer(q)
@@ -299,17 +299,27 @@ def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_at
                        "stage_max_s": t_b, "attn_memory_bytes": attn_memory, "ffn_memory_bytes": ffn_memory})
 
 
-def best_batch(step_of, slo_s: float, max_requests: int = 4096) -> tuple[int, Step]:
+def best_batch(step_of, slo_s: float, max_requests: int = 1_000_000) -> tuple[int, Step]:
     """The largest requests per GPU (1..max_requests) whose step fits in memory and meets the
-    per-token SLO; ``step_of(requests_array)`` returns a :class:`Step`. Raises where none does."""
-    grid = np.arange(1, max_requests + 1, dtype=float)
-    st = step_of(grid)
+    per-token SLO; ``step_of(requests_array)`` returns a :class:`Step`. Raises where none does.
+
+    Two vectorised calls: a geometric grid finds the bracket, a dense one the integer inside it
+    (TPOT grows with the batch, so the largest feasible point is the answer).
+    """
+    coarse = np.unique(np.round(np.geomspace(1, max_requests, 512)))
+    st = step_of(coarse)
     ok = st.fits_memory & (st.tpot_s <= slo_s)
     if not ok.any():
-        why = "does not fit in memory" if not st.fits_memory[0] else f"TPOT {st.tpot_s[0] * 1e3:.1f} ms > SLO"
-        raise AfdError(f"no batch meets the SLO and fits in memory (one request per GPU: {why})")
-    best = int(grid[np.flatnonzero(ok)[-1]])
-    return best, step_of(np.array(float(best)))
+        first = step_of(np.array(1.0))
+        why = ("does not fit in memory" if not bool(first.fits_memory)
+               else f"TPOT {float(first.tpot_s) * 1e3:.1f} ms exceeds the SLO {slo_s * 1e3:g} ms")
+        raise AfdError(f"no batch meets the SLO and fits in memory (one request per GPU {why})")
+    i = int(np.flatnonzero(ok)[-1])
+    hi = coarse[i + 1] - 1 if i + 1 < len(coarse) else coarse[i]
+    fine = np.arange(coarse[i], hi + 1)
+    st = step_of(fine)
+    best = float(fine[np.flatnonzero(st.fits_memory & (st.tpot_s <= slo_s))[-1]])
+    return int(best), step_of(np.array(best))
 
 
 def bound_names(bound: ArrayLike) -> np.ndarray:

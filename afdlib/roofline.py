@@ -102,6 +102,7 @@ def stage_time(works: Work | Sequence[Work], hardware, compute_efficiency: Array
     shape = np.broadcast_shapes(*(t.shape[1:] for t in per_op), *(f.shape for f in fixed))
     binding = np.zeros((len(TIERS),) + shape)
     serial = np.zeros(shape)
+    per_op = [t.reshape((len(TIERS),) + (1,) * (len(shape) - t.ndim + 1) + t.shape[1:]) for t in per_op]
     for t, f in zip(per_op, fixed):
         t = np.broadcast_to(t, (len(TIERS),) + shape)
         k = np.argmax(t, axis=0)

@@ -1,0 +1,115 @@
+"""Published deployments against the decode model: the cases of ``data/deployments.yaml``.
+
+Each case is predicted with one set of defaults (:class:`afdlib.decode.Assumptions`) and the
+facts recorded for it (sizes, context, batch or SLO, MTP, data types, kernels). EP cases also get
+the band between the roofline's two readings of the all-to-all: all of it hidden (``ep_overlap``
+1) and none (0).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .catalog import data_dir, load_hardware, load_model
+from .decode import DECODE_T_GAP_S, Assumptions, Step, afd_step, best_batch, ep_step
+from .errors import AfdError
+from .files import read_yaml
+from .specs import Budget, Precision
+
+_REQUIRED = {"ep": ("model", "hardware", "ep_size", "context", "l_accept", "published", "sources"),
+             "afd": ("model", "attn_hardware", "ffn_hardware", "n_attn", "n_ffn", "context", "l_accept",
+                     "published", "sources")}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One published deployment (see the header of ``data/deployments.yaml``)."""
+
+    slug: str
+    name: str
+    design: str
+    facts: dict
+    published: float
+    sources: dict
+    assumptions: dict
+
+
+def load_deployments(path: str | Path | None = None) -> dict[str, Case]:
+    """The cases of the deployments file, validated (every case has a design, facts and sources)."""
+    path = Path(path) if path else data_dir() / "deployments.yaml"
+    doc = read_yaml(path)
+    if not isinstance(doc, dict) or not isinstance(doc.get("deployments"), dict):
+        raise AfdError(f"{path}: expected a top-level mapping 'deployments:'")
+    cases = {}
+    for slug, entry in doc["deployments"].items():
+        where = f"{path}: deployment '{slug}'"
+        if not isinstance(entry, dict) or entry.get("design") not in _REQUIRED:
+            raise AfdError(f"{where}: needs design: ep or afd")
+        missing = [k for k in _REQUIRED[entry["design"]] if k not in entry]
+        if missing:
+            raise AfdError(f"{where}: missing {', '.join(missing)}")
+        if entry.get("batch_per_gpu") is None and entry.get("slo_ms") is None:
+            raise AfdError(f"{where}: needs batch_per_gpu or slo_ms")
+        if not isinstance(entry["sources"], dict) or not entry["sources"]:
+            raise AfdError(f"{where}: sources must name a source for each fact")
+        cases[slug] = Case(slug, str(entry.get("name", slug)), entry["design"], entry,
+                           float(entry["published"]["tokens_per_s_per_gpu"]), dict(entry["sources"]),
+                           dict(entry.get("assumptions") or {}))
+    return cases
+
+
+def _step(case: Case, assumptions: Assumptions, requests) -> Step:
+    f = case.facts
+    profile = f.get("hw_profile", "datasheet")
+    model = load_model(f["model"], profile="reference")
+    precision = Precision(**(f.get("precision") or {}))
+    a = replace(assumptions, all_to_all=f.get("kernels", assumptions.all_to_all))
+    budget = Budget(slo_s=(f.get("slo_ms") or 1e6) / 1e3, l_accept=float(f["l_accept"]),
+                    t_gap_s=f.get("t_gap_ms", DECODE_T_GAP_S * 1e3) / 1e3,
+                    micro_batches=int(f.get("micro_batches", Budget.micro_batches)))
+    if case.design == "ep":
+        hw = load_hardware(f["hardware"], profile=profile)
+        return ep_step(model, hw, f["ep_size"], requests, f["context"], budget, precision, a,
+                       f.get("redundant_experts", 0))
+    attn = load_hardware(f["attn_hardware"], profile=profile)
+    ffn = load_hardware(f["ffn_hardware"], profile=profile)
+    return afd_step(model, attn, ffn, f["n_attn"], f["n_ffn"], requests, f["context"], budget, precision, a)
+
+
+def predict(case: Case, assumptions: Assumptions = Assumptions()) -> Step:
+    """The model's step for a case: at its published batch, or at the largest batch meeting its SLO."""
+    batch = case.facts.get("batch_per_gpu")
+    if batch is not None:
+        return _step(case, assumptions, np.array(float(batch)))
+    return best_batch(lambda r: _step(case, assumptions, r), case.facts["slo_ms"] / 1e3)[1]
+
+
+def validation_rows(cases: dict[str, Case] | None = None, assumptions: Assumptions = Assumptions()
+                    ) -> list[dict[str, Any]]:
+    """One row per case: published and predicted tokens/s per GPU, the relative error, the batch,
+    TPOT, per-layer times (us) and their bounds; EP cases also the all-hidden / none-hidden band."""
+    from .decode import bound_names
+    rows = []
+    for slug, case in (cases or load_deployments()).items():
+        st = predict(case, assumptions)
+        row = {"case": slug, "name": case.name, "design": case.design, "published": case.published,
+               "predicted": float(st.tokens_per_s_per_gpu), "batch_per_gpu": float(st.requests),
+               "batch_from": ("assumed" if "batch_per_gpu" in case.assumptions else "published"
+                              if case.facts.get("batch_per_gpu") is not None else "SLO and memory"),
+               "tpot_ms": float(st.tpot_s) * 1e3, "t_attn_us": float(st.t_attn) * 1e6,
+               "t_ffn_us": float(st.t_ffn) * 1e6, "t_comm_us": float(st.t_comm) * 1e6,
+               "bound_attn": str(bound_names(st.bound_attn)), "bound_ffn": str(bound_names(st.bound_ffn)),
+               "bound_comm": str(bound_names(st.bound_comm)), "sigma": float(st.sigma),
+               "fits_memory": bool(st.fits_memory), "shown_in_issue": bool(case.facts.get("shown_in_issue"))}
+        row["error"] = row["predicted"] / row["published"] - 1
+        if case.design == "ep":
+            lo = predict(case, replace(assumptions, ep_overlap=0.0))
+            hi = predict(case, replace(assumptions, ep_overlap=1.0))
+            row["band_low"], row["band_high"] = float(lo.tokens_per_s_per_gpu), float(hi.tokens_per_s_per_gpu)
+        else:
+            row["band_low"] = row["band_high"] = row["predicted"]
+        rows.append(row)
+    return rows

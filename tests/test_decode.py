@@ -1,0 +1,254 @@
+"""End-to-end decode model: operator work by hand, the evaluator, limits, DeepEP, the deployments."""
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from afdlib.alltoall import distinct_destinations, ep_all_to_all_work
+from afdlib.attention import attention_work, kv_cache_bytes, projection_params
+from afdlib.catalog import load_hardware, load_model
+from afdlib.cli import main
+from afdlib.decode import Assumptions, afd_step, best_batch, draft_tokens, ep_step
+from afdlib.errors import AfdError
+from afdlib.hfu import hfu_sweep
+from afdlib.imbalance import alpha_ep
+from afdlib.roofline import TIERS, Work, overlap, stage_time
+from afdlib.specs import Budget, Precision
+from afdlib.validation import load_deployments, validation_rows
+
+NO_GAP = Budget(slo_s=1.0, l_accept=1.0, t_gap_s=0.0)
+
+
+# ----------------------------------------------------------------------------- attention by hand
+
+def test_mla_absorbed_decode_work_by_hand():
+    m = load_model("deepseek-v3", profile="reference")
+    # q: 7168 x 1536 + 1536 x 128 x 192 = 48,758,784; kv down: 7168 x 576 = 4,128,768;
+    # absorbed k/v up: 2 x 128 x 128 x 512 = 16,777,216; o: 128 x 128 x 7168 = 117,440,512
+    assert projection_params(m.attention, m.hidden_size)[0] == 187_105_280
+    proj, core = attention_work(m, Precision(), 1, 1000, 1)
+    # per token and cached position: 2 x 128 heads x (576 + 512) = 278,528 FLOPs (BF16 cache: BF16 rate)
+    assert float(core.flops_bf16) == pytest.approx(278_528 * 1000) and float(core.flops_fp8) == 0
+    assert float(core.hbm_bytes) == pytest.approx(1000 * 576 * 2)   # latent + rope key, BF16
+    assert float(proj.flops_fp8) == pytest.approx(2 * 187_105_280)  # FP8 projections
+    # two tokens per request (one MTP draft): FLOPs double, the cache is read once
+    _, core2 = attention_work(m, Precision(kv_cache="fp8"), 1, 1000, 2)
+    assert float(core2.flops_fp8) == pytest.approx(2 * 278_528 * 1000) and float(core2.hbm_bytes) == 576_000
+
+
+def test_gqa_and_mfa_work_by_hand():
+    q = load_model("qwen3-235b-a22b", profile="reference")
+    # q 4096 x 64 x 128 + k,v 4096 x 4 x 256 + o 64 x 128 x 4096 = 71,303,168
+    assert projection_params(q.attention, q.hidden_size)[0] == 71_303_168
+    _, core = attention_work(q, Precision(), 3, 100, 1)
+    assert float(core.flops_bf16) == pytest.approx(3 * 100 * 2 * 64 * 256)   # 32,768 per token and position
+    assert float(core.hbm_bytes) == pytest.approx(3 * 100 * 1024 * 2)        # 2 x 4 x 128 elements, BF16
+    s = load_model("step3", profile="reference")
+    # low-rank q 7168 x 2048 + 2048 x 64 x 256, one KV head 7168 x 512, o 64 x 256 x 7168 = 169,345,024
+    assert projection_params(s.attention, s.hidden_size)[0] == 169_345_024
+    _, core = attention_work(s, Precision(kv_cache="fp8"), 1, 4096, 1)
+    assert float(core.hbm_bytes) == pytest.approx(4096 * 512)                # one head of 256 for K and V, FP8
+    assert float(kv_cache_bytes(s, Precision(kv_cache="fp8"), 4096)) == pytest.approx(4096 * 512 * 61)
+
+
+def test_local_window_layers_cap_the_cache():
+    g = load_model("gpt-oss-120b", profile="reference")
+    # 18 of 36 layers keep 128 tokens: at 10,000 tokens the average layer sees (10,000 + 128) / 2
+    full = float(kv_cache_bytes(g.with_overrides(attention=replace(g.attention, local_layers=0, local_window=0)),
+                                Precision(), 10_000))
+    assert float(kv_cache_bytes(g, Precision(), 10_000)) == pytest.approx(full * 10_128 / 20_000)
+
+
+# ----------------------------------------------------------------------------- evaluator
+
+def test_stage_time_is_max_within_and_sum_across_operators():
+    h = load_hardware("h800")  # paper profile: 1979 TFLOP/s, 3.35 TB/s, 160 / 50 GB/s
+    a = Work(flops_fp8=1979e9, hbm_bytes=3.35e9 / 2)          # 1 ms compute, 0.5 ms memory
+    b = Work(scale_out_bytes=100e6, fixed_s=1e-4)             # 2 ms scale-out + 0.1 ms fixed
+    st = stage_time([a, b], h)
+    assert float(st.seconds) == pytest.approx(1e-3 + 2e-3 + 1e-4)
+    assert float(st.serial) == pytest.approx(1e-3 + 0.5e-3 + 2e-3 + 1e-4)
+    assert TIERS[int(st.bound)] == "scale-out"
+    assert float(stage_time(a, h, compute_efficiency=0.5).seconds) == pytest.approx(2e-3)
+    assert overlap(3.0, 2.0, 1.0) == 3.0 and overlap(3.0, 2.0, 0.0) == 5.0 and overlap(3.0, 2.0, 0.5) == 4.0
+
+
+# ----------------------------------------------------------------------------- all-to-all vs DeepEP
+
+# DeepEP low-latency kernels, H800 + CX-7, 128 tokens, top-8, hidden 7168 (shared reference 1.3):
+# EP size: (dispatch us, combine us)
+DEEPEP_LL = {16: (118, 195), 32: (155, 273), 64: (173, 314), 128: (192, 369), 256: (194, 360)}
+
+
+@pytest.mark.parametrize("ep", sorted(DEEPEP_LL))
+def test_low_latency_all_to_all_against_deepep(ep):
+    m, h = load_model("deepseek-v3"), load_hardware("h800", profile="datasheet")
+    dispatch, combine = DEEPEP_LL[ep]
+    both = float(stage_time(ep_all_to_all_work(m, Precision(), h, 128, ep), h).seconds) * 1e6
+    # one FP8 leg = dispatch: the same copies at 1 byte per element
+    fp8 = float(stage_time(ep_all_to_all_work(m, Precision(combine="fp8"), h, 128, ep), h).seconds) * 1e6 / 2
+    assert fp8 == pytest.approx(dispatch, rel=0.15)
+    assert both == pytest.approx(dispatch + combine, rel=0.10)
+
+
+def test_distinct_destinations():
+    # K = 8 experts over 2 nodes: 2 (1 - 0.5^8) = 1.992; over 1: 1; many nodes: about K
+    assert float(distinct_destinations(8, 2)) == pytest.approx(1.9921875)
+    assert float(distinct_destinations(8, 1)) == pytest.approx(1.0)
+    assert float(distinct_destinations(8, 1e6)) == pytest.approx(8, rel=1e-4)
+
+
+# ----------------------------------------------------------------------------- limits
+
+def _lean(model):
+    """No dense layers, no shared experts, no LM head: attention and routed experts alone."""
+    return model.with_overrides(dense_layers=0, vocab_size=0, shared_experts=0)
+
+
+def test_ep_reduces_to_the_paper_penalty():
+    # FFN compute-bound and no network or fixed costs: the step slows by exactly alpha_EP(sigma, t_a / t_f)
+    m = _lean(load_model("deepseek-v3", profile="reference"))
+    h = load_hardware("h800").with_overrides(scale_out_bytes_per_s=1e30, scale_up_bytes_per_s=1e30)
+    base = Assumptions(kernel_overhead_s=0.0, ep_overlap=1.0, sigma=1.0)
+    fast = ep_step(m, h, 8, 4096, 100, NO_GAP, assumptions=base)
+    for sigma in (0.7, 0.85):
+        slow = ep_step(m, h, 8, 4096, 100, NO_GAP, assumptions=replace(base, sigma=sigma))
+        lam = float(fast.t_attn / fast.t_ffn)
+        assert float(slow.tokens_per_s_per_gpu / fast.tokens_per_s_per_gpu) == pytest.approx(
+            float(alpha_ep(sigma, lam)), rel=1e-3)
+
+
+def test_afd_bubbles_are_the_papers_conditions_and_ffn_hfu_stays_under_the_ceiling():
+    m = _lean(load_model("deepseek-v3"))
+    h = load_hardware("h800")  # paper profile
+    a = Assumptions(kernel_overhead_s=0.0, sigma=1.0, matmul_efficiency=1.0)
+    reqs = np.geomspace(1, 3000, 60)
+    best, seen_attn, seen_ffn = 0.0, False, False
+    for n_attn in (1, 2, 4, 8, 16):
+        st = afd_step(m, h, h, n_attn, 1, reqs, 4096, replace(NO_GAP, micro_batches=3), assumptions=a)
+        # where a pool sets the pace (its stage is the longest), it runs without bubbles exactly when the
+        # paper's condition holds: Eq. 3 for attention, Eq. 4 for the FFN
+        longest = np.maximum.reduce([st.t_attn, st.t_ffn, st.t_comm])
+        attn_paces, ffn_paces = st.t_attn >= longest, st.t_ffn >= longest
+        seen_attn, seen_ffn = seen_attn | attn_paces.any(), seen_ffn | ffn_paces.any()
+        assert np.array_equal((st.extra["bubble_attn"] <= 1e-12)[attn_paces], st.extra["no_attention_bubble"][attn_paces])
+        assert np.array_equal((st.extra["bubble_ffn"] <= 1e-12)[ffn_paces], st.extra["no_ffn_bubble"][ffn_paces])
+        # the FFN GPU's FLOPs over its share of the layer never beat the paper's ceiling (N_F = 1: each
+        # token crosses scale-out once and fans out over scale-up); the model lets the 1/g of copies
+        # that land on the forwarding GPU itself skip scale-up, hence the factor g / (g - 1)
+        pairs = reqs / 3 * n_attn * 8 / 8 * m.experts_per_token
+        hfu = 6 * pairs * m.hidden_size * m.moe_intermediate_size / (h.flops * st.t_layer / 3)
+        ceiling = hfu_sweep(m, h, np.array([1]))[0]["comm_ceiling"][0] * 8 / 7
+        assert np.all(hfu <= min(1.0, ceiling) + 1e-9)
+        best = max(best, hfu.max())
+    assert seen_attn and seen_ffn
+    assert best >= 0.95 * min(1.0, ceiling)  # and reaches it with enough attention nodes and requests
+
+
+def test_throughput_rises_with_bandwidth_and_falls_with_context():
+    m = load_model("deepseek-v3", profile="reference")
+    h = load_hardware("h800", profile="datasheet")
+    base = ep_step(m, h, 64, 64, 4096, NO_GAP)
+    fat = ep_step(m, h.with_overrides(scale_out_bytes_per_s=4 * h.scale_out_bytes_per_s), 64, 64, 4096, NO_GAP)
+    assert float(fat.tokens_per_s_per_gpu) > float(base.tokens_per_s_per_gpu)
+    ctx = np.array([1024, 4096, 16384])
+    assert np.all(np.diff(ep_step(m, h, 64, 64, ctx, NO_GAP).tokens_per_s_per_gpu) < 0)
+
+
+def test_best_batch_is_the_largest_meeting_slo_and_memory():
+    m = load_model("deepseek-v3", profile="reference")
+    h = load_hardware("h800", profile="datasheet")
+    b = Budget(slo_s=0.05, l_accept=1.0, t_gap_s=0.003)
+    step_of = lambda r: ep_step(m, h, 144, r, 4096, b, redundant=32)  # noqa: E731
+    n, st = best_batch(step_of, b.slo_s)
+    assert float(st.tpot_s) <= 0.05 and bool(st.fits_memory)
+    nxt = step_of(np.array(n + 1.0))
+    assert float(nxt.tpot_s) > 0.05 or not bool(nxt.fits_memory)
+    with pytest.raises(AfdError, match="no batch"):
+        best_batch(step_of, 0.001)
+
+
+def test_mtp_drafts():
+    assert draft_tokens(1.0) == 0 and draft_tokens(1.7) == 1 and draft_tokens(2.0) == 1 and draft_tokens(2.4) == 2
+    m = load_model("deepseek-v3", profile="reference")
+    h = load_hardware("h800", profile="datasheet")
+    one = ep_step(m, h, 144, 64, 4096, NO_GAP)
+    mtp = ep_step(m, h, 144, 64, 4096, replace(NO_GAP, l_accept=1.8))
+    # verification work is counted: 1.8 tokens per step cost more than one step, so the gain is < 1.8x
+    assert 1.0 < float(mtp.tokens_per_s_per_gpu / one.tokens_per_s_per_gpu) < 1.8
+
+
+# ----------------------------------------------------------------------------- published deployments
+
+# error recorded in the validation chapter (predicted / published - 1), default assumptions
+RECORDED_ERROR = {
+    "deepseek-v3-h800-ep144-online": 0.170,
+    "deepseek-v3-h800-ep128-profile": -0.062,
+    "deepseek-v3-h100-ep72-sglang": 0.039,
+    "deepseek-v3-gb200-ep48-sglang-june": 0.211,
+    "deepseek-v3-gb200-ep48-sglang-september": -0.104,
+    "step3-h800-2a2f": 0.216,
+}
+
+
+def test_validation_table_does_not_drift():
+    rows = {r["case"]: r for r in validation_rows()}
+    assert set(rows) == set(RECORDED_ERROR)
+    for case, err in RECORDED_ERROR.items():
+        assert rows[case]["error"] == pytest.approx(err, abs=0.01), case
+        assert rows[case]["fits_memory"], case
+    errors = np.abs([r["error"] for r in rows.values()])
+    assert np.median(errors) <= 0.20 and errors.max() <= 0.35
+    # EP at a published batch: the published figure lies between the serial (nothing hidden) and
+    # overlapped readings (not so for GB200, whose batch is assumed)
+    for r in rows.values():
+        if r["design"] == "ep" and r["batch_from"] == "published":
+            assert r["band_low"] <= r["published"] <= r["band_high"], r["case"]
+
+
+def test_deployments_file_cites_sources(tmp_path):
+    for case in load_deployments().values():
+        assert case.sources and "published" in case.sources
+    bad = tmp_path / "d.yaml"
+    bad.write_text("deployments:\n  x: {design: ep, model: deepseek-v3}\n")
+    with pytest.raises(AfdError, match="missing"):
+        load_deployments(bad)
+
+
+# ----------------------------------------------------------------------------- command
+
+def test_throughput_command(capsys):
+    assert main(["throughput", "--model", "deepseek-v3", "--hardware", "h800", "--design", "ep", "--ep-size", "144",
+                 "--redundant", "32", "--context", "4989", "--batch-per-gpu", "88", "--mtp", "1.875", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert set(doc) >= {"tokens_per_s_per_gpu", "tpot_ms", "batch_per_gpu", "breakdown"}
+    assert doc["batch_per_gpu"] == 88
+    assert doc["tokens_per_s_per_gpu"] == pytest.approx(1850 * (1 + RECORDED_ERROR["deepseek-v3-h800-ep144-online"]),
+                                                        rel=0.01)
+    assert {"attention_us", "ffn_us", "comm_us", "bound"} <= set(doc["breakdown"])
+    assert main(["throughput", "--model", "step3", "--hardware", "h800", "--design", "afd", "--n-attn", "2",
+                 "--n-ffn", "2", "--kv-cache", "fp8", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["gpus"] == 32 and doc["tpot_ms"] <= 50
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--design", "ep"], "needs --ep-size"),
+    (["--design", "ep", "--ep-size", "300"], "exceeds the routed"),
+    (["--design", "afd", "--n-attn", "2"], "needs --n-attn and --n-ffn"),
+    (["--design", "ep", "--ep-size", "8", "--batch-per-gpu", "100000"], "do not fit in memory"),
+    (["--design", "ep", "--ep-size", "8", "--kv-cache", "fp7"], "unknown data type"),
+    (["--design", "ep", "--ep-size", "8", "--slo-ms", "0.01"], "no batch"),
+])
+def test_throughput_bad_input(capsys, args, message):
+    assert main(["throughput", "--model", "deepseek-v3", "--hardware", "h800", *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_throughput_refuses_a_model_without_attention(tmp_path, capsys):
+    f = tmp_path / "m.yaml"
+    f.write_text("hidden_size: 1024\nmoe_intermediate_size: 512\nnum_layers: 4\ndense_layers: 0\nmoe_layers: 4\n"
+                 "routed_experts: 8\nexperts_per_token: 2\nsource: test\n")
+    assert main(["throughput", "--model", str(f), "--hardware", "h800", "--design", "ep", "--ep-size", "8"]) == 2
+    assert "no attention description" in capsys.readouterr().err
