@@ -283,3 +283,98 @@ def measured_sigma_figure(longrun: pd.DataFrame, per_batch: pd.DataFrame, redund
         ax.legend(fontsize=7)
     axes[0].set_ylabel("balancedness σ (median over layers)")
     return fig
+
+
+def validation_figure(table: pd.DataFrame):
+    """Predicted against published tokens/s per GPU (EP: bar = nothing hidden .. all hidden), with
+    +-20% and +-35% bands; points numbered as the table's rows."""
+    from matplotlib.ticker import FuncFormatter
+    fig, ax = plt.subplots(figsize=(7.2, 5.4))
+    lo, hi = table[["published", "band_low"]].min().min() * 0.7, table[["published", "band_high"]].max().max() * 1.3
+    x = np.geomspace(lo, hi, 10)
+    ax.plot(x, x, color="black", lw=1)
+    for f, style in ((0.20, "--"), (0.35, ":")):
+        ax.fill_between(x, x * (1 - f), x * (1 + f), color="grey", alpha=0.12 if f == 0.20 else 0.06, lw=0)
+        for sign in (1, -1):
+            ax.plot(x, x * (1 + sign * f), style, color="grey", lw=0.8)
+    for k, r in enumerate(table.itertuples()):
+        colour = "#2c7fb8" if r.design == "ep" else "#d95f02"
+        marker = {"published": "o", "assumed": "s"}.get(r.batch_from, "D")
+        ax.errorbar(r.published, r.predicted, yerr=[[r.predicted - r.band_low], [r.band_high - r.predicted]],
+                    fmt=marker, color=colour, ms=7, capsize=4, lw=1.2)
+        ax.annotate(str(k + 1), (r.published, r.predicted), xytext=(7, -4), textcoords="offset points", fontsize=9)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ticks = [t for t in (1000, 2000, 3000, 5000, 7000, 10000, 15000) if lo <= t <= hi]
+    fmt = FuncFormatter(lambda v, _: f"{v:,.0f}")
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_locator(plt.FixedLocator(ticks))
+        axis.set_major_formatter(fmt)
+        axis.set_minor_formatter(plt.NullFormatter())
+    ax.set_xlabel("published output tokens/s per GPU")
+    ax.set_ylabel("predicted output tokens/s per GPU")
+    ax.set_title("blue EP (bar: all-to-all hidden none .. all), orange AFD; circles: published batch,\n"
+                 "squares: assumed batch, diamonds: batch from SLO and memory; bands ±20% and ±35%", fontsize=8)
+    return fig
+
+
+def breakdown_figure(table: pd.DataFrame):
+    """Each case's per-layer attention, FFN and all-to-all times (cases numbered as the table's rows)."""
+    fig, ax = plt.subplots(figsize=(7.2, 0.55 * len(table) + 1.2))
+    y = np.arange(len(table))
+    parts = (("t_attn_us", "attention", "#2c7fb8"), ("t_ffn_us", "FFN (experts)", "#1a9641"),
+             ("t_comm_us", "dispatch + combine", "#d7191c"))
+    for j, (col, name, colour) in enumerate(parts):
+        ax.barh(y + (j - 1) * 0.26, table[col], height=0.26, color=colour, label=name)
+    ax.set_yticks(y, [f"{k + 1}. {c}" for k, c in enumerate(table.label)], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("µs per MoE layer (EP: both micro-batches; AFD: one micro-batch)")
+    ax.legend(fontsize=8, loc="lower right")
+    return fig
+
+
+def sensitivity_figure(sens: pd.DataFrame, base: pd.DataFrame):
+    """Relative error of every case under one-at-a-time variations (the default first)."""
+    table = sens.pivot(index="variation", columns="case", values="error")
+    order = list(dict.fromkeys(sens.variation))
+    table = pd.concat([base.set_index("case")["error"].rename("defaults").to_frame().T, table.loc[order]])
+    table = table[list(base.case)]
+    fig, ax = plt.subplots(figsize=(10, 0.38 * len(table) + 1.6))
+    im = ax.imshow(table.to_numpy(dtype=float), cmap="RdBu_r", vmin=-0.6, vmax=0.6, aspect="auto")
+    for (i, j), v in np.ndenumerate(table.to_numpy(dtype=float)):
+        ax.text(j, i, f"{v:+.0%}", ha="center", va="center", fontsize=8,
+                color="white" if abs(v) > 0.35 else "black")
+    ax.set_xticks(range(table.shape[1]), [f"{k + 1}" for k in range(table.shape[1])])
+    ax.set_yticks(range(len(table)), table.index, fontsize=9)
+    ax.set_xlabel("case (numbered as in Table 1)")
+    fig.colorbar(im, ax=ax, format=PercentFormatter(1.0), label="predicted / published - 1")
+    fig.tight_layout()
+    return fig
+
+
+def batch_curves_figure(curves: dict, published: dict):
+    """Throughput per GPU against requests per GPU for some cases, the published figure as a line."""
+    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    for name, (reqs, rate, colour) in curves.items():
+        ax.plot(reqs, rate, color=colour, label=name)
+        ax.axhline(published[name], color=colour, ls=":", lw=1)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("requests per GPU")
+    ax.set_ylabel("predicted output tokens/s per GPU")
+    ax.set_title("dotted: published figure", fontsize=9)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def deepep_figure(rows: pd.DataFrame):
+    """The all-to-all operator against DeepEP's measured low-latency times, by EP size."""
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    for col, model_col, name, colour in (("dispatch_us", "model_dispatch_us", "dispatch", "#fdae61"),
+                                         ("both_us", "model_both_us", "dispatch + combine", "#d7191c")):
+        ax.plot(rows.ep_size, rows[col], "o", color=colour, label=f"{name}, DeepEP measured")
+        ax.plot(rows.ep_size, rows[model_col], "-", color=colour, label=f"{name}, model")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("EP size")
+    ax.set_ylabel("µs (128 tokens, top-8, H800)")
+    ax.legend(fontsize=8)
+    return fig

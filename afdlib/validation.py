@@ -17,7 +17,7 @@ from .catalog import data_dir, load_hardware, load_model
 from .decode import DECODE_T_GAP_S, Assumptions, Step, afd_step, best_batch, ep_step
 from .errors import AfdError
 from .files import read_yaml
-from .specs import Budget, Precision
+from .specs import Budget, Efficiency, Precision
 
 _REQUIRED = {"ep": ("model", "hardware", "ep_size", "context", "l_accept", "published", "sources"),
              "afd": ("model", "attn_hardware", "ffn_hardware", "n_attn", "n_ffn", "context", "l_accept",
@@ -30,6 +30,7 @@ class Case:
 
     slug: str
     name: str
+    label: str
     design: str
     facts: dict
     published: float
@@ -55,13 +56,13 @@ def load_deployments(path: str | Path | None = None) -> dict[str, Case]:
             raise AfdError(f"{where}: needs batch_per_gpu or slo_ms")
         if not isinstance(entry["sources"], dict) or not entry["sources"]:
             raise AfdError(f"{where}: sources must name a source for each fact")
-        cases[slug] = Case(slug, str(entry.get("name", slug)), entry["design"], entry,
+        cases[slug] = Case(slug, str(entry.get("name", slug)), str(entry.get("label", slug)), entry["design"], entry,
                            float(entry["published"]["tokens_per_s_per_gpu"]), dict(entry["sources"]),
                            dict(entry.get("assumptions") or {}))
     return cases
 
 
-def _step(case: Case, assumptions: Assumptions, requests) -> Step:
+def _step(case: Case, assumptions: Assumptions, requests, efficiency: Efficiency | None = None) -> Step:
     f = case.facts
     profile = f.get("hw_profile", "datasheet")
     model = load_model(f["model"], profile="reference")
@@ -71,20 +72,70 @@ def _step(case: Case, assumptions: Assumptions, requests) -> Step:
                     t_gap_s=f.get("t_gap_ms", DECODE_T_GAP_S * 1e3) / 1e3,
                     micro_batches=int(f.get("micro_batches", Budget.micro_batches)))
     if case.design == "ep":
-        hw = load_hardware(f["hardware"], profile=profile)
+        hw = load_hardware(f["hardware"], profile=profile, efficiency=efficiency)
         return ep_step(model, hw, f["ep_size"], requests, f["context"], budget, precision, a,
                        f.get("redundant_experts", 0))
-    attn = load_hardware(f["attn_hardware"], profile=profile)
-    ffn = load_hardware(f["ffn_hardware"], profile=profile)
+    attn = load_hardware(f["attn_hardware"], profile=profile, efficiency=efficiency)
+    ffn = load_hardware(f["ffn_hardware"], profile=profile, efficiency=efficiency)
     return afd_step(model, attn, ffn, f["n_attn"], f["n_ffn"], requests, f["context"], budget, precision, a)
 
 
-def predict(case: Case, assumptions: Assumptions = Assumptions()) -> Step:
+def predict(case: Case, assumptions: Assumptions = Assumptions(), efficiency: Efficiency | None = None) -> Step:
     """The model's step for a case: at its published batch, or at the largest batch meeting its SLO."""
     batch = case.facts.get("batch_per_gpu")
     if batch is not None:
-        return _step(case, assumptions, np.array(float(batch)))
-    return best_batch(lambda r: _step(case, assumptions, r), case.facts["slo_ms"] / 1e3)[1]
+        return _step(case, assumptions, np.array(float(batch)), efficiency)
+    return best_batch(lambda r: _step(case, assumptions, r, efficiency), case.facts["slo_ms"] / 1e3)[1]
+
+
+def with_facts(case: Case, **facts) -> Case:
+    """The case with some facts replaced (``precision`` entries are merged)."""
+    f = dict(case.facts)
+    for k, v in facts.items():
+        f[k] = {**(f.get(k) or {}), **v} if k == "precision" else v
+    return replace(case, facts=f)
+
+
+SENSITIVITY = (
+    ("all-to-all hidden: none (0)", "assumption", {"ep_overlap": 0.0}),
+    ("all-to-all hidden: all (1)", "assumption", {"ep_overlap": 1.0}),
+    ("matmul efficiency 0.6", "assumption", {"matmul_efficiency": 0.6}),
+    ("matmul efficiency 0.9", "assumption", {"matmul_efficiency": 0.9}),
+    ("no kernel overhead", "assumption", {"kernel_overhead_s": 0.0}),
+    ("kernel overhead 6 us", "assumption", {"kernel_overhead_s": 6e-6}),
+    ("sigma 0.85 (skewed after EPLB)", "assumption", {"sigma": 0.85}),
+    ("HBM efficiency 0.9", "efficiency", {"hbm": 0.9}),
+    ("networks at 100% of nominal", "efficiency", {"scale_up": 1.0, "scale_out": 1.0}),
+    ("t_g 0 ms", "fact", {"t_gap_ms": 0.0}),
+    ("t_g 15 ms (the paper's)", "fact", {"t_gap_ms": 15.0}),
+    ("KV cache FP8", "fact", {"precision": {"kv_cache": "fp8"}}),
+    ("KV cache BF16", "fact", {"precision": {"kv_cache": "bf16"}}),
+)
+"""One-at-a-time variations of the named assumptions and uncertain facts: (label, kind, values)."""
+
+
+def sensitivity_rows(cases: dict[str, Case] | None = None, assumptions: Assumptions = Assumptions(),
+                     variations=SENSITIVITY) -> list[dict[str, Any]]:
+    """Each case's error under each variation (long table: case, variation, predicted, error)."""
+    rows = []
+    for slug, case in (cases or load_deployments()).items():
+        base = float(predict(case, assumptions).tokens_per_s_per_gpu)
+        for label, kind, values in variations:
+            if kind == "assumption":
+                st = predict(case, replace(assumptions, **values))
+            elif kind == "efficiency":
+                st = predict(case, assumptions, Efficiency(**values))
+            else:
+                st = predict(with_facts(case, **values), assumptions)
+            pred = float(st.tokens_per_s_per_gpu)
+            rows.append({"case": slug, "variation": label, "predicted": pred, "error": pred / case.published - 1,
+                         "change": pred / base - 1, "batch_per_gpu": float(st.requests)})
+    return rows
+
+
+def batch_curve(case: Case, requests, assumptions: Assumptions = Assumptions()) -> Step:
+    """The case's step over a range of requests per GPU (its other facts unchanged)."""
+    return _step(case, assumptions, np.asarray(requests, dtype=float))
 
 
 def validation_rows(cases: dict[str, Case] | None = None, assumptions: Assumptions = Assumptions()
@@ -95,7 +146,8 @@ def validation_rows(cases: dict[str, Case] | None = None, assumptions: Assumptio
     rows = []
     for slug, case in (cases or load_deployments()).items():
         st = predict(case, assumptions)
-        row = {"case": slug, "name": case.name, "design": case.design, "published": case.published,
+        row = {"case": slug, "label": case.label, "name": case.name, "design": case.design,
+               "published": case.published,
                "predicted": float(st.tokens_per_s_per_gpu), "batch_per_gpu": float(st.requests),
                "batch_from": ("assumed" if "batch_per_gpu" in case.assumptions else "published"
                               if case.facts.get("batch_per_gpu") is not None else "SLO and memory"),
@@ -112,4 +164,27 @@ def validation_rows(cases: dict[str, Case] | None = None, assumptions: Assumptio
         else:
             row["band_low"] = row["band_high"] = row["predicted"]
         rows.append(row)
+    return rows
+
+
+def deepep_rows(path: str | Path | None = None) -> list[dict[str, Any]]:
+    """The all-to-all operator against DeepEP's measured low-latency times (``data/kernels.yaml``):
+    dispatch alone (FP8 copies) and dispatch + combine, model and measurement, in microseconds."""
+    from .alltoall import ep_all_to_all_work
+    from .roofline import stage_time
+    path = Path(path) if path else data_dir() / "kernels.yaml"
+    doc = read_yaml(path)
+    try:
+        block = doc["deepep_low_latency"]
+        model, hw = load_model(block["model"]), load_hardware(block["hardware"], profile="datasheet")
+        rows = []
+        for r in block["rows"]:
+            both = stage_time(ep_all_to_all_work(model, Precision(), hw, block["tokens"], r["ep_size"]), hw)
+            fp8 = stage_time(ep_all_to_all_work(model, Precision(combine="fp8"), hw, block["tokens"], r["ep_size"]), hw)
+            rows.append({"ep_size": r["ep_size"], "dispatch_us": r["dispatch_us"],
+                         "model_dispatch_us": float(fp8.seconds) / 2 * 1e6,
+                         "both_us": r["dispatch_us"] + r["combine_us"], "model_both_us": float(both.seconds) * 1e6,
+                         "tier": "scale-up" if r["ep_size"] <= hw.scale_up_domain else "scale-out + scale-up"})
+    except (KeyError, TypeError) as e:
+        raise AfdError(f"{path}: malformed deepep_low_latency block ({e})") from None
     return rows

@@ -51,14 +51,43 @@ def library() -> None:
         print(f"Monte-Carlo routing of 10^6 tokens, top-8 of 256 ({name}): {time.perf_counter() - t0:.2f} s")
 
 
+def decode_sweep() -> None:
+    """The end-to-end decode model over 10^5 points (batch x EP size x context) in one call."""
+    import numpy as np
+
+    from afdlib.catalog import load_hardware, load_model
+    from afdlib.decode import afd_step, ep_step
+    from afdlib.specs import Budget
+    model, hw = load_model("deepseek-v3", profile="reference"), load_hardware("h800", profile="datasheet")
+    budget = Budget(slo_s=0.05, l_accept=1.0, t_gap_s=0.003)
+    reqs = np.arange(1, 251, dtype=float)[:, None, None]
+    ep = np.array([16, 32, 64, 128])[None, :, None]
+    ctx = np.geomspace(512, 65536, 100)[None, None, :]
+    points = reqs.size * ep.size * ctx.size
+    for name, call in (("EP", lambda: ep_step(model, hw, ep, reqs, ctx, budget, redundant=32)),
+                       ("AFD", lambda: afd_step(model, hw, hw, ep / 8, 2, reqs, ctx, budget))):
+        best = float("inf")
+        for _ in range(3):
+            t0 = time.perf_counter()
+            call()
+            best = min(best, time.perf_counter() - t0)
+        print(f"decode model, {name}, {points:,} points (batch x size x context) in one call: "
+              f"{best:.3f} s = {best / points * 1e6:.2f} us per point (target <= 10)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--no-book", action="store_true")
     args = ap.parse_args()
     print(f"cores: {os.cpu_count()}")
     library()
+    decode_sweep()
     afd = str(BIN / "afd")
-    for argv in (["intensity", "--model", "deepseek-v3", "--hardware", "h800", "--json"], ["catalog", "--json"]):
+    for argv in (["intensity", "--model", "deepseek-v3", "--hardware", "h800", "--json"], ["catalog", "--json"],
+                 ["throughput", "--model", "deepseek-v3", "--hardware", "h800", "--design", "ep", "--ep-size", "144",
+                  "--redundant", "32", "--json"],
+                 ["throughput", "--model", "step3", "--hardware", "h800", "--design", "afd", "--n-attn", "2",
+                  "--n-ffn", "2", "--kv-cache", "fp8", "--json"]):
         print(f"afd {' '.join(argv)}: {timed([afd, *argv], repeat=5):.3f} s (best of 5)")
     if args.no_book:
         return

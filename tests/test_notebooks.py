@@ -114,3 +114,13 @@ def test_sigma_notebook_with_the_fitted_fallback(tmp_path):
     assert len(cost) == 2 and ((cost.sigma > 0) & (cost.sigma <= 1)).all() and (cost.alpha <= 1).all()
     fit = pd.read_csv(out / "sigma_zipf_fit.csv")
     assert len(fit) == 58 and fit.zipf_exponent.between(0.2, 0.8).all()
+
+
+@pytest.mark.notebook
+def test_decode_validation_without_overlap(tmp_path):
+    out = execute("decode_validation", tmp_path, ep_overlap=0.0)
+    table = pd.read_csv(out / "decode_validation.csv").set_index("case")
+    # nothing hidden: each EP prediction is the band's lower end
+    ep = table[table.design == "ep"]
+    assert (ep.predicted - ep.band_low).abs().max() < 1e-6 * ep.predicted.max()
+    assert (out / "decode_deepep.csv").exists() and (out / "decode_gb200_batch.svg").exists()
