@@ -2,12 +2,15 @@
 
 One concept per module, pure functions over plain data, SI units inside:
 
+* ``specs``: the vocabulary: Hardware, Model (with its Attention), Precision, Budget, Efficiency
 * ``catalog``, ``hf_config``, ``files``: hardware and model catalogues, user files, HF configs
 * ``budget``: the 3-batch-overlap stage budget and bubble conditions (Eqs. 1-5)
-* ``roofline``: the roofline with a communication ceiling
+* ``roofline``: the one evaluator: work per tier -> time and binding bound (overlapped and serial)
 * ``intensity``: tokens per FFN rank, arithmetic intensity, the four regimes (Eqs. 9-10, Fig. 2)
 * ``hfu``: the HFU upper bound of the AFD FFN side and its dead zone (Fig. 4, Appendix A)
-* ``grouped_gemm``: the EP side's grouped-GEMM roofline (Fig. 3)
+* ``grouped_gemm``: grouped GEMMs of the routed experts (Fig. 3's roofline; decode work)
+* ``attention``, ``dense``, ``alltoall``: the other operator families of a decode step
+* ``decode``: the end-to-end decode step for EP and AFD; ``validation``: published deployments
 * ``imbalance``: the imbalance penalty, with the corrected AFD constant (Figs. 5-6)
 * ``routing``, ``balance``: expert popularity, balancedness from routing statistics, EPLB placement
 * ``imbalance_cost``: measured imbalance through the penalty, per design
