@@ -219,10 +219,11 @@ def ep_step(model: Model, hardware: Hardware, ep_size: ArrayLike, requests: Arra
     fits = memory <= a.hbm_usable_fraction * hardware.hbm_bytes
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = np.where(step > 0, req * budget.l_accept / step, 0.0)
+    room = {"weights_bytes": weights, "capacity_bytes": a.hbm_usable_fraction * hardware.hbm_bytes}
     return Step("ep", *np.broadcast_arrays(req, step, step / budget.l_accept, rate, t_att, t_ffn, t_comm, layer,
                                            b_att, b_ffn, b_comm, sigma, memory, fits),
                 extra={"dense_layer_s": dense, "lm_head_s": head, "mtp_s": mtp, "t_gap_s": budget.t_gap_s,
-                       "tokens_per_request": q})
+                       "tokens_per_request": q, "memory": {"GPU": room}})
 
 
 def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_attn: ArrayLike, n_ffn: ArrayLike,
@@ -296,7 +297,10 @@ def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_at
                        "tokens_per_request": q, "micro_batches": m, "superpod": superpod,
                        "bubble_attn": 1 - m * t_a / layer, "bubble_ffn": 1 - m * t_f / layer,
                        "no_attention_bubble": 2 * t_a >= t_f + t_c, "no_ffn_bubble": 2 * t_f >= t_a + t_c,
-                       "stage_max_s": t_b, "attn_memory_bytes": attn_memory, "ffn_memory_bytes": ffn_memory})
+                       "stage_max_s": t_b, "attn_memory_bytes": attn_memory, "ffn_memory_bytes": ffn_memory,
+                       "memory": {"attention GPU": {"weights_bytes": _weights_dense_side(model, precision),
+                                                    "capacity_bytes": cap_a},
+                                  "FFN GPU": {"weights_bytes": ffn_memory, "capacity_bytes": cap_f}}})
 
 
 def best_batch(step_of, slo_s: float, max_requests: int = 1_000_000) -> tuple[int, Step]:
@@ -311,9 +315,15 @@ def best_batch(step_of, slo_s: float, max_requests: int = 1_000_000) -> tuple[in
     ok = st.fits_memory & (st.tpot_s <= slo_s)
     if not ok.any():
         first = step_of(np.array(1.0))
-        why = ("does not fit in memory" if not bool(first.fits_memory)
-               else f"TPOT {float(first.tpot_s) * 1e3:.1f} ms exceeds the SLO {slo_s * 1e3:g} ms")
-        raise AfdError(f"no batch meets the SLO and fits in memory (one request per GPU {why})")
+        if bool(first.fits_memory):
+            why = f"one request per GPU takes TPOT {float(first.tpot_s) * 1e3:.1f} ms, over the SLO {slo_s * 1e3:g} ms"
+        else:
+            full = [f"the {pool}'s weights need {float(np.max(m['weights_bytes'])) / 1e9:.1f} GB of the "
+                    f"{float(np.max(m['capacity_bytes'])) / 1e9:.1f} GB usable"
+                    for pool, m in first.extra.get("memory", {}).items()
+                    if np.any(m["weights_bytes"] > m["capacity_bytes"])]
+            why = "; ".join(full) or "one request per GPU does not fit in memory (KV cache)"
+        raise AfdError(f"no batch meets the SLO and fits in memory: {why}")
     i = int(np.flatnonzero(ok)[-1])
     hi = coarse[i + 1] - 1 if i + 1 < len(coarse) else coarse[i]
     fine = np.arange(coarse[i], hi + 1)

@@ -104,7 +104,8 @@ class Hardware:
             return self.bf16_flops
         if self.flops_dtype == "bf16":
             return self.flops
-        raise AfdError(f"hardware '{self.slug}' has no BF16 rate in the catalogue")
+        raise AfdError(f"hardware '{self.slug}' has no BF16 rate: add bf16_tflops to its file (attention over a "
+                       "BF16 cache and BF16 weights run at it)")
 
     def with_overrides(self, **kw) -> "Hardware":
         """A copy with some fields replaced (validated)."""

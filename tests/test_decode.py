@@ -252,3 +252,10 @@ def test_throughput_refuses_a_model_without_attention(tmp_path, capsys):
                  "routed_experts: 8\nexperts_per_token: 2\nsource: test\n")
     assert main(["throughput", "--model", str(f), "--hardware", "h800", "--design", "ep", "--ep-size", "8"]) == 2
     assert "no attention description" in capsys.readouterr().err
+
+
+def test_memory_errors_name_the_pool(capsys):
+    # DeepSeek-V3's routed experts on one FFN node: 32 experts x 44 MB x 58 layers + shared = 84 GB > 72 GB usable
+    assert main(["throughput", "--model", "deepseek-v3", "--hardware", "h800", "--design", "afd", "--n-attn", "1",
+                 "--n-ffn", "1"]) == 2
+    assert "FFN GPU's weights need" in capsys.readouterr().err
