@@ -69,13 +69,15 @@ def ep_all_to_all_work(model, precision, hardware, tokens: ArrayLike, ep_size: A
 
 
 def afd_transfer_work(model, precision, attn_hardware, ffn_hardware, tokens_per_attn_gpu: ArrayLike,
-                      n_attn: ArrayLike, n_ffn: ArrayLike, superpod: bool) -> tuple[Work, Work]:
+                      n_attn: ArrayLike, n_ffn: ArrayLike, superpod: bool, two_stage: bool = True
+                      ) -> tuple[Work, Work]:
     """(attention GPU, FFN GPU) sides of one micro-batch's dispatch + combine under AFD.
 
-    ``tokens_per_attn_gpu`` tokens leave each of the ``n_attn`` x g attention GPUs; each crosses the
-    pool boundary once per FFN node among its experts (two-stage forwarding), arriving spread over
-    the ``n_ffn`` x g FFN GPUs, which fan the copies out to their experts over scale-up.
-    ``superpod``: the two pools share one scale-up fabric (scale-out = scale-up).
+    ``tokens_per_attn_gpu`` tokens leave each of the ``n_attn`` x g attention GPUs; with
+    ``two_stage`` (the paper's reading) each crosses the pool boundary once per FFN node among its
+    experts, arriving spread over the ``n_ffn`` x g FFN GPUs, which fan the copies out to their
+    experts over scale-up; without it, one copy per expert crosses scale-out straight to the
+    expert's GPU. ``superpod``: the two pools share one scale-up fabric (scale-out = scale-up).
     """
     t = np.asarray(tokens_per_attn_gpu, dtype=float)
     na, nf = np.asarray(n_attn, dtype=float), np.asarray(n_ffn, dtype=float)
@@ -89,6 +91,9 @@ def afd_transfer_work(model, precision, attn_hardware, ffn_hardware, tokens_per_
     if superpod:  # one fabric: every copy goes straight to its expert's GPU
         return (Work(scale_up_bytes=expert_copies, fixed_s=lat_a),
                 Work(scale_up_bytes=expert_copies * share, fixed_s=lat_f))
+    if not two_stage:
+        return (Work(scale_out_bytes=expert_copies, fixed_s=lat_a),
+                Work(scale_out_bytes=expert_copies * share, fixed_s=lat_f))
     send = t * distinct_destinations(k, nf) * per_copy   # one copy per FFN node, leaving one attention GPU
     recv = send * share                                   # arriving at one FFN GPU from outside its node
     fan = expert_copies * share * (g_f - 1) / g_f         # forwarded to the expert's GPU inside the node

@@ -73,6 +73,12 @@ class Assumptions:
       CUDA graphs, communication buffers), as serving engines reserve (SGLang's static memory
       fraction is of this order).
     * ``sigma``: balancedness of the FFN load; None: uniform routing's per-step value.
+    * ``afd_two_stage`` True: AFD tokens cross scale-out once per destination FFN node and fan out
+      inside it (the paper's two-stage forwarding); False: one copy per expert over scale-out.
+    * Kernels per layer and micro-batch (each paying ``kernel_overhead_s``): attention
+      (:func:`afdlib.attention.attention_kernels`: MLA 11, GQA 8, MFA 9), routed experts 5
+      (:data:`afdlib.grouped_gemm.KERNELS_ROUTED`), shared experts or a dense FFN 3, the LM head 3;
+      the all-to-all pays its message latency instead.
     """
 
     matmul_efficiency: float = 0.75
@@ -82,6 +88,7 @@ class Assumptions:
     all_to_all: str = "low-latency"
     hbm_usable_fraction: float = 0.9
     sigma: float | None = None
+    afd_two_stage: bool = True
 
     def __post_init__(self):
         for name in ("matmul_efficiency", "hbm_usable_fraction"):
@@ -257,7 +264,8 @@ def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_at
         shared = shared_experts_work(model, precision, arriving)
         kernels = KERNELS_ROUTED + (KERNELS_FFN if model.shared_experts else 0)
         t_f, b_f = _time([routed, shared], ffn_hardware, a, kernels)
-        send, recv = afd_transfer_work(model, precision, attn_hardware, ffn_hardware, t_mb, na, nf, superpod)
+        send, recv = afd_transfer_work(model, precision, attn_hardware, ffn_hardware, t_mb, na, nf, superpod,
+                                       a.afd_two_stage)
         recv = Work(scale_up_bytes=np.divide(recv.scale_up_bytes, sigma),
                     scale_out_bytes=np.divide(recv.scale_out_bytes, sigma), fixed_s=recv.fixed_s)
         st_send, st_recv = _time(send, attn_hardware, a), _time(recv, ffn_hardware, a)

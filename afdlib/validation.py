@@ -104,6 +104,7 @@ SENSITIVITY = (
     ("no kernel overhead", "assumption", {"kernel_overhead_s": 0.0}),
     ("kernel overhead 6 us", "assumption", {"kernel_overhead_s": 6e-6}),
     ("sigma 0.85 (skewed after EPLB)", "assumption", {"sigma": 0.85}),
+    ("AFD: one copy per expert over scale-out", "assumption", {"afd_two_stage": False}),
     ("HBM efficiency 0.9", "efficiency", {"hbm": 0.9}),
     ("networks at 100% of nominal", "efficiency", {"scale_up": 1.0, "scale_out": 1.0}),
     ("t_g 0 ms", "fact", {"t_gap_ms": 0.0}),
@@ -167,24 +168,35 @@ def validation_rows(cases: dict[str, Case] | None = None, assumptions: Assumptio
     return rows
 
 
-def deepep_rows(path: str | Path | None = None) -> list[dict[str, Any]]:
+def deepep_rows(path: str | Path | None = None, scale_up_domain: int | None = None) -> list[dict[str, Any]]:
     """The all-to-all operator against DeepEP's measured low-latency times (``data/kernels.yaml``):
-    dispatch alone (FP8 copies) and dispatch + combine, model and measurement, in microseconds."""
+    dispatch alone (FP8 copies) and dispatch + combine, model and measurement, in microseconds.
+    ``scale_up_domain`` overrides the device's (1: every copy to another GPU crosses the NIC)."""
     from .alltoall import ep_all_to_all_work
-    from .roofline import stage_time
+    from .balance import uniform_balancedness
+    from .roofline import Work, stage_time
     path = Path(path) if path else data_dir() / "kernels.yaml"
     doc = read_yaml(path)
     try:
         block = doc["deepep_low_latency"]
         model, hw = load_model(block["model"]), load_hardware(block["hardware"], profile="datasheet")
+        if scale_up_domain is not None:
+            hw = hw.with_overrides(scale_up_domain=scale_up_domain)
         rows = []
         for r in block["rows"]:
-            both = stage_time(ep_all_to_all_work(model, Precision(), hw, block["tokens"], r["ep_size"]), hw)
-            fp8 = stage_time(ep_all_to_all_work(model, Precision(combine="fp8"), hw, block["tokens"], r["ep_size"]), hw)
-            rows.append({"ep_size": r["ep_size"], "dispatch_us": r["dispatch_us"],
-                         "model_dispatch_us": float(fp8.seconds) / 2 * 1e6,
-                         "both_us": r["dispatch_us"] + r["combine_us"], "model_both_us": float(both.seconds) * 1e6,
-                         "tier": "scale-up" if r["ep_size"] <= hw.scale_up_domain else "scale-out + scale-up"})
+            ep, t = r["ep_size"], block["tokens"]
+            # as in the step model: the busiest receiver sets the time (uniform routing, T = t x R tokens)
+            sigma = float(uniform_balancedness(t * ep, model.experts_per_token, model.routed_experts, ep))
+            times = {}
+            for name, prec in (("both", Precision()), ("fp8", Precision(combine="fp8"))):
+                w = ep_all_to_all_work(model, prec, hw, t, ep)
+                times[name] = float(stage_time(Work(scale_up_bytes=w.scale_up_bytes / sigma,
+                                                    scale_out_bytes=w.scale_out_bytes / sigma,
+                                                    fixed_s=w.fixed_s), hw).seconds) * 1e6
+            rows.append({"ep_size": ep, "sigma": sigma, "dispatch_us": r["dispatch_us"],
+                         "model_dispatch_us": times["fp8"] / 2,
+                         "both_us": r["dispatch_us"] + r["combine_us"], "model_both_us": times["both"],
+                         "tier": "scale-up" if ep <= hw.scale_up_domain else "scale-out + scale-up"})
     except (KeyError, TypeError) as e:
         raise AfdError(f"{path}: malformed deepep_low_latency block ({e})") from None
     return rows

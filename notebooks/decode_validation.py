@@ -24,11 +24,13 @@
 #
 # **Result.** Over {glue:text}`n_cases` deployments the median relative error is
 # {glue:text}`median_error` and the largest {glue:text}`max_error`; {glue:text}`n_within_20` of
-# {glue:text}`n_cases` are within 20%. For the EP deployments whose batch is published, the
-# published figure lies between the model's two readings of the all-to-all (nothing hidden behind
-# compute, and all of it), and the default (half hidden) is within
-# {glue:text}`ep_published_max_error` of each. The cases beyond 20% are explained below with
-# numbers, not adjusted.
+# {glue:text}`n_cases` are within 20%. For the three EP deployments whose batch is published, the
+# default (half of the all-to-all hidden behind compute) is within
+# {glue:text}`ep_published_max_error` of each. The cases beyond 20% are discussed below with
+# numbers; no constant was adjusted to them. Two cautions frame the result: all six cases were
+# named when the model was built (none is held out), and several inputs are assumptions recorded
+# with each case (the online service's MTP, the KV-cache types, the GB200 batches, Step-3's dense
+# FFN size, H800 for "Hopper").
 
 # %% tags=["parameters"]
 matmul_efficiency = 0.75    # fraction of peak FLOP/s reached by GEMMs and attention (MAMF, FP8: 72-76%)
@@ -65,6 +67,16 @@ glue("ep_published_max_error", f"{ep_pub.error.abs().max():.0%}", display=False)
 glue("t_gap_ms", f"{DECODE_T_GAP_S * 1e3:g}", display=False)
 inside = ((ep_pub.band_low <= ep_pub.published) & (ep_pub.published <= ep_pub.band_high)).all()
 glue("band_holds", "holds" if inside else "does not hold", display=False)
+from afdlib.attention import attention_kernels
+from afdlib.catalog import load_model
+from afdlib.dense import KERNELS_FFN
+from afdlib.grouped_gemm import KERNELS_ROUTED
+ds_attn = attention_kernels(load_model("deepseek-v3"))
+glue("kernel_us", f"{kernel_overhead_us:g}", display=False)
+glue("kernels_attn", ds_attn, display=False)
+glue("kernels_routed", KERNELS_ROUTED, display=False)
+glue("kernels_shared", KERNELS_FFN, display=False)
+glue("kernels_ds", ds_attn + KERNELS_ROUTED + KERNELS_FFN, display=False)
 
 # %% [markdown]
 # ## The model in one paragraph
@@ -81,7 +93,12 @@ glue("band_holds", "holds" if inside else "does not hold", display=False)
 # nodes, three micro-batches; one MoE layer takes
 # $\max(3t_a, 3t_f, 3t_c, t_a + t_f + t_c)$, which is bubble-free exactly under the paper's
 # Eqs. 3-4. The busiest FFN GPU's work and its share of the all-to-all grow by $1/\sigma$
-# (uniform routing's per-step balancedness unless given). Without a published batch, the model
+# (uniform routing's per-step balancedness unless given). Under AFD a token crosses scale-out once
+# per FFN node holding one of its experts and is fanned out inside the node (the paper's two-stage
+# forwarding). Every kernel pays {glue:text}`kernel_us` µs: per MoE layer and micro-batch,
+# {glue:text}`kernels_ds` kernels for DeepSeek-V3 (attention {glue:text}`kernels_attn`, routed
+# experts {glue:text}`kernels_routed`, shared expert {glue:text}`kernels_shared`); the all-to-all
+# pays 10 µs per message instead. Without a published batch, the model
 # takes the largest batch that meets the SLO and fits in memory. The fixed gap per step is
 # {glue:text}`t_gap_ms` ms (the paper's 15 ms also holds the dense layers, which this model
 # computes; see the sensitivity table for 0 and 15 ms).
@@ -116,6 +133,10 @@ ep = table[table.design == "ep"]
 nic = ep[(ep.t_comm_us > ep.t_attn_us + ep.t_ffn_us)]
 glue("n_comm_bound", f"{len(nic)} of the {len(ep)}", display=False)
 glue("comm_bound_where", ", ".join(sorted(set(nic.label.str.split(", ").str[1].str.split(" ").str[0]))), display=False)
+margin = nic.t_comm_us / (nic.t_attn_us + nic.t_ffn_us) - 1
+glue("comm_margin", f"{margin.min():.0%} to {margin.max():.0%}", display=False)
+rel_lo, rel_hi = ep_pub.band_low / ep_pub.published - 1, ep_pub.band_high / ep_pub.published - 1
+glue("band_width", f"from {rel_lo.min():+.0%} to {rel_hi.max():+.0%}", display=False)
 
 # %% [markdown]
 # Figure 1: each case's prediction against the published figure (numbers as in Table 1).
@@ -128,8 +149,11 @@ plt.show()
 # %% [markdown]
 # Figure 2: the per-layer times behind each prediction. In {glue:text}`n_comm_bound` EP cases
 # (on {glue:text}`comm_bound_where`) dispatch and combine over the NIC take longer than all of the
-# layer's compute, so how much of them hides behind compute decides the prediction; on GB200 NVLink
-# carries them and attention's cache read dominates.
+# layer's compute (by {glue:text}`comm_margin`), so how much of them hides behind compute weighs on
+# the prediction; on GB200 NVLink carries them and attention's cache read dominates. The band
+# between hiding none and all of the all-to-all is wide ({glue:text}`band_width` around the
+# published figure for the EP cases with a published batch): that the published figures fall
+# inside it says little; the test is the point estimate's error.
 #
 # ## One operator against its measurement: DeepEP's all-to-all
 
@@ -141,17 +165,23 @@ save_figure(fig, "decode_deepep", output_dir)
 plt.show()
 large = deepep[deepep.ep_size >= 16]
 glue("deepep_max_dev", f"{(large.model_both_us / large.both_us - 1).abs().max():.0%}", display=False)
+all_nic = pd.DataFrame(deepep_rows(scale_up_domain=1)).set_index("ep_size")
+glue("deepep_all_nic_16", f"{all_nic.model_both_us[16] / all_nic.both_us[16]:.1f}", display=False)
+glue("deepep_max_dev_dispatch", f"{(large.model_dispatch_us / large.dispatch_us - 1).abs().max():.0%}", display=False)
 glue("deepep_ep8", f"{float(deepep.model_both_us[deepep.ep_size == 8].iloc[0] / deepep.both_us[deepep.ep_size == 8].iloc[0] - 1):+.0%}",
      display=False)
 
 # %% [markdown]
 # Figure 3: dispatch and dispatch + combine of 128 tokens (top-8, hidden 7168) on H800, DeepEP's
 # low-latency kernels against the model's all-to-all operator (datasheet profile: NIC at 80% of
-# 50 GB/s, NVLink at 80% of 200 GB/s, 10 µs per message). From EP16 to EP256 the model is within
-# {glue:text}`deepep_max_dev` of every measured sum, once copies to GPUs of the sender's own node
-# travel over NVLink rather than the NIC: the measured times follow the share (R - 8)/R of remote
-# ranks. At EP8 (one node) the model is {glue:text}`deepep_ep8` off: there the kernels reach
-# about 100 GB/s, well under NVLink's rate, and the model does not know why.
+# 50 GB/s, NVLink at 80% of 200 GB/s, 10 µs per message, the busiest receiver's share as in the
+# step model). From EP16 to EP256 the model is within {glue:text}`deepep_max_dev` of every measured
+# sum and {glue:text}`deepep_max_dev_dispatch` of every dispatch. This is partly a fit: the model
+# sends copies to GPUs of the sender's own node over NVLink rather than the NIC, a choice read off
+# this same table (DeepEP calls these kernels pure RDMA; with every copy on the NIC, the model's
+# EP16 time would be {glue:text}`deepep_all_nic_16` times the measured one). At EP8 (one node) the model is {glue:text}`deepep_ep8` off: there the
+# kernels report 98 GB/s for dispatch and 127 for combine (DeepEP's table), well under the 160 GB/s the
+# model gives NVLink, and the model does not know why.
 #
 # ## Which assumption matters where
 
@@ -173,18 +203,32 @@ glue("step3_bf16", f"{err_of(step3, 'KV cache BF16'):+.0%}", display=False)
 glue("profile_none", f"{err_of('deepseek-v3-h800-ep128-profile', 'all-to-all hidden: none (0)'):+.0%}", display=False)
 glue("profile_all", f"{err_of('deepseek-v3-h800-ep128-profile', 'all-to-all hidden: all (1)'):+.0%}", display=False)
 glue("online_all", f"{err_of('deepseek-v3-h800-ep144-online', 'all-to-all hidden: all (1)'):+.0%}", display=False)
+glue("june_nokernel", f"{err_of(june, 'no kernel overhead'):+.0%}", display=False)
+glue("june_k6", f"{err_of(june, 'kernel overhead 6 us'):+.0%}", display=False)
+glue("profile_k6", f"{err_of('deepseek-v3-h800-ep128-profile', 'kernel overhead 6 us'):+.0%}", display=False)
+from afdlib.alltoall import distinct_destinations
+s3_model = load_model(cases[step3].facts["model"])
+glue("s3_copies", f"{float(distinct_destinations(s3_model.experts_per_token, cases[step3].facts['n_ffn'])):.2f}",
+     display=False)
+glue("s3_k", s3_model.experts_per_token, display=False)
+gb = table[table.label.str.contains("GB200")]
+glue("gb_tpot", f"{gb.tpot_ms.min():.0f}-{gb.tpot_ms.max():.0f} ms", display=False)
+glue("step3_per_expert", f"{err_of(step3, 'AFD: one copy per expert over scale-out'):+.0%}", display=False)
 
 # %% [markdown]
 # Figure 4: each case's error under one-at-a-time changes of the named assumptions and of the
 # facts that are uncertain (top row: the defaults). Three readings:
 #
-# - **The all-to-all's overlap is the EP lever.** Hiding all of it behind compute, the roofline's
-#   optimistic reading, over-predicts DeepSeek's profile by {glue:text}`profile_all` and the
-#   online service by {glue:text}`online_all`; hiding none under-predicts the profile by
-#   {glue:text}`profile_none`. No source measures the share for decode, so the default is the
-#   midpoint and Table 1 carries both ends.
-# - **The KV-cache type sets Step-3's batch.** Step-3 is memory-bound at 4K context: with a BF16
-#   cache the same setting predicts {glue:text}`step3_bf16`.
+# - **Two levers dominate EP: the all-to-all's overlap and the fixed cost per kernel.** Hiding all
+#   of the all-to-all behind compute, the roofline's optimistic reading, over-predicts DeepSeek's
+#   profile by {glue:text}`profile_all` and the online service by {glue:text}`online_all`; hiding
+#   none under-predicts the profile by {glue:text}`profile_none`. No source measures the share for
+#   decode, so the default is the midpoint and Table 1 carries both ends. Where the step is short
+#   (GB200, TPOT {glue:text}`gb_tpot`), the fixed cost per kernel weighs as much: without it the June case
+#   reads {glue:text}`june_nokernel`, at 6 µs {glue:text}`june_k6` (the profile: {glue:text}`profile_k6`).
+# - **The KV-cache type sets Step-3's batch.** In the model Step-3 fills its HBM before it reaches
+#   the 50 ms target at 4K context: with a BF16 cache the same setting predicts
+#   {glue:text}`step3_bf16`.
 # - **The paper's fixed gap does not fit Step-3.** With $t_g$ = 15 ms the 50 ms budget leaves
 #   Step-3 almost nothing ({glue:text}`step3_tg15`); its published figure needs a gap of a few
 #   milliseconds at most.
@@ -226,9 +270,13 @@ plt.show()
 # step in {glue:text}`s3_tpot` ms, under the 50 ms target. The published 4,039 tokens/s per GPU at
 # 50 ms would mean {glue:text}`s3_implied` requests per attention GPU. The miss splits into the
 # batch ({glue:text}`s3_batch_ratio`: the model counts 80 x 10^9 bytes of HBM, 90% usable, where
-# Step-3's reserve is not published) and the step time ({glue:text}`s3_tpot_ratio`: the roofline
-# attention and FFN are faster than what Step-3 reports running at 50 ms). Doubling the kernel
-# overhead to 6 µs brings the case to {glue:text}`s3_k6`.
+# Step-3's reserve is not published) and the step time ({glue:text}`s3_tpot_ratio`, if Step-3 ran
+# at its 50 ms target: it publishes the target, not a measured step time). The case is sensitive
+# to how AFD's traffic is counted: with one copy per expert over the NIC instead of one per FFN
+# node ({glue:text}`s3_copies` copies per token on average instead of K = {glue:text}`s3_k` for two
+# FFN nodes), the network binds
+# and the case reads {glue:text}`step3_per_expert`. Doubling the kernel overhead to 6 µs brings it
+# to {glue:text}`s3_k6`. This one AFD point cannot tell these readings apart.
 #
 # **SGLang on GB200, June 2025** ({glue:text}`june_err`). The blog gives no batch; the case uses
 # the 256 requests per GPU of the H100 reproduction it compares against. The model matches the
@@ -241,9 +289,9 @@ plt.show()
 #
 # ## Limitations
 #
-# - Six deployments, five of them DeepSeek-V3 and one AFD: the AFD side of the model rests on one
-#   published point. Published AFD deployments with absolute figures are rare; MegaScale-Infer
-#   publishes only ratios.
+# - Six deployments, five of them DeepSeek-V3 and one AFD, all named when the model was built:
+#   none is held out, and the AFD side rests on one published point. Published AFD deployments
+#   with absolute figures are rare; MegaScale-Infer publishes only ratios.
 # - Kernel efficiency is one number for every GEMM and attention kernel (small-batch GEMMs reach
 #   less than the measured maximum), and the fixed cost per kernel is one number too.
 # - The EP all-to-all's overlap is a parameter, not a prediction; the band in Table 1 is the
@@ -252,7 +300,9 @@ plt.show()
 #   (the imbalance chapter measures 0.875 long-run balancedness for EP144 + 32 replicas), shown as
 #   a variation in Figure 4.
 # - Day-long averages (DeepSeek's online figures) mix load levels; the case takes the average
-#   batch that the published averages imply.
+#   batch that the published averages imply, a steady state the service may never have held.
+# - No data-parallel imbalance: every EP GPU is given the same requests and context, where real
+#   batches differ in length and the slowest attention sets the all-to-all's start.
 #
 # Reproduce any row with `afd throughput`, for instance
 # `afd throughput --model deepseek-v3 --hardware h800 --design ep --ep-size 144 --redundant 32

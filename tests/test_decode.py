@@ -15,7 +15,7 @@ from afdlib.hfu import hfu_sweep
 from afdlib.imbalance import alpha_ep
 from afdlib.roofline import TIERS, Work, overlap, stage_time
 from afdlib.specs import Budget, Precision
-from afdlib.validation import load_deployments, validation_rows
+from afdlib.validation import deepep_rows, load_deployments, validation_rows
 
 NO_GAP = Budget(slo_s=1.0, l_accept=1.0, t_gap_s=0.0)
 
@@ -81,15 +81,16 @@ def test_stage_time_is_max_within_and_sum_across_operators():
 DEEPEP_LL = {16: (118, 195), 32: (155, 273), 64: (173, 314), 128: (192, 369), 256: (194, 360)}
 
 
-@pytest.mark.parametrize("ep", sorted(DEEPEP_LL))
-def test_low_latency_all_to_all_against_deepep(ep):
-    m, h = load_model("deepseek-v3"), load_hardware("h800", profile="datasheet")
-    dispatch, combine = DEEPEP_LL[ep]
-    both = float(stage_time(ep_all_to_all_work(m, Precision(), h, 128, ep), h).seconds) * 1e6
-    # one FP8 leg = dispatch: the same copies at 1 byte per element
-    fp8 = float(stage_time(ep_all_to_all_work(m, Precision(combine="fp8"), h, 128, ep), h).seconds) * 1e6 / 2
-    assert fp8 == pytest.approx(dispatch, rel=0.15)
-    assert both == pytest.approx(dispatch + combine, rel=0.10)
+def test_low_latency_all_to_all_against_deepep():
+    rows = {r["ep_size"]: r for r in deepep_rows()}
+    for ep, (dispatch, combine) in DEEPEP_LL.items():
+        r = rows[ep]
+        assert (r["dispatch_us"], r["both_us"]) == (dispatch, dispatch + combine)  # the data file is the source's
+        # the model (busiest receiver, 80% of the NIC and of NVLink, 10 us per message): within 11%
+        assert r["model_dispatch_us"] == pytest.approx(dispatch, rel=0.11), ep
+        assert r["model_both_us"] == pytest.approx(dispatch + combine, rel=0.11), ep
+    # one node (EP8): the kernels reach about 100 GB/s, the model assumes NVLink's 160: a recorded miss
+    assert rows[8]["model_both_us"] / rows[8]["both_us"] - 1 == pytest.approx(-0.34, abs=0.03)
 
 
 def test_distinct_destinations():
