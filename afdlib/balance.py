@@ -45,8 +45,11 @@ def expected_max_std_normal(n: ArrayLike, method: str = "blom") -> np.ndarray:
         return np.sqrt(2 * np.log(np.maximum(n, 1)))
     if method != "blom":
         raise AfdError(f"unknown method '{method}'; valid: blom, leading")
-    inv = np.vectorize(NormalDist().inv_cdf, otypes=[float])
-    return np.where(n > 1, inv((n - 0.375) / (n + 0.25)), 0.0)
+    # rank counts repeat across a grid: invert the normal CDF once per distinct value
+    values, index = np.unique(np.maximum(n, 1.0), return_inverse=True)
+    inv = NormalDist().inv_cdf
+    z = np.array([inv((v - 0.375) / (v + 0.25)) if v > 1 else 0.0 for v in values])
+    return z[index].reshape(n.shape)
 
 
 def uniform_balancedness(tokens: ArrayLike, experts_per_token: int, routed_experts: int, ranks: ArrayLike,
@@ -60,11 +63,11 @@ def uniform_balancedness(tokens: ArrayLike, experts_per_token: int, routed_exper
     Returns mu / (mu + z_R sqrt(v)).
     """
     t, r = np.asarray(tokens, dtype=float), np.asarray(ranks, dtype=float)
-    k, e = float(experts_per_token), float(routed_experts)
-    if k > e:
+    k, e = np.asarray(experts_per_token, dtype=float), np.asarray(routed_experts, dtype=float)
+    if np.any(k > e):
         raise AfdError(f"TopK ({experts_per_token}) exceeds the routed experts ({routed_experts})")
     mu = t * k / r
-    v = t * k / r * (1 - 1 / r) * (e - k) / max(e - 1, 1)
+    v = t * k / r * (1 - 1 / r) * (e - k) / np.maximum(e - 1, 1)
     return mu / (mu + expected_max_std_normal(r, method) * np.sqrt(v))
 
 

@@ -97,8 +97,9 @@ def with_facts(case: Case, **facts) -> Case:
 
 
 SENSITIVITY = (
-    ("all-to-all hidden: none (0)", "assumption", {"ep_overlap": 0.0}),
-    ("all-to-all hidden: all (1)", "assumption", {"ep_overlap": 1.0}),
+    ("EP all-to-all hidden: none (0)", "assumption", {"ep_overlap": 0.0}),
+    ("EP all-to-all hidden: all (1)", "assumption", {"ep_overlap": 1.0}),
+    ("AFD transfers half hidden (0.5)", "assumption", {"afd_overlap": 0.5}),
     ("matmul efficiency 0.6", "assumption", {"matmul_efficiency": 0.6}),
     ("matmul efficiency 0.9", "assumption", {"matmul_efficiency": 0.9}),
     ("no kernel overhead", "assumption", {"kernel_overhead_s": 0.0}),
