@@ -13,6 +13,9 @@ Bytes per token copy and hidden element are the wire's data types (FP8 dispatch 
   Superpod), and the FFN node fans it out to the experts' GPUs over scale-up (the paper's
   two-stage forwarding).
 
+On a Superpod-class device (``superpod``: the fabric spans the AFD nodes) the copies that leave
+the scale-up domain (an NVL72 rack) travel at the catalogue's inter-domain rate.
+
 Each all-to-all pays a fixed message latency (the hardware's ``scale_out_latency_s`` or
 ``scale_up_latency_s``, when the catalogue knows it) once for dispatch and once for combine.
 """
@@ -65,6 +68,8 @@ def ep_all_to_all_work(model, precision, hardware, tokens: ArrayLike, ep_size: A
         up = expert_copies
         out = np.where(inside, 0.0, node_copies)
     fixed = 2 * np.where(inside, _latency(hardware, "scale-up"), _latency(hardware, "scale-out"))
+    if hardware.superpod:  # leaving the domain (rack) means the inter-domain network, not the fabric
+        return Work(scale_up_bytes=up, inter_domain_bytes=out, fixed_s=fixed)
     return Work(scale_up_bytes=up, scale_out_bytes=out, fixed_s=fixed)
 
 
@@ -88,9 +93,14 @@ def afd_transfer_work(model, precision, attn_hardware, ffn_hardware, tokens_per_
     expert_copies = t * k * per_copy                      # one copy per expert a token visits
     tier = "scale-up" if superpod else "scale-out"
     lat_a, lat_f = 2 * _latency(attn_hardware, tier), 2 * _latency(ffn_hardware, tier)
-    if superpod:  # one fabric: every copy goes straight to its expert's GPU
-        return (Work(scale_up_bytes=expert_copies, fixed_s=lat_a),
-                Work(scale_up_bytes=expert_copies * share, fixed_s=lat_f))
+    if superpod:  # one fabric: every copy goes straight to its expert's GPU; copies to GPUs in
+        # other scale-up domains (racks; pools packed into as few as possible) cross the inter-domain network
+        total = na * g_a + nf * g_f
+        away = np.maximum(0.0, 1.0 - attn_hardware.scale_up_domain / total)
+        return (Work(scale_up_bytes=expert_copies * (1 - away), inter_domain_bytes=expert_copies * away,
+                     fixed_s=lat_a),
+                Work(scale_up_bytes=expert_copies * share * (1 - away),
+                     inter_domain_bytes=expert_copies * share * away, fixed_s=lat_f))
     if not two_stage:
         return (Work(scale_out_bytes=expert_copies, fixed_s=lat_a),
                 Work(scale_out_bytes=expert_copies * share, fixed_s=lat_f))

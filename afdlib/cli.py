@@ -313,6 +313,109 @@ def cmd_throughput(args) -> int:
     return 0
 
 
+def _decode_setup(args):
+    """(precision, assumptions, budget) from the options shared by throughput and advise."""
+    from .decode import DECODE_T_GAP_S, Assumptions
+    from .specs import Budget, Precision
+    precision = Precision(weights=args.weights, attention=args.attention_dtype or args.weights,
+                          kv_cache=args.kv_cache)
+    a = Assumptions(ep_overlap=args.ep_overlap, afd_overlap=args.afd_overlap, sigma=args.sigma,
+                    matmul_efficiency=args.matmul_efficiency)
+    t_gap_s = DECODE_T_GAP_S if args.t_gap_ms is None else args.t_gap_ms / 1e3
+    budget = Budget(slo_s=args.slo_ms / 1e3, l_accept=args.mtp, t_gap_s=t_gap_s)
+    return precision, a, budget
+
+
+def cmd_advise(args) -> int:
+    import time
+
+    from .advise import advise, parse_prices
+    from .catalog import hardware_names, load_hardware, load_model, model_names
+    from .errors import AfdError
+    prices = parse_prices(args.price_per_gpu_hour)
+    precision, a, budget = _decode_setup(args)
+    if args.all:
+        pairs = [(m, h) for m in model_names() for h in hardware_names()]
+    else:
+        if not args.model or not args.hardware:
+            raise AfdError("give --model and --hardware, or --all")
+        pairs = [(args.model, args.hardware)]
+    results = []
+    for m_name, h_name in pairs:
+        t0 = time.perf_counter()
+        model = load_model(m_name, profile=args.model_profile)
+        hw = load_hardware(h_name, profile=args.hw_profile)
+        attn = None if args.attn_hardware is None else load_hardware(args.attn_hardware, profile=args.hw_profile)
+        try:
+            adv = advise(model, hw, budget, args.context, precision, a, attn, prices, explain=not args.all)
+        except AfdError as e:
+            if not args.all:
+                raise
+            results.append({"model": model.slug, "hardware": hw.slug, "error": str(e)})
+            continue
+        doc = {"model": model.slug, "hardware": hw.slug, **adv.to_json(),
+               "seconds": round(time.perf_counter() - t0, 3)}
+        results.append(doc)
+        if args.all and not args.json:
+            print(f"{model.slug:18s} {hw.slug:12s} {adv.recommendation:3s} ratio {adv.ratio:5.2f}  "
+                  f"EP {adv.ep.get('tokens_per_s_per_gpu', 0):8,.0f}  AFD {adv.afd.get('tokens_per_s_per_gpu', 0):8,.0f}"
+                  " tokens/s per GPU", flush=True)
+    if args.json:
+        print(json.dumps(results if args.all else results[0]))
+        return 0
+    if args.all:
+        return 0
+    doc = results[0]
+    print(f"{doc['model']} on {doc['hardware']} ({args.hw_profile}), SLO {args.slo_ms:g} ms, context {args.context:g}, "
+          f"MTP {args.mtp:g}: {doc['recommendation']} (AFD / EP tokens/s per GPU = {doc['ratio']:.2f})")
+    rows = []
+    for name in ("ep", "afd"):
+        d = doc[name]
+        if not d.get("feasible"):
+            rows.append({"design": name.upper(), "config": "none feasible", "tokens/s/GPU": None, "TPOT ms": None,
+                         "batch": None, "GPUs": None})
+            continue
+        cfg = (f"EP{d['ep_size']}+{d['redundant']} ({d['kernels']})" if name == "ep"
+               else f"{d['n_attn']}A{d['n_ffn']}F, {d['micro_batches']} micro-batches")
+        rows.append({"design": name.upper(), "config": cfg, "tokens/s/GPU": d["tokens_per_s_per_gpu"],
+                     "TPOT ms": d["tpot_ms"], "batch": float(d["batch_per_gpu"]), "GPUs": float(d["gpus"])})
+    _print_table(rows, ["design", "config", "tokens/s/GPU", "TPOT ms", "batch", "GPUs"],
+                 {"tokens/s/GPU": ",.0f", "TPOT ms": ".1f", "batch": ".0f", "GPUs": ".0f"})
+    print("\nwhy:")
+    for r in doc["reasons"]:
+        print(f"- {r}")
+    return 0
+
+
+def _decode_options(p: argparse.ArgumentParser) -> None:
+    from .decode import Assumptions
+    from .specs import Budget
+    p.add_argument("--model-profile", default="reference", choices=("paper", "reference"))
+    p.add_argument("--attn-hardware", default=None, help="AFD attention pool, if other than --hardware")
+    p.add_argument("--hw-profile", default="datasheet", choices=("paper", "datasheet"),
+                   help="datasheet (default): spec x efficiency; paper: Table 5")
+    p.add_argument("--context", type=_bounded_float("--context", 0, 1e7), default=4096.0,
+                   help="cached tokens per request (default 4096)")
+    p.add_argument("--slo-ms", type=_bounded_float("--slo-ms", 0, 1e6, lo_open=True), default=Budget.slo_s * 1e3,
+                   help=f"per-token latency target, ms (default {Budget.slo_s * 1e3:g})")
+    p.add_argument("--mtp", type=_bounded_float("--mtp", 1, 64), default=1.0,
+                   help="accepted tokens per step with MTP (default 1: no MTP)")
+    p.add_argument("--t-gap-ms", type=_bounded_float("--t-gap-ms", 0, 1e5), default=None,
+                   help="fixed gap per step, ms (default 3; the paper's 15 includes work this model computes)")
+    p.add_argument("--weights", default="fp8", help="weight data type (default fp8)")
+    p.add_argument("--attention-dtype", default=None, help="attention weights' data type (default: --weights)")
+    p.add_argument("--kv-cache", default="bf16", help="KV-cache data type (default bf16)")
+    p.add_argument("--sigma", type=_bounded_float("--sigma", 0, 1, lo_open=True), default=None,
+                   help="FFN balancedness mean/max (default: uniform routing's per-step value)")
+    p.add_argument("--ep-overlap", type=_bounded_float("--ep-overlap", 0, 1), default=Assumptions.ep_overlap,
+                   help=f"EP: share of all-to-all hidden behind compute (default {Assumptions.ep_overlap:g})")
+    p.add_argument("--afd-overlap", type=_bounded_float("--afd-overlap", 0, 1), default=Assumptions.afd_overlap,
+                   help=f"AFD: share of transfers hidden behind compute (default {Assumptions.afd_overlap:g}: 3BO)")
+    p.add_argument("--matmul-efficiency", type=_bounded_float("--matmul-efficiency", 0, 1, lo_open=True),
+                   default=Assumptions.matmul_efficiency)
+    p.add_argument("--json", action="store_true")
+
+
 def cmd_book(args) -> int:
     from .book import build_book
     return build_book(only=args.only, jobs=args.jobs, execute=not args.no_execute)
@@ -406,6 +509,15 @@ def build_parser() -> argparse.ArgumentParser:
                    default=Assumptions.matmul_efficiency)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_throughput)
+
+    p = sub.add_parser("advise", help="AFD or EP? the best deployment of each, and the computed reasons")
+    p.add_argument("--model", default=None, help="catalogue slug, or a config.json / .yaml path")
+    p.add_argument("--hardware", default=None, help="catalogue slug or .yaml (AFD: the FFN pool)")
+    p.add_argument("--all", action="store_true", help="every catalogue model x hardware pair")
+    p.add_argument("--price-per-gpu-hour", nargs="+", default=None, metavar="SLUG=USD",
+                   help="prices per GPU-hour, e.g. h800=2.0 h20=1.1: compare cost per token")
+    _decode_options(p)
+    p.set_defaults(func=cmd_advise)
 
     p = sub.add_parser("book", help="execute every notebook with papermill and build the HTML book")
     p.add_argument("--only", nargs="*", default=None, help="notebook names to execute (others reused)")

@@ -100,8 +100,8 @@ class Assumptions:
             v = getattr(self, name)
             if not (0 < v <= 1):
                 raise AfdError(f"{name} must be in (0, 1], got {v}")
-        for name in ("ep_overlap", "afd_overlap"):
-            if not (0 <= getattr(self, name) <= 1):
+        for name in ("ep_overlap", "afd_overlap"):  # numbers, or arrays over a grid
+            if not np.all((np.asarray(getattr(self, name)) >= 0) & (np.asarray(getattr(self, name)) <= 1)):
                 raise AfdError(f"{name} must be in [0, 1], got {getattr(self, name)}")
         if not (self.kernel_overhead_s >= 0):
             raise AfdError(f"kernel_overhead_s must be >= 0, got {self.kernel_overhead_s}")
@@ -204,8 +204,7 @@ def ep_step(model: Model, hardware: Hardware, ep_size: ArrayLike, requests: Arra
         kernels = KERNELS_ROUTED + (KERNELS_FFN if model.shared_experts else 0)
         t_ffn, b_ffn = _time([routed, shared], hardware, a, kernels)
         comm = ep_all_to_all_work(model, precision, hardware, t_mb, r_size, a.all_to_all)
-        comm = Work(scale_up_bytes=np.divide(comm.scale_up_bytes, sigma),
-                    scale_out_bytes=np.divide(comm.scale_out_bytes, sigma), fixed_s=comm.fixed_s)
+        comm = comm.network_scaled(1.0 / sigma)
         t_comm, b_comm = _time(comm, hardware, a)
         hidden = a.ep_overlap if m > 1 else 0.0
         layer = overlap(m * (t_att + t_ffn), m * t_comm, hidden)
@@ -272,8 +271,7 @@ def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_at
         t_f, b_f = _time([routed, shared], ffn_hardware, a, kernels)
         send, recv = afd_transfer_work(model, precision, attn_hardware, ffn_hardware, t_mb, na, nf, superpod,
                                        a.afd_two_stage)
-        recv = Work(scale_up_bytes=np.divide(recv.scale_up_bytes, sigma),
-                    scale_out_bytes=np.divide(recv.scale_out_bytes, sigma), fixed_s=recv.fixed_s)
+        recv = recv.network_scaled(1.0 / sigma)
         st_send, st_recv = _time(send, attn_hardware, a), _time(recv, ffn_hardware, a)
         t_c = np.maximum(st_send[0], st_recv[0])
         b_c = np.where(st_send[0] >= st_recv[0], st_send[1], st_recv[1])

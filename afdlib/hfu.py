@@ -119,7 +119,7 @@ def hfu_bound(n_ffn: ArrayLike, model: Model, hardware: Hardware, budget: Budget
 
 
 _LIMIT_OF_TIER = tuple({"compute": "compute", "hbm": "hbm-time", "scale-out": "comm-scale-out",
-                        "scale-up": "comm-scale-up"}[t] for t in TIERS)
+                        "scale-up": "comm-scale-up", "inter-domain": "comm-scale-out"}[t] for t in TIERS)
 _MODEL_FIELDS = ("hidden_size", "moe_intermediate_size", "routed_experts", "experts_per_token", "moe_layers",
                  "num_layers")
 _HARDWARE_FIELDS = ("flops", "hbm_bytes_per_s", "hbm_bytes", "scale_out_bytes_per_s", "scale_up_bytes_per_s",

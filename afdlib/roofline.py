@@ -15,13 +15,13 @@ same roofline as rates (FLOP/s against intensity), for the figures that draw it 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-TIERS = ("compute", "hbm", "scale-out", "scale-up")
+TIERS = ("compute", "hbm", "scale-out", "scale-up", "inter-domain")
 """Bound names, in the order ties are resolved (the first tier of a tie binds)."""
 
 
@@ -30,6 +30,8 @@ class Work:
     """Work of one operator (or one stage of operators of the same kind), per GPU.
 
     ``flops_fp8`` run at the device's FP8 (else BF16) peak, ``flops_bf16`` at its BF16 peak;
+    ``inter_domain_bytes`` leave the scale-up domain of a Superpod-class device (rack to rack, at
+    its ``inter_domain_bytes_per_s``; where the catalogue has none, at its scale-out rate);
     ``fixed_s`` is time that no bandwidth shortens (kernel launch and tail, message latency),
     added after the roofline.
     """
@@ -39,6 +41,7 @@ class Work:
     hbm_bytes: ArrayLike = 0.0
     scale_up_bytes: ArrayLike = 0.0
     scale_out_bytes: ArrayLike = 0.0
+    inter_domain_bytes: ArrayLike = 0.0
     fixed_s: ArrayLike = 0.0
 
     def __add__(self, other: "Work") -> "Work":
@@ -47,6 +50,11 @@ class Work:
     def scaled(self, factor: ArrayLike) -> "Work":
         """Every tier times ``factor`` (fixed costs included)."""
         return Work(**{f.name: np.multiply(getattr(self, f.name), factor) for f in fields(self)})
+
+    def network_scaled(self, factor: ArrayLike) -> "Work":
+        """The network tiers times ``factor`` (the busiest receiver's share), the rest unchanged."""
+        return replace(self, **{n: np.multiply(getattr(self, n), factor)
+                                for n in ("scale_up_bytes", "scale_out_bytes", "inter_domain_bytes")})
 
     @property
     def flops(self) -> np.ndarray:
@@ -81,7 +89,14 @@ def tier_times(work: Work, hardware, compute_efficiency: ArrayLike = 1.0) -> np.
         compute,
         np.asarray(work.hbm_bytes, dtype=float) / hardware.hbm_bytes_per_s,
         np.asarray(work.scale_out_bytes, dtype=float) / hardware.scale_out_bytes_per_s,
-        np.asarray(work.scale_up_bytes, dtype=float) / hardware.scale_up_bytes_per_s))
+        np.asarray(work.scale_up_bytes, dtype=float) / hardware.scale_up_bytes_per_s,
+        np.asarray(work.inter_domain_bytes, dtype=float) / inter_domain_rate(hardware)))
+
+
+def inter_domain_rate(hardware):
+    """Bytes/s per GPU between scale-up domains: the catalogue's figure, else the scale-out rate."""
+    rate = getattr(hardware, "inter_domain_bytes_per_s", None)
+    return hardware.scale_out_bytes_per_s if rate is None else rate
 
 
 def _bf16_peak(hardware, work: Work):

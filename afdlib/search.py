@@ -4,7 +4,8 @@ Candidates (each a named, documented grid):
 
 * **EP**: EP size R = g x {1, 2, 3, 4, 6, 8, 9, 12, 16, 18, 24, 32, 36, 48, 64} GPUs (and 1, 2, 4
   below one node), as long as every GPU holds an expert (R <= E + redundant); redundant experts
-  0 or E / 8 (DeepSeek's 32 for 256 experts);
+  0 or E / 8 (DeepSeek's 32 for 256 experts); DeepEP's low-latency or normal all-to-all kernels
+  (normal: one copy per destination node, forwarded inside it, as AFD's two-stage transfer);
 * **AFD**: N_A and N_F in 1..16 nodes, 2, 3 or 4 micro-batches.
 
 For every candidate the batch (requests per GPU, per attention GPU for AFD) is the largest that
@@ -22,6 +23,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .alltoall import EP_MODES
 from .decode import Assumptions, Step, afd_step, ep_step
 from .errors import AfdError
 from .specs import Budget, Hardware, Model, Precision
@@ -86,20 +88,30 @@ def _pick(rate: np.ndarray, configs: dict) -> tuple[np.ndarray, dict]:
 
 
 def best_ep(model: Model, hardware: Hardware, budget: Budget, context, precision: Precision = Precision(),
-            assumptions: Assumptions = Assumptions(), cell_shape: tuple = ()) -> Best:
-    """The best EP candidate per cell (model and hardware fields may be arrays of ``cell_shape``)."""
+            assumptions: Assumptions = Assumptions(), cell_shape: tuple = (), modes=EP_MODES) -> Best:
+    """The best EP candidate per cell (model and hardware fields may be arrays of ``cell_shape``),
+    over EP sizes, redundant experts and the all-to-all kernels (``config["kernels"]`` indexes
+    :data:`afdlib.alltoall.EP_MODES`)."""
     size, red = ep_candidates(model, hardware)
+    model, hardware, context = (_with_candidate_axis(x) for x in (model, hardware, context))
     axis = (1,) * len(cell_shape)
     size, red = size.reshape(axis + (-1,)), red.reshape(axis + (-1,))
     shape = cell_shape + (size.shape[-1],)
 
-    def step_of(requests) -> Step:
-        return ep_step(model, hardware, size, requests, context, budget, precision, assumptions, red)
+    rates, configs = [], []
+    for k, mode in enumerate(modes):
+        a = replace(assumptions, all_to_all=mode)
 
-    n = largest_batch(step_of, budget.slo_s, shape)
-    st = step_of(np.maximum(n, 1.0))
-    rate = np.where(n > 0, st.tokens_per_s_per_gpu, 0.0)
-    best, cfg = _pick(rate, {"ep_size": size, "redundant": red, "requests": n})
+        def step_of(requests, a=a) -> Step:
+            return ep_step(model, hardware, size, requests, context, budget, precision, a, red)
+
+        n = largest_batch(step_of, budget.slo_s, shape)
+        st = step_of(np.maximum(n, 1.0))
+        rates.append(np.where(n > 0, st.tokens_per_s_per_gpu, 0.0))
+        configs.append({"ep_size": np.broadcast_to(size, shape), "redundant": np.broadcast_to(red, shape),
+                        "requests": n, "kernels": np.full(shape, float(EP_MODES.index(mode)))})
+    rate = np.concatenate(rates, axis=-1)
+    best, cfg = _pick(rate, {k: np.concatenate([c[k] for c in configs], axis=-1) for k in configs[0]})
     return Best("ep", best, cfg)
 
 
@@ -108,6 +120,8 @@ def best_afd(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, budg
              cell_shape: tuple = (), micro_batches=AFD_MICRO_BATCHES, max_nodes: int = AFD_NODES[-1]) -> Best:
     """The best AFD candidate per cell over N_A, N_F and the micro-batch counts."""
     na, nf = afd_candidates(max_nodes)
+    model, attn_hardware, ffn_hardware, context = (_with_candidate_axis(x) for x in
+                                                   (model, attn_hardware, ffn_hardware, context))
     axis = (1,) * len(cell_shape)
     na, nf = na.reshape(axis + (-1,)), nf.reshape(axis + (-1,))
     shape = cell_shape + (na.shape[-1],)
@@ -147,6 +161,16 @@ def compare(model: Model, hardware: Hardware, budget: Budget, context, precision
     join = lambda bests: Best(bests[0].design, np.concatenate([b.tokens_per_s_per_gpu for b in bests]),  # noqa: E731
                               {k: np.concatenate([b.config[k] for b in bests]) for k in bests[0].config})
     return join([p[0] for p in parts]), join([p[1] for p in parts])
+
+
+def _with_candidate_axis(obj):
+    """Array fields (over map cells) get a trailing axis, so they broadcast against the candidates."""
+    if isinstance(obj, np.ndarray):
+        return obj[..., None] if obj.ndim else obj
+    if isinstance(obj, (Model, Hardware)):
+        fields = {k: v[..., None] for k, v in vars(obj).items() if isinstance(v, np.ndarray) and v.ndim}
+        return replace(obj, **fields) if fields else obj
+    return obj
 
 
 def _rows(obj, rows: slice):

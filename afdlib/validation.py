@@ -175,7 +175,7 @@ def deepep_rows(path: str | Path | None = None, scale_up_domain: int | None = No
     ``scale_up_domain`` overrides the device's (1: every copy to another GPU crosses the NIC)."""
     from .alltoall import ep_all_to_all_work
     from .balance import uniform_balancedness
-    from .roofline import Work, stage_time
+    from .roofline import stage_time
     path = Path(path) if path else data_dir() / "kernels.yaml"
     doc = read_yaml(path)
     try:
@@ -191,9 +191,7 @@ def deepep_rows(path: str | Path | None = None, scale_up_domain: int | None = No
             times = {}
             for name, prec in (("both", Precision()), ("fp8", Precision(combine="fp8"))):
                 w = ep_all_to_all_work(model, prec, hw, t, ep)
-                times[name] = float(stage_time(Work(scale_up_bytes=w.scale_up_bytes / sigma,
-                                                    scale_out_bytes=w.scale_out_bytes / sigma,
-                                                    fixed_s=w.fixed_s), hw).seconds) * 1e6
+                times[name] = float(stage_time(w.network_scaled(1.0 / sigma), hw).seconds) * 1e6
             rows.append({"ep_size": ep, "sigma": sigma, "dispatch_us": r["dispatch_us"],
                          "model_dispatch_us": times["fp8"] / 2,
                          "both_us": r["dispatch_us"] + r["combine_us"], "model_both_us": times["both"],

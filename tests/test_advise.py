@@ -1,0 +1,126 @@
+"""Search over deployments and the AFD-or-EP advice: optimality, monotonicity, the paper's cases."""
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from afdlib.advise import advise, break_even_scale_out, parse_prices
+from afdlib.catalog import load_hardware, load_model
+from afdlib.cli import main
+from afdlib.decode import DECODE_T_GAP_S, Assumptions, best_batch, ep_step
+from afdlib.errors import AfdError
+from afdlib.search import best_afd, best_ep, compare, largest_batch
+from afdlib.specs import Budget, Precision
+
+BUDGET = Budget(slo_s=0.05, l_accept=1.0, t_gap_s=DECODE_T_GAP_S)
+
+
+@pytest.fixture(scope="module")
+def ds():
+    return load_model("deepseek-v3", profile="reference")
+
+
+@pytest.fixture(scope="module")
+def h800():
+    return load_hardware("h800", profile="datasheet")
+
+
+def test_bisection_agrees_with_the_batch_search(ds, h800):
+    step_of = lambda r: ep_step(ds, h800, 144, r, 4096, BUDGET, redundant=32)  # noqa: E731
+    n, _ = best_batch(step_of, BUDGET.slo_s)
+    assert float(largest_batch(step_of, BUDGET.slo_s, ())) == n
+
+
+def test_best_ep_beats_every_candidate_it_was_given(ds, h800):
+    best = best_ep(ds, h800, BUDGET, 4096)
+    for size, red in ((64, 0), (144, 32), (256, 0)):
+        step_of = lambda r: ep_step(ds, h800, size, r, 4096, BUDGET, redundant=red)  # noqa: E731
+        _, st = best_batch(step_of, BUDGET.slo_s)
+        assert float(best.tokens_per_s_per_gpu) >= float(st.tokens_per_s_per_gpu) - 1e-9
+
+
+def test_more_bandwidth_never_lowers_either_design(ds, h800):
+    ep0, afd0 = compare(ds, h800, BUDGET, 4096)
+    for field in ("scale_out_bytes_per_s", "scale_up_bytes_per_s", "hbm_bytes_per_s"):
+        faster = replace(h800, **{field: 2 * getattr(h800, field)})
+        ep1, afd1 = compare(ds, faster, BUDGET, 4096)
+        assert float(ep1.tokens_per_s_per_gpu) >= float(ep0.tokens_per_s_per_gpu) - 1e-6, field
+        assert float(afd1.tokens_per_s_per_gpu) >= float(afd0.tokens_per_s_per_gpu) - 1e-6, field
+
+
+def test_more_imbalance_never_raises_throughput(ds, h800):
+    rates = [compare(ds, h800, BUDGET, 4096, assumptions=Assumptions(sigma=s)) for s in (0.6, 0.8, 1.0)]
+    ep = [float(r[0].tokens_per_s_per_gpu) for r in rates]
+    afd = [float(r[1].tokens_per_s_per_gpu) for r in rates]
+    assert ep == sorted(ep) and afd == sorted(afd)
+
+
+def test_vectorised_cells_match_single_calls(ds, h800):
+    factors = np.array([0.5, 1.0, 4.0])
+    many = replace(h800, scale_out_bytes_per_s=h800.scale_out_bytes_per_s * factors)
+    ep, afd = compare(ds, many, BUDGET, 4096, cell_shape=(3,))
+    for i, f in enumerate(factors):
+        one = replace(h800, scale_out_bytes_per_s=h800.scale_out_bytes_per_s * f)
+        e, a = compare(ds, one, BUDGET, 4096)
+        assert float(ep.tokens_per_s_per_gpu[i]) == pytest.approx(float(e.tokens_per_s_per_gpu))
+        assert float(afd.tokens_per_s_per_gpu[i]) == pytest.approx(float(a.tokens_per_s_per_gpu))
+    # chunked evaluation gives the same cells
+    ep_c, afd_c = compare(ds, many, BUDGET, 4096, cell_shape=(3,), chunk=1)
+    assert np.allclose(ep_c.tokens_per_s_per_gpu, ep.tokens_per_s_per_gpu)
+    assert np.allclose(afd_c.tokens_per_s_per_gpu, afd.tokens_per_s_per_gpu)
+
+
+def test_the_papers_h800_case(ds, h800):
+    # Under the paper's EP model (t_B = t_a + t_f: the all-to-all entirely hidden) EP wins on H800, as
+    # the paper says. Under the defaults fitted to published EP deployments (half hidden), the model
+    # disagrees: AFD's two-stage transfer sends fewer copies over the NIC (recorded: 1.29x).
+    paper_like = advise(ds, h800, BUDGET, 4096, assumptions=Assumptions(ep_overlap=1.0), explain=False)
+    assert paper_like.recommendation == "EP" and paper_like.ratio < 1
+    default = advise(ds, h800, BUDGET, 4096, explain=False)
+    assert default.recommendation == "AFD" and default.ratio == pytest.approx(1.29, abs=0.03)
+
+
+@pytest.mark.parametrize("model", ["step3", "ernie-4.5"])
+@pytest.mark.parametrize("hw", ["gb200", "gb300"])
+def test_coarse_experts_on_superpods_keep_afd_competitive(model, hw):
+    adv = advise(load_model(model, profile="reference"), load_hardware(hw, profile="datasheet"), BUDGET, 4096,
+                 explain=False)
+    assert adv.ratio >= 0.9
+
+
+def test_break_even_bandwidth_is_where_the_ratio_crosses_one(ds, h800):
+    bw, _ = break_even_scale_out(ds, h800, BUDGET, 4096, Precision(), Assumptions())
+    assert bw is not None and bw < h800.scale_out_bytes_per_s * 64
+    ep, afd = compare(ds, replace(h800, scale_out_bytes_per_s=bw), BUDGET, 4096)
+    assert float(afd.tokens_per_s_per_gpu / ep.tokens_per_s_per_gpu) == pytest.approx(1.0, abs=0.08)
+
+
+def test_prices():
+    assert parse_prices(["h800=2.5", "H20=1"]) == {"h800": 2.5, "h20": 1.0}
+    for bad in (["h800"], ["h800=-1"], ["=2"], ["h800=x"]):
+        with pytest.raises(AfdError):
+            parse_prices(bad)
+
+
+def test_advise_command(capsys):
+    assert main(["advise", "--model", "step3", "--hardware", "h800", "--price-per-gpu-hour", "h800=2", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["recommendation"] in ("AFD", "EP") and doc["reasons"]
+    assert {"tokens_per_s_per_gpu", "ep_size", "batch_per_gpu"} <= set(doc["ep"])
+    assert {"tokens_per_s_per_gpu", "n_attn", "n_ffn", "micro_batches"} <= set(doc["afd"])
+    # cost per million tokens: price / 3600 / rate x 1e6
+    assert doc["cost"]["ep_usd_per_million_tokens"] == pytest.approx(2 / 3600 / doc["ep"]["tokens_per_s_per_gpu"] * 1e6)
+    assert doc["ratio"] == pytest.approx(doc["afd"]["tokens_per_s_per_gpu"] / doc["ep"]["tokens_per_s_per_gpu"])
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--model", "deepseek-v3"], "give --model and --hardware"),
+    (["--model", "nope", "--hardware", "h800"], "unknown model"),
+    (["--model", "deepseek-v3", "--hardware", "h800", "--attn-hardware", "h20", "--price-per-gpu-hour", "h800=2"],
+     "no price for h20"),
+    (["--model", "deepseek-v3", "--hardware", "h800", "--slo-ms", "1"], "neither EP nor AFD"),
+])
+def test_advise_bad_input(capsys, args, message):
+    assert main(["advise", *args]) == 2
+    assert message in capsys.readouterr().err
