@@ -25,19 +25,24 @@ FLIP_FACTORS = np.geomspace(1 / 16, 64, 21)
 """Scale-out bandwidth multipliers searched for the break-even point (1/16x .. 64x)."""
 FLIP_OVERLAPS = np.linspace(0.0, 1.0, 11)
 """EP all-to-all hidden shares searched for the break-even point."""
+DECISIVE = 1.25
+"""A ratio beyond 1.25 (or below 1 / 1.25) exceeds the decode model's largest error against the
+published deployments (21.6%, the validation chapter); closer calls are reported as within it."""
 
 
 @dataclass(frozen=True)
 class Advice:
     recommendation: str
     ratio: float                # AFD / EP output tokens per second per GPU
+    decisive: bool
     ep: dict
     afd: dict
     reasons: list
     cost: dict | None = None
 
     def to_json(self) -> dict:
-        return {"recommendation": self.recommendation, "ratio": self.ratio, "ep": self.ep, "afd": self.afd,
+        return {"recommendation": self.recommendation, "ratio": self.ratio, "decisive": self.decisive,
+                "ep": self.ep, "afd": self.afd,
                 "reasons": self.reasons, **({"cost": self.cost} if self.cost else {})}
 
 
@@ -74,18 +79,19 @@ def advise(model: Model, hardware: Hardware, budget: Budget, context: float, pre
     rec = "AFD" if better else "EP"
     reasons = _reasons(model, hardware, attn, budget, context, precision, assumptions, ep_doc, afd_doc, ratio,
                        cost) if explain else []
-    return Advice(rec, ratio, ep_doc, afd_doc, reasons, cost)
+    decisive = bool(ratio > DECISIVE or ratio < 1 / DECISIVE)
+    return Advice(rec, ratio, decisive, ep_doc, afd_doc, reasons, cost)
 
 
 def _ep_doc(model, hw, budget, context, precision, a, best) -> dict:
     c = {k: _f(v) for k, v in best.config.items()}
-    a = replace(a, all_to_all=EP_MODES[int(c["kernels"])])
+    a = replace(a, all_to_all=EP_MODES[int(c["kernels"])], ep_micro_batches=int(c["micro_batches"]))
     st = ep_step(model, hw, c["ep_size"], c["requests"], context, budget, precision, a, c["redundant"])
     flat = ep_step(model, hw, c["ep_size"], c["requests"], context, budget, precision, replace(a, sigma=1.0),
                    c["redundant"])
     return {"feasible": True, "tokens_per_s_per_gpu": _f(st.tokens_per_s_per_gpu), "ep_size": int(c["ep_size"]),
             "redundant": int(c["redundant"]), "batch_per_gpu": int(c["requests"]), "gpus": int(c["ep_size"]),
-            "kernels": a.all_to_all,
+            "kernels": a.all_to_all, "micro_batches": a.ep_micro_batches,
             "tpot_ms": _f(st.tpot_s) * 1e3, "attention_us": _us(st.t_attn), "ffn_us": _us(st.t_ffn),
             "comm_us": _us(st.t_comm),
             "bound": {"attention": str(bound_names(st.bound_attn)), "ffn": str(bound_names(st.bound_ffn)),
@@ -127,15 +133,16 @@ def _costs(prices: dict[str, float], ffn: Hardware, attn: Hardware, ep: dict, af
     return out
 
 
-def _flip(values: np.ndarray, ratios: np.ndarray) -> float | None:
-    """Where ``ratios`` (over increasing ``values``) crosses 1, linearly interpolated; None if it never does."""
+def _flip(values: np.ndarray, ratios: np.ndarray, near: float | None = None) -> float | None:
+    """Where ``ratios`` (over increasing ``values``) crosses 1, linearly interpolated (the crossing
+    nearest to ``near`` when there are several); None if it never does."""
     above = ratios > 1
     change = np.flatnonzero(above[1:] != above[:-1])
     if change.size == 0:
         return None
-    i = int(change[0])
-    r0, r1 = ratios[i], ratios[i + 1]
-    return float(values[i] + (1 - r0) * (values[i + 1] - values[i]) / (r1 - r0))
+    r0, r1 = ratios[change], ratios[change + 1]
+    x = values[change] + (1 - r0) * (values[change + 1] - values[change]) / (r1 - r0)
+    return float(x[np.argmin(np.abs(x - near))] if near is not None else x[0])
 
 
 def break_even_scale_out(model, hardware, budget, context, precision, assumptions, attn_hardware=None,
@@ -149,7 +156,7 @@ def break_even_scale_out(model, hardware, budget, context, precision, assumption
     ep, afd = compare(model, hw, budget, context, precision, assumptions, attn, cell_shape=(len(factors),))
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(ep.tokens_per_s_per_gpu > 0, afd.tokens_per_s_per_gpu / ep.tokens_per_s_per_gpu, np.inf)
-    x = _flip(np.log(bw), ratio)
+    x = _flip(np.log(bw), ratio, near=float(np.log(hardware.scale_out_bytes_per_s)))
     return (None if x is None else float(np.exp(x))), ratio
 
 
@@ -170,7 +177,7 @@ def break_even_overlap(model, hardware, budget, context, precision, assumptions,
                     cell_shape=shares.shape).tokens_per_s_per_gpu
     with np.errstate(divide="ignore"):
         ratio = np.where(rates > 0, afd_rate / rates, np.inf)
-    return _flip(overlaps, ratio), ratio
+    return _flip(overlaps, ratio, near=float(np.max(assumptions.ep_overlap))), ratio
 
 
 def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, cost) -> list[str]:
@@ -180,8 +187,9 @@ def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, co
                  f"requests per GPU: {ep['tokens_per_s_per_gpu']:,.0f} tokens/s per GPU (TPOT {ep['tpot_ms']:.1f} ms); "
                  f"per MoE layer attention {ep['attention_us']:.0f} us ({ep['bound']['attention']}), experts "
                  f"{ep['ffn_us']:.0f} us ({ep['bound']['ffn']}), dispatch+combine {ep['comm_us']:.0f} us "
-                 f"({ep['bound']['comm']}, {ep['kernels']} kernels), {a.ep_overlap:.0%} of the all-to-all hidden "
-                 "behind compute")
+                 f"({ep['bound']['comm']}, {ep['kernels']} kernels), "
+                 + (f"two micro-batches hiding {a.ep_overlap:.0%} of the all-to-all behind compute"
+                    if ep["micro_batches"] > 1 else "one batch: nothing of the all-to-all hidden"))
     else:
         r.append(f"EP: no EP size meets the {budget.slo_s * 1e3:g} ms SLO and fits in memory")
     if afd.get("feasible"):
@@ -205,7 +213,9 @@ def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, co
         r.append(f"imbalance: EP sigma {ep['sigma']:.3f} keeps {ep['imbalance_alpha']:.1%} of its balanced "
                  f"throughput, AFD sigma {afd['sigma']:.3f} keeps {afd['imbalance_alpha']:.1%}")
         word = "more" if ratio > 1 else "less"
-        r.append(f"AFD gives {ratio:.2f}x EP's tokens/s per GPU ({word})")
+        call = ("beyond the model's error against published deployments" if ratio > DECISIVE or ratio < 1 / DECISIVE
+                else f"within the model's error against published deployments (up to {DECISIVE - 1:.0%}): a close call")
+        r.append(f"AFD gives {ratio:.2f}x EP's tokens/s per GPU ({word}), {call}")
         h, _ = break_even_overlap(model, ffn, budget, context, precision, a, afd["tokens_per_s_per_gpu"])
         if h is None:
             r.append("the answer holds for any share of EP's all-to-all hidden behind compute (0 to 100%)")

@@ -352,12 +352,15 @@ def cmd_advise(args) -> int:
             if not args.all:
                 raise
             results.append({"model": model.slug, "hardware": hw.slug, "error": str(e)})
+            if not args.json:
+                print(f"{model.slug:18s} {hw.slug:12s} -   {e}", flush=True)
             continue
         doc = {"model": model.slug, "hardware": hw.slug, **adv.to_json(),
                "seconds": round(time.perf_counter() - t0, 3)}
         results.append(doc)
         if args.all and not args.json:
-            print(f"{model.slug:18s} {hw.slug:12s} {adv.recommendation:3s} ratio {adv.ratio:5.2f}  "
+            print(f"{model.slug:18s} {hw.slug:12s} {adv.recommendation:3s}{' ' if adv.decisive else '?'} "
+                  f"ratio {adv.ratio:5.2f}  "
                   f"EP {adv.ep.get('tokens_per_s_per_gpu', 0):8,.0f}  AFD {adv.afd.get('tokens_per_s_per_gpu', 0):8,.0f}"
                   " tokens/s per GPU", flush=True)
     if args.json:
@@ -367,7 +370,8 @@ def cmd_advise(args) -> int:
         return 0
     doc = results[0]
     print(f"{doc['model']} on {doc['hardware']} ({args.hw_profile}), SLO {args.slo_ms:g} ms, context {args.context:g}, "
-          f"MTP {args.mtp:g}: {doc['recommendation']} (AFD / EP tokens/s per GPU = {doc['ratio']:.2f})")
+          f"MTP {args.mtp:g}: {doc['recommendation']} (AFD / EP tokens/s per GPU = {doc['ratio']:.2f}"
+          f"{'' if doc['decisive'] else ', a close call'})")
     rows = []
     for name in ("ep", "afd"):
         d = doc[name]

@@ -93,6 +93,7 @@ class Assumptions:
     hbm_usable_fraction: float = 0.9
     sigma: ArrayLike | None = None   # a number, or an array broadcasting with the deployment grid
     afd_overlap: float = 1.0
+    single_batch_overlap: bool = False  # EP with one batch: let ep_overlap apply (SBO, shared experts)
     afd_two_stage: bool = True
 
     def __post_init__(self):
@@ -206,7 +207,7 @@ def ep_step(model: Model, hardware: Hardware, ep_size: ArrayLike, requests: Arra
         comm = ep_all_to_all_work(model, precision, hardware, t_mb, r_size, a.all_to_all)
         comm = comm.network_scaled(1.0 / sigma)
         t_comm, b_comm = _time(comm, hardware, a)
-        hidden = a.ep_overlap if m > 1 else 0.0
+        hidden = a.ep_overlap if (m > 1 or a.single_batch_overlap) else 0.0
         layer = overlap(m * (t_att + t_ffn), m * t_comm, hidden)
         return layer, m * t_att, m * t_ffn, m * t_comm, b_att, b_ffn, b_comm, sigma
 

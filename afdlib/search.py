@@ -5,7 +5,9 @@ Candidates (each a named, documented grid):
 * **EP**: EP size R = g x {1, 2, 3, 4, 6, 8, 9, 12, 16, 18, 24, 32, 36, 48, 64} GPUs (and 1, 2, 4
   below one node), as long as every GPU holds an expert (R <= E + redundant); redundant experts
   0 or E / 8 (DeepSeek's 32 for 256 experts); DeepEP's low-latency or normal all-to-all kernels
-  (normal: one copy per destination node, forwarded inside it, as AFD's two-stage transfer);
+  (normal: one copy per destination node, forwarded inside it, as AFD's two-stage transfer); one
+  micro-batch or two (two-batch overlap re-reads the weights and launches the kernels twice, for
+  the share of the all-to-all it hides);
 * **AFD**: N_A and N_F in 1..16 nodes, 2, 3 or 4 micro-batches.
 
 For every candidate the batch (requests per GPU, per attention GPU for AFD) is the largest that
@@ -32,6 +34,7 @@ EP_NODE_MULTIPLES = (1, 2, 3, 4, 6, 8, 9, 12, 16, 18, 24, 32, 36, 48, 64)
 SUB_NODE_SIZES = (1, 2, 4)
 AFD_NODES = tuple(range(1, 17))
 AFD_MICRO_BATCHES = (2, 3, 4)
+EP_MICRO_BATCHES = (1, 2)
 MAX_REQUESTS = 2 ** 16
 
 
@@ -88,10 +91,12 @@ def _pick(rate: np.ndarray, configs: dict) -> tuple[np.ndarray, dict]:
 
 
 def best_ep(model: Model, hardware: Hardware, budget: Budget, context, precision: Precision = Precision(),
-            assumptions: Assumptions = Assumptions(), cell_shape: tuple = (), modes=EP_MODES) -> Best:
+            assumptions: Assumptions = Assumptions(), cell_shape: tuple = (), modes=EP_MODES,
+            micro_batches=EP_MICRO_BATCHES) -> Best:
     """The best EP candidate per cell (model and hardware fields may be arrays of ``cell_shape``),
-    over EP sizes, redundant experts and the all-to-all kernels (``config["kernels"]`` indexes
-    :data:`afdlib.alltoall.EP_MODES`)."""
+    over EP sizes, redundant experts, the all-to-all kernels (``config["kernels"]`` indexes
+    :data:`afdlib.alltoall.EP_MODES`) and one or two micro-batches (``config["micro_batches"]``;
+    with one, nothing of the all-to-all is hidden)."""
     size, red = ep_candidates(model, hardware)
     model, hardware, context = (_with_candidate_axis(x) for x in (model, hardware, context))
     axis = (1,) * len(cell_shape)
@@ -99,17 +104,19 @@ def best_ep(model: Model, hardware: Hardware, budget: Budget, context, precision
     shape = cell_shape + (size.shape[-1],)
 
     rates, configs = [], []
-    for k, mode in enumerate(modes):
-        a = replace(assumptions, all_to_all=mode)
+    for mode, mb in ((mode, mb) for mode in modes for mb in micro_batches):
+        a = replace(assumptions, all_to_all=mode, ep_micro_batches=int(mb))
 
         def step_of(requests, a=a) -> Step:
             return ep_step(model, hardware, size, requests, context, budget, precision, a, red)
 
         n = largest_batch(step_of, budget.slo_s, shape)
         st = step_of(np.maximum(n, 1.0))
-        rates.append(np.where(n > 0, st.tokens_per_s_per_gpu, 0.0))
+        valid = size <= np.asarray(model.routed_experts) + red   # every GPU holds an expert (per cell)
+        rates.append(np.where((n > 0) & valid, st.tokens_per_s_per_gpu, 0.0))
         configs.append({"ep_size": np.broadcast_to(size, shape), "redundant": np.broadcast_to(red, shape),
-                        "requests": n, "kernels": np.full(shape, float(EP_MODES.index(mode)))})
+                        "requests": n, "kernels": np.full(shape, float(EP_MODES.index(mode))),
+                        "micro_batches": np.full(shape, float(mb))})
     rate = np.concatenate(rates, axis=-1)
     best, cfg = _pick(rate, {k: np.concatenate([c[k] for c in configs], axis=-1) for k in configs[0]})
     return Best("ep", best, cfg)
