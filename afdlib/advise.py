@@ -255,3 +255,24 @@ def parse_prices(items: list[str] | None) -> dict[str, float] | None:
     return out
 
 
+
+
+def advice_table(models: list[Model], hardware: list[Hardware], budget: Budget, context: float,
+                 precision: Precision = Precision(), assumptions: Assumptions = Assumptions()) -> list[dict]:
+    """Recommendation and ratio for every (model, device) pair (no reasons: the fast path)."""
+    rows = []
+    for m in models:
+        for h in hardware:
+            try:
+                adv = advise(m, h, budget, context, precision, assumptions, explain=False)
+            except AfdError as e:
+                rows.append({"model": m.slug, "hardware": h.slug, "recommendation": "-", "ratio": np.nan,
+                             "decisive": False, "ep": np.nan, "afd": np.nan, "note": str(e)})
+                continue
+            rows.append({"model": m.slug, "hardware": h.slug, "recommendation": adv.recommendation,
+                         "ratio": adv.ratio, "decisive": adv.decisive,
+                         "ep": adv.ep.get("tokens_per_s_per_gpu", 0.0), "afd": adv.afd.get("tokens_per_s_per_gpu", 0.0),
+                         "ep_config": (f"EP{adv.ep['ep_size']}" if adv.ep.get("feasible") else "-"),
+                         "afd_config": (f"{adv.afd['n_attn']}A{adv.afd['n_ffn']}F" if adv.afd.get("feasible") else "-"),
+                         "note": ""})
+    return rows

@@ -378,3 +378,65 @@ def deepep_figure(rows: pd.DataFrame):
     ax.set_ylabel("µs (128 tokens, top-8, H800)")
     ax.legend(fontsize=8)
     return fig
+
+
+def advice_heatmap(table: pd.DataFrame, hardware: list[str], models: list[str], decisive: float):
+    """AFD / EP throughput ratio of every (model, device) pair; '?' marks ratios within the model's error."""
+    from matplotlib.colors import LogNorm
+    grid = table.pivot(index="model", columns="hardware", values="ratio").loc[models, hardware]
+    fig, ax = plt.subplots(figsize=(1.0 * len(hardware) + 2.5, 0.5 * len(models) + 1.6))
+    im = ax.imshow(grid.to_numpy(dtype=float), cmap="PuOr_r", norm=LogNorm(vmin=0.5, vmax=2.0), aspect="auto")
+    for (i, j), v in np.ndenumerate(grid.to_numpy(dtype=float)):
+        mark = "" if (v > decisive or v < 1 / decisive) else "?"
+        ax.text(j, i, f"{v:.2f}{mark}", ha="center", va="center", fontsize=8)
+    ax.set_xticks(range(len(hardware)), hardware, rotation=30)
+    ax.set_yticks(range(len(models)), models)
+    fig.colorbar(im, ax=ax, label="AFD / EP tokens/s per GPU (orange: AFD ahead)")
+    ax.set_title(f"'?': within the model's error (ratio between {1 / decisive:.2f} and {decisive:.2f})", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def ratio_maps_figure(maps: dict, placements: dict):
+    """One panel per map: AFD / EP ratio over (bandwidth x model shape), the break-even contour, and
+    the catalogue models at their shape and their device's bandwidth."""
+    from matplotlib.colors import LogNorm
+    n = len(maps)
+    cols = min(2, n)
+    rows = int(np.ceil(n / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(6.2 * cols, 5.0 * rows), squeeze=False, layout="constrained")
+    im = None
+    for ax, (title, rm) in zip(axes.flat, maps.items()):
+        x, y = rm.values, rm.bandwidth / 1e9
+        im = ax.pcolormesh(x, y, rm.ratio, cmap="PuOr_r", norm=LogNorm(vmin=0.5, vmax=2.0), shading="nearest")
+        if np.nanmin(rm.ratio) < 1 < np.nanmax(rm.ratio):
+            ax.contour(x, y, rm.ratio, levels=[1.0], colors="black", linewidths=1.5)
+        for k, (name, (px, py)) in enumerate(placements.get(title, {}).items()):
+            ax.plot(px, py / 1e9, "o", color="black", ms=4)
+            ax.annotate(str(k + 1), (px, py / 1e9), xytext=(2, 4 + 6 * (k % 2)), textcoords="offset points",
+                        fontsize=7)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("expert intermediate size M" if rm.axis == "moe_intermediate_size" else "sparsity E / K")
+        ax.set_ylabel("bandwidth per GPU, GB/s (sustained)")
+        ax.set_title(title, fontsize=9)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    fig.colorbar(im, ax=axes, label="AFD / EP tokens/s per GPU (black line: break-even)")
+    return fig
+
+
+def ratio_bandwidth_figure(curves: dict, current: dict):
+    """AFD / EP ratio against the network bandwidth per GPU for several devices; where a curve crosses
+    1 the answer flips; a marker at each device's own bandwidth."""
+    fig, ax = plt.subplots(figsize=(7.2, 4.2))
+    for name, (bw, ratio) in curves.items():
+        line, = ax.plot(bw / 1e9, ratio, "-o", ms=3, label=name)
+        if name in current:
+            ax.plot(current[name][0] / 1e9, current[name][1], "*", ms=12, color=line.get_color())
+    ax.axhline(1.0, color="black", lw=1)
+    ax.set_xscale("log")
+    ax.set_xlabel("network bandwidth per GPU, GB/s (sustained; star: the device's own)")
+    ax.set_ylabel("AFD / EP tokens/s per GPU")
+    ax.legend(fontsize=8)
+    return fig

@@ -35,7 +35,7 @@ class RatioMap:
     ep: np.ndarray
     afd: np.ndarray
     seconds: float
-    points: int                    # cells x candidates evaluated per bisection step
+    points: int                    # cells x candidates (EP: sizes x redundancy x kernels x micro-batches)
 
 
 def with_network(hardware: Hardware, bandwidth) -> Hardware:
@@ -62,32 +62,26 @@ def with_shape(model: Model, axis: str, values) -> Model:
 
 def ratio_map(model: Model, hardware: Hardware, budget: Budget, context: float, bandwidth, values, axis: str,
               precision: Precision = Precision(), assumptions: Assumptions = Assumptions(),
-              chunk: int = 4) -> RatioMap:
-    """The AFD / EP ratio over ``bandwidth`` (rows) x ``values`` of ``axis`` (columns)."""
+              cells_per_chunk: int = 64) -> RatioMap:
+    """The AFD / EP ratio over ``bandwidth`` (rows) x ``values`` of ``axis`` (columns).
+
+    The cells are laid flat and searched ``cells_per_chunk`` at a time, so memory depends on the
+    chunk (cells x candidates), not on the size of the map."""
     bw = np.asarray(bandwidth, dtype=float)
     vals = np.asarray(values, dtype=float)
-    hw = with_network(hardware, bw[:, None])
-    m = with_shape(model, axis, vals[None, :])
+    flat_bw, flat_vals = (x.ravel() for x in np.meshgrid(bw, vals, indexing="ij"))
+    hw = with_network(hardware, flat_bw)
+    m = with_shape(model, axis, flat_vals)
     t0 = time.perf_counter()
-    ep, afd = compare(m, hw, budget, context, precision, assumptions, cell_shape=(bw.size, vals.size), chunk=chunk)
+    ep, afd = compare(m, hw, budget, context, precision, assumptions, cell_shape=(flat_bw.size,),
+                      chunk=cells_per_chunk)
     seconds = time.perf_counter() - t0
+    shape = (bw.size, vals.size)
+    e, a = ep.tokens_per_s_per_gpu.reshape(shape), afd.tokens_per_s_per_gpu.reshape(shape)
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(ep.tokens_per_s_per_gpu > 0, afd.tokens_per_s_per_gpu / ep.tokens_per_s_per_gpu, np.nan)
-    candidates = 2 * ep_candidates(model, hardware)[0].size + 3 * afd_candidates()[0].size
-    return RatioMap(axis, bw, vals, ratio, ep.tokens_per_s_per_gpu, afd.tokens_per_s_per_gpu, seconds,
-                    bw.size * vals.size * candidates)
-
-
-def break_even_bandwidth(rmap: RatioMap) -> np.ndarray:
-    """Per column, the lowest swept bandwidth at and above which AFD stays ahead (NaN if never)."""
-    ahead = rmap.ratio > 1
-    out = np.full(rmap.values.size, np.nan)
-    for j in range(rmap.values.size):  # one column per model shape: a handful
-        col = ahead[:, j]
-        stays = np.flatnonzero(np.logical_and.accumulate(col[::-1])[::-1])
-        if stays.size:
-            out[j] = rmap.bandwidth[stays[0]]
-    return out
+        ratio = np.where(e > 0, a / e, np.nan)
+    candidates = 2 * 2 * ep_candidates(model, hardware)[0].size + 3 * afd_candidates()[0].size
+    return RatioMap(axis, bw, vals, ratio, e, a, seconds, bw.size * vals.size * candidates)
 
 
 def overlap_methods(model: Model, hardware: Hardware, budget: Budget, context: float,
@@ -107,11 +101,11 @@ def overlap_methods(model: Model, hardware: Hardware, budget: Budget, context: f
     rows.append(_row("NBO", "EP", ep_nbo))
     share = _shared_share(model, hardware, budget, context, precision, nbo, ep_nbo)
     rows.append(_row("SBO", "EP", _sbo(model, hardware, budget, context, precision, nbo, share),
-                     f"{share:.0%} of the all-to-all hidden"))
-    for h, note in ((assumptions.ep_overlap, "default hidden share"), (1.0, "all hidden")):
+                     f"{share:.0%} hidden (shared experts)"))
+    for h, note in ((assumptions.ep_overlap, "default"), (1.0, "the paper's EP")):
         a = replace(assumptions, ep_overlap=h)
         rows.append(_row("2BO", "EP", best_ep(model, hardware, budget, context, precision, a, micro_batches=(2,)),
-                         f"{h:.0%} of the all-to-all hidden ({note})"))
+                         f"{h:.0%} hidden ({note})"))
     for m, name in ((1, "NBO"), (2, "2BO"), (3, "3BO"), (4, "4BO")):
         rows.append(_row(name, "AFD", best_afd(model, hardware, hardware, budget, context, precision, assumptions,
                                                micro_batches=(m,))))
@@ -144,3 +138,44 @@ def _shared_share(model, hardware, budget, context, precision, a, best) -> float
     t_comm = float(stage_time(comm, hardware).seconds)
     return min(1.0, t_shared / t_comm) if t_comm > 0 else 1.0
 
+
+
+def pools_table(model: Model, pairs: list[tuple[Hardware, Hardware]], budget: Budget, context: float,
+                precision: Precision = Precision(), assumptions: Assumptions = Assumptions(),
+                prices: dict[str, float] | None = None) -> list[dict]:
+    """Heterogeneous AFD pools (attention device, FFN device) beside EP on each device alone.
+
+    GPU-hours per million output tokens, split by device, need no prices; with ``prices`` (USD per
+    GPU-hour by slug) the cost per million tokens follows.
+    """
+    per_mtok = 1e6 / 3600
+    rows, seen = [], set()
+    for attn, ffn in pairs:
+        for hw in (attn, ffn):
+            if hw.slug in seen:
+                continue
+            seen.add(hw.slug)
+            ep = best_ep(model, hw, budget, context, precision, assumptions)
+            rate = float(ep.tokens_per_s_per_gpu)
+            if rate > 0:
+                rows.append({"design": f"EP on {hw.slug}", "tokens_per_s_per_gpu": rate,
+                             "gpu_hours_per_mtok": {hw.slug: per_mtok / rate}})
+        afd = best_afd(model, attn, ffn, budget, context, precision, assumptions)
+        rate = float(afd.tokens_per_s_per_gpu)
+        if rate <= 0:
+            continue
+        c = {k: float(np.asarray(v).reshape(-1)[0]) for k, v in afd.config.items()}
+        g_a, g_f = c["n_attn"] * attn.gpus_per_node, c["n_ffn"] * ffn.gpus_per_node
+        total = rate * (g_a + g_f)
+        hours = {attn.slug: g_a / total * per_mtok}
+        hours[ffn.slug] = hours.get(ffn.slug, 0.0) + g_f / total * per_mtok
+        rows.append({"design": f"AFD {c['n_attn']:.0f}A ({attn.slug}) {c['n_ffn']:.0f}F ({ffn.slug})",
+                     "tokens_per_s_per_gpu": rate, "gpu_hours_per_mtok": hours})
+    for r in rows:
+        r["total_gpu_hours_per_mtok"] = sum(r["gpu_hours_per_mtok"].values())
+        if prices:
+            missing = [s for s in r["gpu_hours_per_mtok"] if s not in prices]
+            if missing:
+                raise AfdError(f"no price for {', '.join(missing)}")
+            r["usd_per_mtok"] = sum(h * prices[s] for s, h in r["gpu_hours_per_mtok"].items())
+    return rows

@@ -124,3 +124,14 @@ def test_decode_validation_without_overlap(tmp_path):
     ep = table[table.design == "ep"]
     assert (ep.predicted - ep.band_low).abs().max() < 1e-6 * ep.predicted.max()
     assert (out / "decode_deepep.csv").exists() and (out / "decode_gb200_batch.svg").exists()
+
+
+@pytest.mark.notebook
+def test_sweet_spots_small(tmp_path):
+    out = execute("sweet_spots", tmp_path, hardware=["h800", "gb200"], models=["deepseek-v3", "step3"], map_size=3)
+    table = pd.read_csv(out / "sweet_spots_advice.csv")
+    assert len(table) == 4 and set(table.recommendation) <= {"AFD", "EP"}
+    # the ratio is AFD / EP tokens per second per GPU
+    assert ((table.ratio - table.afd / table.ep) / table.ratio).abs().max() < 1e-4  # CSV keeps 6 digits
+    maps = pd.read_csv(out / "sweet_spots_maps.csv")
+    assert len(maps) == 4 * 3 * 3
