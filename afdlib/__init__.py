@@ -11,6 +11,7 @@ One concept per module, pure functions over plain data, SI units inside:
 * ``grouped_gemm``: grouped GEMMs of the routed experts (Fig. 3's roofline; decode work)
 * ``attention``, ``dense``, ``alltoall``: the other operator families of a decode step
 * ``decode``: the end-to-end decode step for EP and AFD; ``validation``: published deployments
+* ``search``, ``advise``, ``sweetspot``: best deployments, the AFD-or-EP advice, design-space maps
 * ``imbalance``: the imbalance penalty, with the corrected AFD constant (Figs. 5-6)
 * ``routing``, ``balance``: expert popularity, balancedness from routing statistics, EPLB placement
 * ``imbalance_cost``: measured imbalance through the penalty, per design

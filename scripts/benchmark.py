@@ -75,6 +75,25 @@ def decode_sweep() -> None:
               f"{best:.3f} s = {best / points * 1e6:.2f} us per point (target <= 10)")
 
 
+def advise_and_maps() -> None:
+    """afd advise in the library (one pair, with reasons) and a 12 x 12 sweet-spot map."""
+    import numpy as np
+
+    from afdlib.advise import advise
+    from afdlib.catalog import load_hardware, load_model
+    from afdlib.specs import Budget
+    from afdlib.sweetspot import ratio_map
+    model, hw = load_model("deepseek-v3", profile="reference"), load_hardware("h800", profile="datasheet")
+    budget = Budget(slo_s=0.05, l_accept=1.0, t_gap_s=0.003)
+    t0 = time.perf_counter()
+    advise(model, hw, budget, 4096)
+    print(f"advise, one pair with reasons (library): {time.perf_counter() - t0:.2f} s (target < 1 s)")
+    rm = ratio_map(model, hw, budget, 4096, np.geomspace(10e9, 640e9, 12), np.geomspace(512, 16384, 12),
+                   "moe_intermediate_size")
+    print(f"sweet-spot map 12 x 12: {rm.seconds:.2f} s for {rm.points:,} candidate-cells "
+          f"({rm.seconds / rm.points * 1e6:.1f} us each; 10^8 would take {rm.seconds / rm.points * 1e8 / 60:.0f} min)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--no-book", action="store_true")
@@ -82,12 +101,14 @@ def main() -> None:
     print(f"cores: {os.cpu_count()}")
     library()
     decode_sweep()
+    advise_and_maps()
     afd = str(BIN / "afd")
     for argv in (["intensity", "--model", "deepseek-v3", "--hardware", "h800", "--json"], ["catalog", "--json"],
                  ["throughput", "--model", "deepseek-v3", "--hardware", "h800", "--design", "ep", "--ep-size", "144",
                   "--redundant", "32", "--json"],
                  ["throughput", "--model", "step3", "--hardware", "h800", "--design", "afd", "--n-attn", "2",
-                  "--n-ffn", "2", "--kv-cache", "fp8", "--json"]):
+                  "--n-ffn", "2", "--kv-cache", "fp8", "--json"],
+                 ["advise", "--model", "deepseek-v3", "--hardware", "h800", "--json"]):
         print(f"afd {' '.join(argv)}: {timed([afd, *argv], repeat=5):.3f} s (best of 5)")
     if args.no_book:
         return
