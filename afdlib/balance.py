@@ -352,3 +352,38 @@ def default_counts_dir() -> Path:
     env = os.environ.get("AFDLIB_COUNTS_DIR")
     root = Path(__file__).resolve().parent.parent
     return Path(env) if env else root.parent / "shared" / "data" / "deepseek-v3-expert-load"
+
+
+def placement_skew(counts: ArrayLike):
+    """A function ``skew(ranks, redundant) -> balancedness`` from measured expert loads.
+
+    For each (ranks, redundant) pair it places the experts in the manner of EPLB on the long-run
+    counts of every MoE layer (replicas where ranks exceed experts + redundant) and returns the
+    step's balancedness (harmonic mean over layers, :func:`effective_balancedness`). Arrays of
+    pairs are answered element-wise; each distinct pair is placed once and remembered. The decode
+    model multiplies it with uniform routing's per-step balancedness: what the placement leaves of
+    the measured skew, and what sampling a finite batch adds.
+    """
+    c = np.asarray(counts, dtype=float)
+    layers = moe_layers(c)
+    if layers.size == 0:
+        raise AfdError("no layer has any routed tokens")
+    e = c.shape[1]
+    memo: dict[tuple[int, int], float] = {}
+
+    def one(ranks: int, redundant: int) -> float:
+        key = (ranks, redundant)
+        if key not in memo:
+            extra = max(redundant, ranks - e)
+            sig = [float(balancedness(eplb_placement(c[la], ranks, extra).rank_loads(c[la]))) for la in layers]
+            memo[key] = effective_balancedness(sig)
+        return memo[key]
+
+    def skew(ranks, redundant=0) -> np.ndarray:
+        r, red = np.broadcast_arrays(np.asarray(ranks, dtype=float), np.asarray(redundant, dtype=float))
+        pairs = np.stack([r.ravel(), red.ravel()], axis=1).astype(int)
+        uniq, index = np.unique(pairs, axis=0, return_inverse=True)
+        values = np.array([one(int(a), int(b)) for a, b in uniq])
+        return values[index.reshape(-1)].reshape(r.shape)
+
+    return skew

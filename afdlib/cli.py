@@ -319,8 +319,15 @@ def _decode_setup(args):
     from .specs import Budget, Precision
     precision = Precision(weights=args.weights, attention=args.attention_dtype or args.weights,
                           kv_cache=args.kv_cache)
+    skew = None
+    if getattr(args, "counts", None):
+        from .balance import load_counts, placement_skew
+        from .errors import AfdError
+        if args.sigma is not None:
+            raise AfdError("give --sigma or --counts, not both")
+        skew = placement_skew(load_counts(args.counts))
     a = Assumptions(ep_overlap=args.ep_overlap, afd_overlap=args.afd_overlap, sigma=args.sigma,
-                    matmul_efficiency=args.matmul_efficiency)
+                    matmul_efficiency=args.matmul_efficiency, skew=skew)
     t_gap_s = DECODE_T_GAP_S if args.t_gap_ms is None else args.t_gap_ms / 1e3
     budget = Budget(slo_s=args.slo_ms / 1e3, l_accept=args.mtp, t_gap_s=t_gap_s)
     return precision, a, budget
@@ -518,6 +525,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", default=None, help="catalogue slug, or a config.json / .yaml path")
     p.add_argument("--hardware", default=None, help="catalogue slug or .yaml (AFD: the FFN pool)")
     p.add_argument("--all", action="store_true", help="every catalogue model x hardware pair")
+    p.add_argument("--counts", default=None, help='measured expert loads {"logical_count": [[...E...] x layers]}: '
+                   "imbalance from an EPLB-style placement of them (a few seconds more)")
     p.add_argument("--price-per-gpu-hour", nargs="+", default=None, metavar="SLUG=USD",
                    help="prices per GPU-hour, e.g. h800=2.0 h20=1.1: compare cost per token")
     _decode_options(p)

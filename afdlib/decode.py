@@ -73,6 +73,8 @@ class Assumptions:
       CUDA graphs, communication buffers), as serving engines reserve (SGLang's static memory
       fraction is of this order).
     * ``sigma``: balancedness of the FFN load; None: uniform routing's per-step value.
+    * ``skew``: measured expert loads as a function of the placement
+      (:func:`afdlib.balance.placement_skew`); multiplies the per-step balancedness.
     * ``afd_overlap`` 1: the share of AFD's transfers hidden behind the pools' compute; 1 is the
       paper's bubble-free 3BO pipeline (the MoE layer takes max(m t_a, m t_f, m t_c, t_a + t_f +
       t_c)), 0 puts every transfer between compute (max(m t_a, m t_f) + m t_c). Step-3's published
@@ -94,6 +96,7 @@ class Assumptions:
     sigma: ArrayLike | None = None   # a number, or an array broadcasting with the deployment grid
     afd_overlap: float = 1.0
     single_batch_overlap: bool = False  # EP with one batch: let ep_overlap apply (SBO, shared experts)
+    skew: object = None  # measured skew: skew(ranks, redundant) -> balancedness (balance.placement_skew)
     afd_two_stage: bool = True
 
     def __post_init__(self):
@@ -197,6 +200,8 @@ def ep_step(model: Model, hardware: Hardware, ep_size: ArrayLike, requests: Arra
         t_mb = req_mb * tokens_per_request
         sigma = (np.asarray(a.sigma, dtype=float) if a.sigma is not None
                  else uniform_balancedness(np.maximum(t_mb * r_size, 1.0), k, e, r_size))
+        if a.skew is not None:
+            sigma = sigma * a.skew(r_size, red)
         local = (e + red) / r_size
         proj, core = attention_work(model, precision, req_mb, context, tokens_per_request)
         t_att, b_att = _time([proj, core, router_work(model, t_mb)], hardware, a, attention_kernels(model))
@@ -264,6 +269,8 @@ def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_at
         arriving = t_mb * na * g_a / ffn_gpus            # tokens per FFN GPU per micro-batch
         sigma = (np.asarray(a.sigma, dtype=float) if a.sigma is not None
                  else uniform_balancedness(np.maximum(t_mb * na * g_a, 1.0), k, e, ffn_gpus))
+        if a.skew is not None:
+            sigma = sigma * a.skew(ffn_gpus, 0)
         proj, core = attention_work(model, precision, req_mb, context, tokens_per_request)
         t_a, b_a = _time([proj, core, router_work(model, t_mb)], attn_hardware, a, attention_kernels(model))
         routed = routed_experts_work(model, precision, arriving * k / sigma, local)

@@ -124,3 +124,23 @@ def test_advise_command(capsys):
 def test_advise_bad_input(capsys, args, message):
     assert main(["advise", *args]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_placement_skew_from_counts():
+    from afdlib.balance import placement_skew
+    rng = np.random.default_rng(0)
+    uniform = placement_skew(np.full((3, 16), 100.0))
+    assert np.allclose(uniform(np.array([2, 4, 8]), 0), 1.0)         # equal loads: perfectly balanced
+    skewed = placement_skew(rng.zipf(1.5, size=(4, 16)).astype(float))
+    s0, s8 = float(skewed(8, 0)), float(skewed(8, 8))
+    assert 0 < s0 <= 1 and s8 >= s0                                  # replicas never hurt the placement
+
+
+def test_advise_with_counts(tmp_path, capsys):
+    f = tmp_path / "counts.json"
+    f.write_text(json.dumps({"logical_count": [[0.0] * 256] + [[float(1 + (i % 7)) for i in range(256)]] * 2}))
+    assert main(["advise", "--model", "deepseek-v3", "--hardware", "h800", "--counts", str(f), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["ep"]["sigma"] < 1 and doc["afd"]["sigma"] < 1
+    assert main(["advise", "--model", "deepseek-v3", "--hardware", "h800", "--counts", str(f), "--sigma", "0.9"]) == 2
+    assert "not both" in capsys.readouterr().err
