@@ -202,7 +202,7 @@ def ep_step(model: Model, hardware: Hardware, ep_size: ArrayLike, requests: Arra
                  else uniform_balancedness(np.maximum(t_mb * r_size, 1.0), k, e, r_size))
         if a.skew is not None:
             sigma = sigma * a.skew(r_size, red)
-        local = (e + red) / r_size
+        local = np.ceil((e + red) / r_size - 1e-9)   # the busiest GPU holds the rounded-up share
         proj, core = attention_work(model, precision, req_mb, context, tokens_per_request)
         t_att, b_att = _time([proj, core, router_work(model, t_mb)], hardware, a, attention_kernels(model))
         routed = routed_experts_work(model, precision, t_mb * k / sigma, local)
@@ -230,7 +230,8 @@ def ep_step(model: Model, hardware: Hardware, ep_size: ArrayLike, requests: Arra
         mtp_head, _ = _time(lm_head_work(model, precision, req), hardware, a, KERNELS_HEAD)
         mtp = drafts * (mtp_layer + mtp_head)
     step = model.moe_layers * layer + model.dense_layers * dense + head + mtp + budget.t_gap_s
-    routed_bytes = model.moe_layers * (e + red) / r_size * 3 * model.hidden_size * model.moe_intermediate_size
+    routed_bytes = (model.moe_layers * np.ceil((e + red) / r_size - 1e-9) * 3 * model.hidden_size
+                    * model.moe_intermediate_size)
     shared_bytes = model.moe_layers * 3 * model.hidden_size * model.shared_size * model.shared_experts
     weights = (routed_bytes + shared_bytes) * precision.bytes("weights") + _weights_dense_side(model, precision)
     memory = weights + req * kv_cache_bytes(model, precision, context)
