@@ -18,7 +18,7 @@ from .decode import Assumptions, afd_step, bound_names, ep_step
 from .errors import AfdError
 from .hfu import dead_zone_floor, hfu_sweep
 from .intensity import regime
-from .search import best_afd, best_ep, compare
+from .search import best_ep, compare
 from .specs import Budget, Hardware, Model, Precision
 
 FLIP_FACTORS = np.geomspace(1 / 16, 64, 21)

@@ -42,7 +42,7 @@ from .dense import (KERNELS_FFN, KERNELS_HEAD, dense_ffn_work, dense_intermediat
                     router_work, shared_experts_work)
 from .errors import AfdError
 from .grouped_gemm import KERNELS_ROUTED, routed_experts_work
-from .roofline import TIERS, Work, overlap, stage_time
+from .roofline import TIERS, overlap, stage_time
 from .specs import Budget, Hardware, Model, Precision
 
 DECODE_T_GAP_S = 0.003

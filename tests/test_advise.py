@@ -10,7 +10,7 @@ from afdlib.catalog import load_hardware, load_model
 from afdlib.cli import main
 from afdlib.decode import DECODE_T_GAP_S, Assumptions, best_batch, ep_step
 from afdlib.errors import AfdError
-from afdlib.search import best_afd, best_ep, compare, largest_batch
+from afdlib.search import best_ep, compare, largest_batch
 from afdlib.specs import Budget, Precision
 
 BUDGET = Budget(slo_s=0.05, l_accept=1.0, t_gap_s=DECODE_T_GAP_S)

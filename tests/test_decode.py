@@ -5,7 +5,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from afdlib.alltoall import distinct_destinations, ep_all_to_all_work
+from afdlib.alltoall import distinct_destinations
 from afdlib.attention import attention_work, kv_cache_bytes, projection_params
 from afdlib.catalog import load_hardware, load_model
 from afdlib.cli import main
