@@ -62,7 +62,7 @@ import pandas as pd
 from myst_nb import glue
 
 from afdlib.advise import DECISIVE, advice_table, break_even_scale_out
-from afdlib.catalog import load_hardware, load_model
+from afdlib.catalog import load_hardware, load_model, model_names
 from afdlib.decode import DECODE_T_GAP_S, Assumptions
 from afdlib.figures import advice_heatmap, ratio_bandwidth_figure, ratio_maps_figure
 from afdlib.plotting import save_data, save_figure, setup_style
@@ -125,6 +125,10 @@ coarse = table[table.model.isin(["step3", "ernie-4.5"]) & table.hardware.isin(["
 glue("coarse_superpod", f"{coarse.ratio.min():.2f} to {coarse.ratio.max():.2f}", display=False)
 bw_even, _ = break_even_scale_out(ref, hw_o, budget, context, Precision(), Assumptions())
 glue("ref_break_even", "none in range" if bw_even is None else f"{bw_even / 1e9:.0f}", display=False)
+ahead_now = row.loc[(reference_model, ordinary), "ratio"] > 1
+side = ("below" if (bw_even or 0) > hw_o.scale_out_bytes_per_s else "above") if ahead_now else \
+       ("above" if (bw_even or 0) > hw_o.scale_out_bytes_per_s else "below")
+glue("break_even_side", f"AFD ahead {side} it" if ahead_now else f"AFD ahead {side} it", display=False)
 glue("ordinary_bw", f"{hw_o.scale_out_bytes_per_s / 1e9:.0f}", display=False)
 
 # %% [markdown]
@@ -135,8 +139,9 @@ glue("ordinary_bw", f"{hw_o.scale_out_bytes_per_s / 1e9:.0f}", display=False)
 #   communication (the paper's own models: $t_B = t_a + t_f$ for EP, the 3BO pipeline for AFD) it
 #   gives {glue:text}`ref_ordinary_paper_like`, and with both hiding half
 #   {glue:text}`ref_ordinary_half`: EP ahead, as the paper says, whenever the two are treated alike.
-#   `afd advise` puts the break-even scale-out bandwidth for this pair at
-#   {glue:text}`ref_break_even` GB/s per GPU (sustained; now {glue:text}`ordinary_bw`).
+#   Under the defaults `afd advise` finds the ratio crossing 1 nearest today's NIC at
+#   {glue:text}`ref_break_even` GB/s per GPU ({glue:text}`break_even_side`; sustained, now
+#   {glue:text}`ordinary_bw`).
 # - **Superpods with coarse experts**: the paper finds AFD competitive on GB200/GB300 with Step3 and
 #   ERNIE-4.5; the model's defaults give ratios of {glue:text}`coarse_superpod` there: competitive,
 #   not ahead.
@@ -155,7 +160,7 @@ for title, hw, bw, axis, values in (
         (f"{hw_s.name}: fabric x M", hw_s, bw_s, "moe_intermediate_size", sizes),
         (f"{hw_s.name}: fabric x E/K", hw_s, bw_s, "sparsity", sparsity)):
     maps[title] = ratio_map(ref, hw, budget, context, bw, values, axis)
-catalogue = [load_model(m, profile="reference") for m in models]
+catalogue = [load_model(m, profile="reference") for m in model_names()]
 placements = {t: {m.name: ((m.moe_intermediate_size if rm.axis == "moe_intermediate_size" else m.sparsity),
                            (hw_o if "8-GPU" in t else hw_s).scale_out_bytes_per_s) for m in catalogue}
               for t, rm in maps.items()}
