@@ -251,7 +251,8 @@ def cmd_throughput(args) -> int:
     precision = Precision(weights=args.weights, attention=args.attention_dtype or args.weights,
                           kv_cache=args.kv_cache)
     a = Assumptions(ep_overlap=args.ep_overlap, afd_overlap=args.afd_overlap, all_to_all=args.all_to_all,
-                    sigma=args.sigma, matmul_efficiency=args.matmul_efficiency)
+                    sigma=args.sigma, matmul_efficiency=args.matmul_efficiency,
+                    ep_micro_batches=args.ep_micro_batches)
     t_gap_s = DECODE_T_GAP_S if args.t_gap_ms is None else args.t_gap_ms / 1e3
     budget = Budget(slo_s=args.slo_ms / 1e3, l_accept=args.mtp, t_gap_s=t_gap_s, micro_batches=args.micro_batches)
     if args.design == "ep":
@@ -516,6 +517,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--afd-overlap", type=_bounded_float("--afd-overlap", 0, 1), default=Assumptions.afd_overlap,
                    help=f"AFD: share of transfers hidden behind compute (default {Assumptions.afd_overlap:g}: 3BO)")
     p.add_argument("--all-to-all", default="low-latency", choices=("low-latency", "normal"))
+    p.add_argument("--ep-micro-batches", type=int, choices=(1, 2), default=Assumptions.ep_micro_batches,
+                   help="EP: 1 (nothing of the all-to-all hidden) or 2 (two-batch overlap; default)")
     p.add_argument("--matmul-efficiency", type=_bounded_float("--matmul-efficiency", 0, 1, lo_open=True),
                    default=Assumptions.matmul_efficiency)
     p.add_argument("--json", action="store_true")
