@@ -67,7 +67,7 @@ def advise(model: Model, hardware: Hardware, budget: Budget, context: float, pre
     if e <= 0 and a <= 0:
         raise AfdError(f"neither EP nor AFD meets the {budget.slo_s * 1e3:g} ms SLO and fits in memory for "
                        f"{model.name} on {hardware.name} at context {context:g}")
-    ratio = a / e if e > 0 else float("inf")
+    ratio = a / e if e > 0 else None   # None: EP has no feasible deployment
     ep_doc = _ep_doc(model, hardware, budget, context, precision, assumptions, ep) if e > 0 else {"feasible": False}
     afd_doc = (_afd_doc(model, attn, hardware, budget, context, precision, assumptions, afd) if a > 0
                else {"feasible": False})
@@ -75,11 +75,13 @@ def advise(model: Model, hardware: Hardware, budget: Budget, context: float, pre
     if prices:
         cost = _costs(prices, hardware, attn, ep_doc, afd_doc)
     by_cost = cost is not None and cost.get("ratio") is not None
-    better = (cost["ratio"] if by_cost else ratio) > 1
-    rec = "AFD" if better else "EP"
+    if ratio is None:
+        rec = "AFD"
+    else:
+        rec = "AFD" if (cost["ratio"] if by_cost else ratio) > 1 else "EP"
     reasons = _reasons(model, hardware, attn, budget, context, precision, assumptions, ep_doc, afd_doc, ratio,
                        cost) if explain else []
-    decisive = bool(ratio > DECISIVE or ratio < 1 / DECISIVE)
+    decisive = ratio is None or bool(ratio > DECISIVE or ratio < 1 / DECISIVE)
     return Advice(rec, ratio, decisive, ep_doc, afd_doc, reasons, cost)
 
 

@@ -200,6 +200,12 @@ def load_counts(path: str | Path) -> np.ndarray:
         raise AfdError(f"{path}: logical_count must be a list of equal-length lists of numbers")
     if np.any(~np.isfinite(counts)) or np.any(counts < 0):
         raise AfdError(f"{path}: counts must be finite and non-negative")
+    # loads matter only relative to each other: rows whose sum would overflow are scaled by their maximum
+    with np.errstate(over="ignore"):
+        total = counts.sum(axis=1)
+    big = ~np.isfinite(total) | (total > 1e300)
+    if big.any():
+        counts[big] = counts[big] / counts[big].max(axis=1, keepdims=True)
     return counts
 
 

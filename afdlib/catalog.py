@@ -18,6 +18,7 @@ Models have a ``reference`` profile (Hugging Face config values) and a ``paper``
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import asdict
 from pathlib import Path
@@ -59,8 +60,34 @@ def _section(path: Path, key: str) -> dict:
     return doc[key]
 
 
+def _mapping(where: str, name: str, value: Any, required: bool = False) -> dict:
+    """A sub-block that must be a mapping (``paper:``, ``sources:``, ...); {} when absent."""
+    if value is None and not required:
+        return {}
+    if not isinstance(value, dict):
+        raise AfdError(f"{where}: '{name}' must be a mapping of fields, got {value!r}")
+    return value
+
+
+def _one_entry(path: Path, doc: dict, key: str) -> tuple[str, Any]:
+    """(slug, entry) of a user file holding one device or model, at top level or under ``key:``."""
+    if key in doc and isinstance(doc[key], dict):
+        doc = doc[key]
+        if len(doc) != 1:
+            raise AfdError(f"{path}: holds {len(doc)} entries under '{key}:' ({', '.join(map(str, doc))}); "
+                           "give a file with one")
+    entries = [k for k, v in doc.items() if isinstance(v, dict) and k not in ("paper", "datasheet", "sources",
+                                                                               "uncertain", "attention")]
+    if len(doc) == 1 and entries:
+        return str(entries[0]), doc[entries[0]]
+    if len(entries) > 1 and len(entries) == len(doc):
+        raise AfdError(f"{path}: holds {len(entries)} entries ({', '.join(map(str, entries))}); give a file with one")
+    return path.stem, doc
+
+
 def _hardware_from_block(slug: str, entry: dict, block: dict, profile: str,
                          eff: Efficiency | None, where: str) -> Hardware:
+    block = _mapping(where, profile if profile != "user" else "hardware", block, required=True)
     unknown = set(block) - set(_HW_NUMERIC) - {"source", "sources", "uncertain", "notes"}
     if unknown:
         raise AfdError(f"{where}: unknown field(s) {sorted(unknown)}; valid: {sorted(_HW_NUMERIC)}")
@@ -70,7 +97,8 @@ def _hardware_from_block(slug: str, entry: dict, block: dict, profile: str,
     if "fp8_tflops" not in block and "bf16_tflops" not in block:
         raise AfdError(f"{where}: needs fp8_tflops or bf16_tflops")
     default_src = block.get("source")
-    sources = dict(block.get("sources") or {})
+    sources = dict(_mapping(where, "sources", block.get("sources")))
+    uncertain = dict(_mapping(where, "uncertain", block.get("uncertain")))
     for k in _HW_NUMERIC:
         if k in block and k not in sources:
             if not default_src:
@@ -87,8 +115,13 @@ def _hardware_from_block(slug: str, entry: dict, block: dict, profile: str,
     if eff is not None:
         flops, hbm_bw = flops * eff.compute, hbm_bw * eff.hbm
         up, out = up * eff.scale_up, (up * eff.scale_up if superpod else out * eff.scale_out)
+    for field_, value in (("fp8_tflops" if dtype == "fp8" else "bf16_tflops", flops), ("hbm_tb_per_s", hbm_bw),
+                          ("scale_up_gb_per_s", up), ("scale_out_gb_per_s", out),
+                          ("hbm_gb", vals["hbm_gb"] * GIGA)):
+        if not math.isfinite(value):
+            raise AfdError(f"{where}: {field_} = {block.get(field_)} is out of range")
     bf16 = vals.get("bf16_tflops")
-    sheet = entry.get("datasheet") if isinstance(entry.get("datasheet"), dict) else {}
+    sheet = _mapping(where, "datasheet", entry.get("datasheet"))
     if bf16 is None and "bf16_tflops" in sheet:  # the paper lists FP8 only: BF16 from the datasheet
         bf16 = _positive(where, "bf16_tflops", sheet["bf16_tflops"])
         sources["bf16_tflops"] = (sheet.get("sources") or {}).get("bf16_tflops") or sheet.get("source", "")
@@ -108,7 +141,7 @@ def _hardware_from_block(slug: str, entry: dict, block: dict, profile: str,
         gpus_per_node=entry.get("gpus_per_node", 8), scale_up_domain=entry.get("scale_up_domain", 8),
         superpod=superpod, bf16_flops=bf16, inter_domain_bytes_per_s=inter,
         scale_out_latency_s=latency["scale_out_latency_us"], scale_up_latency_s=latency["scale_up_latency_us"],
-        sources=sources, uncertain=dict(block.get("uncertain") or {}),
+        sources=sources, uncertain=uncertain,
         notes=str(block.get("notes", entry.get("notes", ""))),
     )
     check_hardware(hw)
@@ -158,12 +191,7 @@ def load_hardware(name: str, profile: str = "paper", efficiency: Efficiency | No
         doc = read_yaml(path)
         if not isinstance(doc, dict):
             raise AfdError(f"{path}: expected a mapping of hardware fields")
-        if "hardware" in doc and isinstance(doc["hardware"], dict) and len(doc["hardware"]) == 1:
-            doc = doc["hardware"]
-        if len(doc) == 1 and isinstance(next(iter(doc.values())), dict):
-            slug, entry = next(iter(doc.items()))
-        else:
-            slug, entry = path.stem, doc
+        slug, entry = _one_entry(path, doc, "hardware")
         return _hardware_entry(str(slug), entry, profile, efficiency, str(path))
     cat_path = catalog or data_dir() / "hardware.yaml"
     entries = _section(cat_path, "hardware")
@@ -181,19 +209,21 @@ def _model_entry(slug: str, entry: Any, profile: str, origin: str) -> Model:
     if not isinstance(entry, dict):
         raise AfdError(f"{where}: expected a mapping")
     values = dict(entry)
+    paper = _mapping(where, "paper", entry.get("paper"))
     if profile == "paper":
-        values.update(entry.get("paper") or {})
+        values.update(paper)
     missing = [f_ for f_ in _MODEL_INT if f_ not in values and f_ != "shared_experts"]
     if missing:
         raise AfdError(f"{where}: missing field(s) {', '.join(missing)}")
     default_src = entry.get("source")
-    sources = dict(entry.get("sources") or {})
+    sources = dict(_mapping(where, "sources", entry.get("sources")))
+    uncertain = dict(_mapping(where, "uncertain", entry.get("uncertain")))
     for k in _MODEL_INT:
         if k in values and k not in sources:
             if not default_src:
                 raise AfdError(f"{where}: value '{k}' has no source (add sources.{k} or source)")
             sources[k] = default_src
-    for k in (entry.get("paper") or {}):
+    for k in paper:
         if profile == "paper":
             sources[k] = "arXiv 2602.09721 Table 4 (as printed)"
     for k in MODEL_OPTIONAL_INT_FIELDS + ("attention",):
@@ -205,8 +235,9 @@ def _model_entry(slug: str, entry: Any, profile: str, origin: str) -> Model:
               **{k: values.get(k, 0) for k in _MODEL_INT + MODEL_OPTIONAL_INT_FIELDS},
               attention=_attention(values.get("attention"), where),
               profile=profile, hf_id=str(entry.get("hf_id", "")), sources=sources,
-              uncertain=dict(entry.get("uncertain") or {}), notes=str(entry.get("notes", "")))
-    check_model(m)
+              uncertain=uncertain, notes=str(entry.get("notes", "")))
+    # the paper profile keeps Table 4 as printed (GLM-4.7: 92 MoE beside 3 dense layers of 92)
+    check_model(m, layer_sum=not (profile == "paper" and paper))
     return m
 
 
@@ -233,12 +264,9 @@ def load_model(name: str, profile: str = "paper", catalog: Path | None = None) -
         if path.suffix == ".json":
             return model_from_hf_config(path)
         doc = read_yaml(path)
-        if isinstance(doc, dict) and "models" in doc and isinstance(doc["models"], dict) and len(doc["models"]) == 1:
-            doc = doc["models"]
-        if isinstance(doc, dict) and len(doc) == 1 and isinstance(next(iter(doc.values())), dict):
-            slug, entry = next(iter(doc.items()))
-        else:
-            slug, entry = path.stem, doc
+        if not isinstance(doc, dict):
+            raise AfdError(f"{path}: expected a mapping of model fields")
+        slug, entry = _one_entry(path, doc, "models")
         return _model_entry(str(slug), entry, profile, str(path))
     cat_path = catalog or data_dir() / "models.yaml"
     entries = _section(cat_path, "models")

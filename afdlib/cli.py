@@ -12,8 +12,17 @@ import sys
 from typing import Callable, Sequence
 
 
+MAX_NODES = 100_000
+"""Largest node count the command accepts (N_F, N_A): beyond any cluster, and every grid stays small."""
+MAX_POINTS = 100_000
+"""Most N_F values one command evaluates."""
+MAX_BALANCE_RANKS = 65_536
+MAX_BALANCE_TOKENS = 10_000_000
+"""afd balance: at most 64Ki ranks or replicas, 10^7 tokens per sampled batch (about 8 s each)."""
+
+
 def _n_ffn_list(text: str) -> list[int]:
-    """'1..64', '1,2,4' or '8' -> a list of positive integers."""
+    """'1..64', '1,2,4' or '8' -> a list of positive integers (at most MAX_POINTS, each <= MAX_NODES)."""
     out: list[int] = []
     try:
         for part in text.split(","):
@@ -22,13 +31,20 @@ def _n_ffn_list(text: str) -> list[int]:
                 lo, hi = (int(x) for x in part.split(".."))
                 if hi < lo:
                     raise ValueError
-                out.extend(range(lo, hi + 1))
+                if lo >= 1 and hi <= MAX_NODES:
+                    out.extend(range(lo, hi + 1))
+                else:
+                    out.extend((lo, hi))  # checked below
             else:
                 out.append(int(part))
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected N, A..B or a comma list, got '{text}'") from None
     if not out or min(out) < 1:
         raise argparse.ArgumentTypeError(f"FFN node counts must be >= 1, got '{text}'")
+    if max(out) > MAX_NODES:
+        raise argparse.ArgumentTypeError(f"FFN node counts must be <= {MAX_NODES:,}, got '{text}'")
+    if len(out) > MAX_POINTS:
+        raise argparse.ArgumentTypeError(f"at most {MAX_POINTS:,} values, got {len(out):,}")
     return out
 
 
@@ -37,8 +53,18 @@ def _positive_float(text: str) -> float:
         v = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: '{text}'") from None
-    if not v > 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    if not (v > 0 and v < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be a finite positive number, got {text}")
+    return v
+
+
+def _nonnegative_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: '{text}'") from None
+    if not (0 <= v < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text}")
     return v
 
 
@@ -66,8 +92,8 @@ def _system(args) -> tuple:
     from .errors import AfdError
     hw = load_hardware(args.hardware, profile=args.hw_profile)
     if args.gpus_per_node is not None:
-        if args.gpus_per_node < 1:
-            raise AfdError(f"--gpus-per-node must be >= 1, got {args.gpus_per_node}")
+        if not 1 <= args.gpus_per_node <= 4096:
+            raise AfdError(f"--gpus-per-node must be in 1..4096, got {args.gpus_per_node}")
         hw = hw.with_overrides(gpus_per_node=args.gpus_per_node)
     model = load_model(args.model, profile=args.model_profile) if hasattr(args, "model") else None
     return model, hw
@@ -89,7 +115,7 @@ def cmd_catalog(args) -> int:
     from .catalog import load_catalog, to_record
     hw, models = load_catalog(profile=args.hw_profile)
     if args.json:
-        print(json.dumps({"hardware": {k: to_record(v) for k, v in hw.items()},
+        print(_dumps({"hardware": {k: to_record(v) for k, v in hw.items()},
                           "models": {k: to_record(v) for k, v in models.items()}}, indent=1))
         return 0
     from .catalog import hardware_row, model_row
@@ -115,7 +141,7 @@ def cmd_intensity(args) -> int:
              "intensity_continuous": round(float(c), 6), "regime": str(r)}
             for n, g, i, c, r in zip(*cols.values())]
     if args.json:
-        print(json.dumps(rows))
+        print(_dumps(rows))
         return 0
     borders = regime_borders(model.experts_per_token, model.routed_experts, hw.bandwidth_ratio, hw.gpus_per_node)
     print(f"{model.name} on {hw.name} ({hw.profile}): K={model.experts_per_token}, E={model.routed_experts}, "
@@ -133,7 +159,7 @@ def _budget_args(p: argparse.ArgumentParser, defaults=None) -> None:
                    help=f"per-token latency SLO, ms (default {b.slo_s * 1e3:g})")
     p.add_argument("--l-accept", type=_positive_float, default=b.l_accept,
                    help=f"accepted tokens per step (MTP; default {b.l_accept:g})")
-    p.add_argument("--t-gap-ms", type=float, default=b.t_gap_s * 1e3,
+    p.add_argument("--t-gap-ms", type=_nonnegative_float, default=b.t_gap_s * 1e3,
                    help=f"fixed gap per step t_g, ms (default {b.t_gap_s * 1e3:g})")
 
 
@@ -153,7 +179,7 @@ def cmd_hfu(args) -> int:
     doc = {"rows": rows, "max_hfu": None if summary.max_hfu is None else round(summary.max_hfu, 6),
            "best_n_ffn": summary.best_n_ffn, "dead_zone_floor": round(summary.dead_zone_floor, 6)}
     if args.json:
-        print(json.dumps(doc))
+        print(_dumps(doc))
         return 0
     t_b = float(res["t_b"].flat[0])
     print(f"{model.name} on {hw.name} ({hw.profile}): SLO {args.slo_ms:g} ms, L_accept {args.l_accept:g}, "
@@ -173,7 +199,7 @@ def cmd_penalty(args) -> int:
     doc = {"alpha_ep": round(float(alpha_ep(args.sigma, lam)), 6), "alpha_afd": round(float(afd.alpha), 6),
            "alpha_afd_exact": round(float(afd.exact), 6), "rounding": str(afd.rounding)}
     if args.json:
-        print(json.dumps(doc))
+        print(_dumps(doc))
         return 0
     print(f"sigma = {args.sigma:g}, N_A = {args.n_attn}, N_F = {args.n_ffn} (lambda_AFD = {args.n_attn / args.n_ffn:g}),"
           f" lambda_EP = t_a / t_f = {lam:g}")
@@ -188,14 +214,8 @@ def cmd_penalty(args) -> int:
 def cmd_balance(args) -> int:
     from .balance import balance_report, load_counts
     from .errors import AfdError
-    for name in ("ranks", "tokens", "top_k", "trials"):
-        v = getattr(args, name)
-        if v is not None and v < 1:
-            raise AfdError(f"--{name.replace('_', '-')} must be >= 1, got {v}")
-    if args.redundant < 0:
-        raise AfdError(f"--redundant must be >= 0, got {args.redundant}")
     counts = load_counts(args.counts)
-    if args.top_k > counts.shape[1]:
+    if args.tokens is not None and args.top_k > counts.shape[1]:
         raise AfdError(f"--top-k ({args.top_k}) exceeds the experts in the file ({counts.shape[1]})")
     rep = balance_report(counts, args.ranks, args.redundant, tokens=args.tokens, experts_per_token=args.top_k,
                          trials=args.trials, seed=args.seed)
@@ -203,7 +223,7 @@ def cmd_balance(args) -> int:
            "layers": [{"layer": int(la), "contiguous": round(float(c), 6), "redundant": round(float(r), 6)}
                       for la, c, r in zip(rep.layers, rep.contiguous, rep.redundant)]}
     if args.json:
-        print(json.dumps(doc))
+        print(_dumps(doc))
         return 0
     what = "long-run counts" if args.tokens is None else f"batches of {args.tokens} tokens (median of {args.trials})"
     print(f"{args.counts}: {len(rep.layers)} MoE layers x {counts.shape[1]} experts on {args.ranks} ranks, {what}")
@@ -297,7 +317,7 @@ def cmd_throughput(args) -> int:
            "batch_per_gpu": int(st.requests), "step_ms": float(st.step_s) * ms, "gpus": int(gpus),
            "design": args.design, "breakdown": breakdown}
     if args.json:
-        print(json.dumps(doc))
+        print(_dumps(doc))
         return 0
     where = (f"EP{args.ep_size} (+{args.redundant} redundant)" if args.design == "ep" else
              f"AFD {args.n_attn}A{args.n_ffn}F ({attn_hw.name} / {hw.name}, {args.micro_batches} micro-batches)")
@@ -367,19 +387,22 @@ def cmd_advise(args) -> int:
                "seconds": round(time.perf_counter() - t0, 3)}
         results.append(doc)
         if args.all and not args.json:
+            ratio = "  EP -" if adv.ratio is None else f"{adv.ratio:5.2f}"
             print(f"{model.slug:18s} {hw.slug:12s} {adv.recommendation:3s}{' ' if adv.decisive else '?'} "
-                  f"ratio {adv.ratio:5.2f}  "
+                  f"ratio {ratio}  "
                   f"EP {adv.ep.get('tokens_per_s_per_gpu', 0):8,.0f}  AFD {adv.afd.get('tokens_per_s_per_gpu', 0):8,.0f}"
                   " tokens/s per GPU", flush=True)
     if args.json:
-        print(json.dumps(results if args.all else results[0]))
+        print(_dumps(results if args.all else results[0]))
         return 0
     if args.all:
         return 0
     doc = results[0]
     print(f"{doc['model']} on {doc['hardware']} ({args.hw_profile}), SLO {args.slo_ms:g} ms, context {args.context:g}, "
-          f"MTP {args.mtp:g}: {doc['recommendation']} (AFD / EP tokens/s per GPU = {doc['ratio']:.2f}"
-          f"{'' if doc['decisive'] else ', a close call'})")
+          f"MTP {args.mtp:g}: {doc['recommendation']} ("
+          + ("EP has no feasible deployment" if doc["ratio"] is None else
+             f"AFD / EP tokens/s per GPU = {doc['ratio']:.2f}{'' if doc['decisive'] else ', a close call'}")
+          + ")")
     rows = []
     for name in ("ep", "afd"):
         d = doc[name]
@@ -433,14 +456,31 @@ def cmd_book(args) -> int:
     return build_book(only=args.only, jobs=args.jobs, execute=not args.no_execute)
 
 
+def _dumps(doc, **kw) -> str:
+    """JSON with no NaN or Infinity: a non-finite number is a bug or an input the checks missed."""
+    from .errors import AfdError
+    try:
+        return json.dumps(doc, allow_nan=False, **kw)
+    except ValueError:
+        raise AfdError("the result is not finite for these inputs (NaN or infinity); please report the "
+                       "command line") from None
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (``afd <command>: error: ...``) and status 2."""
+
+    def error(self, message):
+        self.exit(2, f"afd: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .decode import Assumptions
     from .specs import Budget
-    parser = argparse.ArgumentParser(prog="afd", description="Attention-FFN disaggregation vs expert "
-                                     "parallelism: the models of arXiv 2602.09721.")
+    parser = _Parser(prog="afd", description="Attention-FFN disaggregation vs expert "
+                     "parallelism: the models of arXiv 2602.09721.")
     from . import __version__
     parser.add_argument("--version", action="version", version=f"afd {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
 
     p = sub.add_parser("catalog", help="hardware and models, with sources")
     p.add_argument("--hw-profile", default="paper", choices=("paper", "datasheet"))
@@ -462,9 +502,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_hfu)
 
     p = sub.add_parser("penalty", help="imbalance penalty alpha for AFD and EP (Figs. 5-6, corrected)")
-    p.add_argument("--sigma", type=float, required=True, help="balancedness mean/max, in (0, 1]")
-    p.add_argument("--n-attn", type=int, required=True, help="attention nodes N_A")
-    p.add_argument("--n-ffn", type=int, required=True, help="FFN nodes N_F")
+    p.add_argument("--sigma", type=_bounded_float("--sigma", 0, 1, lo_open=True), required=True,
+                   help="balancedness mean/max, in (0, 1]")
+    p.add_argument("--n-attn", type=_bounded_int("N_A", 1, MAX_NODES), required=True, help="attention nodes N_A")
+    p.add_argument("--n-ffn", type=_bounded_int("N_F", 1, MAX_NODES), required=True, help="FFN nodes N_F")
     p.add_argument("--lambda-ep", type=_positive_float, default=None,
                    help="EP's t_a / t_f (default N_A / N_F, the same ratio as AFD)")
     p.add_argument("--json", action="store_true")
@@ -472,12 +513,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("balance", help="balancedness of measured expert loads over ranks, with redundant experts")
     p.add_argument("--counts", required=True, help='JSON file {"logical_count": [[...E...] x layers]}')
-    p.add_argument("--ranks", type=int, required=True, help="EP ranks (GPUs) the experts are spread over")
-    p.add_argument("--redundant", type=int, default=0, help="redundant expert replicas (EPLB-style; default 0)")
-    p.add_argument("--tokens", type=int, default=None, help="score sampled batches of T tokens, not long-run counts")
-    p.add_argument("--top-k", type=int, default=8, help="experts per token when sampling (default 8, DeepSeek-V3)")
-    p.add_argument("--trials", type=int, default=5, help="batches sampled per layer (default 5)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--ranks", type=_bounded_int("--ranks", 1, MAX_BALANCE_RANKS), required=True,
+                   help="EP ranks (GPUs) the experts are spread over")
+    p.add_argument("--redundant", type=_bounded_int("--redundant", 0, MAX_BALANCE_RANKS), default=0,
+                   help="redundant expert replicas (EPLB-style; default 0)")
+    p.add_argument("--tokens", type=_bounded_int("--tokens", 1, MAX_BALANCE_TOKENS), default=None,
+                   help="score sampled batches of T tokens, not long-run counts")
+    p.add_argument("--top-k", type=_bounded_int("--top-k", 1, 4096), default=8,
+                   help="experts per token when sampling (default 8, DeepSeek-V3)")
+    p.add_argument("--trials", type=_bounded_int("--trials", 1, 1000), default=5,
+                   help="batches sampled per layer (default 5)")
+    p.add_argument("--seed", type=_bounded_int("--seed", 0, 2**63 - 1), default=0)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_balance)
 
@@ -546,7 +592,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     from .errors import AfdError
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # usage errors (one line, status 2), --help and --version (0)
+        return int(e.code or 0)
     func: Callable = args.func
     try:
         return int(func(args) or 0)

@@ -12,9 +12,7 @@ def read_json(path: str | Path) -> Any:
     """Parsed JSON of ``path``; :class:`AfdError` naming the file when it is missing or malformed."""
     path = Path(path)
     try:
-        return json.loads(path.read_text())
-    except FileNotFoundError:
-        raise AfdError(f"{path}: no such file") from None
+        return json.loads(_text(path))
     except json.JSONDecodeError as e:
         raise AfdError(f"{path}: not valid JSON ({e})") from None
 
@@ -23,10 +21,24 @@ def read_yaml(path: str | Path) -> Any:
     """Parsed YAML of ``path``; :class:`AfdError` naming the file when it is missing or malformed."""
     import yaml
     path = Path(path)
+    text = _text(path)
     try:
-        with open(path) as f:
-            return yaml.safe_load(f)
-    except FileNotFoundError:
-        raise AfdError(f"{path}: no such file") from None
+        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as e:
         raise AfdError(f"{path}: not valid YAML ({str(e).splitlines()[0]})") from None
+
+
+def _text(path: Path) -> str:
+    """The file's text; AfdError for a missing file, a directory, unreadable or non-UTF-8 bytes."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise AfdError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise AfdError(f"{path}: is a directory, not a file") from None
+    except PermissionError:
+        raise AfdError(f"{path}: permission denied") from None
+    except UnicodeDecodeError as e:
+        raise AfdError(f"{path}: not UTF-8 text (byte {e.start})") from None
+    except OSError as e:
+        raise AfdError(f"{path}: cannot be read ({e.strerror})") from None

@@ -50,7 +50,7 @@ def local_experts(routed_experts: ArrayLike, n_ffn: ArrayLike, gpus_per_node: Ar
     than E / g only add replicas).
     """
     g = np.asarray(routed_experts, dtype=float) / (np.asarray(n_ffn, dtype=float) * np.asarray(gpus_per_node))
-    return np.maximum(1.0, g) if continuous else np.ceil(g - 1e-12)
+    return np.maximum(1.0, g if continuous else np.ceil(g - 1e-12))
 
 
 def arithmetic_intensity(tokens: ArrayLike, n_local_experts: ArrayLike) -> np.ndarray:

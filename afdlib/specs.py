@@ -261,6 +261,13 @@ class Budget:
 # ----------------------------------------------------------------------------- validation
 
 def _positive(where: str, name: str, value: Any) -> float:
+    if isinstance(value, str):
+        try:
+            float(value)
+            hint = f" (YAML reads {value} as text: write it with a decimal point, e.g. 1.0e+3)"
+        except ValueError:
+            hint = ""
+        raise AfdError(f"{where}: {name} must be a number, got {value!r}{hint}")
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise AfdError(f"{where}: {name} must be a number, got {value!r}")
     if value <= 0:
@@ -318,8 +325,10 @@ def check_attention(att: Attention, where: str, num_layers: int) -> None:
         raise AfdError(f"{where}: attention.local_layers needs a local_window")
 
 
-def check_model(m: Model) -> None:
-    """Raise :class:`AfdError` for non-integer counts, TopK > E, or more MoE or dense layers than layers."""
+def check_model(m: Model, layer_sum: bool = True) -> None:
+    """Raise :class:`AfdError` for non-integer counts, TopK > E, or more MoE and dense layers than
+    layers (``layer_sum=False`` checks each alone: the paper's Table 4 prints GLM-4.7 with 92 MoE
+    layers beside 3 dense ones of 92, which its profile keeps)."""
     where = f"model '{m.slug}'"
     for f_ in MODEL_INT_FIELDS:
         _integer(where, f_, getattr(m, f_), 0 if f_ in ("dense_layers", "shared_experts") else 1)
@@ -329,9 +338,11 @@ def check_model(m: Model) -> None:
         raise AfdError(f"{where}: TopK ({m.experts_per_token}) exceeds the routed experts "
                        f"({m.routed_experts})")
     if m.moe_layers > m.num_layers or m.dense_layers > m.num_layers:
-        # each alone: the paper's Table 4 prints GLM-4.7 with 92 MoE layers of 92 beside 3 dense
         raise AfdError(f"{where}: moe_layers ({m.moe_layers}) and dense_layers ({m.dense_layers}) "
                        f"cannot exceed num_layers ({m.num_layers})")
+    if layer_sum and m.moe_layers + m.dense_layers > m.num_layers:
+        raise AfdError(f"{where}: moe_layers ({m.moe_layers}) + dense_layers ({m.dense_layers}) exceed "
+                       f"num_layers ({m.num_layers})")
     if m.attention is not None:
         check_attention(m.attention, where, m.num_layers)
 
