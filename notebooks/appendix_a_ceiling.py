@@ -36,6 +36,12 @@ slo_ms = 50.0
 output_dir = "figures"
 
 # %% tags=["hide-input"]
+import afdlib.params as _p
+
+_p.check_parameters(
+    globals(),
+    ordinary=_p.text, superpod=_p.text, hw_profile=_p.PROFILE_HW, models=_p.list_of(_p.text),
+    slo_ms=_p.positive, output_dir=_p.text)
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd

@@ -29,6 +29,12 @@ paper_hardware = ["h20", "h100", "h200", "h800", "b200", "b300", "gb200", "gb300
 output_dir = "figures"
 
 # %% tags=["hide-input"]
+import afdlib.params as _p
+
+_p.check_parameters(
+    globals(),
+    hw_profile=_p.PROFILE_HW, model_profile=_p.PROFILE_MODEL, paper_models=_p.list_of(_p.text),
+    paper_hardware=_p.list_of(_p.text), output_dir=_p.text)
 import matplotlib.pyplot as plt
 import pandas as pd
 from myst_nb import glue

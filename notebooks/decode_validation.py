@@ -40,6 +40,12 @@ afd_overlap = 1.0           # AFD: share of transfers hidden behind compute (1: 
 output_dir = "figures"
 
 # %% tags=["hide-input"]
+import afdlib.params as _p
+
+_p.check_parameters(
+    globals(),
+    matmul_efficiency=_p.fraction, kernel_overhead_us=_p.nonnegative, ep_overlap=_p.share,
+    afd_overlap=_p.share, output_dir=_p.text)
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd

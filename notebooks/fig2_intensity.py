@@ -32,10 +32,16 @@ model = "deepseek-v3"      # catalogue slug or path to a config.json
 hardware = "h800"          # catalogue slug or path to a hardware .yaml
 hw_profile = "paper"
 model_profile = "paper"
-n_ffn_max = 64             # sweep N_F = 1 .. n_ffn_max FFN nodes
+n_ffn_max = 64             # sweep N_F from 1 to n_ffn_max FFN nodes
 output_dir = "figures"
 
 # %% tags=["hide-input"]
+import afdlib.params as _p
+
+_p.check_parameters(
+    globals(),
+    model=_p.text, hardware=_p.text, hw_profile=_p.PROFILE_HW, model_profile=_p.PROFILE_MODEL,
+    n_ffn_max=_p.integer(1, 100_000), output_dir=_p.text)
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd

@@ -34,7 +34,7 @@ hardware = ["h800", "h20"]
 hw_profile = "paper"
 experts_per_gpu = 8                 # local experts in one grouped GEMM (EP32 for DeepSeek-V3)
 zipf_exponents = [0.5, 1.0, 1.5]    # skew of the imbalanced curves
-ofu = 1.0                           # compute efficiency of the kernel (1.0 = roofline)
+ofu = 1.0                           # compute efficiency of the kernel (1.0: the roofline)
 afd_model = "deepseek-v3"           # whose AFD ceiling is drawn for comparison
 # DeepSeek's published decode deployment (open-infra-index day 6): EP144, 32 redundant experts,
 # ~14.8k output tok/s per 8-GPU node, 20-22 tok/s per user; one MTP draft -> 2 tokens per step
@@ -47,6 +47,15 @@ paper_ep_hfu = 0.60                 # "about 60%" measured grouped-GEMM HFU the 
 output_dir = "figures"
 
 # %% tags=["hide-input"]
+import afdlib.params as _p
+
+_p.check_parameters(
+    globals(),
+    hardware=_p.list_of(_p.text), hw_profile=_p.PROFILE_HW, experts_per_gpu=_p.integer(1, 4096),
+    zipf_exponents=_p.list_of(_p.nonnegative, 0), ofu=_p.fraction, afd_model=_p.text,
+    ep_tokens_per_gpu_s=_p.positive, ep_tokens_per_user_s=_p.positive,
+    ep_tokens_per_request_step=_p.positive, ep_gpus=_p.integer(1, 100_000),
+    ep_redundant_experts=_p.integer(0, 100_000), paper_ep_hfu=_p.fraction, output_dir=_p.text)
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd

@@ -45,6 +45,14 @@ ceiling_model = "deepseek-v3"  # whose communication ceiling is drawn bold red
 output_dir = "figures"
 
 # %% tags=["hide-input"]
+import afdlib.params as _p
+
+_p.check_parameters(
+    globals(),
+    hardware=_p.list_of(_p.text), models=_p.list_of(_p.text), hw_profile=_p.PROFILE_HW,
+    model_profile=_p.PROFILE_MODEL, slo_ms=_p.positive, l_accept=_p.positive, t_gap_ms=_p.nonnegative,
+    gpus_per_node=_p.integer(1, 4096), n_ffn_max=_p.integer(1, 100_000), hbm_usable_fraction=_p.fraction,
+    ceiling_model=_p.text, output_dir=_p.text)
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd

@@ -38,6 +38,13 @@ n_layers_measure = 60  # layers over which throughput is measured (fill and drai
 output_dir = "figures"
 
 # %% tags=["hide-input"]
+import afdlib.params as _p
+
+_p.check_parameters(
+    globals(),
+    sigma=_p.fraction, ep_ranks=_p.integer(1, 64), n_attn=_p.integer(1, 64), n_ffn=_p.integer(1, 64),
+    lambda_ep=_p.positive, t_c_ep=_p.nonnegative, n_layers=_p.integer(1, 64),
+    n_layers_measure=_p.integer(1, 10_000), output_dir=_p.text)
 import matplotlib.pyplot as plt
 import pandas as pd
 from myst_nb import glue

@@ -37,10 +37,17 @@
 # %% tags=["parameters"]
 n_ffn_values = [2, 4, 6]
 sigmas = [0.70, 0.75, 0.80, 0.85]
-lambda_min, lambda_max = 1.0, 5.0
+lambda_min = 1.0
+lambda_max = 5.0
 output_dir = "figures"
 
 # %% tags=["hide-input"]
+import afdlib.params as _p
+
+_p.check_parameters(
+    globals(),
+    n_ffn_values=_p.list_of(_p.integer(1, 100_000)), sigmas=_p.list_of(_p.fraction), lambda_min=_p.positive,
+    lambda_max=_p.positive, output_dir=_p.text)
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd

@@ -40,12 +40,24 @@ layer_sample = 15                      # layers sampled per batch (evenly spaced
 uniform_trials = 20
 # the question at the end: DeepSeek-V3 on H800
 hardware = "h800"
-n_attn_afd, n_ffn_afd = 8, 2           # AFD: Fig. 4's best N_F for DeepSeek-V3 on H800, lambda = 4
-ep_size, lambda_ep = 144, 4.0          # EP: DeepSeek's decode deployment, t_a / t_f about 4
+n_attn_afd = 8                         # AFD: Fig. 4's best N_F for DeepSeek-V3 on H800, lambda 4
+n_ffn_afd = 2
+ep_size = 144                          # EP: DeepSeek's decode deployment
+lambda_ep = 4.0                        # EP: t_a / t_f, about 4
 ep_tokens_per_gpu = 92.5 * 2           # tokens per GPU per step (Fig. 3: 1850 / 20 requests x 2 with MTP)
 output_dir = "figures"
 
 # %% tags=["hide-input"]
+import afdlib.params as _p
+
+_p.check_parameters(
+    globals(),
+    counts_dir=_p.optional(_p.text), counts_file=_p.text, experts_per_token=_p.integer(1, 4096),
+    ep_sizes=_p.list_of(_p.integer(1, 65_536)), redundant=_p.integer(0, 65_536),
+    batch_tokens=_p.list_of(_p.integer(1, 10_000_000)), trials=_p.integer(1, 1000),
+    seed=_p.integer(0, 2**63 - 1), layer_sample=_p.integer(1, 1000), uniform_trials=_p.integer(1, 100_000),
+    hardware=_p.text, n_attn_afd=_p.integer(1, 100_000), n_ffn_afd=_p.integer(1, 100_000),
+    ep_size=_p.integer(1, 100_000), lambda_ep=_p.positive, ep_tokens_per_gpu=_p.positive, output_dir=_p.text)
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd

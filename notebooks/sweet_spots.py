@@ -54,6 +54,14 @@ prices = None                    # e.g. {"h800": 2.0, "h20": 1.0}: USD per GPU-h
 output_dir = "figures"
 
 # %% tags=["hide-input"]
+import afdlib.params as _p
+
+_p.check_parameters(
+    globals(),
+    hardware=_p.list_of(_p.text), models=_p.list_of(_p.text), hw_profile=_p.PROFILE_HW, slo_ms=_p.positive,
+    context=_p.nonnegative, mtp=_p.positive, map_size=_p.integer(2, 200), ordinary=_p.text, superpod=_p.text,
+    reference_model=_p.text, attention_pool=_p.text, ffn_pool=_p.text, prices=_p.price_map,
+    output_dir=_p.text)
 import time
 
 import matplotlib.pyplot as plt

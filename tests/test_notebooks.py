@@ -1,5 +1,6 @@
 """Every notebook: its jupytext pair is in sync, and it runs under papermill with non-default parameters."""
 import json
+import re
 from pathlib import Path
 
 import jupytext
@@ -135,3 +136,25 @@ def test_sweet_spots_small(tmp_path):
     assert ((table.ratio - table.afd / table.ep) / table.ratio).abs().max() < 1e-4  # CSV keeps 6 digits
     maps = pd.read_csv(out / "sweet_spots_maps.csv")
     assert len(maps) == 4 * 3 * 3
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("parameters, message", [
+    ({"sigmaz": [0.8]}, "unknown notebook parameter(s) sigmaz"),
+    ({"n_ffn_values": "abc"}, "notebook parameter 'n_ffn_values' must be a list"),
+    ({"lambda_min": -5}, "notebook parameter 'lambda_min' must be positive"),
+])
+def test_notebook_parameters_are_checked(tmp_path, parameters, message):
+    with pytest.raises(pm.PapermillExecutionError, match=re.escape(message)):
+        execute("fig6_penalty", tmp_path, **parameters)
+    assert not (tmp_path / "figures" / "fig6_penalty.csv").exists()  # nothing written before the check
+
+
+def test_papermill_sees_every_parameter():
+    # a comment with "=" or a tuple assignment hides a parameter from papermill's inference
+    for ipynb in NOTEBOOKS:
+        params = pm.inspect_notebook(str(ipynb))
+        cell = next(c for c in jupytext.read(ipynb).cells if "parameters" in c.metadata.get("tags", []))
+        names = {line.split("=")[0].strip() for line in cell.source.splitlines()
+                 if "=" in line and not line.startswith((" ", "#"))}
+        assert names == set(params), ipynb.name
