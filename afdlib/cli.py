@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 from typing import Callable, Sequence
 
 
@@ -598,7 +599,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(e.code or 0)
     func: Callable = args.func
     try:
-        return int(func(args) or 0)
+        with warnings.catch_warnings():  # overflow in extreme inputs: results are checked to be finite
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return int(func(args) or 0)
     except AfdError as e:
         print(f"afd: error: {e}", file=sys.stderr)
         return 2

@@ -1,0 +1,115 @@
+"""Bad and extreme input: one line, status 2, never a traceback; JSON never holds NaN or Infinity."""
+import json
+
+import numpy as np
+import pytest
+
+from afdlib.cli import main
+
+EDGES = ["0", "-1", "1", "2", "0.5", "1e-300", "1e300", "1e308", "nan", "inf", "-inf", "abc", "", "3.7",
+         "100000", "9999999999999999999", "1..3", "0..4", "1,2,4"]
+
+COMMANDS = {
+    "intensity": (["--model", "deepseek-v3", "--hardware", "h800"], ["--n-ffn", "--gpus-per-node"]),
+    "hfu": (["--model", "deepseek-v3", "--hardware", "h800"],
+            ["--n-ffn", "--slo-ms", "--l-accept", "--t-gap-ms", "--hbm-fraction", "--ofu"]),
+    "penalty": (["--sigma", "0.8", "--n-attn", "8", "--n-ffn", "2"], ["--sigma", "--n-attn", "--n-ffn", "--lambda-ep"]),
+    "throughput": (["--model", "deepseek-v3", "--hardware", "h800", "--design", "ep", "--ep-size", "144"],
+                   ["--context", "--batch-per-gpu", "--slo-ms", "--mtp", "--t-gap-ms", "--sigma", "--ep-overlap",
+                    "--matmul-efficiency", "--redundant", "--ep-size"]),
+}
+
+
+def _no_nan(text: str):
+    def bad(name):
+        raise AssertionError(f"non-finite number {name} in JSON")
+    return json.loads(text, parse_constant=bad)
+
+
+def test_random_bad_and_extreme_options_never_crash_nor_emit_nan(capsys):
+    rng = np.random.default_rng(7)
+    for _ in range(160):
+        command = list(COMMANDS)[rng.integers(len(COMMANDS))]
+        base, options = COMMANDS[command]
+        argv = [command, *base]
+        for option in rng.choice(options, size=rng.integers(1, 3), replace=False):
+            argv += [str(option), str(rng.choice(EDGES))]
+        argv.append("--json")
+        code = main(argv)
+        out, err = capsys.readouterr()
+        assert code in (0, 2), argv
+        if code == 0:
+            _no_nan(out)
+        else:
+            assert err.startswith("afd: error:") and err.count("\n") == 1, (argv, err)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["intensity", "--model", "deepseek-v3", "--hardware", "h800", "--n-ffn", "100000000000000"], "<= 100,000"),
+    (["hfu", "--model", "deepseek-v3", "--hardware", "h800", "--t-gap-ms", "nan"], "--t-gap-ms"),
+    (["hfu", "--model", "deepseek-v3", "--hardware", "h800", "--n-ffn", "1..100000000"], "<= 100,000"),
+    (["penalty", "--sigma", "0.8", "--n-attn", "8", "--n-ffn", "0"], "N_F"),
+    (["penalty", "--sigma", "0.8", "--n-attn", "8", "--n-ffn", "2", "--lambda-ep", "inf"], "finite"),
+])
+def test_listed_cases(capsys, argv, message):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_balance_extremes(capsys, tmp_path):
+    f = tmp_path / "c.json"
+    f.write_text(json.dumps({"logical_count": [[1e308, 1e308, 1, 1]]}))
+    assert main(["balance", "--counts", str(f), "--ranks", "2", "--json"]) == 0
+    doc = _no_nan(capsys.readouterr().out)
+    assert doc["median_contiguous"] == pytest.approx(0.5)   # blocks of 2: (1e308 + 1e308) vs 2 -> mean/max 1/2
+    for extra, message in ((["--seed", "-1"], "--seed"), (["--redundant", "1000000000"], "--redundant"),
+                           (["--tokens", "100000000"], "--tokens"), (["--top-k", "9"], None)):
+        code = main(["balance", "--counts", str(f), "--ranks", "2", *extra])
+        err = capsys.readouterr().err
+        if message is None:
+            assert code == 0   # --top-k is only checked when sampling (--tokens)
+        else:
+            assert code == 2 and message in err
+
+
+def test_unreadable_files(capsys, tmp_path):
+    binary = tmp_path / "bin.yaml"
+    binary.write_bytes(b"\xff\xfe\x00\x01")
+    for argv, message in (
+            (["hfu", "--model", "deepseek-v3", "--hardware", str(tmp_path) + "/"], "is a directory"),
+            (["hfu", "--model", "deepseek-v3", "--hardware", str(binary)], "not UTF-8"),
+            (["hfu", "--model", str(binary), "--hardware", "h800"], "not UTF-8"),
+            (["balance", "--counts", str(tmp_path), "--ranks", "2"], "is a directory")):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("text, message", [
+    ("fp8_tflops: 1979\nhbm_tb_per_s: 3.35\nhbm_gb: 80\nscale_up_gb_per_s: 160\nscale_out_gb_per_s: 50\n"
+     "source: x\nsources: oops\n", "'sources' must be a mapping"),
+    ("fp8_tflops: 1979\nhbm_tb_per_s: 3.35\nhbm_gb: 80\nscale_up_gb_per_s: 160\nscale_out_gb_per_s: 50\n"
+     "source: x\nuncertain: 5\n", "'uncertain' must be a mapping"),
+    ("x:\n  paper: 5\n", "'paper' must be a mapping"),
+    ("fp8_tflops: 1e300\nhbm_tb_per_s: 3.35\nhbm_gb: 80\nscale_up_gb_per_s: 160\nscale_out_gb_per_s: 50\n"
+     "source: x\n", "YAML reads 1e300 as text"),
+    ("fp8_tflops: 1.0e+300\nhbm_tb_per_s: 3.35\nhbm_gb: 80\nscale_up_gb_per_s: 160\nscale_out_gb_per_s: 50\n"
+     "source: x\n", "fp8_tflops = 1e+300 is out of range"),
+    ("hardware:\n  a: {fp8_tflops: 1}\n  b: {fp8_tflops: 2}\n", "holds 2 entries"),
+])
+def test_hardware_file_messages(capsys, tmp_path, text, message):
+    f = tmp_path / "hw.yaml"
+    f.write_text(text)
+    assert main(["hfu", "--model", "deepseek-v3", "--hardware", str(f)]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_model_layers_must_add_up(capsys, tmp_path):
+    f = tmp_path / "m.yaml"
+    f.write_text("hidden_size: 1024\nmoe_intermediate_size: 512\nnum_layers: 4\ndense_layers: 2\nmoe_layers: 4\n"
+                 "routed_experts: 8\nexperts_per_token: 2\nsource: test\n")
+    assert main(["hfu", "--model", str(f), "--hardware", "h800"]) == 2
+    assert "exceed num_layers" in capsys.readouterr().err
+    # the paper profile keeps GLM-4.7's printed 92 MoE + 3 dense layers of 92
+    assert main(["hfu", "--model", "glm-4.7", "--hardware", "h800", "--json"]) == 0
