@@ -34,6 +34,8 @@ def check_parameters(namespace: dict, **spec: Callable[[Any], Any]) -> None:
             namespace[name] = check(namespace[name])
         except _Bad as e:
             raise AfdError(f"notebook parameter '{name}' {e}, got {namespace[name]!r}") from None
+    from .plotting import set_run
+    set_run({name: namespace[name] for name in spec if name != "output_dir"})
 
 
 def _number(v) -> float:

@@ -158,3 +158,11 @@ def test_papermill_sees_every_parameter():
         names = {line.split("=")[0].strip() for line in cell.source.splitlines()
                  if "=" in line and not line.startswith((" ", "#"))}
         assert names == set(params), ipynb.name
+
+
+@pytest.mark.notebook
+def test_two_runs_with_other_parameters_do_not_share_outputs(tmp_path):
+    execute("fig6_penalty", tmp_path)
+    execute("fig6_penalty", tmp_path)  # the same parameters again: fine
+    with pytest.raises(pm.PapermillExecutionError, match="holds the output of a run with other parameters"):
+        execute("fig6_penalty", tmp_path, sigmas=[0.5])
