@@ -3,25 +3,119 @@
 Notebooks are executed once, by papermill, into ``book/generated/`` (git-ignored); jupyter-book
 renders them with execution off, so nothing runs twice. The build fails (non-zero exit) on a
 notebook error or any Sphinx warning (``-W -n --keep-going``): no half-empty page is published.
+
+Nothing half-done looks current:
+
+- each notebook runs in its own staging folder (``book/generated/.executing/<name>/``, also its
+  working directory, so its ``figures/`` cannot collide with another's); only a notebook that
+  succeeded replaces ``book/generated/<name>.ipynb`` and the files it wrote, and one that failed
+  removes its earlier outputs (listed in the notebook's ``afd_outputs`` metadata);
+- jupyter-book renders into ``_build/next/``; the result replaces ``_build/html`` only on success.
+  A failed build removes ``_build/html`` and leaves what it rendered in ``_build/html.failed``;
+- a lock (``_build/.lock``) keeps two builds in one clone apart: the second exits with status 2;
+- rebuilds are byte-stable: each executed notebook loses papermill's timings, absolute paths and
+  object addresses (``<... at 0x7f...>``), and pandas Styler's random table ids (``T_1a2b3``) are
+  replaced by ids derived from the notebook and the table's position. The HTML is rendered from
+  these notebooks, so it is stable too (as long as the notebooks themselves print the same).
 """
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from .errors import AfdError
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = ROOT / "notebooks"
 GENERATED = ROOT / "book" / "generated"
+BUILD = ROOT / "_build"          # _build/html is the published book
+STATIC = ROOT / "book" / "_static"
+STAGING = ".executing"           # per-notebook staging folders, under the target folder
 
 
-def notebooks(folder: Path = NOTEBOOK_DIR) -> list[Path]:
+def notebooks(folder: Path | None = None) -> list[Path]:
     """Source notebooks (the .ipynb halves of the jupytext pairs), in name order."""
-    return sorted(folder.glob("*.ipynb"))
+    return sorted((folder or NOTEBOOK_DIR).glob("*.ipynb"))
 
+
+def select(names: list[str] | None, folder: Path | None = None) -> list[Path]:
+    """The notebooks of ``folder`` named in ``names`` (all when None); an unknown name is a user error."""
+    available = notebooks(folder)
+    unknown = sorted(set(names or []) - {nb.stem for nb in available})
+    if unknown:
+        raise AfdError(f"unknown notebook(s) {', '.join(unknown)}; valid: {', '.join(nb.stem for nb in available)}")
+    return [nb for nb in available if names is None or nb.stem in names]
+
+
+# --- byte-stable output ------------------------------------------------------------------------
+
+_STYLER_TABLE = re.compile(r'<table id=\\?"(T_\w+)')
+_TIMING = ("start_time", "end_time", "duration")
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+>")  # "<pandas...Styler at 0x7f56...>" in text/plain reprs
+
+
+def stable_table_ids(text: str, key: str) -> str:
+    """Replace pandas Styler's random table ids (``T_1a2b3``, ``#T_1a2b3_row0_col0``, ...) in HTML,
+    or a notebook's JSON, by ``T_<key>_<n>``, n counting the tables in order of appearance."""
+    ids = list(dict.fromkeys(_STYLER_TABLE.findall(text)))
+    if not ids:
+        return text
+    key = re.sub(r"\W", "_", key)
+    new = {old: f"T_{key}_{n}" for n, old in enumerate(ids)}
+    anywhere = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, ids)) + r")(?![A-Za-z0-9])")
+    return anywhere.sub(lambda m: new[m.group(1)], text)
+
+
+def _finish_notebook(path: Path, input_path: str, outputs: list[str]) -> None:
+    """Make an executed notebook byte-stable (no timings, absolute paths or object addresses; stable
+    table ids) and record the files it wrote (relative paths) as metadata ``afd_outputs``."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    meta = nb.setdefault("metadata", {})
+    pm = meta.get("papermill", {})
+    for k in _TIMING:
+        pm.pop(k, None)
+    pm.update(input_path=input_path, output_path=path.name)
+    meta["afd_outputs"] = outputs
+    for cell in nb.get("cells", []):
+        cell.get("metadata", {}).pop("execution", None)
+        for k in _TIMING:
+            cell.get("metadata", {}).get("papermill", {}).pop(k, None)
+    text = _ADDRESS.sub(">", json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+    path.write_text(stable_table_ids(text, path.stem), encoding="utf-8")
+
+
+def _remove_outputs(target: Path, name: str) -> None:
+    """Remove an executed notebook and the files its last successful run wrote."""
+    nb = target / name
+    if not nb.exists():
+        return
+    with contextlib.suppress(ValueError, OSError):
+        for rel in json.loads(nb.read_text(encoding="utf-8")).get("metadata", {}).get("afd_outputs", []):
+            (target / rel).unlink(missing_ok=True)
+    nb.unlink()
+
+
+def _publish_outputs(stage: Path, target: Path, source: Path) -> None:
+    """Move a successful run's notebook and files from its staging folder into ``target`` (the
+    notebook last: its presence says the notebook was executed)."""
+    wrote = sorted(p.relative_to(stage).as_posix() for p in stage.rglob("*")
+                   if p.is_file() and p.name != source.name and not p.name.startswith("."))
+    _finish_notebook(stage / source.name, os.path.relpath(source, target), wrote)
+    _remove_outputs(target, source.name)
+    for rel in wrote + [source.name]:
+        (target / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.replace(stage / rel, target / rel)
+    shutil.rmtree(stage)
+
+
+# --- execution ---------------------------------------------------------------------------------
 
 def _papermill_cmd(src: Path, dst: Path, cwd: Path, parameters: dict | None = None) -> list[str]:
     cmd = [sys.executable, "-m", "papermill", str(src), str(dst), "--cwd", str(cwd),
@@ -32,48 +126,55 @@ def _papermill_cmd(src: Path, dst: Path, cwd: Path, parameters: dict | None = No
     return cmd
 
 
-def execute_notebooks(names: list[str] | None = None, jobs: int = 2, source: Path = NOTEBOOK_DIR,
-                      target: Path = GENERATED) -> bool:
-    """Execute notebooks of ``source`` into ``target``; True if every one succeeded."""
-    target.mkdir(parents=True, exist_ok=True)
-    available = notebooks(source)
+def execute_notebooks(names: list[str] | None = None, jobs: int = 2, source: Path | None = None,
+                      target: Path | None = None) -> bool:
+    """Execute notebooks of ``source`` into ``target``; True if every one succeeded.
+
+    Each runs in ``target/.executing/<name>/``; see the module docstring for what success and
+    failure leave behind.
+    """
+    target = target or GENERATED
     # the largest notebooks usually run longest: start them first so the parallel slots finish together
-    todo = sorted((nb for nb in available if names is None or nb.stem in names), key=lambda p: -p.stat().st_size)
-    unknown = set(names or []) - {nb.stem for nb in available}
-    if unknown:
-        print(f"afd book: unknown notebook(s) {sorted(unknown)}; valid: {[nb.stem for nb in available]}",
-              file=sys.stderr)
-        return False
+    todo = sorted(select(names, source), key=lambda p: -p.stat().st_size)
     env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
     env["PYTHONHASHSEED"] = "0"
-    running: list[tuple[Path, subprocess.Popen, float]] = []
+    running: list[tuple[Path, Path, subprocess.Popen, float]] = []
     ok = True
     queue = list(todo)
     n_done = 0
     while queue or running:
         while queue and len(running) < max(1, jobs):
             nb = queue.pop(0)
-            proc = subprocess.Popen(_papermill_cmd(nb, target / nb.name, target), env=env,
+            stage = target / STAGING / nb.stem
+            if stage.exists():
+                shutil.rmtree(stage)
+            stage.mkdir(parents=True)
+            proc = subprocess.Popen(_papermill_cmd(nb, stage / nb.name, stage), env=env,
                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            running.append((nb, proc, time.perf_counter()))
+            running.append((nb, stage, proc, time.perf_counter()))
         for item in list(running):
-            nb, proc, t0 = item
+            nb, stage, proc, t0 = item
             if proc.poll() is None:
                 continue
             running.remove(item)
             n_done += 1
             out = proc.stdout.read() if proc.stdout else ""
-            status = "ok" if proc.returncode == 0 else "FAILED"
-            print(f"[{n_done}/{len(todo)}] {nb.stem}: {status} ({time.perf_counter() - t0:.1f} s)", flush=True)
-            if proc.returncode != 0:
+            took = f"{time.perf_counter() - t0:.1f} s"
+            if proc.returncode == 0:
+                _publish_outputs(stage, target, nb)
+                print(f"[{n_done}/{len(todo)}] {nb.stem}: ok ({took})", flush=True)
+            else:
                 ok = False
+                _remove_outputs(target, nb.name)
+                print(f"[{n_done}/{len(todo)}] {nb.stem}: FAILED ({took}); partial output in {stage}", flush=True)
                 print(out[-4000:], file=sys.stderr)
         time.sleep(0.05)
+    with contextlib.suppress(OSError):
+        (target / STAGING).rmdir()  # gone unless a failed notebook left its partial output there
     return ok
 
 
-STATIC = ROOT / "book" / "_static"
-
+# --- rendering and publishing --------------------------------------------------------------------
 
 def vendor_mathjax() -> None:
     """Copy MathJax 3 (``tex-svg-full.js`` from the django-static-mathjax package, no dependencies)
@@ -88,32 +189,89 @@ def vendor_mathjax() -> None:
         shutil.copyfile(src, dst)
 
 
-def render_html() -> bool:
-    """jupyter-book build of the repository root (execution off; warnings are errors)."""
-    vendor_mathjax()
-    cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(ROOT), "--builder", "html",
-           "-W", "-n", "--keep-going", "--quiet"]
+def render_html(path_output: Path, source: Path | None = None) -> bool:
+    """jupyter-book build of ``source`` (the repository root) into ``path_output/_build/html``
+    (execution off; warnings are errors). Run by this interpreter, not by the console script, whose
+    first line may name another clone's venv."""
+    if source is None:
+        vendor_mathjax()
+    cmd = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "build", str(source or ROOT),
+           "--path-output", str(path_output), "--builder", "html", "-W", "-n", "--keep-going", "--quiet"]
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=ROOT, text=True, capture_output=True)
+    proc = subprocess.run(cmd, cwd=source or ROOT, text=True, capture_output=True)
     print(f"jupyter-book: {'ok' if proc.returncode == 0 else 'FAILED'} ({time.perf_counter() - t0:.1f} s)")
     if proc.returncode != 0:
         print(proc.stdout[-6000:], proc.stderr[-6000:], sep="\n", file=sys.stderr)
     return proc.returncode == 0
 
 
+def _rmtree(path: Path) -> None:
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.exists():
+        shutil.rmtree(path)
+
+
+def _publish(new: Path, html: Path) -> None:
+    """Put the finished book ``new`` at ``html``: two renames, so the published path holds either
+    the old book or the new one (and, for an instant, nothing), never a mixture."""
+    old = html.with_name(html.name + ".old")
+    _rmtree(old)
+    if html.exists() or html.is_symlink():
+        os.replace(html, old)
+    os.replace(new, html)
+    _rmtree(old)
+
+
+@contextlib.contextmanager
+def _lock(build: Path):
+    """Exclusive lock on ``build/.lock`` for the whole build; a second build is a user error."""
+    import fcntl
+    build.mkdir(parents=True, exist_ok=True)
+    with open(build / ".lock", "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise AfdError(f"another build is running in this clone (it holds {build / '.lock'}); "
+                           "wait for it to finish") from None
+        yield  # the lock goes with the file
+
+
 def build_book(only: list[str] | None = None, jobs: int = 2, execute: bool = True) -> int:
     """Execute (all, or ``only`` some) notebooks and build ``_build/html``; returns an exit code."""
     t0 = time.perf_counter()
-    if execute and only is None and GENERATED.exists():
-        shutil.rmtree(GENERATED)  # a full build never reuses stale outputs
-    if execute and not execute_notebooks(only, jobs):
-        print(f"afd book: notebook execution failed ({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
+    select(only)  # an unknown name fails here (status 2), before anything is touched
+    html, nxt, failed = BUILD / "html", BUILD / "next", BUILD / "html.failed"
+
+    def fail(reason: str, partial: Path | None = None) -> int:
+        _rmtree(failed)
+        where = "nothing rendered"
+        if partial is not None and partial.exists():
+            os.replace(partial, failed)
+            where = f"partial build (not the book) in {failed}"
+        _rmtree(html)
+        _rmtree(nxt)
+        print(f"afd book: FAILED, {reason} ({time.perf_counter() - t0:.1f} s); {where}; "
+              f"nothing published at {html}", file=sys.stderr)
         return 1
-    missing = [nb.stem for nb in notebooks() if not (GENERATED / nb.name).exists()]
-    if missing:
-        print(f"afd book: not executed yet: {missing} (run without --no-execute)", file=sys.stderr)
-        return 1
-    if not render_html():
-        return 1
-    print(f"book: {ROOT / '_build' / 'html' / 'index.html'} (total {time.perf_counter() - t0:.1f} s)")
+
+    with _lock(BUILD):
+        try:
+            if execute and only is None:
+                _rmtree(GENERATED)  # a full build never reuses stale outputs
+            if execute and not execute_notebooks(only, jobs):
+                return fail("notebook execution failed")
+            missing = [nb.stem for nb in notebooks() if not (GENERATED / nb.name).exists()]
+            if missing:
+                return fail(f"not executed yet: {', '.join(missing)} (run without --no-execute)")
+            _rmtree(nxt)
+            if not render_html(nxt):
+                return fail("jupyter-book reported errors or warnings", nxt / "_build" / "html")
+        except KeyboardInterrupt:
+            fail("interrupted", nxt / "_build" / "html")
+            return 130
+        _publish(nxt / "_build" / "html", html)
+        _rmtree(nxt)
+        _rmtree(failed)
+    print(f"book: {html / 'index.html'} (total {time.perf_counter() - t0:.1f} s)")
     return 0

@@ -62,8 +62,6 @@ _p.check_parameters(
     context=_p.nonnegative, mtp=_p.positive, map_size=_p.integer(2, 200), ordinary=_p.text, superpod=_p.text,
     reference_model=_p.text, attention_pool=_p.text, ffn_pool=_p.text, prices=_p.price_map,
     output_dir=_p.text)
-import time
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -81,9 +79,7 @@ setup_style()
 budget = Budget(slo_s=slo_ms / 1e3, l_accept=mtp, t_gap_s=DECODE_T_GAP_S)
 hws = [load_hardware(h, profile=hw_profile) for h in hardware]
 ms = [load_model(m, profile="reference") for m in models]
-t0 = time.perf_counter()
 table = pd.DataFrame(advice_table(ms, hws, budget, context))
-glue("table_seconds", f"{time.perf_counter() - t0:.1f}", display=False)
 save_data(table, "sweet_spots_advice", output_dir)
 fig = advice_heatmap(table, hardware, models, DECISIVE)
 save_figure(fig, "sweet_spots_advice", output_dir)
@@ -113,8 +109,8 @@ glue("twins", "; ".join(f"{a} and {b}" for a, b in twins) or "none", display=Fal
 # not bind): {glue:text}`twins`. Data:
 # {download}`sweet_spots_advice.csv <figures/sweet_spots_advice.csv>` (with each design's best
 # configuration) and {download}`the equal-overlap table <figures/sweet_spots_advice_equal_overlap.csv>`.
-# Every cell is `afd advise --model M --hardware H` ({glue:text}`table_seconds` s for the whole
-# table; `--ep-overlap 1` gives the equal-overlap reading).
+# Every cell is `afd advise --model M --hardware H` (`--ep-overlap 1` gives the equal-overlap
+# reading).
 
 # %% tags=["hide-input"]
 glue("slo", f"{slo_ms:g}", display=False)
@@ -179,11 +175,7 @@ save_data(pd.concat([pd.DataFrame({"map": t, "bandwidth_gb_per_s": np.repeat(rm.
                                    rm.axis: np.tile(rm.values, rm.bandwidth.size), "ratio": rm.ratio.ravel(),
                                    "ep": rm.ep.ravel(), "afd": rm.afd.ravel()}) for t, rm in maps.items()]),
           "sweet_spots_maps", output_dir)
-slowest = max(maps.values(), key=lambda r: r.seconds)
-glue("map_seconds", f"{slowest.seconds:.1f}", display=False)
-glue("map_points", f"{slowest.points:,}", display=False)
-glue("map_us_per_point", f"{slowest.seconds / slowest.points * 1e6:.1f}", display=False)
-glue("map_1e8_minutes", f"{slowest.seconds / slowest.points * 1e8 / 60:.0f}", display=False)
+glue("map_points", f"{max(r.points for r in maps.values()):,}", display=False)
 glue("model_numbers", ", ".join(f"{k + 1} {m.name}" for k, m in enumerate(catalogue)), display=False)
 m_o = maps[f"{hw_o.name}, 8-GPU nodes: scale-out x M"]
 i_now = int(np.argmin(np.abs(m_o.bandwidth - hw_o.scale_out_bytes_per_s)))
@@ -232,11 +224,11 @@ glue("o_high_bw", f"{m_o.bandwidth[-1] / 1e9:.0f}", display=False)
 # network bandwidth per GPU (8-GPU nodes: the NIC; Superpod: the whole fabric); black line:
 # break-even; dots: the catalogue models ({glue:text}`model_numbers`) at their own expert size or
 # sparsity and the device's bandwidth (their other dimensions differ from the reference, so a dot
-# reads the map, not the model). The largest map took {glue:text}`map_seconds` s for
-# {glue:text}`map_points` candidate-cells ({glue:text}`map_us_per_point` µs each for the whole
-# search, about 17 bisection steps of the batch). The cells are searched in fixed-size chunks, so
-# memory does not grow with the map; a map of 10^8 candidate-cells would take about
-# {glue:text}`map_1e8_minutes` minutes at this rate. Data: {download}`sweet_spots_maps.csv <figures/sweet_spots_maps.csv>`.
+# reads the map, not the model). Each map is {glue:text}`map_points` candidate-cells, searched in
+# fixed-size chunks of cells so that memory does not grow with the map. `scripts/benchmark.py`
+# times it: 1.3 s on the 2-core build machine on 2026-11-30, about 10 µs per candidate-cell for the
+# whole search (some 17 bisection steps of the batch), so a map of 10^8 candidate-cells would take
+# about 17 minutes (an extrapolation; the time is not computed here, to keep rebuilds identical). Data: {download}`sweet_spots_maps.csv <figures/sweet_spots_maps.csv>`.
 #
 # Reading the maps at {glue:text}`ref_name`'s own point:
 #

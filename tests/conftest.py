@@ -1,9 +1,12 @@
+import os
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED_DATA = ROOT.parent / "shared" / "data" / "deepseek-v3-expert-load"
+# the measured expert-load counts: $AFDLIB_COUNTS_DIR (as for afdlib.balance.default_counts_dir),
+# else the shared reference data beside the repository
+SHARED_DATA = Path(os.environ.get("AFDLIB_COUNTS_DIR") or ROOT.parent / "shared" / "data" / "deepseek-v3-expert-load")
 
 
 @pytest.fixture

@@ -1,15 +1,36 @@
-"""The build pipeline: a failing notebook fails `afd book` (no half-empty page is published)."""
+"""The build pipeline (afdlib/book.py): a failing notebook fails `afd book`, and nothing half-done,
+stale or random is published. Fast: tiny notebooks, or the execution and rendering steps replaced."""
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
 import nbformat
+import pandas as pd
+import pytest
 
-from afdlib.book import execute_notebooks
+from afdlib import book
+from afdlib.book import execute_notebooks, stable_table_ids
 from afdlib.cli import main
+from afdlib.errors import AfdError
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
-def _notebook(path, source):
+def _notebook(path, source, title=None):
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.cells = [nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["parameters"]}), nbformat.v4.new_code_cell(source)]
+    if title:
+        nb.cells.insert(0, nbformat.v4.new_markdown_cell(f"# {title}"))
     nbformat.write(nb, path)
+
+
+def _tree(folder: Path) -> dict:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 def test_a_failing_notebook_fails_execution(tmp_path, capsys):
@@ -20,13 +41,204 @@ def test_a_failing_notebook_fails_execution(tmp_path, capsys):
     assert execute_notebooks(source=src, target=out) is False
     printed = capsys.readouterr()
     assert "bad: FAILED" in printed.out and "good: ok" in printed.out and "boom" in printed.err
+    assert (out / "good.ipynb").exists() and not (out / "bad.ipynb").exists()
     assert execute_notebooks(["good"], source=src, target=out) is True
-    assert execute_notebooks(["missing"], source=src, target=out) is False
+    with pytest.raises(AfdError, match="unknown notebook.*missing.*valid: bad, good"):
+        execute_notebooks(["missing"], source=src, target=out)
 
 
-def test_version(capsys):
-    try:
-        main(["--version"])
-    except SystemExit as e:
-        assert e.code == 0
-    assert capsys.readouterr().out.startswith("afd ")
+# --- papermill stages each notebook; only a success replaces book/generated/<name>.ipynb ---------
+
+TABLE = """
+import pathlib
+import pandas as pd
+pathlib.Path("figures").mkdir()
+pathlib.Path("figures/table.csv").write_text("a\\n1\\n")
+{fail}
+pd.DataFrame({{"a": [1, 2]}}).style.highlight_max()
+"""
+
+
+def test_executed_notebooks_are_staged_byte_stable_and_unpublished_on_failure(tmp_path):
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    _notebook(src / "table.ipynb", TABLE.format(fail=""))
+    assert execute_notebooks(source=src, target=out)
+    first = _tree(out)
+    assert set(first) == {"table.ipynb", "figures/table.csv"}  # no staging folder left behind
+    nb = json.loads(first["table.ipynb"])
+    assert nb["metadata"]["afd_outputs"] == ["figures/table.csv"]
+    assert "start_time" not in nb["metadata"]["papermill"] and str(tmp_path) not in first["table.ipynb"].decode()
+    assert b"T_table_0_row1_col0" in first["table.ipynb"] and b" at 0x" not in first["table.ipynb"]
+
+    assert execute_notebooks(source=src, target=out)
+    assert _tree(out) == first  # a rerun is byte-identical (timings, addresses, Styler ids)
+
+    # the notebook now fails after writing its figure: its earlier outputs must not look current
+    _notebook(src / "table.ipynb", TABLE.format(fail="raise RuntimeError('late')"))
+    assert not execute_notebooks(source=src, target=out)
+    assert not (out / "table.ipynb").exists() and not (out / "figures" / "table.csv").exists()
+    assert (out / ".executing" / "table" / "figures" / "table.csv").exists()  # the partial output, aside
+
+
+# --- Styler ids ------------------------------------------------------------------------------------
+
+def test_styler_ids_are_replaced_by_stable_ones():
+    frame = pd.DataFrame({"a": [1.0, 2.0], "b": [3.0, 4.0]})
+    pages = [f"<p>x</p>{frame.style.highlight_max().to_html()}{frame.style.to_html()}" for _ in range(2)]
+    assert pages[0] != pages[1]  # pandas draws a random uuid per table
+    stable = [stable_table_ids(p, "fig-2") for p in pages]
+    assert stable[0] == stable[1]
+    assert 'id="T_fig_2_0"' in stable[0] and "#T_fig_2_0_row1_col0" in stable[0] and 'id="T_fig_2_1"' in stable[0]
+    assert stable_table_ids(stable[0], "fig-2") == stable[0]  # idempotent
+    # inside a notebook's JSON the quotes are escaped
+    as_json = [stable_table_ids(json.dumps(p), "nb") for p in pages]
+    assert as_json[0] == as_json[1] and json.loads(as_json[0]).count("T_nb_1") >= 1
+    assert stable_table_ids("<table id='x'>plain</table>", "k") == "<table id='x'>plain</table>"
+
+
+# --- afd book: fresh build directory, publish on success only, lock, user errors -------------------
+
+@pytest.fixture
+def fake_book(tmp_path, monkeypatch):
+    """afd book on a fake clone: two notebooks; execution and jupyter-book replaced by stand-ins whose
+    outcome the test sets (``state["execute"]``, ``state["render"]``)."""
+    (tmp_path / "notebooks").mkdir()
+    for name in ("one", "two"):
+        _notebook(tmp_path / "notebooks" / f"{name}.ipynb", "pass")
+    monkeypatch.setattr(book, "NOTEBOOK_DIR", tmp_path / "notebooks")
+    monkeypatch.setattr(book, "GENERATED", tmp_path / "generated")
+    monkeypatch.setattr(book, "BUILD", tmp_path / "_build")
+    state = {"execute": True, "render": True, "version": 0}
+
+    def execute(names=None, jobs=2):
+        book.GENERATED.mkdir(parents=True, exist_ok=True)
+        if state["execute"] == "interrupt":
+            raise KeyboardInterrupt
+        for nb in book.select(names):
+            (book.GENERATED / nb.name).unlink(missing_ok=True)
+            if state["execute"]:
+                shutil.copy(nb, book.GENERATED / nb.name)
+        return state["execute"]
+
+    def render(path_output):
+        html = path_output / "_build" / "html"
+        html.mkdir(parents=True)
+        state["version"] += 1
+        (html / "index.html").write_text(f"book {state['version']}")
+        return state["render"]
+
+    monkeypatch.setattr(book, "execute_notebooks", execute)
+    monkeypatch.setattr(book, "render_html", render)
+    return state
+
+
+def test_success_replaces_the_book_and_leaves_no_build_debris(fake_book, capsys):
+    html = book.BUILD / "html"
+    assert main(["book"]) == 0
+    assert (html / "index.html").read_text() == "book 1"
+    assert main(["book", "--no-execute"]) == 0
+    assert (html / "index.html").read_text() == "book 2"
+    assert sorted(p.name for p in book.BUILD.iterdir()) == [".lock", "html"]
+    assert capsys.readouterr().out.strip().endswith("s)")
+
+
+@pytest.mark.parametrize("failure", ["render", "execute", "no-execute after a failed run", "interrupt"])
+def test_a_failed_build_leaves_no_book_at_the_published_path(fake_book, capsys, failure):
+    html, failed = book.BUILD / "html", book.BUILD / "html.failed"
+    assert main(["book"]) == 0 and (html / "index.html").exists()
+    capsys.readouterr()
+    if failure == "render":
+        fake_book["render"] = False
+        assert main(["book", "--only", "two"]) == 1
+        assert (failed / "index.html").read_text() == "book 2"  # the partial build, aside and named so
+    elif failure == "interrupt":
+        fake_book["execute"] = "interrupt"
+        assert main(["book"]) == 130
+    else:
+        fake_book["execute"] = False
+        assert main(["book", "--only", "two"]) == 1
+        if failure != "execute":
+            fake_book["execute"] = True
+            capsys.readouterr()
+            assert main(["book", "--no-execute"]) == 1
+    assert not html.exists() and not (book.BUILD / "next").exists()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "FAILED" in err[0] and f"nothing published at {html}" in err[0]
+    if failure == "render":
+        assert str(failed) in err[0]
+    if failure == "no-execute after a failed run":
+        assert "not executed yet: two" in err[0]
+    fake_book["execute"] = fake_book["render"] = True
+    assert main(["book"]) == 0 and html.exists() and not failed.exists()  # the next success cleans up
+
+
+def test_a_second_build_in_the_same_clone_is_refused(fake_book, capsys):
+    book.BUILD.mkdir()
+    with open(book.BUILD / ".lock", "a") as held:  # another build (flock: per open file, so in-process works)
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert main(["book"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "another build is running" in err[0]
+    assert not (book.BUILD / "html").exists() and not book.GENERATED.exists()  # nothing touched
+    assert main(["book"]) == 0  # released
+
+
+def test_an_unknown_notebook_is_a_user_error(capsys):
+    assert main(["book", "--only", "fig2_intensity", "nonexistent"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "nonexistent" in err[0]
+    assert all(nb.stem in err[0] for nb in book.notebooks())  # names the valid ones
+
+
+# --- ./run: a .venv copied from another clone is pointed back at this one --------------------------
+
+FAKE_PYTHON = """#!/usr/bin/env bash
+# stands in for .venv/bin/python: says afdlib lives in $AFDLIB_AT, and logs pip calls
+if [ "$1" = "-I" ]; then echo "$AFDLIB_AT"; exit 0; fi
+echo "$@" >> "$(dirname "$0")/pip.log"
+"""
+
+
+def test_run_reinstalls_a_venv_copied_from_another_clone(tmp_path):
+    shutil.copy(ROOT / "run", tmp_path / "run")
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    python = tmp_path / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(FAKE_PYTHON)
+    python.chmod(0o755)
+    (tmp_path / ".venv" / ".installed.stamp").write_text(
+        hashlib.sha256((tmp_path / "pyproject.toml").read_bytes()).hexdigest() + "\n")
+    here = tmp_path.resolve()
+
+    def setup(afdlib_at):
+        return subprocess.run(["bash", "run", "setup"], cwd=tmp_path, capture_output=True, text=True,
+                              env={**os.environ, "AFDLIB_AT": str(afdlib_at)})
+
+    proc = setup("/elsewhere/clone")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.strip() == f"run: .venv runs afdlib from /elsewhere/clone, not from {here}; reinstalling it from here"
+    assert (python.parent / "pip.log").read_text().split() == "-m pip install --quiet --no-deps -e .".split()
+    (python.parent / "pip.log").unlink()
+    proc = setup(here)
+    assert proc.returncode == 0 and proc.stderr == "" and not (python.parent / "pip.log").exists()
+
+
+# --- the real jupyter-book, twice on a one-page book: byte-identical --------------------------------
+
+@pytest.mark.notebook
+def test_rebuilds_are_byte_identical(tmp_path):
+    src = tmp_path / "book"
+    (src / "nb").mkdir(parents=True)
+    (src / "_config.yml").write_text("title: t\nonly_build_toc_files: true\nexecute:\n  execute_notebooks: 'off'\n")
+    (src / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n  - file: generated/table\n")
+    (src / "intro.md").write_text("# Intro\n")
+    _notebook(src / "nb" / "table.ipynb", "import pandas as pd\npd.DataFrame({'a': [1, 2]}).style.highlight_max()",
+              title="A table")
+    trees = []
+    for run in ("out1", "out2"):
+        assert execute_notebooks(source=src / "nb", target=src / "generated")
+        assert book.render_html(tmp_path / run, source=src)
+        trees.append(_tree(tmp_path / run / "_build" / "html"))
+    assert trees[0] == trees[1]
+    assert b"T_table_0" in trees[0]["generated/table.html"]
