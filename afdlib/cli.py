@@ -262,20 +262,17 @@ def cmd_throughput(args) -> int:
     import numpy as np
 
     from .catalog import load_hardware, load_model
-    from .decode import DECODE_T_GAP_S, Assumptions, afd_step, best_batch, bound_names, ep_step
+    from dataclasses import replace
+
+    from .decode import afd_step, best_batch, bound_names, ep_step
     from .errors import AfdError
-    from .specs import Budget, Precision
     model = load_model(args.model, profile=args.model_profile)
     hw = load_hardware(args.hardware, profile=args.hw_profile)
     if args.gpus_per_node is not None:
         hw = hw.with_overrides(gpus_per_node=args.gpus_per_node)
-    precision = Precision(weights=args.weights, attention=args.attention_dtype or args.weights,
-                          kv_cache=args.kv_cache)
-    a = Assumptions(ep_overlap=args.ep_overlap, afd_overlap=args.afd_overlap, all_to_all=args.all_to_all,
-                    sigma=args.sigma, matmul_efficiency=args.matmul_efficiency,
-                    ep_micro_batches=args.ep_micro_batches)
-    t_gap_s = DECODE_T_GAP_S if args.t_gap_ms is None else args.t_gap_ms / 1e3
-    budget = Budget(slo_s=args.slo_ms / 1e3, l_accept=args.mtp, t_gap_s=t_gap_s, micro_batches=args.micro_batches)
+    precision, a, budget = _decode_setup(args)
+    a = replace(a, all_to_all=args.all_to_all, ep_micro_batches=args.ep_micro_batches)
+    budget = replace(budget, micro_batches=args.micro_batches)
     if args.design == "ep":
         if args.ep_size is None:
             raise AfdError("--design ep needs --ep-size (GPUs in the EP group)")
@@ -476,7 +473,6 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     from .decode import Assumptions
-    from .specs import Budget
     parser = _Parser(prog="afd", description="Attention-FFN disaggregation vs expert "
                      "parallelism: the models of arXiv 2602.09721.")
     from . import __version__
@@ -530,45 +526,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("throughput", help="end-to-end decode: output tokens/s per GPU for EP or AFD, and what limits it")
     p.add_argument("--model", required=True, help="catalogue slug, or a config.json / .yaml path")
-    p.add_argument("--model-profile", default="reference", choices=("paper", "reference"))
     p.add_argument("--hardware", required=True, help="catalogue slug or .yaml (AFD: the FFN pool)")
-    p.add_argument("--attn-hardware", default=None, help="AFD attention pool, if other than --hardware")
-    p.add_argument("--hw-profile", default="datasheet", choices=("paper", "datasheet"),
-                   help="datasheet (default): spec x efficiency; paper: Table 5")
     p.add_argument("--gpus-per-node", type=_bounded_int("--gpus-per-node", 1, 4096), default=None)
     p.add_argument("--design", required=True, choices=("ep", "afd"))
     p.add_argument("--ep-size", type=_bounded_int("--ep-size", 1, 1_000_000), default=None, help="EP: GPUs")
     p.add_argument("--redundant", type=_bounded_int("--redundant", 0, 1_000_000), default=0,
                    help="EP: redundant expert replicas (default 0)")
-    p.add_argument("--n-attn", type=_bounded_int("--n-attn", 1, 100_000), default=None, help="AFD: attention nodes")
-    p.add_argument("--n-ffn", type=_bounded_int("--n-ffn", 1, 100_000), default=None, help="AFD: FFN nodes")
+    p.add_argument("--n-attn", type=_bounded_int("--n-attn", 1, MAX_NODES), default=None, help="AFD: attention nodes")
+    p.add_argument("--n-ffn", type=_bounded_int("--n-ffn", 1, MAX_NODES), default=None, help="AFD: FFN nodes")
     p.add_argument("--micro-batches", type=_bounded_int("--micro-batches", 1, 64), default=3,
                    help="AFD micro-batches (default 3: 3BO)")
-    p.add_argument("--context", type=_bounded_float("--context", 0, 1e7), default=4096.0,
-                   help="cached tokens per request (default 4096)")
     p.add_argument("--batch-per-gpu", type=_bounded_int("--batch-per-gpu", 1, 1_000_000), default=None,
                    help="requests per (attention) GPU; default: the largest meeting the SLO and memory")
-    p.add_argument("--slo-ms", type=_bounded_float("--slo-ms", 0, 1e6, lo_open=True), default=Budget.slo_s * 1e3,
-                   help=f"per-token latency target, ms (default {Budget.slo_s * 1e3:g})")
-    p.add_argument("--mtp", type=_bounded_float("--mtp", 1, 64), default=1.0,
-                   help="accepted tokens per step with MTP (default 1: no MTP)")
-    p.add_argument("--t-gap-ms", type=_bounded_float("--t-gap-ms", 0, 1e5), default=None,
-                   help="fixed gap per step, ms (default 3; the paper's 15 includes work this model computes)")
-    p.add_argument("--weights", default="fp8", help="weight data type (default fp8)")
-    p.add_argument("--attention-dtype", default=None, help="attention weights' data type (default: --weights)")
-    p.add_argument("--kv-cache", default="bf16", help="KV-cache data type (default bf16)")
-    p.add_argument("--sigma", type=_bounded_float("--sigma", 0, 1, lo_open=True), default=None,
-                   help="FFN balancedness mean/max (default: uniform routing's per-step value)")
-    p.add_argument("--ep-overlap", type=_bounded_float("--ep-overlap", 0, 1), default=Assumptions.ep_overlap,
-                   help=f"EP: share of all-to-all hidden behind compute (default {Assumptions.ep_overlap:g})")
-    p.add_argument("--afd-overlap", type=_bounded_float("--afd-overlap", 0, 1), default=Assumptions.afd_overlap,
-                   help=f"AFD: share of transfers hidden behind compute (default {Assumptions.afd_overlap:g}: 3BO)")
     p.add_argument("--all-to-all", default="low-latency", choices=("low-latency", "normal"))
     p.add_argument("--ep-micro-batches", type=int, choices=(1, 2), default=Assumptions.ep_micro_batches,
                    help="EP: 1 (nothing of the all-to-all hidden) or 2 (two-batch overlap; default)")
-    p.add_argument("--matmul-efficiency", type=_bounded_float("--matmul-efficiency", 0, 1, lo_open=True),
-                   default=Assumptions.matmul_efficiency)
-    p.add_argument("--json", action="store_true")
+    _decode_options(p)
     p.set_defaults(func=cmd_throughput)
 
     p = sub.add_parser("advise", help="AFD or EP? the best deployment of each, and the computed reasons")

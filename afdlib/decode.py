@@ -165,6 +165,25 @@ def _weights_dense_side(model: Model, precision: Precision) -> float:
     return attn + dense + embed
 
 
+def _rest_of_step(model, precision, hardware, a, req, context, q: int, m: int, moe_layer):
+    """(one dense layer, the LM head, the MTP drafts) of a step, on the GPUs that hold attention.
+
+    A dense layer is attention plus the dense FFN for each of the ``m`` micro-batches (no
+    all-to-all); each MTP draft costs one more MoE layer at one token per request and an LM head.
+    """
+    tokens = req * q
+    proj, core = attention_work(model, precision, req / m, context, q)
+    t_att, _ = _time([proj, core], hardware, a, attention_kernels(model))
+    t_ffn, _ = _time(dense_ffn_work(model, precision, tokens / m), hardware, a, KERNELS_FFN)
+    head, _ = _time(lm_head_work(model, precision, tokens), hardware, a, KERNELS_HEAD)
+    drafts = q - 1
+    mtp = 0.0
+    if drafts:
+        draft_head, _ = _time(lm_head_work(model, precision, req), hardware, a, KERNELS_HEAD)
+        mtp = drafts * (moe_layer(1)[0] + draft_head)
+    return m * (t_att + t_ffn), head, mtp
+
+
 def _checks(requests, context, *sizes) -> np.ndarray:
     r = np.asarray(requests, dtype=float)
     if np.any(~np.isfinite(r)) or np.any(r < 0):
@@ -217,18 +236,7 @@ def ep_step(model: Model, hardware: Hardware, ep_size: ArrayLike, requests: Arra
         return layer, m * t_att, m * t_ffn, m * t_comm, b_att, b_ffn, b_comm, sigma
 
     layer, t_att, t_ffn, t_comm, b_att, b_ffn, b_comm, sigma = moe_layer(q)
-    tokens = req * q
-    proj, core = attention_work(model, precision, req / m, context, q)
-    t_dense_att, _ = _time([proj, core], hardware, a, attention_kernels(model))
-    t_dense_ffn, _ = _time(dense_ffn_work(model, precision, tokens / m), hardware, a, KERNELS_FFN)
-    dense = m * (t_dense_att + t_dense_ffn)
-    head, _ = _time(lm_head_work(model, precision, tokens), hardware, a, KERNELS_HEAD)
-    drafts = q - 1
-    mtp = 0.0
-    if drafts:
-        mtp_layer = moe_layer(1)[0]
-        mtp_head, _ = _time(lm_head_work(model, precision, req), hardware, a, KERNELS_HEAD)
-        mtp = drafts * (mtp_layer + mtp_head)
+    dense, head, mtp = _rest_of_step(model, precision, hardware, a, req, context, q, m, moe_layer)
     step = model.moe_layers * layer + model.dense_layers * dense + head + mtp + budget.t_gap_s
     routed_bytes = (model.moe_layers * np.ceil((e + red) / r_size - 1e-9) * 3 * model.hidden_size
                     * model.moe_intermediate_size)
@@ -291,17 +299,7 @@ def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_at
         return layer, t_a, t_f, t_c, b_a, b_f, b_c, sigma
 
     layer, t_a, t_f, t_c, b_a, b_f, b_c, sigma = moe_layer(q)
-    tokens = req * q
-    proj, core = attention_work(model, precision, req / m, context, q)
-    t_dense_att, _ = _time([proj, core], attn_hardware, a, attention_kernels(model))
-    t_dense_ffn, _ = _time(dense_ffn_work(model, precision, tokens / m), attn_hardware, a, KERNELS_FFN)
-    dense = m * (t_dense_att + t_dense_ffn)
-    head, _ = _time(lm_head_work(model, precision, tokens), attn_hardware, a, KERNELS_HEAD)
-    drafts = q - 1
-    mtp = 0.0
-    if drafts:
-        mtp_head, _ = _time(lm_head_work(model, precision, req), attn_hardware, a, KERNELS_HEAD)
-        mtp = drafts * (moe_layer(1)[0] + mtp_head)
+    dense, head, mtp = _rest_of_step(model, precision, attn_hardware, a, req, context, q, m, moe_layer)
     step = model.moe_layers * layer + model.dense_layers * dense + head + mtp + budget.t_gap_s
     attn_memory = _weights_dense_side(model, precision) + req * kv_cache_bytes(model, precision, context)
     ffn_memory = model.moe_layers * 3 * model.hidden_size * precision.bytes("weights") * (
