@@ -67,7 +67,7 @@ class Assumptions:
     * ``ep_overlap`` 0.5: the share of the shorter of (compute, dispatch + combine) hidden behind
       the longer. No published measurement isolates it for decode: 1 is the roofline's lower bound
       (all hidden, the max), 0 its upper bound (nothing hidden, the sum); the default is the midpoint
-      and every EP prediction also reports both bounds (``Step.extra["band"]`` in the validation).
+      and the validation reports both bounds for every EP case (``band_low``, ``band_high``).
     * ``all_to_all`` "low-latency": DeepEP's decode kernels (one RDMA message per remote expert).
     * ``hbm_usable_fraction`` 0.9: share of HBM for weights and KV cache (the rest: activations,
       CUDA graphs, communication buffers), as serving engines reserve (SGLang's static memory
@@ -165,6 +165,30 @@ def _weights_dense_side(model: Model, precision: Precision) -> float:
     return attn + dense + embed
 
 
+def _balancedness(a: "Assumptions", tokens, k, e, ranks, redundant):
+    """The FFN side's sigma for ``tokens`` tokens of one micro-batch over ``ranks`` GPUs: the given
+    one, else uniform routing's per-step value; times the measured skew of the placement if any."""
+    sigma = (np.asarray(a.sigma, dtype=float) if a.sigma is not None
+             else uniform_balancedness(np.maximum(tokens, 1.0), k, e, ranks))
+    return sigma if a.skew is None else sigma * a.skew(ranks, redundant)
+
+
+def _attention_stage(model, precision, hardware, a, requests, context, tokens_per_request):
+    """(time, bound) of one attention layer of one micro-batch, with the router."""
+    proj, core = attention_work(model, precision, requests, context, tokens_per_request)
+    tokens = np.asarray(requests, dtype=float) * tokens_per_request
+    return _time([proj, core, router_work(model, tokens)], hardware, a, attention_kernels(model))
+
+
+def _ffn_stage(model, precision, hardware, a, tokens, local, sigma):
+    """(time, bound) of one GPU's experts in one MoE layer: ``tokens`` tokens, the busiest GPU's
+    routed pairs grown by 1 / sigma, and the shared experts."""
+    routed = routed_experts_work(model, precision, tokens * model.experts_per_token / sigma, local)
+    shared = shared_experts_work(model, precision, tokens)
+    kernels = KERNELS_ROUTED + (KERNELS_FFN if model.shared_experts else 0)
+    return _time([routed, shared], hardware, a, kernels)
+
+
 def _rest_of_step(model, precision, hardware, a, req, context, q: int, m: int, moe_layer):
     """(one dense layer, the LM head, the MTP drafts) of a step, on the GPUs that hold attention.
 
@@ -217,17 +241,10 @@ def ep_step(model: Model, hardware: Hardware, ep_size: ArrayLike, requests: Arra
     def moe_layer(tokens_per_request):
         req_mb = req / m
         t_mb = req_mb * tokens_per_request
-        sigma = (np.asarray(a.sigma, dtype=float) if a.sigma is not None
-                 else uniform_balancedness(np.maximum(t_mb * r_size, 1.0), k, e, r_size))
-        if a.skew is not None:
-            sigma = sigma * a.skew(r_size, red)
+        sigma = _balancedness(a, t_mb * r_size, k, e, r_size, red)
         local = np.ceil((e + red) / r_size - 1e-9)   # the busiest GPU holds the rounded-up share
-        proj, core = attention_work(model, precision, req_mb, context, tokens_per_request)
-        t_att, b_att = _time([proj, core, router_work(model, t_mb)], hardware, a, attention_kernels(model))
-        routed = routed_experts_work(model, precision, t_mb * k / sigma, local)
-        shared = shared_experts_work(model, precision, t_mb)
-        kernels = KERNELS_ROUTED + (KERNELS_FFN if model.shared_experts else 0)
-        t_ffn, b_ffn = _time([routed, shared], hardware, a, kernels)
+        t_att, b_att = _attention_stage(model, precision, hardware, a, req_mb, context, tokens_per_request)
+        t_ffn, b_ffn = _ffn_stage(model, precision, hardware, a, t_mb, local, sigma)
         comm = ep_all_to_all_work(model, precision, hardware, t_mb, r_size, a.all_to_all)
         comm = comm.network_scaled(1.0 / sigma)
         t_comm, b_comm = _time(comm, hardware, a)
@@ -276,16 +293,9 @@ def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_at
         req_mb = req / m
         t_mb = req_mb * tokens_per_request
         arriving = t_mb * na * g_a / ffn_gpus            # tokens per FFN GPU per micro-batch
-        sigma = (np.asarray(a.sigma, dtype=float) if a.sigma is not None
-                 else uniform_balancedness(np.maximum(t_mb * na * g_a, 1.0), k, e, ffn_gpus))
-        if a.skew is not None:
-            sigma = sigma * a.skew(ffn_gpus, 0)
-        proj, core = attention_work(model, precision, req_mb, context, tokens_per_request)
-        t_a, b_a = _time([proj, core, router_work(model, t_mb)], attn_hardware, a, attention_kernels(model))
-        routed = routed_experts_work(model, precision, arriving * k / sigma, local)
-        shared = shared_experts_work(model, precision, arriving)
-        kernels = KERNELS_ROUTED + (KERNELS_FFN if model.shared_experts else 0)
-        t_f, b_f = _time([routed, shared], ffn_hardware, a, kernels)
+        sigma = _balancedness(a, t_mb * na * g_a, k, e, ffn_gpus, 0)
+        t_a, b_a = _attention_stage(model, precision, attn_hardware, a, req_mb, context, tokens_per_request)
+        t_f, b_f = _ffn_stage(model, precision, ffn_hardware, a, arriving, local, sigma)
         send, recv = afd_transfer_work(model, precision, attn_hardware, ffn_hardware, t_mb, na, nf, superpod,
                                        a.afd_two_stage)
         recv = recv.network_scaled(1.0 / sigma)
@@ -324,17 +334,29 @@ def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_at
                                   "FFN GPU": {"weights_bytes": ffn_memory, "capacity_bytes": cap_f}}})
 
 
-def best_batch(step_of, slo_s: float, max_requests: int = 1_000_000) -> tuple[int, Step]:
-    """The largest requests per GPU (1..max_requests) whose step fits in memory and meets the
-    per-token SLO; ``step_of(requests_array)`` returns a :class:`Step`. Raises where none does.
+MAX_REQUESTS = 2 ** 16
+"""Largest batch per GPU the searches consider."""
 
-    Two vectorised calls: a geometric grid finds the bracket, a dense one the integer inside it
-    (TPOT grows with the batch, so the largest feasible point is the answer).
-    """
-    coarse = np.unique(np.round(np.geomspace(1, max_requests, 512)))
-    st = step_of(coarse)
-    ok = st.fits_memory & (st.tpot_s <= slo_s)
-    if not ok.any():
+
+def largest_batch(step_of, slo_s: float, shape: tuple = (), hi: int = MAX_REQUESTS) -> np.ndarray:
+    """Per element of ``shape``, the largest integer number of requests (0..hi) whose step fits in
+    memory and meets ``slo_s``; 0 where even one request does not. Vectorised bisection (TPOT and
+    memory grow with the batch); ``step_of(requests_array)`` returns a :class:`Step`."""
+    lo = np.zeros(shape)
+    top = np.full(shape, float(hi))
+    while np.any(top > lo):
+        mid = np.ceil((lo + top) / 2)
+        st = step_of(mid)
+        ok = np.broadcast_to(st.fits_memory & (st.tpot_s <= slo_s), shape)
+        lo, top = np.where(ok, mid, lo), np.where(ok, top, mid - 1)
+    return lo
+
+
+def best_batch(step_of, slo_s: float, max_requests: int = MAX_REQUESTS) -> tuple[int, Step]:
+    """The largest requests per GPU (1..max_requests) whose step fits in memory and meets the
+    per-token SLO (:func:`largest_batch`), and its step; AfdError saying what fails where none does."""
+    best = float(largest_batch(step_of, slo_s, (), max_requests))
+    if best < 1:
         first = step_of(np.array(1.0))
         if bool(first.fits_memory):
             why = f"one request per GPU takes TPOT {float(first.tpot_s) * 1e3:.1f} ms, over the SLO {slo_s * 1e3:g} ms"
@@ -345,11 +367,6 @@ def best_batch(step_of, slo_s: float, max_requests: int = 1_000_000) -> tuple[in
                     if np.any(m["weights_bytes"] > m["capacity_bytes"])]
             why = "; ".join(full) or "one request per GPU does not fit in memory (KV cache)"
         raise AfdError(f"no batch meets the SLO and fits in memory: {why}")
-    i = int(np.flatnonzero(ok)[-1])
-    hi = coarse[i + 1] - 1 if i + 1 < len(coarse) else coarse[i]
-    fine = np.arange(coarse[i], hi + 1)
-    st = step_of(fine)
-    best = float(fine[np.flatnonzero(st.fits_memory & (st.tpot_s <= slo_s))[-1]])
     return int(best), step_of(np.array(best))
 
 

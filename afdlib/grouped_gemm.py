@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .errors import AfdError
+from .hfu import grouped_gemm_flops
 from .roofline import Work, tier_times
 from .routing import zipf_popularity
 
@@ -28,7 +29,8 @@ def expert_work(tokens_per_expert: ArrayLike, hidden_size: ArrayLike, moe_interm
     """Work of each expert's two GEMMs: 6 n H M FLOPs, 3 H M weight bytes (none for an idle expert)."""
     n = np.asarray(tokens_per_expert, dtype=float)
     weights = 3.0 * np.asarray(hidden_size, dtype=float) * np.asarray(moe_intermediate_size, dtype=float)
-    return Work(flops_fp8=2.0 * n * weights, hbm_bytes=np.where(n > 0, weights * bytes_per_param, 0.0))
+    return Work(flops_fp8=grouped_gemm_flops(n, hidden_size, moe_intermediate_size),
+                hbm_bytes=np.where(n > 0, weights * bytes_per_param, 0.0))
 
 
 def grouped_gemm_hfu(tokens_per_expert: ArrayLike, hardware, bytes_per_param: float = 1.0,
@@ -87,7 +89,6 @@ def routed_experts_work(model, precision, pairs: ArrayLike, local_experts: Array
     activations in and out at the wire's data types)."""
     p = np.asarray(pairs, dtype=float)
     h, m = model.hidden_size, model.moe_intermediate_size
-    work = expert_work(p, h, m, precision.bytes("weights"))
-    return Work(flops_fp8=work.flops_fp8,
+    return Work(flops_fp8=grouped_gemm_flops(p, h, m),
                 hbm_bytes=active_experts(p, local_experts) * 3.0 * h * m * precision.bytes("weights")
                 + p * h * precision.wire_bytes)

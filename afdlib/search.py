@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .alltoall import EP_MODES
-from .decode import Assumptions, Step, afd_step, ep_step
+from .decode import Assumptions, Step, afd_step, ep_step, largest_batch
 from .errors import AfdError
 from .specs import Budget, Hardware, Model, Precision
 
@@ -35,7 +35,6 @@ SUB_NODE_SIZES = (1, 2, 4)
 AFD_NODES = tuple(range(1, 17))
 AFD_MICRO_BATCHES = (2, 3, 4)
 EP_MICRO_BATCHES = (1, 2)
-MAX_REQUESTS = 2 ** 16
 
 
 def ep_candidates(model: Model, hardware: Hardware) -> tuple[np.ndarray, np.ndarray]:
@@ -53,19 +52,6 @@ def afd_candidates(max_nodes: int = AFD_NODES[-1]) -> tuple[np.ndarray, np.ndarr
     """(N_A, N_F) of every AFD candidate, as flat arrays."""
     na, nf = np.meshgrid(np.arange(1, max_nodes + 1), np.arange(1, max_nodes + 1), indexing="ij")
     return na.ravel().astype(float), nf.ravel().astype(float)
-
-
-def largest_batch(step_of, slo_s: float, shape: tuple, hi: int = MAX_REQUESTS) -> np.ndarray:
-    """Per element of ``shape``, the largest integer number of requests (0..hi) whose step fits in
-    memory and meets ``slo_s``; 0 where even one request does not. Vectorised bisection."""
-    lo = np.zeros(shape)
-    top = np.full(shape, float(hi))
-    while np.any(top > lo):
-        mid = np.ceil((lo + top) / 2)
-        st = step_of(mid)
-        ok = np.broadcast_to(st.fits_memory & (st.tpot_s <= slo_s), shape)
-        lo, top = np.where(ok, mid, lo), np.where(ok, top, mid - 1)
-    return lo
 
 
 @dataclass(frozen=True)

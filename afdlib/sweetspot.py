@@ -37,6 +37,14 @@ class RatioMap:
     seconds: float
     points: int                    # cells x candidates (EP: sizes x redundancy x kernels x micro-batches)
 
+    def row(self, bandwidth: float) -> int:
+        """Index of the swept bandwidth nearest ``bandwidth`` (log scale)."""
+        return int(np.argmin(np.abs(np.log(self.bandwidth / bandwidth))))
+
+    def column(self, value: float) -> int:
+        """Index of the swept M or E/K nearest ``value`` (log scale)."""
+        return int(np.argmin(np.abs(np.log(self.values / value))))
+
 
 def with_network(hardware: Hardware, bandwidth) -> Hardware:
     """The device with its network set to ``bandwidth`` (per GPU): the NIC on 8-GPU nodes, the whole

@@ -178,7 +178,7 @@ save_data(pd.concat([pd.DataFrame({"map": t, "bandwidth_gb_per_s": np.repeat(rm.
 glue("map_points", f"{max(r.points for r in maps.values()):,}", display=False)
 glue("model_numbers", ", ".join(f"{k + 1} {m.name}" for k, m in enumerate(catalogue)), display=False)
 m_o = maps[f"{hw_o.name}, 8-GPU nodes: scale-out x M"]
-i_now = int(np.argmin(np.abs(m_o.bandwidth - hw_o.scale_out_bytes_per_s)))
+i_now = m_o.row(hw_o.scale_out_bytes_per_s)
 glue("m_row_bw", f"{m_o.bandwidth[i_now] / 1e9:.0f}", display=False)
 row_o = m_o.ratio[i_now]
 glue("m_row_small", f"{row_o[0]:.2f}", display=False)
@@ -186,9 +186,12 @@ glue("m_row_large", f"{row_o[-1]:.2f}", display=False)
 glue("m_row_peak", f"{np.nanmax(row_o):.2f}", display=False)
 glue("m_row_peak_m", f"{m_o.values[int(np.nanargmax(row_o))]:.0f}", display=False)
 glue("m_small", f"{m_o.values[0]:.0f}", display=False)
+glue("m_top_bw", f"{m_o.bandwidth[-1] / 1e9:.0f}", display=False)
+glue("m_top_small", f"{m_o.ratio[-1, 0]:.2f}", display=False)
+glue("m_top_large", f"{m_o.ratio[-1, -1]:.2f}", display=False)
 glue("m_large", f"{m_o.values[-1]:.0f}", display=False)
 m_s_map = maps[f"{hw_s.name}: fabric x M"]
-i_s = int(np.argmin(np.abs(m_s_map.bandwidth - hw_s.scale_out_bytes_per_s)))
+i_s = m_s_map.row(hw_s.scale_out_bytes_per_s)
 glue("ms_row_bw", f"{m_s_map.bandwidth[i_s] / 1e9:.0f}", display=False)
 glue("ms_row_small", f"{m_s_map.ratio[i_s, 0]:.2f}", display=False)
 glue("ms_row_large", f"{m_s_map.ratio[i_s, -1]:.2f}", display=False)
@@ -200,12 +203,11 @@ glue("s_row_low", f"{s_o.ratio[i_now, 0]:.2f}", display=False)
 glue("s_row_high", f"{s_o.ratio[i_now, -1]:.2f}", display=False)
 glue("s_low", f"{s_o.values[0]:.0f}", display=False)
 glue("s_high", f"{s_o.values[-1]:.0f}", display=False)
-m_s = maps[f"{hw_s.name}: fabric x M"]
-j_ref = int(np.argmin(np.abs(m_s.values - ref.moe_intermediate_size)))
-glue("fabric_low", f"{m_s.ratio[0, j_ref]:.2f}", display=False)
-glue("fabric_high", f"{m_s.ratio[-1, j_ref]:.2f}", display=False)
-glue("fabric_low_bw", f"{m_s.bandwidth[0] / 1e9:.0f}", display=False)
-glue("fabric_high_bw", f"{m_s.bandwidth[-1] / 1e9:,.0f}", display=False)
+j_ref = m_s_map.column(ref.moe_intermediate_size)
+glue("fabric_low", f"{m_s_map.ratio[0, j_ref]:.2f}", display=False)
+glue("fabric_high", f"{m_s_map.ratio[-1, j_ref]:.2f}", display=False)
+glue("fabric_low_bw", f"{m_s_map.bandwidth[0] / 1e9:.0f}", display=False)
+glue("fabric_high_bw", f"{m_s_map.bandwidth[-1] / 1e9:,.0f}", display=False)
 col = m_o.ratio[:, j_ref]
 glue("o_peak", f"{np.nanmax(col):.2f}", display=False)
 glue("o_peak_bw", f"{m_o.bandwidth[int(np.nanargmax(col))] / 1e9:.0f}", display=False)
@@ -235,8 +237,8 @@ glue("o_high_bw", f"{m_o.bandwidth[-1] / 1e9:.0f}", display=False)
 # - **Coarse experts** do not help AFD uniformly. On {glue:text}`ordinary_name` at
 #   {glue:text}`m_row_bw` GB/s the ratio goes from {glue:text}`m_row_small` at
 #   M = {glue:text}`m_small` to a peak of {glue:text}`m_row_peak` at M = {glue:text}`m_row_peak_m`
-#   and back to {glue:text}`m_row_large` at M = {glue:text}`m_large`; at higher NIC bandwidths
-#   larger experts help AFD more steadily (upper left map). On {glue:text}`superpod_name` at its
+#   and back to {glue:text}`m_row_large` at M = {glue:text}`m_large`; at {glue:text}`m_top_bw` GB/s
+#   it goes from {glue:text}`m_top_small` to {glue:text}`m_top_large` (upper left map). On {glue:text}`superpod_name` at its
 #   own fabric ({glue:text}`ms_row_bw` GB/s) it goes from {glue:text}`ms_row_small` to
 #   {glue:text}`ms_row_large` over the same range of M: there larger experts hurt AFD.
 # - **Sparsity**: on {glue:text}`ordinary_name` the ratio goes from {glue:text}`s_row_low` at
