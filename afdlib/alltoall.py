@@ -37,6 +37,35 @@ def distinct_destinations(experts_per_token: ArrayLike, groups: ArrayLike) -> np
     return n * -np.expm1(np.asarray(experts_per_token, dtype=float) * np.log1p(-1.0 / np.maximum(n, 1.0 + 1e-12)))
 
 
+def exact_destinations(experts_per_token: int, experts: int, groups: ArrayLike) -> np.ndarray:
+    """Expected number of the ``groups`` equal groups holding E/groups experts each that a token's
+    K distinct experts touch: ``groups * (1 - C(E - E/groups, K) / C(E, K))`` (aiconfigurator's
+    send probability per FFN node, times the nodes). Computed as a product, so it broadcasts."""
+    n = np.maximum(np.asarray(groups, dtype=float), 1.0)
+    per = experts / n                                   # experts per group
+    miss = np.ones_like(n)
+    for i in range(int(experts_per_token)):            # C(E - per, K) / C(E, K) = prod (E - per - i) / (E - i)
+        miss = miss * np.clip((experts - per - i) / (experts - i), 0.0, None)
+    return n * (1.0 - miss)
+
+
+DESTINATION_RULES = ("expected", "exact", "paper")
+"""How many FFN nodes a token crosses to under AFD: ``expected`` (uniform routing with replacement,
+:func:`distinct_destinations`), ``exact`` (K distinct experts, :func:`exact_destinations`),
+``paper`` (min(K, N_F): the paper's max(1, K/N_F) copies per node, every node reached)."""
+
+
+def afd_destinations(rule: str, experts_per_token: int, experts: int, n_ffn: ArrayLike) -> np.ndarray:
+    """FFN nodes one token crosses to, by ``rule`` (:data:`DESTINATION_RULES`)."""
+    if rule == "expected":
+        return distinct_destinations(experts_per_token, n_ffn)
+    if rule == "exact":
+        return exact_destinations(experts_per_token, experts, n_ffn)
+    if rule == "paper":
+        return np.minimum(float(experts_per_token), np.maximum(np.asarray(n_ffn, dtype=float), 1.0))
+    raise AfdError(f"unknown destination rule '{rule}'; valid: {', '.join(DESTINATION_RULES)}")
+
+
 def _latency(hardware, tier: str) -> float:
     v = hardware.scale_up_latency_s if tier == "scale-up" else hardware.scale_out_latency_s
     return 0.0 if v is None else v
@@ -74,8 +103,8 @@ def ep_all_to_all_work(model, precision, hardware, tokens: ArrayLike, ep_size: A
 
 
 def afd_transfer_work(model, precision, attn_hardware, ffn_hardware, tokens_per_attn_gpu: ArrayLike,
-                      n_attn: ArrayLike, n_ffn: ArrayLike, superpod: bool, two_stage: bool = True
-                      ) -> tuple[Work, Work]:
+                      n_attn: ArrayLike, n_ffn: ArrayLike, superpod: bool, two_stage: bool = True,
+                      destinations: str = "expected") -> tuple[Work, Work]:
     """(attention GPU, FFN GPU) sides of one micro-batch's dispatch + combine under AFD.
 
     ``tokens_per_attn_gpu`` tokens leave each of the ``n_attn`` x g attention GPUs; with
@@ -83,6 +112,7 @@ def afd_transfer_work(model, precision, attn_hardware, ffn_hardware, tokens_per_
     experts, arriving spread over the ``n_ffn`` x g FFN GPUs, which fan the copies out to their
     experts over scale-up; without it, one copy per expert crosses scale-out straight to the
     expert's GPU. ``superpod``: the two pools share one scale-up fabric (scale-out = scale-up).
+    ``destinations``: how the FFN nodes a token crosses to are counted (:data:`DESTINATION_RULES`).
     """
     t = np.asarray(tokens_per_attn_gpu, dtype=float)
     na, nf = np.asarray(n_attn, dtype=float), np.asarray(n_ffn, dtype=float)
@@ -104,7 +134,7 @@ def afd_transfer_work(model, precision, attn_hardware, ffn_hardware, tokens_per_
     if not two_stage:
         return (Work(scale_out_bytes=expert_copies, fixed_s=lat_a),
                 Work(scale_out_bytes=expert_copies * share, fixed_s=lat_f))
-    send = t * distinct_destinations(k, nf) * per_copy   # one copy per FFN node, leaving one attention GPU
+    send = t * afd_destinations(destinations, k, model.routed_experts, nf) * per_copy   # one copy per FFN node, leaving one attention GPU
     recv = send * share                                   # arriving at one FFN GPU from outside its node
     fan = expert_copies * share * (g_f - 1) / g_f         # forwarded to the expert's GPU inside the node
     return (Work(scale_out_bytes=send, fixed_s=lat_a),

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .alltoall import EP_MODES, afd_transfer_work, ep_all_to_all_work
+from .alltoall import DESTINATION_RULES, EP_MODES, afd_transfer_work, ep_all_to_all_work
 from .attention import attention_kernels, attention_weight_bytes, attention_work, kv_cache_bytes
 from .balance import uniform_balancedness
 from .dense import (KERNELS_FFN, KERNELS_HEAD, dense_ffn_work, dense_intermediate_size, lm_head_work,
@@ -81,6 +81,9 @@ class Assumptions:
       figure sits near 1 (+22% at 1, -35% at 0.5; the validation chapter).
     * ``afd_two_stage`` True: AFD tokens cross scale-out once per destination FFN node and fan out
       inside it (the paper's two-stage forwarding); False: one copy per expert over scale-out.
+    * ``afd_destinations`` "expected": FFN nodes a token crosses to under two-stage AFD, for uniform
+      routing (:data:`afdlib.alltoall.DESTINATION_RULES`: "exact" is aiconfigurator's send
+      probability over K distinct experts, "paper" the paper's min(K, N_F)).
     * Kernels per layer and micro-batch (each paying ``kernel_overhead_s``): attention
       (:func:`afdlib.attention.attention_kernels`: MLA 11, GQA 8, MFA 9), routed experts 5
       (:data:`afdlib.grouped_gemm.KERNELS_ROUTED`), shared experts or a dense FFN 3, the LM head 3;
@@ -98,6 +101,7 @@ class Assumptions:
     single_batch_overlap: bool = False  # EP with one batch: let ep_overlap apply (SBO, shared experts)
     skew: object = None  # measured skew: skew(ranks, redundant) -> balancedness (balance.placement_skew)
     afd_two_stage: bool = True
+    afd_destinations: str = "expected"
 
     def __post_init__(self):
         for name in ("matmul_efficiency", "hbm_usable_fraction"):
@@ -113,6 +117,9 @@ class Assumptions:
             raise AfdError(f"ep_micro_batches must be >= 1, got {self.ep_micro_batches}")
         if self.all_to_all not in EP_MODES:
             raise AfdError(f"all_to_all must be one of {', '.join(EP_MODES)}, got '{self.all_to_all}'")
+        if self.afd_destinations not in DESTINATION_RULES:
+            raise AfdError(f"afd_destinations must be one of {', '.join(DESTINATION_RULES)}, "
+                           f"got '{self.afd_destinations}'")
         if self.sigma is not None and not np.all((np.asarray(self.sigma) > 0) & (np.asarray(self.sigma) <= 1)):
             raise AfdError(f"sigma (balancedness) must be in (0, 1], got {self.sigma}")
 
@@ -297,7 +304,7 @@ def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_at
         t_a, b_a = _attention_stage(model, precision, attn_hardware, a, req_mb, context, tokens_per_request)
         t_f, b_f = _ffn_stage(model, precision, ffn_hardware, a, arriving, local, sigma)
         send, recv = afd_transfer_work(model, precision, attn_hardware, ffn_hardware, t_mb, na, nf, superpod,
-                                       a.afd_two_stage)
+                                       a.afd_two_stage, a.afd_destinations)
         recv = recv.network_scaled(1.0 / sigma)
         st_send, st_recv = _time(send, attn_hardware, a), _time(recv, ffn_hardware, a)
         t_c = np.maximum(st_send[0], st_recv[0])

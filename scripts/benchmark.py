@@ -3,6 +3,7 @@ the library's hot spots (the Figure 4 grid, the routing Monte-Carlo).
 
     .venv/bin/python scripts/benchmark.py            # everything
     .venv/bin/python scripts/benchmark.py --no-book  # skip the book build
+    .venv-aic/bin/python scripts/benchmark.py --aiconfigurator-only   # against aiconfigurator
 
 Prints wall-clock seconds; run it on an idle machine. The target is about a minute for the
 whole book on 2 cores.
@@ -19,6 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
+sys.path.insert(0, str(ROOT))
 
 
 def timed(cmd: list[str], repeat: int = 1) -> float:
@@ -94,11 +96,67 @@ def advise_and_maps() -> None:
           f"({rm.seconds / rm.points * 1e6:.1f} us each; 10^8 would take {rm.seconds / rm.points * 1e8 / 60:.0f} min)")
 
 
+def versus_aiconfigurator() -> None:
+    """One prediction and a 100-point sweep (DeepSeek-V3, H200, EP8, 4096 cached tokens, 1..100
+    requests per GPU) through aiconfigurator's public API and through ours, in this one process.
+    Needs the optional extra (pip install -e '.[aiconfigurator]'); skipped without it."""
+    try:
+        import logging
+        import warnings
+
+        from aiconfigurator.cli.api import cli_estimate
+    except ImportError:
+        print("aiconfigurator not installed: comparison skipped (pip install -e '.[aiconfigurator]')")
+        return
+    import numpy as np
+
+    from afdlib.aiconfigurator import Setting, our_step, tool_kwargs
+    warnings.filterwarnings("ignore")
+    logging.disable(logging.WARNING)
+    base = Setting("bench", "grid", "ep", "deepseek-v3", "h200", "h200_sxm", "trtllm", 128, 4096, ep_size=8)
+    cli_estimate(**tool_kwargs(base))          # first call loads its database: not counted
+    t0 = time.perf_counter()
+    cli_estimate(**tool_kwargs(base))
+    theirs_one = time.perf_counter() - t0
+    our_step(base)                             # warm the catalogue cache likewise
+    t0 = time.perf_counter()
+    our_step(base)
+    ours_one = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for b in range(1, 101):
+        cli_estimate(**tool_kwargs(Setting("bench", "grid", "ep", "deepseek-v3", "h200", "h200_sxm", "trtllm", b,
+                                           4096, ep_size=8)))
+    theirs_sweep = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for b in range(1, 101):
+        our_step(Setting("bench", "grid", "ep", "deepseek-v3", "h200", "h200_sxm", "trtllm", b, 4096, ep_size=8))
+    ours_loop = time.perf_counter() - t0
+    from afdlib.catalog import load_hardware, load_model
+    from afdlib.decode import ep_step
+    from afdlib.specs import Budget, Precision
+    model, hw = load_model("deepseek-v3", profile="reference"), load_hardware("h200", profile="datasheet")
+    prec = Precision(kv_cache="fp8", dispatch="bf16")
+    t0 = time.perf_counter()
+    ep_step(model, hw, 8, np.arange(1, 101, dtype=float), 4096, Budget(l_accept=1.0, t_gap_s=0.0), prec)
+    ours_vector = time.perf_counter() - t0
+    print(f"one prediction: aiconfigurator {theirs_one:.3f} s, ours {ours_one * 1e3:.2f} ms "
+          f"({theirs_one / ours_one:,.0f}x)")
+    print(f"100-point sweep: aiconfigurator {theirs_sweep:.1f} s, ours {ours_loop:.3f} s one call per point "
+          f"({theirs_sweep / ours_loop:,.0f}x), {ours_vector * 1e3:.2f} ms as one vectorised call "
+          f"({theirs_sweep / ours_vector:,.0f}x)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--no-book", action="store_true")
+    ap.add_argument("--aiconfigurator-only", action="store_true",
+                    help="only the side-by-side with aiconfigurator (run with its virtual environment)")
     args = ap.parse_args()
     print(f"cores: {os.cpu_count()}")
+    if args.aiconfigurator_only:
+        versus_aiconfigurator()
+        return
+    versus_aiconfigurator()
     library()
     decode_sweep()
     advise_and_maps()
