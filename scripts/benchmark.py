@@ -96,7 +96,7 @@ def advise_and_maps() -> None:
           f"({rm.seconds / rm.points * 1e6:.1f} us each; 10^8 would take {rm.seconds / rm.points * 1e8 / 60:.0f} min)")
 
 
-def versus_aiconfigurator() -> None:
+def versus_aiconfigurator(write: Path | None = None) -> None:
     """One prediction and a 100-point sweep (DeepSeek-V3, H200, EP8, 4096 cached tokens, 1..100
     requests per GPU) through aiconfigurator's public API and through ours, in this one process.
     Needs the optional extra (pip install -e '.[aiconfigurator]'); skipped without it."""
@@ -139,6 +139,19 @@ def versus_aiconfigurator() -> None:
     t0 = time.perf_counter()
     ep_step(model, hw, 8, np.arange(1, 101, dtype=float), 4096, Budget(l_accept=1.0, t_gap_s=0.0), prec)
     ours_vector = time.perf_counter() - t0
+    if write:
+        import csv
+        import datetime
+
+        import aiconfigurator
+        with open(write, "w", newline="") as fh:
+            w = csv.writer(fh, lineterminator="\n")
+            w.writerow(["what", "aiconfigurator_s", "ours_s", "cores", "tool_version", "run_date"])
+            meta = [os.cpu_count(), aiconfigurator.__version__, datetime.date.today().isoformat()]
+            w.writerow(["one prediction", f"{theirs_one:.4g}", f"{ours_one:.4g}", *meta])
+            w.writerow(["100-point sweep, one call per point", f"{theirs_sweep:.4g}", f"{ours_loop:.4g}", *meta])
+            w.writerow(["100-point sweep, ours as one vectorised call", f"{theirs_sweep:.4g}", f"{ours_vector:.4g}",
+                        *meta])
     print(f"one prediction: aiconfigurator {theirs_one:.3f} s, ours {ours_one * 1e3:.2f} ms "
           f"({theirs_one / ours_one:,.0f}x)")
     print(f"100-point sweep: aiconfigurator {theirs_sweep:.1f} s, ours {ours_loop:.3f} s one call per point "
@@ -151,10 +164,12 @@ def main() -> None:
     ap.add_argument("--no-book", action="store_true")
     ap.add_argument("--aiconfigurator-only", action="store_true",
                     help="only the side-by-side with aiconfigurator (run with its virtual environment)")
+    ap.add_argument("--write-speed", type=Path, metavar="CSV",
+                    help="also write the side-by-side timings (the book reads data/aiconfigurator_speed.csv)")
     args = ap.parse_args()
     print(f"cores: {os.cpu_count()}")
     if args.aiconfigurator_only:
-        versus_aiconfigurator()
+        versus_aiconfigurator(args.write_speed)
         return
     versus_aiconfigurator()
     library()

@@ -182,3 +182,20 @@ def test_our_step_uses_the_settings_gpus():
     st = our_step(s)
     # tokens/s per GPU counts both pools: 8 attention GPUs x 64 requests / TPOT / 24 GPUs
     assert float(st.tokens_per_s_per_gpu) == pytest.approx(8 * 64 / float(st.tpot_s) / 24)
+
+
+def test_speed_file_is_a_side_by_side_measurement():
+    """data/aiconfigurator_speed.csv (scripts/benchmark.py --write-speed): both tools timed on the
+    same work in one process, with the machine's cores and the tool's version."""
+    from afdlib.catalog import data_dir
+    with open(data_dir() / "aiconfigurator_speed.csv", newline="") as fh:
+        rows = {r["what"]: r for r in csv.DictReader(fh)}
+    assert set(rows) == {"one prediction", "100-point sweep, one call per point",
+                         "100-point sweep, ours as one vectorised call"}
+    for r in rows.values():
+        assert float(r["aiconfigurator_s"]) > 0 and float(r["ours_s"]) > 0
+        assert r["tool_version"] == TOOL_VERSION and int(r["cores"]) >= 1 and r["run_date"]
+    # the sweep is 100 of the tool's single predictions
+    one = float(rows["one prediction"]["aiconfigurator_s"])
+    sweep = float(rows["100-point sweep, one call per point"]["aiconfigurator_s"])
+    assert 50 * one < sweep < 200 * one
