@@ -223,7 +223,7 @@ def timelines_figure(cases: dict, alpha_measured: dict):
     fig, axes = plt.subplots(rows, cols, figsize=(12, 3.25 * rows), squeeze=False)
     for ax, case in zip(axes.flat, shown):
         bars = cases[case].bars
-        lanes = sorted({b.lane for b in bars}, key=lambda s: (s.startswith("FFN"), s == "network", s))
+        lanes = sorted({b.lane for b in bars}, key=lambda s: (s.startswith("FFN"), s.startswith("network"), s))
         y = {lane: i for i, lane in enumerate(lanes)}
         for b in bars:
             ax.barh(y[b.lane], b.duration, left=b.start, color=STAGE_COLOURS[b.stage], edgecolor="white", height=0.8,

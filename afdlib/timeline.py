@@ -1,8 +1,8 @@
 """Timelines of one decode step, drawn from the model (paper Fig. 5): where imbalance loses time.
 
-Both designs are scheduled by one event loop (:func:`schedule`): micro-batches cycle through
-attention -> dispatch -> FFN -> combine in every layer; each resource serves one micro-batch at a
-time, first come first served. A stage lasts as long as its most loaded node or rank (the others
+Both designs are scheduled by the one scheduling core (:func:`afdlib.pipeline.run`, through
+:func:`schedule`): micro-batches cycle through attention -> dispatch -> FFN -> combine in every
+layer; each resource serves one micro-batch at a time, in program order. A stage lasts as long as its most loaded node or rank (the others
 idle until the all-to-all), and the bars show every lane.
 
 * :func:`ep_timeline`: large-scale EP with two micro-batches (DeepSeek's dual-batch overlap): every
@@ -10,7 +10,7 @@ idle until the all-to-all), and the bars show every lane.
   use the ``network`` and hide behind the other micro-batch's compute when short enough
   (t_B = t_a + t_f, the paper's EP form).
 * :func:`afd_timeline`: AFD with ``n_microbatches`` (3 for 3BO) cycling through the attention pool,
-  the network and the FFN pool, three separate resources.
+  the network (dispatch and combine on its two directions) and the FFN pool.
 
 Loads are per node or rank, relative to a balanced load of 1; times are in any unit (t_B = 1).
 """
@@ -41,29 +41,16 @@ class Bar:
 
 def schedule(ops: list[tuple[str, str, float]], n_microbatches: int, n_layers: int
              ) -> list[tuple[str, int, float, float]]:
-    """Event-driven schedule of ``n_layers`` repetitions of ``ops`` for every micro-batch.
+    """Schedule ``n_layers`` repetitions of ``ops`` for every micro-batch, by the one scheduling
+    core (:func:`afdlib.pipeline.run`: each resource in program order).
 
-    ``ops`` lists (stage, resource, duration) in order. A micro-batch's next op is ready when its
-    previous op ends; among ready ops the one that can start earliest runs first (ties: lower
-    micro-batch). Returns (stage, micro-batch, start, duration) events.
+    ``ops`` lists (stage, resource, duration) in order. Returns (stage, micro-batch, start,
+    duration) events.
     """
-    if n_microbatches < 1 or n_layers < 1:
-        raise AfdError(f"need at least one micro-batch and one layer, got {n_microbatches} and {n_layers}")
-    free = {resource: 0.0 for _, resource, _ in ops}
-    pending = [(0.0, mb, 0) for mb in range(n_microbatches)]  # (ready time, micro-batch, op index)
-    total = len(ops) * n_layers
-    events = []
-    while pending:
-        item = min(pending, key=lambda it: (max(it[0], free[ops[it[2] % len(ops)][1]]), it[1]))
-        pending.remove(item)
-        ready, mb, k = item
-        stage, resource, duration = ops[k % len(ops)]
-        start = max(ready, free[resource])
-        free[resource] = start + duration
-        events.append((stage, mb, start, duration))
-        if k + 1 < total:
-            pending.append((start + duration, mb, k + 1))
-    return events
+    from .pipeline import run
+    r = run([(stage, resource) for stage, resource, _ in ops], lambda k, layer, b: ops[k][2], n_microbatches,
+            n_layers, record=True)
+    return [(stage, b, start, d) for stage, b, _, start, d in r.events]
 
 
 def _bars(events, lanes: dict[str, list[tuple[str, float]]], times: dict[str, float]) -> tuple[list[Bar], float]:
@@ -110,14 +97,14 @@ def afd_timeline(t_a: float, t_f: float, t_c: float, attn_loads: ArrayLike, ffn_
                  n_layers: int = 2, n_microbatches: int = 3) -> tuple[list[Bar], float]:
     """AFD pipeline; returns bars (idle included) and the makespan.
 
-    Resources: the attention pool, the network (dispatch and combine take ``t_c / 2`` each) and
-    the FFN pool.
+    Resources: the attention pool, the two directions of the network (dispatch to the FFN pool
+    and combine back, ``t_c / 2`` each: full-duplex links) and the FFN pool.
     """
     a, f = np.asarray(attn_loads, dtype=float), np.asarray(ffn_loads, dtype=float)
-    ops = [("attention", "attention", a.max() * t_a), ("dispatch", "network", t_c / 2),
-           ("ffn", "ffn", f.max() * t_f), ("combine", "network", t_c / 2)]
+    ops = [("attention", "attention", a.max() * t_a), ("dispatch", "to FFN", t_c / 2),
+           ("ffn", "ffn", f.max() * t_f), ("combine", "to attention", t_c / 2)]
     lanes = {"attention": [(f"attention {i}", x) for i, x in enumerate(a)],
-             "dispatch": [("network", 1.0)], "combine": [("network", 1.0)],
+             "dispatch": [("network, to FFN", 1.0)], "combine": [("network, to attention", 1.0)],
              "ffn": [(f"FFN {i}", x) for i, x in enumerate(f)]}
     return _bars(schedule(ops, n_microbatches, n_layers), lanes,
                  {"attention": t_a, "ffn": t_f, "dispatch": t_c / 2, "combine": t_c / 2})

@@ -23,7 +23,8 @@
 # per-node loads, not drawn by hand. Large-scale EP runs two micro-batches (DeepSeek's dual-batch
 # overlap): each rank computes attention and its experts on the same GPU, and one micro-batch's
 # dispatch and combine cross the network while the other computes. AFD cycles three micro-batches
-# through the attention pool, the network and the FFN pool (3BO). Each stage lasts as long as its
+# through the attention pool, the network (dispatch and combine on its two directions) and the
+# FFN pool (3BO). Each stage lasts as long as its
 # most loaded rank or node; grey is idle time; AFD bars carry their micro-batch number.
 
 # %% tags=["parameters"]
