@@ -274,7 +274,7 @@ def ep_step(model: Model, hardware: Hardware, ep_size: ArrayLike, requests: Arra
     return Step("ep", *np.broadcast_arrays(req, step, step / budget.l_accept, rate, t_att, t_ffn, t_comm, layer,
                                            b_att, b_ffn, b_comm, sigma, memory, fits),
                 extra={"dense_layer_s": dense, "lm_head_s": head, "mtp_s": mtp, "t_gap_s": budget.t_gap_s,
-                       "tokens_per_request": q, "memory": {"GPU": room}})
+                       "tokens_per_request": q, "ep_micro_batches": m, "memory": {"GPU": room}})
 
 
 def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_attn: ArrayLike, n_ffn: ArrayLike,

@@ -149,8 +149,10 @@ DISTRIBUTIONS = {"lognormal": lognormal_factors, "gamma": gamma_factors}
 class Jitter:
     """Random stage times: each stage's time is its mean times a factor of mean one, drawn per
     step, layer and micro-batch. ``cv_*``: coefficients of variation (``distribution``:
-    lognormal or gamma); ``ffn_factors``: an empirical straggler distribution for the FFN stage
-    (resampled and rescaled to mean one; combined with ``cv_ffn`` when both are given)."""
+    lognormal or gamma); ``ffn_factors``: an empirical straggler distribution for the FFN stage,
+    one row per layer (each row rescaled to mean one, so that what differs between layers in the
+    long run stays in the mean stage time, and only the step-to-step spread is jitter), resampled
+    per op and combined with ``cv_ffn`` when both are given."""
 
     cv_attn: float = 0.0
     cv_ffn: float = 0.0
@@ -180,8 +182,8 @@ def straggler_factors(popularity: ArrayLike, tokens: int, ranks: int, experts_pe
     """The FFN stage's straggler factors: the busiest rank's load over the mean (1 / sigma) for
     routing samples of ``tokens`` tokens over ``ranks`` ranks, ``samples`` per row of
     ``popularity`` (one row per layer: measured expert loads, or ones for uniform routing), with
-    an EPLB-style placement of ``redundant`` replicas fitted to each row. Returns one factor per
-    (layer, sample), flattened."""
+    an EPLB-style placement of ``redundant`` replicas fitted to each row. Returns the factors,
+    shape (layers, samples)."""
     from .balance import balancedness, eplb_placement, route_tokens
     p = np.atleast_2d(np.asarray(popularity, dtype=float))
     if tokens < 1 or ranks < 1 or samples < 1:
@@ -192,7 +194,23 @@ def straggler_factors(popularity: ArrayLike, tokens: int, ranks: int, experts_pe
         batches = np.stack([route_tokens(int(tokens), experts_per_token, row, rng) for _ in range(samples)])
         sigma = balancedness(eplb_placement(row, ranks, redundant).rank_loads(batches))
         out.append(1.0 / np.asarray(sigma, dtype=float))
-    return np.concatenate(out)
+    return np.stack(out)
+
+
+def stage_times_of(step, design: str, moe_layers: int) -> dict:
+    """Per-micro-batch stage times of a decode-model step (:class:`afdlib.decode.Step`) for the
+    simulator: ``t_attn``, ``t_ffn``, ``t_comm`` (s), the micro-batches, the MoE layers, and
+    ``extra_s``, the rest of the step (dense layers, LM head, MTP drafts, fixed gap) taken as
+    constant. EP steps report a layer's times over all micro-batches: they are divided here."""
+    if design == "ep":
+        m = int(step.extra.get("ep_micro_batches", 2))
+        per = {k: float(getattr(step, k)) / m for k in ("t_attn", "t_ffn", "t_comm")}
+    else:
+        m = int(step.extra["micro_batches"])
+        per = {k: float(getattr(step, k)) for k in ("t_attn", "t_ffn", "t_comm")}
+    extra = float(step.step_s) - moe_layers * float(step.t_layer)
+    return {**per, "micro_batches": m, "n_layers": int(moe_layers), "extra_s": max(extra, 0.0),
+            "l_accept": float(step.step_s) / float(step.tpot_s)}
 
 
 @dataclass(frozen=True)
@@ -239,7 +257,8 @@ def simulate(design: str, t_attn: ArrayLike, t_ffn: ArrayLike, t_comm: ArrayLike
     ffn_pool = None
     if jitter.ffn_factors is not None:
         f = np.asarray(jitter.ffn_factors, dtype=float)
-        ffn_pool = f / f.mean()
+        f = np.atleast_2d(f)
+        ffn_pool = (f / f.mean(axis=1, keepdims=True)).ravel()
     cv = {"attention": jitter.cv_attn, "ffn": jitter.cv_ffn, "comm": jitter.cv_comm, "dispatch": jitter.cv_comm,
           "combine": jitter.cv_comm}
     total, busy_a, busy_f, makespans = 0.0, 0.0, 0.0, []
