@@ -215,6 +215,22 @@ def penalty_figure(table: pd.DataFrame, lambda_min: float, lambda_max: float):
     return fig
 
 
+def _lanes_panel(ax, bars, title: str) -> None:
+    """One timeline: a bar per op on its lane, coloured by stage, numbered by micro-batch."""
+    lanes = sorted({b.lane for b in bars}, key=lambda s: (s.startswith("FFN"), s.startswith("network"), s))
+    y = {lane: i for i, lane in enumerate(lanes)}
+    for b in bars:
+        ax.barh(y[b.lane], b.duration, left=b.start, color=STAGE_COLOURS[b.stage], edgecolor="white", height=0.8,
+                hatch="//" if b.stage == "idle" else None)
+        if b.stage in ("attention", "ffn") and b.duration > 0.3:
+            ax.text(b.start + b.duration / 2, y[b.lane], str(b.microbatch), ha="center", va="center", fontsize=7,
+                    color="white")
+    ax.set_yticks(range(len(lanes)), lanes, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_title(title, fontsize=10)
+    ax.set_xlabel("time (units of t_B)")
+
+
 def timelines_figure(cases: dict, alpha_measured: dict):
     """Fig. 5: one panel per imbalanced case; bars per lane, coloured by stage, numbered by micro-batch."""
     shown = [c for c in cases if "balanced" not in c]
@@ -222,19 +238,7 @@ def timelines_figure(cases: dict, alpha_measured: dict):
     rows = int(np.ceil(len(shown) / cols))
     fig, axes = plt.subplots(rows, cols, figsize=(12, 3.25 * rows), squeeze=False)
     for ax, case in zip(axes.flat, shown):
-        bars = cases[case].bars
-        lanes = sorted({b.lane for b in bars}, key=lambda s: (s.startswith("FFN"), s.startswith("network"), s))
-        y = {lane: i for i, lane in enumerate(lanes)}
-        for b in bars:
-            ax.barh(y[b.lane], b.duration, left=b.start, color=STAGE_COLOURS[b.stage], edgecolor="white", height=0.8,
-                    hatch="//" if b.stage == "idle" else None)
-            if b.stage in ("attention", "ffn") and b.duration > 0.3:
-                ax.text(b.start + b.duration / 2, y[b.lane], str(b.microbatch), ha="center", va="center", fontsize=7,
-                        color="white")
-        ax.set_yticks(range(len(lanes)), lanes, fontsize=8)
-        ax.invert_yaxis()
-        ax.set_title(f"{case}: throughput {alpha_measured[case]:.3f} of balanced", fontsize=10)
-        ax.set_xlabel("time (units of t_B)")
+        _lanes_panel(ax, cases[case].bars, f"{case}: throughput {alpha_measured[case]:.3f} of balanced")
     for ax in axes.flat[len(shown):]:
         ax.set_visible(False)
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in STAGE_COLOURS.values()]
@@ -530,5 +534,64 @@ def aic_stage_figure(comp: pd.DataFrame):
     handles = [plt.Line2D([], [], ls="", marker="o", color=c, label=h.upper()) for h, c in _SYSTEM_COLOURS.items()
                if h in set(grid.hardware)]
     ax.legend(handles=handles, fontsize=8, ncol=4, loc="lower left")
+    fig.tight_layout()
+    return fig
+
+
+def overlap_timelines_figure(timelines: dict):
+    """Figure 1(b) of the paper from the scheduler: one panel per case (title -> (bars, makespan)),
+    stacked, on a shared time axis."""
+    fig, axes = plt.subplots(len(timelines), 1, figsize=(9.6, 2.5 * len(timelines)), sharex=True, squeeze=False)
+    for ax, (title, (bars, _)) in zip(axes[:, 0], timelines.items()):
+        _lanes_panel(ax, bars, title)
+    for ax in axes[:-1, 0]:
+        ax.set_xlabel("")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in STAGE_COLOURS.values()]
+    fig.legend(handles, list(STAGE_COLOURS), loc="lower center", ncol=5, fontsize=8, bbox_to_anchor=(0.5, -0.04))
+    fig.tight_layout()
+    return fig
+
+
+_MB_COLOURS = {1: "#999999", 2: "#1b9e77", 3: "#d95f02", 4: "#7570b3"}
+
+
+def jitter_ideal_figure(table: pd.DataFrame):
+    """Balanced stages under jitter: (a) relative throughput loss, (b) throughput over the
+    jitter-free 3BO's, against the CV of the FFN and network stages, one line per micro-batch count."""
+    fig, (a, b) = plt.subplots(1, 2, figsize=(9.6, 3.8))
+    for m, g in table.groupby("micro_batches"):
+        g = g.sort_values("cv")
+        a.plot(g.cv, g.throughput_loss, marker="o", ms=4, color=_MB_COLOURS.get(m, "black"), label=f"{m} micro-batches")
+        b.plot(g.cv, g.throughput, marker="o", ms=4, color=_MB_COLOURS.get(m, "black"), label=f"{m} micro-batches")
+    a.set_ylabel("throughput loss (vs the same without jitter)")
+    b.set_ylabel("throughput (jitter-free 3BO = 1)")
+    for ax, tag in ((a, "(a)"), (b, "(b)")):
+        ax.set_xlabel("coefficient of variation of t_f and t_c")
+        ax.set_title(tag, loc="left", fontsize=10)
+    a.yaxis.set_major_formatter(PercentFormatter(1.0))
+    a.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def jitter_deployment_figure(table: pd.DataFrame):
+    """Deployments under jitter: (a) relative loss at the deployment's batch (AFD solid by
+    micro-batches, EP dashed), (b) AFD's tokens/s per GPU at the largest batch that still meets
+    the SLO, against the CV."""
+    fig, (a, b) = plt.subplots(1, 2, figsize=(9.6, 3.8))
+    for (design, m), g in table.groupby(["design", "micro_batches"]):
+        g = g.sort_values("cv")
+        style = dict(marker="o" if design == "afd" else "s", ms=4, color=_MB_COLOURS.get(m, "black"),
+                     ls="-" if design == "afd" else "--", label=f"{design.upper()}, {m} micro-batch{'es' if m > 1 else ''}")
+        a.plot(g.cv, g.throughput_loss, **style)
+        if design == "afd":   # EP's absolute figures depend on its overlap assumption: relative loss only
+            b.plot(g.cv, g.tokens_per_s_per_gpu_slo, **style)
+    a.set_ylabel("throughput loss at the same batch")
+    b.set_ylabel("AFD tokens/s per GPU within the SLO")
+    for ax, tag in ((a, "(a)"), (b, "(b)")):
+        ax.set_xlabel("coefficient of variation of t_f and t_c")
+        ax.set_title(tag, loc="left", fontsize=10)
+    a.yaxis.set_major_formatter(PercentFormatter(1.0))
+    a.legend(fontsize=7)
     fig.tight_layout()
     return fig

@@ -139,6 +139,29 @@ def test_sweet_spots_small(tmp_path):
 
 
 @pytest.mark.notebook
+def test_pipeline_jitter_on_h200(tmp_path):
+    out = execute("pipeline_jitter", tmp_path, hardware="h200", cvs=[0.0, 0.2], ideal_cvs=[0.0, 0.2], steps=100)
+    dep = pd.read_csv(out / "pipeline_deployments.csv")
+    assert set(dep.design) == {"afd", "ep"} and set(dep.cv) == {0.0, 0.2}
+    assert (dep[dep.cv == 0].throughput_loss.abs() < 0.01).all()          # routing stragglers alone: little
+    assert (dep[dep.cv == 0.2].throughput_loss.to_numpy() > dep[dep.cv == 0].throughput_loss.to_numpy() - 1e-3).all()
+    ideal = pd.read_csv(out / "pipeline_ideal.csv").set_index(["micro_batches", "cv"])
+    assert ideal.throughput_loss[(3, 0.2)] > ideal.throughput_loss[(2, 0.2)]   # 3BO the most fragile
+    assert ideal.throughput[(3, 0.0)] == pytest.approx(1.0)
+
+
+@pytest.mark.notebook
+def test_aiconfigurator_comparison_with_other_kernel_cost(tmp_path):
+    out = execute("aiconfigurator_comparison", tmp_path, kernel_overhead_us=10.0)
+    comp = pd.read_csv(out / "aiconfigurator_comparison.csv")
+    assert len(comp) >= 30 and set(comp.design) == {"ep", "afd"}
+    # a larger fixed cost per kernel makes every one of our predictions slower than the default's
+    (tmp_path / "base").mkdir()
+    base = pd.read_csv(execute("aiconfigurator_comparison", tmp_path / "base") / "aiconfigurator_comparison.csv")
+    assert (comp.our_tpot_ms.to_numpy() > base.our_tpot_ms.to_numpy()).all()
+
+
+@pytest.mark.notebook
 @pytest.mark.parametrize("parameters, message", [
     ({"sigmaz": [0.8]}, "unknown notebook parameter(s) sigmaz"),
     ({"n_ffn_values": "abc"}, "notebook parameter 'n_ffn_values' must be a list"),
