@@ -15,7 +15,9 @@ One concept per module, pure functions over plain data, SI units inside:
 * ``imbalance``: the imbalance penalty, with the corrected AFD constant (Figs. 5-6)
 * ``routing``, ``balance``: expert popularity, balancedness from routing statistics, EPLB placement
 * ``imbalance_cost``: measured imbalance through the penalty, per design
-* ``timeline``: scheduled timelines of one decode step (Fig. 5)
+* ``pipeline``: the one scheduling core, and the batch-overlap pipeline simulated under jitter
+* ``timeline``: scheduled timelines of one decode step (Fig. 5), on the pipeline's core
+* ``aiconfigurator``: the side-by-side with NVIDIA aiconfigurator (its committed predictions)
 * ``figures``, ``plotting``: the book's figures; ``book``: the papermill -> jupyter-book build
 * ``cli``: the ``afd`` command
 """

@@ -74,7 +74,6 @@ from myst_nb import glue
 from afdlib.attention import attention_kernels
 from afdlib.balance import counts_or_fit, default_counts_dir, moe_layers
 from afdlib.catalog import data_dir, load_hardware, load_model
-from afdlib.decode import Assumptions
 from afdlib.figures import jitter_deployment_figure, jitter_ideal_figure, overlap_timelines_figure
 from afdlib.pipeline import (best_configs, constant_step, ideal_sweep, jitter_study, megascale_min_microbatches)
 from afdlib.plotting import save_data, save_figure, setup_style

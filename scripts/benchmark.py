@@ -77,6 +77,15 @@ def decode_sweep() -> None:
               f"{best:.3f} s = {best / points * 1e6:.2f} us per point (target <= 10)")
 
 
+def pipeline_simulation() -> None:
+    """10^5 decode steps of a 61-layer AFD 3BO pipeline under jitter (the simulator's target: about 2 s)."""
+    from afdlib.pipeline import Jitter, simulate
+    t0 = time.perf_counter()
+    simulate("afd", 1.0, 1.0, 1.0, 3, 61, steps=100_000, jitter=Jitter(cv_ffn=0.2, cv_comm=0.2), seed=0)
+    print(f"pipeline simulator, 10^5 steps x 61 layers x 3 micro-batches under jitter: "
+          f"{time.perf_counter() - t0:.2f} s (target about 2 s)")
+
+
 def advise_and_maps() -> None:
     """afd advise in the library (one pair, with reasons) and a 12 x 12 sweet-spot map."""
     import numpy as np
@@ -174,6 +183,7 @@ def main() -> None:
     versus_aiconfigurator()
     library()
     decode_sweep()
+    pipeline_simulation()
     advise_and_maps()
     afd = str(BIN / "afd")
     for argv in (["intensity", "--model", "deepseek-v3", "--hardware", "h800", "--json"], ["catalog", "--json"],
