@@ -17,15 +17,34 @@ def read_json(path: str | Path) -> Any:
         raise AfdError(f"{path}: not valid JSON ({e})") from None
 
 
+_PARSED: dict = {}
+
+
 def read_yaml(path: str | Path) -> Any:
-    """Parsed YAML of ``path``; :class:`AfdError` naming the file when it is missing or malformed."""
+    """Parsed YAML of ``path``; :class:`AfdError` naming the file when it is missing or malformed.
+
+    Each file is parsed once per process and size/modification time (libyaml's loader where
+    available); callers get their own deep copy, so editing a file or the result is safe."""
+    import copy
+
     import yaml
     path = Path(path)
+    try:
+        st = path.stat()
+        key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    except OSError:
+        key = None
+    if key is not None and key in _PARSED:
+        return copy.deepcopy(_PARSED[key])
     text = _text(path)
     try:
-        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as e:
         raise AfdError(f"{path}: not valid YAML ({str(e).splitlines()[0]})") from None
+    if key is not None:
+        _PARSED[key] = doc
+        return copy.deepcopy(doc)
+    return doc
 
 
 def _text(path: Path) -> str:
