@@ -345,16 +345,40 @@ MAX_REQUESTS = 2 ** 16
 """Largest batch per GPU the searches consider."""
 
 
-def largest_batch(step_of, slo_s: float, shape: tuple = (), hi: int = MAX_REQUESTS) -> np.ndarray:
+def largest_batch(step_of, slo_s: float, shape: tuple = (), hi: int = MAX_REQUESTS, grid: int = 16) -> np.ndarray:
     """Per element of ``shape``, the largest integer number of requests (0..hi) whose step fits in
-    memory and meets ``slo_s``; 0 where even one request does not. Vectorised bisection (TPOT and
-    memory grow with the batch); ``step_of(requests_array)`` returns a :class:`Step`."""
+    memory and meets ``slo_s``; 0 where even one request does not. TPOT and memory grow with the
+    batch, so the feasible batches are 1..n: two vectorised grids of ``grid`` batches each (one
+    geometric over 1..hi, one linear inside the bracket it finds) narrow the search, then
+    bisection finishes it. ``step_of(requests_array)`` returns a :class:`Step`; the requests may
+    carry a leading grid axis in front of ``shape``."""
     lo = np.zeros(shape)
     top = np.full(shape, float(hi))
+
+    def ok_of(requests):
+        st = step_of(requests)
+        return np.broadcast_to(st.fits_memory & (st.tpot_s <= slo_s), requests.shape)
+
+    f = np.linspace(0.0, 1.0, grid).reshape((grid,) + (1,) * len(shape))
+    for geometric in (True, False):
+        if not np.any(top > lo):
+            break
+        first = lo + 1
+        if geometric:
+            pts = np.ceil(np.exp(np.log(first) + f * (np.log(np.maximum(top, first)) - np.log(first))) - 1e-9)
+        else:
+            pts = np.ceil(first + f * (np.maximum(top, first) - first) - 1e-9)
+        pts = np.minimum(pts, top)
+        ok = ok_of(pts) & (top > lo)
+        last = grid - 1 - np.argmax(ok[::-1], axis=0)                   # index of the last feasible point
+        any_ok = ok.any(axis=0)
+        best = np.take_along_axis(pts, last[None], axis=0)[0]
+        nxt = np.take_along_axis(pts, np.minimum(last + 1, grid - 1)[None], axis=0)[0]
+        new_top = np.where(any_ok, np.where(last == grid - 1, top, nxt - 1), pts[0] - 1)
+        lo, top = np.where(any_ok, best, lo), np.where(top > lo, np.maximum(new_top, np.where(any_ok, best, lo)), top)
     while np.any(top > lo):
         mid = np.ceil((lo + top) / 2)
-        st = step_of(mid)
-        ok = np.broadcast_to(st.fits_memory & (st.tpot_s <= slo_s), shape)
+        ok = ok_of(mid)
         lo, top = np.where(ok, mid, lo), np.where(ok, top, mid - 1)
     return lo
 

@@ -115,16 +115,17 @@ def stage_time(works: Work | Sequence[Work], hardware, compute_efficiency: Array
     per_op = [tier_times(w, hardware, compute_efficiency) for w in works]
     fixed = [np.asarray(w.fixed_s, dtype=float) for w in works]
     shape = np.broadcast_shapes(*(t.shape[1:] for t in per_op), *(f.shape for f in fixed))
-    binding = np.zeros((len(TIERS),) + shape)
-    serial = np.zeros(shape)
-    per_op = [t.reshape((len(TIERS),) + (1,) * (len(shape) - t.ndim + 1) + t.shape[1:]) for t in per_op]
-    for t, f in zip(per_op, fixed):
-        t = np.broadcast_to(t, (len(TIERS),) + shape)
-        k = np.argmax(t, axis=0)
-        binding += np.where(np.arange(len(TIERS)).reshape((-1,) + (1,) * len(shape)) == k, t, 0.0)
-        serial = serial + t.sum(axis=0) + f
-    seconds = binding.sum(axis=0) + sum(np.broadcast_to(f, shape) for f in fixed)
-    tiers = np.stack([sum(np.broadcast_to(t[i], shape) for t in per_op) for i in range(len(TIERS))])
+    n = len(TIERS)
+    # one array (operators, tiers, *shape): each operator's binding tier, then sums over operators
+    ops = np.stack([np.broadcast_to(t.reshape((n,) + (1,) * (len(shape) - t.ndim + 1) + t.shape[1:]),
+                                    (n,) + shape) for t in per_op])
+    fixed_total = np.broadcast_to(sum(fixed), shape)
+    k = np.argmax(ops, axis=1)                                            # (operators, *shape)
+    picked = np.take_along_axis(ops, k[:, None], axis=1)[:, 0]            # each operator's time
+    binding = np.where(np.arange(n).reshape((1, n) + (1,) * len(shape)) == k[:, None], ops, 0.0).sum(axis=0)
+    seconds = picked.sum(axis=0) + fixed_total
+    serial = ops.sum(axis=(0, 1)) + fixed_total
+    tiers = ops.sum(axis=0)
     return StageTime(seconds=seconds, serial=serial, bound=np.argmax(binding, axis=0), tiers=tiers)
 
 
