@@ -344,13 +344,17 @@ def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_at
 MAX_REQUESTS = 2 ** 16
 """Largest batch per GPU the searches consider."""
 
+GRID_SEARCH_MAX = 1 << 14
+"""Largest (cells x grid points) for which :func:`largest_batch` narrows with grids first."""
+
 
 def largest_batch(step_of, slo_s: float, shape: tuple = (), hi: int = MAX_REQUESTS, grid: int = 16) -> np.ndarray:
     """Per element of ``shape``, the largest integer number of requests (0..hi) whose step fits in
     memory and meets ``slo_s``; 0 where even one request does not. TPOT and memory grow with the
     batch, so the feasible batches are 1..n: two vectorised grids of ``grid`` batches each (one
     geometric over 1..hi, one linear inside the bracket it finds) narrow the search, then
-    bisection finishes it. ``step_of(requests_array)`` returns a :class:`Step`; the requests may
+    bisection finishes it (on large arrays, more than :data:`GRID_SEARCH_MAX` points, bisection
+    alone). ``step_of(requests_array)`` returns a :class:`Step`; the requests may
     carry a leading grid axis in front of ``shape``."""
     lo = np.zeros(shape)
     top = np.full(shape, float(hi))
@@ -360,7 +364,10 @@ def largest_batch(step_of, slo_s: float, shape: tuple = (), hi: int = MAX_REQUES
         return np.broadcast_to(st.fits_memory & (st.tpot_s <= slo_s), requests.shape)
 
     f = np.linspace(0.0, 1.0, grid).reshape((grid,) + (1,) * len(shape))
-    for geometric in (True, False):
+    # the grids pay when each evaluation is dominated by its fixed cost (small arrays); on large
+    # arrays (maps of candidates) plain bisection does less work
+    passes = (True, False) if int(np.prod(shape)) * grid <= GRID_SEARCH_MAX else ()
+    for geometric in passes:
         if not np.any(top > lo):
             break
         first = lo + 1

@@ -104,6 +104,10 @@ def _bf16_peak(hardware, work: Work):
     return hardware.peak("bf16") if np.any(np.asarray(work.flops_bf16) > 0) else 1.0
 
 
+STACK_MAX = 1 << 15
+"""Operators x tiers x points up to which :func:`stage_time` evaluates all operators as one array."""
+
+
 def stage_time(works: Work | Sequence[Work], hardware, compute_efficiency: ArrayLike = 1.0) -> StageTime:
     """Time of operators run one after another on ``hardware`` (each its own roofline).
 
@@ -116,16 +120,28 @@ def stage_time(works: Work | Sequence[Work], hardware, compute_efficiency: Array
     fixed = [np.asarray(w.fixed_s, dtype=float) for w in works]
     shape = np.broadcast_shapes(*(t.shape[1:] for t in per_op), *(f.shape for f in fixed))
     n = len(TIERS)
-    # one array (operators, tiers, *shape): each operator's binding tier, then sums over operators
-    ops = np.stack([np.broadcast_to(t.reshape((n,) + (1,) * (len(shape) - t.ndim + 1) + t.shape[1:]),
-                                    (n,) + shape) for t in per_op])
+    per_op = [t.reshape((n,) + (1,) * (len(shape) - t.ndim + 1) + t.shape[1:]) for t in per_op]
     fixed_total = np.broadcast_to(sum(fixed), shape)
-    k = np.argmax(ops, axis=1)                                            # (operators, *shape)
-    picked = np.take_along_axis(ops, k[:, None], axis=1)[:, 0]            # each operator's time
-    binding = np.where(np.arange(n).reshape((1, n) + (1,) * len(shape)) == k[:, None], ops, 0.0).sum(axis=0)
-    seconds = picked.sum(axis=0) + fixed_total
-    serial = ops.sum(axis=(0, 1)) + fixed_total
-    tiers = ops.sum(axis=0)
+    if len(per_op) * n * int(np.prod(shape)) <= STACK_MAX:
+        # small arrays: one array (operators, tiers, *shape), few numpy calls
+        ops = np.stack([np.broadcast_to(t, (n,) + shape) for t in per_op])
+        k = np.argmax(ops, axis=1)
+        binding = np.where(np.arange(n).reshape((1, n) + (1,) * len(shape)) == k[:, None], ops, 0.0).sum(axis=0)
+        tiers = ops.sum(axis=0)
+        seconds = binding.sum(axis=0) + fixed_total
+        serial = tiers.sum(axis=0) + fixed_total
+    else:
+        # large arrays: operator by operator, each reduced along its own (unbroadcast) shape
+        binding = np.zeros((n,) + shape)
+        serial = np.zeros(shape)
+        index = np.arange(n).reshape((-1,) + (1,) * len(shape))
+        for t, f in zip(per_op, fixed):
+            t = np.broadcast_to(t, (n,) + shape)
+            k = np.argmax(t, axis=0)
+            binding += np.where(index == k, t, 0.0)
+            serial = serial + t.sum(axis=0) + f
+        seconds = binding.sum(axis=0) + fixed_total
+        tiers = np.stack([sum(np.broadcast_to(t[i], shape) for t in per_op) for i in range(n)])
     return StageTime(seconds=seconds, serial=serial, bound=np.argmax(binding, axis=0), tiers=tiers)
 
 
