@@ -14,7 +14,9 @@ All random draws take an explicit seed (``numpy.random.default_rng``).
 """
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 from pathlib import Path
 from statistics import NormalDist
 
@@ -71,6 +73,26 @@ def uniform_balancedness(tokens: ArrayLike, experts_per_token: int, routed_exper
     return mu / (mu + expected_max_std_normal(r, method) * np.sqrt(v))
 
 
+def alias_table(popularity: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Walker's alias table (Vose's construction) for drawing index i with probability p_i / sum(p):
+    draw a uniform index i and a uniform u; keep i if u < prob[i], else take alias[i]."""
+    p = np.asarray(popularity, dtype=float)
+    n = p.size
+    scaled = p * (n / p.sum())
+    prob = np.ones(n)
+    alias = np.arange(n)
+    small = [i for i in range(n) if scaled[i] < 1.0]
+    large = [i for i in range(n) if scaled[i] >= 1.0]
+    while small and large:
+        s_, l_ = small.pop(), large.pop()
+        prob[s_], alias[s_] = scaled[s_], l_
+        scaled[l_] = scaled[l_] + scaled[s_] - 1.0
+        (small if scaled[l_] < 1.0 else large).append(l_)
+    for i in small + large:              # what is left is 1 up to rounding
+        prob[i] = 1.0
+    return prob, alias
+
+
 def route_tokens(tokens: int, experts_per_token: int, popularity: ArrayLike, rng: np.random.Generator,
                  chunk: int = 1 << 18) -> np.ndarray:
     """Tokens routed to each expert: every token picks K distinct experts, weighted by popularity.
@@ -78,7 +100,8 @@ def route_tokens(tokens: int, experts_per_token: int, popularity: ArrayLike, rng
     Sequential sampling without replacement (the Plackett-Luce / Gumbel top-K distribution):
     slot j of every token is drawn from ``popularity`` and redrawn while it repeats one of the
     token's slots 1..j-1, which is exactly a draw from the popularity restricted to the experts
-    not yet chosen. Vectorised over tokens (inverse-CDF draws), in chunks to bound memory.
+    not yet chosen. Vectorised over tokens (alias-method draws, :func:`alias_table`), in chunks to
+    bound memory.
     Returns counts of shape (E,), summing to T K.
     """
     p = np.asarray(popularity, dtype=float)
@@ -89,11 +112,12 @@ def route_tokens(tokens: int, experts_per_token: int, popularity: ArrayLike, rng
         raise AfdError("need tokens >= 0 and a non-negative popularity with a positive sum")
     if np.count_nonzero(p) < k:
         raise AfdError(f"only {np.count_nonzero(p)} experts have non-zero popularity: cannot pick {k} distinct")
-    cdf = np.cumsum(p / p.sum())
-    cdf[-1] = 1.0
+    prob, alias = alias_table(p)
 
     def draw(n: int) -> np.ndarray:
-        return np.minimum(np.searchsorted(cdf, rng.random(n), side="right"), e - 1)
+        # Walker's alias method: O(1) per draw, the same distribution as inverse-CDF sampling
+        i = rng.integers(0, e, n)
+        return np.where(rng.random(n) < prob[i], i, alias[i])
 
     counts = np.zeros(e, dtype=np.int64)
     for start in range(0, tokens, chunk):
@@ -138,10 +162,18 @@ class Placement:
     slot_expert: list[np.ndarray]
 
     def rank_loads(self, expert_loads: ArrayLike) -> np.ndarray:
-        """Per-rank load for given per-expert loads (last axis E), split evenly across replicas."""
+        """Per-rank load for given per-expert loads (last axis E), split evenly across replicas:
+        one matrix product with the (E, R) matrix of each expert's share on each rank."""
         x = np.asarray(expert_loads, dtype=float)
-        share = x / self.replicas
-        return np.stack([share[..., s].sum(axis=-1) for s in self.slot_expert], axis=-1)
+        return x @ self.share_matrix
+
+    @cached_property
+    def share_matrix(self) -> np.ndarray:
+        """(E, R): the share of expert e's tokens that rank r serves (its slots / replicas)."""
+        m = np.zeros((self.replicas.size, len(self.slot_expert)))
+        for r, s in enumerate(self.slot_expert):
+            np.add.at(m[:, r], s, 1.0)
+        return m / self.replicas[:, None]
 
 
 def eplb_placement(expert_loads: ArrayLike, ranks: int, redundant: int = 0) -> Placement:
@@ -157,29 +189,53 @@ def eplb_placement(expert_loads: ArrayLike, ranks: int, redundant: int = 0) -> P
     x = np.asarray(expert_loads, dtype=float)
     if x.ndim != 1:
         raise AfdError("eplb_placement takes one layer's loads (a 1-D array)")
+    key = (x.tobytes(), int(ranks), int(redundant))
+    if key in _PLACEMENTS:
+        return _PLACEMENTS[key]
+    placement = _eplb_placement(x, ranks, redundant)
+    if len(_PLACEMENTS) >= 4096:
+        _PLACEMENTS.clear()
+    _PLACEMENTS[key] = placement
+    return placement
+
+
+_PLACEMENTS: dict = {}
+"""Placements already fitted in this process (a placement is a pure function of its inputs)."""
+
+
+def _eplb_placement(x: np.ndarray, ranks: int, redundant: int) -> Placement:
     e = x.size
     if ranks < 1 or redundant < 0:
         raise AfdError(f"need ranks >= 1 and redundant >= 0, got {ranks} and {redundant}")
     slots = e + redundant
     if slots < ranks:
         raise AfdError(f"{slots} expert slots cannot fill {ranks} ranks: add redundant experts or use fewer ranks")
+    # heaps give the same choices as scanning every expert / rank (ties: the lowest index)
     replicas = np.ones(e, dtype=np.int64)
-    for _ in range(redundant):
-        replicas[np.argmax(x / replicas)] += 1
+    if redundant:
+        heap = [(-float(v), i) for i, v in enumerate(x)]
+        heapq.heapify(heap)
+        for _ in range(redundant):
+            _, i = heapq.heappop(heap)
+            replicas[i] += 1
+            heapq.heappush(heap, (-float(x[i] / replicas[i]), i))
     item_expert = np.repeat(np.arange(e), replicas)
     item_load = (x / replicas)[item_expert]
     capacity = np.full(ranks, slots // ranks)
     capacity[: slots % ranks] += 1
-    used = np.zeros(ranks, dtype=np.int64)
-    weight = np.zeros(ranks)
+    used = [0] * ranks
     members: list[list[int]] = [[] for _ in range(ranks)]
+    open_ranks = [(0.0, r) for r in range(ranks)]       # (weight, rank) of ranks with a free slot
     for i in np.argsort(-item_load, kind="stable"):
-        open_ = used < capacity
-        r = int(np.flatnonzero(open_)[np.argmin(weight[open_])])
+        w, r = heapq.heappop(open_ranks)
         members[r].append(int(item_expert[i]))
         used[r] += 1
-        weight[r] += item_load[i]
-    return Placement(replicas, [np.array(m, dtype=np.int64) for m in members])
+        if used[r] < capacity[r]:
+            heapq.heappush(open_ranks, (w + float(item_load[i]), r))
+    slots_of = [np.array(m, dtype=np.int64) for m in members]
+    for a in (replicas, *slots_of):      # shared through the cache: read-only
+        a.setflags(write=False)
+    return Placement(replicas, slots_of)
 
 
 # ----------------------------------------------------------------------------- measured counts
@@ -295,14 +351,27 @@ class ZipfFit:
     max_over_mean_fitted: float
 
 
+@lru_cache(maxsize=8)
+def _default_zipf_table(n_experts: int) -> tuple[np.ndarray, np.ndarray]:
+    """The default exponent grid (0..3 in steps of 0.001) and its Zipf shares, built once per E."""
+    grid = np.linspace(0, 3, 3001)
+    table = zipf_popularity(n_experts, grid)
+    grid.setflags(write=False)
+    table.setflags(write=False)
+    return grid, table
+
+
 def fit_zipf(expert_loads: ArrayLike, grid: ArrayLike | None = None) -> ZipfFit:
     """Least-squares Zipf exponent for the sorted expert shares (vectorised over a grid of s)."""
     x = np.sort(np.asarray(expert_loads, dtype=float))[::-1]
     if x.sum() <= 0:
         raise AfdError("cannot fit an all-zero histogram")
     shares = x / x.sum()
-    s_grid = np.linspace(0, 3, 3001) if grid is None else np.asarray(grid, dtype=float)
-    model = zipf_popularity(shares.size, s_grid)
+    if grid is None:
+        s_grid, model = _default_zipf_table(shares.size)
+    else:
+        s_grid = np.asarray(grid, dtype=float)
+        model = zipf_popularity(shares.size, s_grid)
     err = ((model - shares) ** 2).sum(axis=1)
     best = int(np.argmin(err))
     fitted = model[best]

@@ -170,3 +170,54 @@ def test_imbalance_cost_sizes_each_design_batch():
     assert ep.tokens_per_step == 5920
     for c in (afd, ep):
         assert 0 < c.sigma <= 1 and 0 < c.alpha <= 1
+
+
+def _scan_placement(x, ranks, redundant):
+    """The placement rule by direct scanning (the specification eplb_placement's heaps implement)."""
+    e = x.size
+    replicas = np.ones(e, dtype=np.int64)
+    for _ in range(redundant):
+        replicas[np.argmax(x / replicas)] += 1
+    item_expert = np.repeat(np.arange(e), replicas)
+    item_load = (x / replicas)[item_expert]
+    slots = e + redundant
+    capacity = np.full(ranks, slots // ranks)
+    capacity[: slots % ranks] += 1
+    used, weight = np.zeros(ranks, dtype=np.int64), np.zeros(ranks)
+    members = [[] for _ in range(ranks)]
+    for i in np.argsort(-item_load, kind="stable"):
+        open_ = used < capacity
+        r = int(np.flatnonzero(open_)[np.argmin(weight[open_])])
+        members[r].append(int(item_expert[i]))
+        used[r] += 1
+        weight[r] += item_load[i]
+    return replicas, members
+
+
+def test_eplb_placement_matches_the_scanning_rule_and_rank_loads_the_sums():
+    from afdlib.balance import eplb_placement
+    rng = np.random.default_rng(11)
+    for trial in range(12):
+        x = (rng.zipf(1.4, 256) if trial % 2 else rng.integers(0, 4, 256)).astype(float)  # ties included
+        for ranks, redundant in ((8, 0), (16, 32), (144, 32), (72, 32), (288, 32)):
+            p = eplb_placement(x, ranks, redundant)
+            replicas, members = _scan_placement(x, ranks, redundant)
+            assert p.replicas.tolist() == replicas.tolist()
+            assert [m.tolist() for m in p.slot_expert] == members
+            batch = rng.random((2, 256)) * 50
+            by_sum = np.stack([(batch / replicas)[..., m].sum(axis=-1) for m in members], axis=-1)
+            assert p.rank_loads(batch) == pytest.approx(by_sum, rel=1e-12)
+    assert eplb_placement(x, 16, 32) is eplb_placement(x.copy(), 16, 32)      # fitted once
+    with pytest.raises(ValueError):
+        eplb_placement(x, 16, 32).replicas[0] = 5                              # shared: read-only
+
+
+def test_alias_table_reproduces_the_distribution():
+    from afdlib.balance import alias_table
+    rng = np.random.default_rng(5)
+    for p in (np.ones(7), rng.random(50), np.array([5, 3, 1, 1, 0.0]), zipf_popularity(256, 1.2)):
+        prob, alias = alias_table(p)
+        n = p.size
+        implied = prob / n
+        np.add.at(implied, alias, (1 - prob) / n)
+        assert implied == pytest.approx(p / p.sum(), abs=1e-12)
