@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import PercentFormatter
 
+from .hfu import LIMITS, limit_names
 from .plotting import COMM_CEILING, REGIME_COLOURS
 
 STAGE_COLOURS = {"attention": "#2c7fb8", "dispatch": "#fdae61", "combine": "#d7191c", "ffn": "#1a9641",
@@ -57,7 +58,8 @@ def hfu_frame(grid: dict[str, np.ndarray], hardware: list[str], models: list[str
     """Long table of an :func:`afdlib.hfu.hfu_grid` result, one row per (device, model, N_F)."""
     d, m, n = np.meshgrid(hardware, models, n_ffn, indexing="ij")
     return pd.DataFrame({"hardware": d.ravel(), "model": m.ravel(), "n_ffn": n.ravel(),
-                         **{k: grid[k].ravel() for k in ("hfu", "comm_ceiling", "feasible", "limit", "local_experts")}})
+                         **{k: grid[k].ravel() for k in ("hfu", "comm_ceiling", "feasible", "local_experts")},
+                         "limit": limit_names(grid["limit"].ravel())})
 
 
 def hfu_panels(grid: dict[str, np.ndarray], hardware, models, n_ffn, ceiling_model: int = 0, title: str = ""):
@@ -77,7 +79,7 @@ def hfu_panels(grid: dict[str, np.ndarray], hardware, models, n_ffn, ceiling_mod
             if (~ok).any():
                 ax.plot(n_ffn[~ok], y[~ok], "x", ms=4, color=colours[m.slug], zorder=3)
                 first = int(np.argmax(~ok))
-                kind = "HBM" if grid["limit"][i, j, first] == "hbm-capacity" else "HBM time"
+                kind = "HBM" if LIMITS[int(grid["limit"][i, j, first])] == "hbm-capacity" else "HBM time"
                 ax.annotate(f"{kind} - {m.name}", (n_ffn[first], y[first]), fontsize=6, color=colours[m.slug],
                             xytext=(4, 4 + 7 * j), textcoords="offset points")
         ax.set_title(h.name.replace("NVIDIA ", ""), fontsize=10)

@@ -87,8 +87,8 @@ def hfu_bound(n_ffn: ArrayLike, model: Model, hardware: Hardware, budget: Budget
     paper's reading; lower it to reserve room for activations, buffers or shared experts).
 
     Returns arrays: ``hfu`` (the bound if the point were feasible), ``comm_ceiling``, ``feasible``,
-    ``limit`` (one of :data:`LIMITS`; for infeasible points the HBM rule that fails, capacity
-    first), ``local_experts``, ``tokens_per_rank``, ``weight_bytes_per_gpu`` (all MoE layers),
+    ``limit`` (int8 codes into :data:`LIMITS`, :func:`limit_names` turns them into names; for
+    infeasible points the HBM rule that fails, capacity first), ``local_experts``, ``tokens_per_rank``, ``weight_bytes_per_gpu`` (all MoE layers),
     ``weight_read_s`` (one layer), ``t_b``.
     """
     n = np.asarray(n_ffn, dtype=float)
@@ -106,9 +106,9 @@ def hfu_bound(n_ffn: ArrayLike, model: Model, hardware: Hardware, budget: Budget
     bound = np.minimum(ofu, work.flops / (np.asarray(hardware.flops) * np.maximum(t_b, stage.seconds)))
     ceiling = comm_ceiling(n, model.experts_per_token, hardware.scale_out_bytes_per_s,
                            hardware.scale_up_bytes_per_s, m_size, hardware.flops)
-    limit = np.asarray(_LIMIT_OF_TIER)[stage.bound]
-    limit = np.where(fits_time, limit, LIMITS[4])
-    limit = np.where(fits_capacity, limit, LIMITS[3])
+    limit = _LIMIT_OF_TIER[stage.bound]                   # integer codes into LIMITS
+    limit = np.where(fits_time, limit, np.int8(4))
+    limit = np.where(fits_capacity, limit, np.int8(3))
     shape = np.broadcast_shapes(bound.shape, limit.shape, np.shape(t_b))
     out = {
         "hfu": bound, "comm_ceiling": ceiling, "feasible": fits_capacity & fits_time, "limit": limit,
@@ -118,8 +118,14 @@ def hfu_bound(n_ffn: ArrayLike, model: Model, hardware: Hardware, budget: Budget
     return {k: np.broadcast_to(v, shape) for k, v in out.items()}
 
 
-_LIMIT_OF_TIER = tuple({"compute": "compute", "hbm": "hbm-time", "scale-out": "comm-scale-out",
-                        "scale-up": "comm-scale-up", "inter-domain": "comm-scale-out"}[t] for t in TIERS)
+_LIMIT_OF_TIER = np.array([LIMITS.index({"compute": "compute", "hbm": "hbm-time", "scale-out": "comm-scale-out",
+                                          "scale-up": "comm-scale-up", "inter-domain": "comm-scale-out"}[t])
+                           for t in TIERS], dtype=np.int8)
+
+
+def limit_names(codes: ArrayLike) -> np.ndarray:
+    """Names (:data:`LIMITS`) of the ``limit`` codes that :func:`hfu_bound` returns."""
+    return np.asarray(LIMITS)[np.asarray(codes, dtype=np.intp)]
 _MODEL_FIELDS = ("hidden_size", "moe_intermediate_size", "routed_experts", "experts_per_token", "moe_layers",
                  "num_layers")
 _HARDWARE_FIELDS = ("flops", "hbm_bytes_per_s", "hbm_bytes", "scale_out_bytes_per_s", "scale_up_bytes_per_s",
@@ -168,8 +174,9 @@ def summarise(n_ffn: ArrayLike, result: dict[str, np.ndarray], floor: float, ato
 
 def hfu_sweep(model, hardware, n_ffn: ArrayLike, budget: Budget = Budget(), **kw
               ) -> tuple[dict[str, np.ndarray], BoundSummary]:
-    """The bound for one model on one device over ``n_ffn``, and its summary."""
+    """The bound for one model on one device over ``n_ffn``, and its summary (``limit`` as names)."""
     res = {k: v[0, 0] for k, v in hfu_grid([model], [hardware], n_ffn, budget, **kw).items()}
+    res["limit"] = limit_names(res["limit"])   # one sweep: names
     floor = dead_zone_floor(hardware.scale_out_bytes_per_s, model.moe_intermediate_size, hardware.flops,
                             kw.get("ofu", 1.0))
     return res, summarise(n_ffn, res, float(floor))

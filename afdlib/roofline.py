@@ -15,7 +15,7 @@ same roofline as rates (FLOP/s against intensity), for the figures that draw it 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Sequence
 
 import numpy as np
@@ -65,12 +65,24 @@ class Work:
 class StageTime:
     """Time of a stage: ``seconds`` (tiers overlapped within each operator), ``serial`` (none
     overlapped), ``bound`` (index into :data:`TIERS` of the tier that takes most of ``seconds``)
-    and ``tiers`` (seconds of each tier summed over the operators, in :data:`TIERS` order)."""
+    and ``tiers`` (seconds of each tier summed over the operators, in :data:`TIERS` order,
+    computed when asked for)."""
 
     seconds: np.ndarray
-    serial: np.ndarray
     bound: np.ndarray
-    tiers: np.ndarray
+    parts: tuple = field(default=(), repr=False)   # per operator: its tiers' seconds (unbroadcast)
+    fixed: tuple = field(default=(), repr=False)   # per operator: its fixed seconds
+
+    @property
+    def serial(self) -> np.ndarray:
+        """Seconds with nothing overlapped: every tier of every operator, one after another."""
+        shape = np.shape(self.seconds)
+        return sum(np.broadcast_to(sum(op), shape) for op in self.parts) + sum(self.fixed)
+
+    @property
+    def tiers(self) -> np.ndarray:
+        shape = np.shape(self.seconds)
+        return np.stack([sum(np.broadcast_to(op[i], shape) for op in self.parts) for i in range(len(TIERS))])
 
     @property
     def bound_name(self) -> np.ndarray:
@@ -82,15 +94,19 @@ def tier_times(work: Work, hardware, compute_efficiency: ArrayLike = 1.0) -> np.
 
     ``compute_efficiency`` is the fraction of peak FLOP/s the operator's kernels reach (1: roofline).
     """
+    return np.stack(np.broadcast_arrays(*_tier_list(work, hardware, compute_efficiency)))
+
+
+def _tier_list(work: Work, hardware, compute_efficiency: ArrayLike = 1.0) -> list:
+    """The tiers' seconds of one operator as separate (unbroadcast) arrays, in :data:`TIERS` order."""
     eff = np.asarray(compute_efficiency, dtype=float)
     compute = (np.asarray(work.flops_fp8, dtype=float) / (hardware.peak("fp8") * eff)
                + np.asarray(work.flops_bf16, dtype=float) / (_bf16_peak(hardware, work) * eff))
-    return np.stack(np.broadcast_arrays(
-        compute,
-        np.asarray(work.hbm_bytes, dtype=float) / hardware.hbm_bytes_per_s,
-        np.asarray(work.scale_out_bytes, dtype=float) / hardware.scale_out_bytes_per_s,
-        np.asarray(work.scale_up_bytes, dtype=float) / hardware.scale_up_bytes_per_s,
-        np.asarray(work.inter_domain_bytes, dtype=float) / inter_domain_rate(hardware)))
+    return [compute,
+            np.asarray(work.hbm_bytes, dtype=float) / hardware.hbm_bytes_per_s,
+            np.asarray(work.scale_out_bytes, dtype=float) / hardware.scale_out_bytes_per_s,
+            np.asarray(work.scale_up_bytes, dtype=float) / hardware.scale_up_bytes_per_s,
+            np.asarray(work.inter_domain_bytes, dtype=float) / inter_domain_rate(hardware)]
 
 
 def inter_domain_rate(hardware):
@@ -116,8 +132,20 @@ def stage_time(works: Work | Sequence[Work], hardware, compute_efficiency: Array
     ``seconds`` (ties go to the first of :data:`TIERS`).
     """
     works = [works] if isinstance(works, Work) else list(works)
-    per_op = [tier_times(w, hardware, compute_efficiency) for w in works]
     fixed = [np.asarray(w.fixed_s, dtype=float) for w in works]
+    if len(works) == 1:
+        # one operator: the longest of its tiers, found without stacking them (large grids)
+        ts = _tier_list(works[0], hardware, compute_efficiency)
+        shape = np.broadcast_shapes(*(np.shape(t) for t in ts), fixed[0].shape)
+        best, k = ts[0], np.zeros((), dtype=np.int8)
+        for i, t in enumerate(ts[1:], 1):
+            if np.ndim(t) == 0 and t == 0:
+                continue                      # an unused tier cannot exceed the others (times >= 0)
+            k = np.where(t > best, np.int8(i), k)   # strictly longer: ties stay with the first tier
+            best = np.maximum(best, t)
+        return StageTime(seconds=np.broadcast_to(best + fixed[0], shape),
+                         bound=np.broadcast_to(k, shape).astype(np.intp), parts=(ts,), fixed=tuple(fixed))
+    per_op = [tier_times(w, hardware, compute_efficiency) for w in works]
     shape = np.broadcast_shapes(*(t.shape[1:] for t in per_op), *(f.shape for f in fixed))
     n = len(TIERS)
     per_op = [t.reshape((n,) + (1,) * (len(shape) - t.ndim + 1) + t.shape[1:]) for t in per_op]
@@ -127,22 +155,17 @@ def stage_time(works: Work | Sequence[Work], hardware, compute_efficiency: Array
         ops = np.stack([np.broadcast_to(t, (n,) + shape) for t in per_op])
         k = np.argmax(ops, axis=1)
         binding = np.where(np.arange(n).reshape((1, n) + (1,) * len(shape)) == k[:, None], ops, 0.0).sum(axis=0)
-        tiers = ops.sum(axis=0)
         seconds = binding.sum(axis=0) + fixed_total
-        serial = tiers.sum(axis=0) + fixed_total
     else:
         # large arrays: operator by operator, each reduced along its own (unbroadcast) shape
         binding = np.zeros((n,) + shape)
-        serial = np.zeros(shape)
         index = np.arange(n).reshape((-1,) + (1,) * len(shape))
-        for t, f in zip(per_op, fixed):
+        for t in per_op:
             t = np.broadcast_to(t, (n,) + shape)
             k = np.argmax(t, axis=0)
             binding += np.where(index == k, t, 0.0)
-            serial = serial + t.sum(axis=0) + f
         seconds = binding.sum(axis=0) + fixed_total
-        tiers = np.stack([sum(np.broadcast_to(t[i], shape) for t in per_op) for i in range(n)])
-    return StageTime(seconds=seconds, serial=serial, bound=np.argmax(binding, axis=0), tiers=tiers)
+    return StageTime(seconds=seconds, bound=np.argmax(binding, axis=0), parts=tuple(per_op), fixed=tuple(fixed))
 
 
 def overlap(a: ArrayLike, b: ArrayLike, hidden: ArrayLike) -> np.ndarray:
