@@ -18,7 +18,7 @@ from .decode import Assumptions, afd_step, bound_names, ep_step
 from .errors import AfdError
 from .hfu import dead_zone_floor, hfu_sweep
 from .intensity import regime
-from .search import best_ep, compare
+from .search import Best, best_ep, compare
 from .specs import Budget, Hardware, Model, Precision
 
 FLIP_FACTORS = np.geomspace(1 / 16, 64, 21)
@@ -61,8 +61,15 @@ def advise(model: Model, hardware: Hardware, budget: Budget, context: float, pre
     attention pool, default the same). ``prices``: USD per GPU-hour by hardware slug."""
     if model.attention is None:
         raise AfdError(f"model '{model.slug}' has no attention description; add an attention: block")
-    attn = attn_hardware or hardware
     ep, afd = compare(model, hardware, budget, context, precision, assumptions, attn_hardware)
+    return _advice_of(model, hardware, budget, context, precision, assumptions, ep, afd, attn_hardware, prices,
+                      explain)
+
+
+def _advice_of(model, hardware, budget, context, precision, assumptions, ep, afd, attn_hardware=None, prices=None,
+               explain: bool = False) -> Advice:
+    """The advice from the best EP and AFD deployments already found."""
+    attn = attn_hardware or hardware
     e, a = _f(ep.tokens_per_s_per_gpu), _f(afd.tokens_per_s_per_gpu)
     if e <= 0 and a <= 0:
         raise AfdError(f"neither EP nor AFD meets the {budget.slo_s * 1e3:g} ms SLO and fits in memory for "
@@ -259,14 +266,55 @@ def parse_prices(items: list[str] | None) -> dict[str, float] | None:
 
 
 
+_STACKED = ("flops", "hbm_bytes_per_s", "hbm_bytes", "scale_up_bytes_per_s", "scale_out_bytes_per_s", "bf16_flops",
+            "inter_domain_bytes_per_s", "scale_out_latency_s", "scale_up_latency_s")
+
+
+def _structure(hw: Hardware) -> tuple:
+    """What must be equal for devices to be searched in one vectorised call: the fields the model
+    branches on, and which optional fields are present."""
+    return (hw.gpus_per_node, hw.scale_up_domain, hw.superpod, hw.flops_dtype,
+            *(getattr(hw, f) is None for f in _STACKED))
+
+
+def _stacked(devices: list[Hardware]) -> Hardware:
+    """One Hardware whose numeric fields are arrays over ``devices`` (same structure)."""
+    fields = {f: np.array([getattr(h, f) for h in devices], dtype=float) for f in _STACKED
+              if getattr(devices[0], f) is not None}
+    return replace(devices[0], slug="+".join(h.slug for h in devices), **fields)
+
+
 def advice_table(models: list[Model], hardware: list[Hardware], budget: Budget, context: float,
                  precision: Precision = Precision(), assumptions: Assumptions = Assumptions()) -> list[dict]:
-    """Recommendation and ratio for every (model, device) pair (no reasons: the fast path)."""
+    """Recommendation and ratio for every (model, device) pair (no reasons: the fast path).
+
+    The best EP and AFD deployments of one model are searched for all devices of the same
+    structure in one vectorised call (:func:`afdlib.search.compare` over a cell axis); the
+    results are those of :func:`advise` pair by pair."""
+    groups: dict[tuple, list[int]] = {}
+    for i, h in enumerate(hardware):
+        groups.setdefault(_structure(h), []).append(i)
+    found: dict[tuple[int, int], tuple] = {}
+    for j, m in enumerate(models):
+        if m.attention is None:
+            continue
+        for idx in groups.values():
+            devices = [hardware[i] for i in idx]
+            hw = devices[0] if len(devices) == 1 else _stacked(devices)
+            ep, afd = compare(m, hw, budget, context, precision, assumptions, None,
+                              cell_shape=() if len(devices) == 1 else (len(devices),))
+            for c, i in enumerate(idx):
+                pick = (lambda b, c=c: b) if len(devices) == 1 else (
+                    lambda b, c=c: Best(b.design, b.tokens_per_s_per_gpu[c], {k: v[c] for k, v in b.config.items()}))
+                found[(j, i)] = (pick(ep), pick(afd))
     rows = []
-    for m in models:
-        for h in hardware:
+    for j, m in enumerate(models):
+        for i, h in enumerate(hardware):
             try:
-                adv = advise(m, h, budget, context, precision, assumptions, explain=False)
+                if m.attention is None:
+                    raise AfdError(f"model '{m.slug}' has no attention description; add an attention: block")
+                ep, afd = found[(j, i)]
+                adv = _advice_of(m, h, budget, context, precision, assumptions, ep, afd)
             except AfdError as e:
                 rows.append({"model": m.slug, "hardware": h.slug, "recommendation": "-", "ratio": np.nan,
                              "decisive": False, "ep": np.nan, "afd": np.nan, "note": str(e)})
