@@ -37,7 +37,8 @@ NOTEBOOK_DIR = ROOT / "notebooks"
 GENERATED = ROOT / "book" / "generated"
 BUILD = ROOT / "_build"          # _build/html is the published book
 STATIC = ROOT / "book" / "_static"
-STAGING = ".executing"           # per-notebook staging folders, under the target folder
+STAGING = ".executing"
+DURATIONS = ".durations.json"     # seconds each notebook took in the last build (for scheduling)           # per-notebook staging folders, under the target folder
 
 
 def notebooks(folder: Path | None = None) -> list[Path]:
@@ -134,8 +135,14 @@ def execute_notebooks(names: list[str] | None = None, jobs: int = 2, source: Pat
     failure leave behind.
     """
     target = target or GENERATED
-    # the largest notebooks usually run longest: start them first so the parallel slots finish together
-    todo = sorted(select(names, source), key=lambda p: -p.stat().st_size)
+    # longest first, so the parallel slots finish together: the durations of the last build when
+    # known (``.durations.json``), else the notebook's size as a proxy
+    durations_file = target / DURATIONS
+    try:
+        known = json.loads(durations_file.read_text())
+    except (OSError, ValueError):
+        known = {}
+    todo = sorted(select(names, source), key=lambda p: (-float(known.get(p.stem, 0.0)), -p.stat().st_size))
     env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
     env["PYTHONHASHSEED"] = "0"
     running: list[tuple[Path, Path, subprocess.Popen, float]] = []
@@ -162,6 +169,7 @@ def execute_notebooks(names: list[str] | None = None, jobs: int = 2, source: Pat
             took = f"{time.perf_counter() - t0:.1f} s"
             if proc.returncode == 0:
                 _publish_outputs(stage, target, nb)
+                known[nb.stem] = round(time.perf_counter() - t0, 1)
                 print(f"[{n_done}/{len(todo)}] {nb.stem}: ok ({took})", flush=True)
             else:
                 ok = False
@@ -171,6 +179,9 @@ def execute_notebooks(names: list[str] | None = None, jobs: int = 2, source: Pat
         time.sleep(0.05)
     with contextlib.suppress(OSError):
         (target / STAGING).rmdir()  # gone unless a failed notebook left its partial output there
+    with contextlib.suppress(OSError):
+        target.mkdir(parents=True, exist_ok=True)
+        durations_file.write_text(json.dumps(known, sort_keys=True, indent=1) + "\n")
     return ok
 
 

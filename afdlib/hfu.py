@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .intensity import effective_bandwidth, local_experts, tokens_per_rank
-from .roofline import TIERS, Work, stage_time
+from .intensity import effective_bandwidth, local_experts, tokens_deliverable
+from .roofline import TIERS, Work, operator_tiers, operator_time
 from .specs import Budget, Hardware, Model, Precision, stack
 
 LIMITS = ("compute", "comm-scale-up", "comm-scale-out", "hbm-capacity", "hbm-time")
@@ -32,21 +32,25 @@ WEIGHT_BYTES_PER_PARAM = 1.0  # FP8 routed experts
 
 def grouped_gemm_flops(tokens: ArrayLike, hidden_size: ArrayLike, moe_intermediate_size: ArrayLike) -> np.ndarray:
     """FLOPs of the two grouped GEMMs for ``tokens`` token-expert pairs: 6 * B * H * M."""
-    return 6.0 * np.asarray(tokens, dtype=float) * np.asarray(hidden_size) * np.asarray(moe_intermediate_size)
+    # the constant factor first: on grids H and M are small arrays, the tokens the large one
+    return np.asarray(tokens, dtype=float) * (6.0 * np.asarray(hidden_size) * np.asarray(moe_intermediate_size))
 
 
 def expert_weight_bytes(n_local_experts: ArrayLike, hidden_size: ArrayLike, moe_intermediate_size: ArrayLike,
                         bytes_per_param: float = WEIGHT_BYTES_PER_PARAM) -> np.ndarray:
     """Bytes of one layer's routed-expert weights on one GPU: 3 * G * H * M * bytes/param."""
-    return (3.0 * bytes_per_param * np.asarray(n_local_experts, dtype=float) * np.asarray(hidden_size)
-            * np.asarray(moe_intermediate_size))
+    return np.asarray(n_local_experts, dtype=float) * (3.0 * bytes_per_param * np.asarray(hidden_size)
+                                                        * np.asarray(moe_intermediate_size))
 
 
 def comm_ceiling(n_ffn: ArrayLike, experts_per_token: ArrayLike, scale_out: ArrayLike, scale_up: ArrayLike,
-                 moe_intermediate_size: ArrayLike, peak_flops: ArrayLike) -> np.ndarray:
-    """HFU_comm = 2 * BW_eff * M / FLOPS (Appendix A); not capped at 1."""
-    bw = effective_bandwidth(n_ffn, experts_per_token, scale_out, scale_up)
-    return 2.0 * bw * np.asarray(moe_intermediate_size, dtype=float) / np.asarray(peak_flops, dtype=float)
+                 moe_intermediate_size: ArrayLike, peak_flops: ArrayLike, bandwidth: ArrayLike | None = None
+                 ) -> np.ndarray:
+    """HFU_comm = 2 * BW_eff * M / FLOPS (Appendix A); not capped at 1. ``bandwidth``: BW_eff
+    where the caller has it already (it is the same for every N_F of a grid)."""
+    bw = effective_bandwidth(n_ffn, experts_per_token, scale_out, scale_up) if bandwidth is None else bandwidth
+    return np.asarray(bw, dtype=float) * (2.0 * np.asarray(moe_intermediate_size, dtype=float)
+                                          / np.asarray(peak_flops, dtype=float))
 
 
 def dead_zone_floor(scale_out: ArrayLike, moe_intermediate_size: ArrayLike, peak_flops: ArrayLike,
@@ -57,18 +61,21 @@ def dead_zone_floor(scale_out: ArrayLike, moe_intermediate_size: ArrayLike, peak
 
 
 def ffn_rank_work(n_ffn: ArrayLike, model: Model, hardware: Hardware, t_b: ArrayLike,
-                  precision: Precision = Precision()) -> tuple[np.ndarray, Work]:
+                  precision: Precision = Precision(), bandwidth: ArrayLike | None = None) -> tuple[np.ndarray, Work]:
     """Tokens one FFN rank receives within t_B (Eq. 9) and the work they bring: the grouped GEMMs'
     FLOPs and the bytes on each network tier (activations only; the weight read is a feasibility
     rule of its own, as in the paper).
 
     Two-stage forwarding: a token crosses scale-out once per destination node and fans out to up to
     K / N_F GPUs inside it, so scale-out carries 1 / max(1, K / N_F) of what scale-up delivers.
+    ``bandwidth``: BW_eff (:func:`afdlib.intensity.effective_bandwidth`) where the caller has it.
     """
     n = np.asarray(n_ffn, dtype=float)
     k, h = model.experts_per_token, model.hidden_size
-    tokens = tokens_per_rank(n, k, hardware.scale_out_bytes_per_s, hardware.scale_up_bytes_per_s, t_b, h)
-    wire = tokens * precision.wire_bytes * h
+    if bandwidth is None:
+        bandwidth = effective_bandwidth(n, k, hardware.scale_out_bytes_per_s, hardware.scale_up_bytes_per_s)
+    tokens = tokens_deliverable(bandwidth, t_b, h)
+    wire = tokens * (precision.wire_bytes * np.asarray(h, dtype=float))
     fan = np.maximum(1.0, np.asarray(k, dtype=float) / n)
     work = Work(flops_fp8=grouped_gemm_flops(tokens, h, model.moe_intermediate_size),
                 scale_up_bytes=wire, scale_out_bytes=wire / fan)
@@ -95,18 +102,30 @@ def hfu_bound(n_ffn: ArrayLike, model: Model, hardware: Hardware, budget: Budget
     h, m_size = model.hidden_size, model.moe_intermediate_size
     t_b = budget.stage_budget(model.num_layers)
     g = local_experts(model.routed_experts, n, hardware.gpus_per_node)
-    per_layer = expert_weight_bytes(g, h, m_size)
-    per_gpu = per_layer * np.asarray(model.moe_layers)
-    read_s = per_layer / np.asarray(hardware.hbm_bytes_per_s, dtype=float)
+    per_gpu = expert_weight_bytes(g, h, m_size)                      # one layer's, for now
+    read_s = per_gpu / np.asarray(hardware.hbm_bytes_per_s, dtype=float)
+    per_gpu = np.multiply(per_gpu, np.asarray(model.moe_layers, dtype=float),
+                          out=per_gpu if per_gpu.shape == np.broadcast_shapes(per_gpu.shape, np.shape(model.moe_layers))
+                          else None)                                    # all MoE layers (in place on grids)
     fits_capacity = per_gpu <= np.asarray(hardware.hbm_bytes) * hbm_usable_fraction
     fits_time = read_s <= t_b
-    tokens, work = ffn_rank_work(n, model, hardware, t_b)
-    stage = stage_time(work, hardware, compute_efficiency=ofu)
-    # min(): the quotient equals ofu where compute binds, up to rounding
-    bound = np.minimum(ofu, work.flops / (np.asarray(hardware.flops) * np.maximum(t_b, stage.seconds)))
-    ceiling = comm_ceiling(n, model.experts_per_token, hardware.scale_out_bytes_per_s,
-                           hardware.scale_up_bytes_per_s, m_size, hardware.flops)
+    bw = effective_bandwidth(n, model.experts_per_token, hardware.scale_out_bytes_per_s, hardware.scale_up_bytes_per_s)
+    tokens, work = ffn_rank_work(n, model, hardware, t_b, bandwidth=bw)
+    # the one evaluator's one-operator path, with the work's byte arrays released before it runs
+    tiers, flops = operator_tiers(work, hardware, ofu), work.flops
+    del work
+    stage = operator_time(tiers)
+    del tiers
+    # HFU = FLOPs / (FLOPS max(t_B, stage)); min(): it equals ofu where compute binds, up to rounding.
+    # In place: on grids each temporary is a pass over memory.
+    bound = np.maximum(stage.seconds, t_b)
+    bound *= np.asarray(hardware.flops, dtype=float)
+    np.divide(flops, bound, out=bound)
+    np.minimum(bound, ofu, out=bound)
     limit = _LIMIT_OF_TIER[stage.bound]                   # integer codes into LIMITS
+    del stage, flops
+    ceiling = comm_ceiling(n, model.experts_per_token, hardware.scale_out_bytes_per_s,
+                           hardware.scale_up_bytes_per_s, m_size, hardware.flops, bandwidth=bw)
     limit = np.where(fits_time, limit, np.int8(4))
     limit = np.where(fits_capacity, limit, np.int8(3))
     shape = np.broadcast_shapes(bound.shape, limit.shape, np.shape(t_b))

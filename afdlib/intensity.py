@@ -16,7 +16,7 @@ REGIMES = ("scale-up-bound", "stable", "scale-out-bound", "max-intensity")
 
 def tokens_deliverable(bandwidth: ArrayLike, t_b: ArrayLike, hidden_size: ArrayLike) -> np.ndarray:
     """B_x = BW_x * t_B / (3 H): tokens a link of ``bandwidth`` bytes/s delivers within t_B."""
-    return np.asarray(bandwidth, dtype=float) * np.asarray(t_b) / (WIRE_BYTES_PER_ELEMENT * np.asarray(hidden_size))
+    return np.asarray(bandwidth, dtype=float) * (np.asarray(t_b) / (WIRE_BYTES_PER_ELEMENT * np.asarray(hidden_size)))
 
 
 def scale_out_feed(n_ffn: ArrayLike, experts_per_token: ArrayLike, scale_out: ArrayLike) -> np.ndarray:

@@ -58,6 +58,8 @@ class Work:
 
     @property
     def flops(self) -> np.ndarray:
+        if np.ndim(self.flops_bf16) == 0 and not self.flops_bf16:
+            return np.asarray(self.flops_fp8, dtype=float)    # no pass over a grid for absent BF16 work
         return np.add(self.flops_fp8, self.flops_bf16)
 
 
@@ -94,14 +96,32 @@ def tier_times(work: Work, hardware, compute_efficiency: ArrayLike = 1.0) -> np.
 
     ``compute_efficiency`` is the fraction of peak FLOP/s the operator's kernels reach (1: roofline).
     """
-    return np.stack(np.broadcast_arrays(*_tier_list(work, hardware, compute_efficiency)))
+    return np.stack(np.broadcast_arrays(*operator_tiers(work, hardware, compute_efficiency)))
 
 
-def _tier_list(work: Work, hardware, compute_efficiency: ArrayLike = 1.0) -> list:
+def operator_time(tiers: list, fixed: ArrayLike = 0.0) -> StageTime:
+    """The :class:`StageTime` of one operator from its tiers' seconds (:func:`operator_tiers`): the
+    longest tier plus ``fixed``, found without stacking the tiers (grids of millions of points)."""
+    fixed = np.asarray(fixed, dtype=float)
+    shape = np.broadcast_shapes(*(np.shape(t) for t in tiers), fixed.shape)
+    best = np.array(np.broadcast_to(tiers[0], shape), dtype=float)     # in place from here
+    k = np.zeros(shape, dtype=np.int8)
+    for i, t in enumerate(tiers[1:], 1):
+        if np.ndim(t) == 0 and t == 0:
+            continue                      # an unused tier cannot exceed the others (times >= 0)
+        np.copyto(k, np.int8(i), where=t > best)   # strictly longer: ties stay with the first tier
+        np.maximum(best, t, out=best)
+    if np.any(fixed):
+        best += fixed
+    return StageTime(seconds=best, bound=k, parts=(tuple(tiers),), fixed=(fixed,))
+
+
+def operator_tiers(work: Work, hardware, compute_efficiency: ArrayLike = 1.0) -> list:
     """The tiers' seconds of one operator as separate (unbroadcast) arrays, in :data:`TIERS` order."""
     eff = np.asarray(compute_efficiency, dtype=float)
-    compute = (np.asarray(work.flops_fp8, dtype=float) / (hardware.peak("fp8") * eff)
-               + np.asarray(work.flops_bf16, dtype=float) / (_bf16_peak(hardware, work) * eff))
+    compute = np.asarray(work.flops_fp8, dtype=float) / (hardware.peak("fp8") * eff)
+    if np.ndim(work.flops_bf16) or work.flops_bf16:       # no pass over a grid for absent BF16 work
+        compute = compute + np.asarray(work.flops_bf16, dtype=float) / (_bf16_peak(hardware, work) * eff)
     return [compute,
             np.asarray(work.hbm_bytes, dtype=float) / hardware.hbm_bytes_per_s,
             np.asarray(work.scale_out_bytes, dtype=float) / hardware.scale_out_bytes_per_s,
@@ -134,17 +154,7 @@ def stage_time(works: Work | Sequence[Work], hardware, compute_efficiency: Array
     works = [works] if isinstance(works, Work) else list(works)
     fixed = [np.asarray(w.fixed_s, dtype=float) for w in works]
     if len(works) == 1:
-        # one operator: the longest of its tiers, found without stacking them (large grids)
-        ts = _tier_list(works[0], hardware, compute_efficiency)
-        shape = np.broadcast_shapes(*(np.shape(t) for t in ts), fixed[0].shape)
-        best, k = ts[0], np.zeros((), dtype=np.int8)
-        for i, t in enumerate(ts[1:], 1):
-            if np.ndim(t) == 0 and t == 0:
-                continue                      # an unused tier cannot exceed the others (times >= 0)
-            k = np.where(t > best, np.int8(i), k)   # strictly longer: ties stay with the first tier
-            best = np.maximum(best, t)
-        return StageTime(seconds=np.broadcast_to(best + fixed[0], shape),
-                         bound=np.broadcast_to(k, shape).astype(np.intp), parts=(ts,), fixed=tuple(fixed))
+        return operator_time(operator_tiers(works[0], hardware, compute_efficiency), fixed[0])
     per_op = [tier_times(w, hardware, compute_efficiency) for w in works]
     shape = np.broadcast_shapes(*(t.shape[1:] for t in per_op), *(f.shape for f in fixed))
     n = len(TIERS)

@@ -30,7 +30,9 @@ def _notebook(path, source, title=None):
 
 
 def _tree(folder: Path) -> dict:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    """Every output file (the scheduling record of the last build's durations aside)."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.name != ".durations.json"}
 
 
 def test_a_failing_notebook_fails_execution(tmp_path, capsys):
@@ -65,6 +67,8 @@ def test_executed_notebooks_are_staged_byte_stable_and_unpublished_on_failure(tm
     _notebook(src / "table.ipynb", TABLE.format(fail=""))
     assert execute_notebooks(source=src, target=out)
     first = _tree(out)
+    durations = json.loads((out / ".durations.json").read_text())   # the scheduling record
+    assert set(durations) == {"table"} and durations["table"] > 0
     assert set(first) == {"table.ipynb", "figures/table.csv"}  # no staging folder left behind
     nb = json.loads(first["table.ipynb"])
     assert nb["metadata"]["afd_outputs"] == ["figures/table.csv"]
