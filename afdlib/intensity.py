@@ -87,11 +87,17 @@ def regime(n_ffn: ArrayLike, experts_per_token: float, routed_experts: float, ba
     3. ``scale-out-bound`` (the dead zone): N_F >= K, B_rank = B_out, FLOPs per rank stop growing;
     4. ``max-intensity``: G = ceil(E / (N_F g)) = 1; takes precedence over the others.
     """
+    return np.asarray(REGIMES)[regime_code(n_ffn, experts_per_token, routed_experts, bandwidth_ratio, gpus_per_node)]
+
+
+def regime_code(n_ffn: ArrayLike, experts_per_token: float, routed_experts: float, bandwidth_ratio: float,
+                gpus_per_node: float = 8) -> np.ndarray:
+    """:func:`regime` as int8 indices into :data:`REGIMES` (for grids: names only at the output)."""
     n = np.asarray(n_ffn, dtype=float)
     g = local_experts(routed_experts, n, gpus_per_node)
-    out = np.where(experts_per_token / n > bandwidth_ratio, REGIMES[0], REGIMES[1])
-    out = np.where(n >= experts_per_token, REGIMES[2], out)
-    return np.where(g <= 1, REGIMES[3], out)
+    out = np.where(np.asarray(experts_per_token) / n > bandwidth_ratio, np.int8(0), np.int8(1))
+    out = np.where(n >= experts_per_token, np.int8(2), out)
+    return np.where(g <= 1, np.int8(3), out).astype(np.int8)
 
 
 def intensity_sweep(model, hardware, n_ffn: ArrayLike) -> dict[str, np.ndarray]:
