@@ -10,8 +10,12 @@ Nothing half-done looks current:
   working directory, so its ``figures/`` cannot collide with another's); only a notebook that
   succeeded replaces ``book/generated/<name>.ipynb`` and the files it wrote, and one that failed
   removes its earlier outputs (listed in the notebook's ``afd_outputs`` metadata);
-- jupyter-book renders into ``_build/next/``; the result replaces ``_build/html`` only on success.
-  A failed build removes ``_build/html`` and leaves what it rendered in ``_build/html.failed``;
+- jupyter-book renders in ``_build/work/`` (kept between builds, so ``--only`` renders only what
+  changed; a full build starts it afresh), is copied to ``_build/next/`` and replaces
+  ``_build/html`` only on success. A failed build removes ``_build/html`` and leaves what it
+  rendered in ``_build/html.failed`` (and Sphinx's state with it, so the next build is full);
+- notebooks are scheduled longest first, by the durations of the last build
+  (``book/generated/.durations.json``), so the two parallel slots finish together;
 - a lock (``_build/.lock``) keeps two builds in one clone apart: the second exits with status 2;
 - rebuilds are byte-stable: each executed notebook loses papermill's timings, absolute paths and
   object addresses (``<... at 0x7f...>``), and pandas Styler's random table ids (``T_1a2b3``) are
@@ -268,16 +272,20 @@ def build_book(only: list[str] | None = None, jobs: int = 2, execute: bool = Tru
 
     with _lock(BUILD):
         try:
+            work = BUILD / "work"    # Sphinx's environment, kept between builds so --only renders incrementally
             if execute and only is None:
                 _rmtree(GENERATED)  # a full build never reuses stale outputs
+                _rmtree(work)
             if execute and not execute_notebooks(only, jobs):
                 return fail("notebook execution failed")
             missing = [nb.stem for nb in notebooks() if not (GENERATED / nb.name).exists()]
             if missing:
                 return fail(f"not executed yet: {', '.join(missing)} (run without --no-execute)")
             _rmtree(nxt)
-            if not render_html(nxt):
+            if not render_html(work):
+                os.replace(work, nxt) if work.exists() else None
                 return fail("jupyter-book reported errors or warnings", nxt / "_build" / "html")
+            shutil.copytree(work / "_build" / "html", nxt / "_build" / "html")
         except KeyboardInterrupt:
             fail("interrupted", nxt / "_build" / "html")
             return 130

@@ -127,7 +127,7 @@ def fake_book(tmp_path, monkeypatch):
 
     def render(path_output):
         html = path_output / "_build" / "html"
-        html.mkdir(parents=True)
+        html.mkdir(parents=True, exist_ok=True)   # Sphinx's work folder is kept between builds
         state["version"] += 1
         (html / "index.html").write_text(f"book {state['version']}")
         return state["render"]
@@ -143,7 +143,8 @@ def test_success_replaces_the_book_and_leaves_no_build_debris(fake_book, capsys)
     assert (html / "index.html").read_text() == "book 1"
     assert main(["book", "--no-execute"]) == 0
     assert (html / "index.html").read_text() == "book 2"
-    assert sorted(p.name for p in book.BUILD.iterdir()) == [".lock", "html"]
+    # the published book, the lock, and Sphinx's work folder (kept so --only renders incrementally)
+    assert sorted(p.name for p in book.BUILD.iterdir()) == [".lock", "html", "work"]
     assert capsys.readouterr().out.strip().endswith("s)")
 
 
