@@ -29,10 +29,36 @@ def test_pair_in_sync_and_clean(ipynb):
     assert sum("parameters" in c["metadata"].get("tags", []) for c in raw["cells"]) == 1
 
 
-def execute(name: str, tmp_path: Path, **parameters) -> Path:
+def execute_papermill(name: str, tmp_path: Path, **parameters) -> Path:
+    """The notebook under papermill in a fresh kernel, as the book runs it."""
     pm.execute_notebook(str(ROOT / "notebooks" / f"{name}.ipynb"), str(tmp_path / f"{name}.ipynb"),
                         parameters={"output_dir": str(tmp_path / "figures"), **parameters}, cwd=str(tmp_path),
                         kernel_name="python3", progress_bar=False)
+    return tmp_path / "figures"
+
+
+def execute(name: str, tmp_path: Path, **parameters) -> Path:
+    """Every code cell of the notebook, in order, in this process (no kernel to start: the test
+    suite stays fast), with ``parameters`` injected after the ``parameters`` cell as papermill does
+    and the working directory at ``tmp_path``. Papermill itself runs every notebook in the book
+    build and in the tests marked so below."""
+    import os
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    cells = [c for c in jupytext.read(ROOT / "notebooks" / f"{name}.py").cells if c.cell_type == "code"]
+    namespace: dict = {"__name__": "__main__"}
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        for cell in cells:
+            exec(compile(cell.source, f"{name}.py", "exec"), namespace)
+            if "parameters" in cell.metadata.get("tags", []):
+                namespace.update({"output_dir": str(tmp_path / "figures"), **parameters})
+    finally:
+        os.chdir(here)
+        plt.close("all")
     return tmp_path / "figures"
 
 
@@ -163,15 +189,38 @@ def test_aiconfigurator_comparison_with_other_kernel_cost(tmp_path):
 
 
 @pytest.mark.notebook
+def test_notebook_parameters_are_checked_under_papermill(tmp_path):
+    with pytest.raises(pm.PapermillExecutionError, match=re.escape("unknown notebook parameter(s) sigmaz")):
+        execute_papermill("fig6_penalty", tmp_path, sigmaz=[0.8])
+    assert not (tmp_path / "figures" / "fig6_penalty.csv").exists()  # nothing written before the check
+
+
+def _check_in_process(name: str, **overrides):
+    """The notebook's parameter cell and the cell that checks it, run in this process with
+    ``overrides`` injected as papermill would (for values the check refuses: it raises first)."""
+    cells = [c for c in jupytext.read(ROOT / "notebooks" / f"{name}.py").cells if c.cell_type == "code"]
+    i = next(k for k, c in enumerate(cells) if "parameters" in c.metadata.get("tags", []))
+    namespace: dict = {}
+    exec(cells[i].source, namespace)
+    namespace.update(overrides)
+    exec(cells[i + 1].source, namespace)
+
+
+@pytest.mark.parametrize("name", [p.stem for p in NOTEBOOKS])
+def test_every_notebook_refuses_an_unknown_parameter(name):
+    from afdlib.errors import AfdError
+    with pytest.raises(AfdError, match=re.escape("unknown notebook parameter(s) hardwar")):
+        _check_in_process(name, hardwar="h800")
+
+
 @pytest.mark.parametrize("parameters, message", [
-    ({"sigmaz": [0.8]}, "unknown notebook parameter(s) sigmaz"),
     ({"n_ffn_values": "abc"}, "notebook parameter 'n_ffn_values' must be a list"),
     ({"lambda_min": -5}, "notebook parameter 'lambda_min' must be positive"),
 ])
-def test_notebook_parameters_are_checked(tmp_path, parameters, message):
-    with pytest.raises(pm.PapermillExecutionError, match=re.escape(message)):
-        execute("fig6_penalty", tmp_path, **parameters)
-    assert not (tmp_path / "figures" / "fig6_penalty.csv").exists()  # nothing written before the check
+def test_notebook_parameter_values_are_checked(parameters, message):
+    from afdlib.errors import AfdError
+    with pytest.raises(AfdError, match=re.escape(message)):
+        _check_in_process("fig6_penalty", **parameters)
 
 
 def test_papermill_sees_every_parameter():
@@ -186,7 +235,7 @@ def test_papermill_sees_every_parameter():
 
 @pytest.mark.notebook
 def test_two_runs_with_other_parameters_do_not_share_outputs(tmp_path):
-    execute("fig6_penalty", tmp_path)
-    execute("fig6_penalty", tmp_path)  # the same parameters again: fine
+    execute_papermill("fig6_penalty", tmp_path)
+    execute_papermill("fig6_penalty", tmp_path)  # the same parameters again: fine
     with pytest.raises(pm.PapermillExecutionError, match="holds the output of a run with other parameters"):
-        execute("fig6_penalty", tmp_path, sigmas=[0.5])
+        execute_papermill("fig6_penalty", tmp_path, sigmas=[0.5])
