@@ -24,8 +24,10 @@ Nothing half-done looks current:
 """
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import json
+import multiprocessing
 import os
 import re
 import shutil
@@ -122,13 +124,26 @@ def _publish_outputs(stage: Path, target: Path, source: Path) -> None:
 
 # --- execution ---------------------------------------------------------------------------------
 
-def _papermill_cmd(src: Path, dst: Path, cwd: Path, parameters: dict | None = None) -> list[str]:
-    cmd = [sys.executable, "-m", "papermill", str(src), str(dst), "--cwd", str(cwd),
-           "-k", "python3", "--no-progress-bar", "--log-level", "WARNING",
-           "--execution-timeout", "300"]
-    for k, v in (parameters or {}).items():
-        cmd += ["-p", k, str(v)]
-    return cmd
+def _init_worker() -> None:
+    """A notebook worker: its kernels start with a fixed hash seed and the notebooks' own backend."""
+    os.environ.pop("MPLBACKEND", None)
+    os.environ["PYTHONHASHSEED"] = "0"
+    import papermill  # noqa: F401  (imported once per worker, not once per notebook)
+
+
+def _run_notebook(src: str, dst: str, cwd: str) -> tuple[bool, float, str]:
+    """Execute one notebook with papermill in a fresh kernel: (success, seconds, error text)."""
+    import logging
+
+    import papermill as pm
+    logging.getLogger("papermill").setLevel(logging.WARNING)
+    t0 = time.perf_counter()
+    try:
+        pm.execute_notebook(src, dst, cwd=cwd, kernel_name="python3", progress_bar=False, log_output=False,
+                            execution_timeout=300)
+    except Exception as e:  # the notebook failed (or the kernel died): report, do not raise
+        return False, time.perf_counter() - t0, f"{type(e).__name__}: {e}"
+    return True, time.perf_counter() - t0, ""
 
 
 def execute_notebooks(names: list[str] | None = None, jobs: int = 2, source: Path | None = None,
@@ -147,40 +162,35 @@ def execute_notebooks(names: list[str] | None = None, jobs: int = 2, source: Pat
     except (OSError, ValueError):
         known = {}
     todo = sorted(select(names, source), key=lambda p: (-float(known.get(p.stem, 0.0)), -p.stat().st_size))
-    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
-    env["PYTHONHASHSEED"] = "0"
-    running: list[tuple[Path, Path, subprocess.Popen, float]] = []
+    stages = {}
+    for nb in todo:
+        stage = target / STAGING / nb.stem
+        if stage.exists():
+            shutil.rmtree(stage)
+        stage.mkdir(parents=True)
+        stages[nb] = stage
     ok = True
-    queue = list(todo)
-    n_done = 0
-    while queue or running:
-        while queue and len(running) < max(1, jobs):
-            nb = queue.pop(0)
-            stage = target / STAGING / nb.stem
-            if stage.exists():
-                shutil.rmtree(stage)
-            stage.mkdir(parents=True)
-            proc = subprocess.Popen(_papermill_cmd(nb, stage / nb.name, stage), env=env,
-                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            running.append((nb, stage, proc, time.perf_counter()))
-        for item in list(running):
-            nb, stage, proc, t0 = item
-            if proc.poll() is None:
-                continue
-            running.remove(item)
-            n_done += 1
-            out = proc.stdout.read() if proc.stdout else ""
-            took = f"{time.perf_counter() - t0:.1f} s"
-            if proc.returncode == 0:
+    # long-lived worker processes import papermill once and run one notebook after another (each
+    # in a fresh kernel); spawned, so that no state of this process leaks into them
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(max_workers=max(1, min(jobs, len(todo) or 1)), mp_context=context,
+                                                initializer=_init_worker) as pool:
+        futures = {pool.submit(_run_notebook, str(nb), str(stages[nb] / nb.name), str(stages[nb])): nb
+                   for nb in todo}
+        for n_done, future in enumerate(concurrent.futures.as_completed(futures), 1):
+            nb = futures[future]
+            stage = stages[nb]
+            success, seconds, message = future.result()
+            took = f"{seconds:.1f} s"
+            if success:
                 _publish_outputs(stage, target, nb)
-                known[nb.stem] = round(time.perf_counter() - t0, 1)
+                known[nb.stem] = round(seconds, 1)
                 print(f"[{n_done}/{len(todo)}] {nb.stem}: ok ({took})", flush=True)
             else:
                 ok = False
                 _remove_outputs(target, nb.name)
                 print(f"[{n_done}/{len(todo)}] {nb.stem}: FAILED ({took}); partial output in {stage}", flush=True)
-                print(out[-4000:], file=sys.stderr)
-        time.sleep(0.05)
+                print(message[-4000:], file=sys.stderr)
     with contextlib.suppress(OSError):
         (target / STAGING).rmdir()  # gone unless a failed notebook left its partial output there
     with contextlib.suppress(OSError):
