@@ -81,7 +81,15 @@ class AfdPenalty:
     exact: np.ndarray
     floor: np.ndarray
     ceil: np.ndarray
-    rounding: np.ndarray  # "exact", "floor" or "ceil"
+    rounding_code: np.ndarray  # int8 indices into ROUNDINGS
+
+    @property
+    def rounding(self) -> np.ndarray:
+        """Which form won, by name (:data:`ROUNDINGS`): names only at the output edge."""
+        return np.asarray(ROUNDINGS)[self.rounding_code]
+
+
+ROUNDINGS = ("exact", "floor", "ceil")
 
 
 def alpha_afd(sigma: ArrayLike, n_attn: ArrayLike, n_ffn: ArrayLike, atol: float = 1e-9) -> AfdPenalty:
@@ -103,7 +111,7 @@ def alpha_afd(sigma: ArrayLike, n_attn: ArrayLike, n_ffn: ArrayLike, atol: float
     floor_form = c * lo / (lo + nf)
     ceil_form = c * hi / (hi + nf) * a / hi
     alpha = np.where(whole, exact, np.maximum(floor_form, ceil_form))
-    rounding = np.where(whole, "exact", np.where(floor_form >= ceil_form, "floor", "ceil"))
+    rounding = np.where(whole, np.int8(0), np.where(floor_form >= ceil_form, np.int8(1), np.int8(2)))
     return AfdPenalty(alpha, exact, floor_form, ceil_form, rounding)
 
 
