@@ -138,11 +138,23 @@ def _run_notebook(src: str, dst: str, cwd: str) -> tuple[bool, float, str]:
     import papermill as pm
     logging.getLogger("papermill").setLevel(logging.WARNING)
     t0 = time.perf_counter()
-    try:
-        pm.execute_notebook(src, dst, cwd=cwd, kernel_name="python3", progress_bar=False, log_output=False,
-                            execution_timeout=300)
-    except Exception as e:  # the notebook failed (or the kernel died): report, do not raise
-        return False, time.perf_counter() - t0, f"{type(e).__name__}: {e}"
+    # the kernel inherits this worker's stderr: keep its chatter (start-up warnings) in a file, shown
+    # only when the notebook fails
+    import tempfile
+    with tempfile.TemporaryFile(mode="w+b") as log:
+        saved = os.dup(2)
+        os.dup2(log.fileno(), 2)
+        try:
+            pm.execute_notebook(src, dst, cwd=cwd, kernel_name="python3", progress_bar=False, log_output=False,
+                                execution_timeout=300)
+        except Exception as e:  # the notebook failed (or the kernel died): report, do not raise
+            os.dup2(saved, 2)
+            log.seek(0)
+            chatter = log.read().decode(errors="replace")
+            return False, time.perf_counter() - t0, f"{chatter[-2000:]}{type(e).__name__}: {e}"
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
     return True, time.perf_counter() - t0, ""
 
 
