@@ -177,6 +177,15 @@ class Jitter:
         return self.cv_attn == self.cv_ffn == self.cv_comm == 0 and self.ffn_factors is None
 
 
+def attention_cv(context_cv: ArrayLike, requests_per_microbatch: ArrayLike) -> np.ndarray:
+    """Coefficient of variation of a micro-batch's attention time when its requests' cached
+    lengths vary independently with ``context_cv``: attention reads every request's KV cache, so
+    its time follows the sum of ``requests_per_microbatch`` lengths, whose CV is
+    context_cv / sqrt(requests) (the fixed weight read and kernel costs, not counted, only lower
+    it further: an upper bound)."""
+    return np.asarray(context_cv, dtype=float) / np.sqrt(np.maximum(np.asarray(requests_per_microbatch, float), 1.0))
+
+
 def straggler_factors(popularity: ArrayLike, tokens: int, ranks: int, experts_per_token: int,
                       redundant: int = 0, samples: int = 4, seed: int = 0) -> np.ndarray:
     """The FFN stage's straggler factors: the busiest rank's load over the mean (1 / sigma) for

@@ -308,6 +308,31 @@ shown.style.hide(axis="index")
 #   micro-batches the network stage has slack behind the GPUs' compute. (Its absolute figures in
 #   Table 1 are the simulator's, with the all-to-all hidden wherever the schedule allows.)
 #
+# ## Varying context lengths
+#
+# Attention reads every request's KV cache, so a micro-batch's attention time follows the sum of
+# its requests' cached lengths. With lengths varying independently the sum varies far less than
+# one request: at a CV of {glue:text}`ctx_cv` per request (about what an exponential length
+# distribution gives) and the best 3BO deployment's {glue:text}`ctx_requests` requests per
+# micro-batch, the attention stage's CV is at most {glue:text}`ctx_attn_cv`, and the simulated
+# loss from it alone is {glue:text}`ctx_loss`. Slow drift of the mix (long-context sessions
+# arriving together) is a correlated change, outside this model (Limitations).
+
+# %% tags=["hide-input"]
+from afdlib.pipeline import Jitter, attention_cv, simulate
+
+row3c = afd[(afd.micro_batches == 3) & (afd.cv == 0)].iloc[0]
+ctx_requests = int(round(row3c.requests / 3))
+ctx_cv = 1.0
+cv_a = float(attention_cv(ctx_cv, ctx_requests))
+ctx_sim = simulate("afd", row3c.t_attn_us * 1e-6, row3c.t_ffn_us * 1e-6, row3c.t_comm_us * 1e-6, 3, m_.moe_layers,
+                   steps, Jitter(cv_attn=cv_a), seed)
+glue("ctx_cv", f"{ctx_cv:g}", display=False)
+glue("ctx_requests", ctx_requests, display=False)
+glue("ctx_attn_cv", f"{cv_a:.2f}", display=False)
+glue("ctx_loss", f"{float(ctx_sim.throughput_loss):.1%}", display=False)
+
+# %% [markdown]
 # ## 3BO's extra kernels and the fixed gap
 
 # %% tags=["hide-input"]

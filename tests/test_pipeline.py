@@ -174,3 +174,12 @@ def test_cli_simulate(capsys):
                  "--n-ffn", "2", "--stragglers", "uniform", "--steps", "200", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["layers"] == 58 and doc["micro_batches"] == 3 and 0 < doc["ffn_straggler_cv"] < 0.2
+
+
+def test_attention_cv_from_contexts():
+    """The CV of a sum of n independent lengths is the single length's CV over sqrt(n)."""
+    from afdlib.pipeline import attention_cv
+    assert float(attention_cv(1.0, 64)) == pytest.approx(0.125)
+    rng = np.random.default_rng(0)
+    sums = rng.exponential(1.0, (20000, 64)).sum(axis=1)          # exponential lengths: CV 1
+    assert float(sums.std() / sums.mean()) == pytest.approx(float(attention_cv(1.0, 64)), rel=0.03)
