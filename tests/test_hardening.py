@@ -17,6 +17,10 @@ COMMANDS = {
     "throughput": (["--model", "deepseek-v3", "--hardware", "h800", "--design", "ep", "--ep-size", "144"],
                    ["--context", "--batch-per-gpu", "--slo-ms", "--mtp", "--t-gap-ms", "--sigma", "--ep-overlap",
                     "--matmul-efficiency", "--redundant", "--ep-size"]),
+    "simulate": (["--design", "afd", "--t-attn-us", "100", "--t-ffn-us", "100", "--t-comm-us", "100", "--layers", "4",
+                  "--steps", "20"],
+                 ["--cv-ffn", "--cv-comm", "--cv-attn", "--steps", "--micro-batches", "--layers", "--t-ffn-us",
+                  "--t-comm-us", "--seed", "--mtp", "--t-gap-ms"]),
 }
 
 
@@ -50,6 +54,13 @@ def test_random_bad_and_extreme_options_never_crash_nor_emit_nan(capsys):
     (["hfu", "--model", "deepseek-v3", "--hardware", "h800", "--n-ffn", "1..100000000"], "<= 100,000"),
     (["penalty", "--sigma", "0.8", "--n-attn", "8", "--n-ffn", "0"], "N_F"),
     (["penalty", "--sigma", "0.8", "--n-attn", "8", "--n-ffn", "2", "--lambda-ep", "inf"], "finite"),
+    (["simulate", "--model", "deepseek-v3", "--hardware", "h800", "--design", "ep"], "needs --ep-size"),
+    (["simulate", "--model", "deepseek-v3", "--hardware", "h800", "--design", "afd"], "needs --n-attn"),
+    (["simulate", "--design", "afd", "--t-attn-us", "1", "--t-ffn-us", "1", "--t-comm-us", "1"], "--layers"),
+    (["simulate", "--design", "afd", "--t-attn-us", "1", "--t-ffn-us", "1", "--t-comm-us", "1", "--layers", "2",
+      "--stragglers", "uniform"], "need the decode model"),
+    (["simulate", "--design", "afd", "--t-attn-us", "1", "--t-ffn-us", "1", "--t-comm-us", "1", "--layers", "2",
+      "--cv-ffn", "11"], "--cv-ffn"),
 ])
 def test_listed_cases(capsys, argv, message):
     assert main(argv) == 2
