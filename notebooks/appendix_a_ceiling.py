@@ -22,8 +22,14 @@
 #
 # $$\text{HFU}_\text{comm} = \frac{2\, BW_\text{eff}\, M}{\text{FLOPS}},$$
 #
-# which depends on the model only through the expert's intermediate size $M$, and on the system
-# only through the bandwidth per FLOP. Large $M$ (coarse experts) and a Superpod-class fabric
+# which depends on the model through the expert's intermediate size $M$ and, through
+# $BW_\text{eff} = \min(BW_\text{out} \max(1, K/N_F),\ BW_\text{up})$, through its top-$K$ as
+# well: two-stage forwarding lets a token's $K / N_F$ expert copies per node share one crossing
+# of scale-out, so a model with small $K$ (Step3, $K$ = 3; Llama-4-Maverick, $K$ = 1) gets less
+# from it at the same $N_F$: where $K < r\,N_F$ ($r = BW_\text{up} / BW_\text{out}$) its best
+# bound sits below the ordinary system's "best" curve in the figure below (left), which assumes $BW_\text{eff}$
+# reaches the scale-up bandwidth (at $K = 1$, on the dead-zone curve). On the system side it
+# depends on the bandwidths per FLOP. Large $M$ (coarse experts) and a Superpod-class fabric
 # ($BW_\text{eff}$ = scale-up bandwidth) are what lift it.
 
 # %% tags=["parameters"]

@@ -14,7 +14,7 @@
 # ---
 
 # %% [markdown]
-# # Figure 3: the grouped-GEMM roofline on the EP side
+# # Figure 3 (its roofline half): the grouped-GEMM roofline on the EP side
 #
 # Large-scale EP feeds each GPU's experts from the whole deployment's batch, so the question
 # is the classic roofline of one GPU's grouped GEMMs: how many tokens does each expert get per
@@ -103,6 +103,15 @@ glue("afd_h800", "n/a" if afd[h800] is None else f"{afd[h800]:.1%}", display=Fal
 at_ridge = grouped_gemm_hfu(skewed_tokens(ridge_tokens_per_expert(hws[0].flops, hws[0].hbm_bytes_per_s),
                                           experts_per_gpu, exponents), hws[0], ofu=ofu)
 glue("ridge_skewed", f"{at_ridge[k1]:.0%}", display=False)
+# one grouped-GEMM call: DeepSeek decodes in two micro-batches, and an MTP step verifies two tokens
+per_call = np.array([ep_tokens / ep_tokens_per_request_step / 2, ep_tokens / 2])
+at_call = grouped_gemm_hfu(skewed_tokens(per_call, experts_per_gpu, exponents[:, None]), hws[0], ofu=ofu)
+glue("call_lo", f"{per_call[0]:.0f}", display=False)
+glue("call_hi", f"{per_call[1]:.0f}", display=False)
+glue("call_bal_lo", f"{at_call[0, 0]:.0%}", display=False)
+glue("call_bal_hi", f"{at_call[0, 1]:.0%}", display=False)
+glue("call_skew_lo", f"{at_call[k1, 0]:.0%}", display=False)
+glue("call_skew_hi", f"{at_call[k1, 1]:.0%}", display=False)
 
 # %% [markdown]
 # ## Reading
@@ -115,9 +124,16 @@ glue("ridge_skewed", f"{at_ridge[k1]:.0%}", display=False)
 # with Zipf skew $s$ = {glue:text}`skew_s`: far enough above the ridge that skew costs little,
 # while at the ridge itself the same skew drops HFU to {glue:text}`ridge_skewed`.
 #
-# The paper measures about {glue:text}`paper_ep` at that load with real imbalance; the gap to the
-# roofline is kernel efficiency (tile quantisation, launch and synchronisation), which a roofline
-# does not model (set `ofu` to a measured matmul efficiency to see a practical ceiling). Even so,
+# The paper measures about {glue:text}`paper_ep` with real imbalance. At 740 tokens per expert
+# the roofline leaves that gap to kernel efficiency (tile quantisation, launch and
+# synchronisation), which a roofline does not model (set `ofu` to a measured matmul efficiency to
+# see a practical ceiling). But 740 is the load of a whole step: DeepSeek decodes in two
+# micro-batches, and with MTP a step verifies two tokens per request, so one grouped-GEMM call
+# sees {glue:text}`call_lo` to {glue:text}`call_hi` tokens per expert (without and with MTP).
+# There the roofline alone gives {glue:text}`call_bal_lo` to {glue:text}`call_bal_hi` balanced
+# and {glue:text}`call_skew_lo` to {glue:text}`call_skew_hi` with the Zipf skew $s$ =
+# {glue:text}`skew_s`: near the ridge, part of the measured gap may be the roofline and skew
+# after all; which part the measurement does not say. Even so,
 # EP's measured {glue:text}`paper_ep` stands well above the **AFD ceiling of
 # {glue:text}`afd_h800`** for DeepSeek-V3 on the same H800 (red line, previous chapter): that is
 # the paper's first argument for keeping large-scale EP on ordinary clusters. On H20 the ridge is
