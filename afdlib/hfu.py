@@ -151,6 +151,16 @@ _HARDWARE_FIELDS = ("flops", "hbm_bytes_per_s", "hbm_bytes", "scale_out_bytes_pe
                     "gpus_per_node")
 
 
+def min_slo_for_weight_read(model: Model, hardware: Hardware, n_ffn: ArrayLike, budget: Budget = Budget()
+                            ) -> np.ndarray:
+    """The smallest SLO (seconds) at which one layer's weight read on an FFN rank fits in t_B
+    (Eq. 1 solved for the SLO: (t_g + N_layers N_BO read) / L_accept); the HBM-time rule of
+    :func:`hfu_bound` holds from there on (capacity does not depend on the SLO)."""
+    g = local_experts(model.routed_experts, np.asarray(n_ffn, dtype=float), hardware.gpus_per_node)
+    read = expert_weight_bytes(g, model.hidden_size, model.moe_intermediate_size) / hardware.hbm_bytes_per_s
+    return (budget.t_gap_s + model.num_layers * budget.micro_batches * read) / budget.l_accept
+
+
 def hfu_grid(models, hardware, n_ffn: ArrayLike, budget: Budget = Budget(), **kw) -> dict[str, np.ndarray]:
     """:func:`hfu_bound` for every (device, model, N_F) at once; arrays of shape (D, M, N)."""
     m = stack(list(models), 1, 3, _MODEL_FIELDS)
