@@ -54,3 +54,54 @@ def imbalance_cost(counts: ArrayLike, model, hardware, n_attn: int, n_ffn: int, 
     return (DesignCost(f"AFD {n_attn}A{n_ffn}F", afd_gpus, afd_tokens, s_afd, float(a_afd.alpha), str(a_afd.rounding)),
             DesignCost(f"EP{ep_size} + {redundant} redundant", ep_size, ep_tokens, s_ep,
                        float(alpha_ep(s_ep, lambda_ep)), "-"))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Per design (rows of ``designs``) and trial: the step's sigma (harmonic mean over layers)
+    and alpha; and per design the per-layer sigmas of every trial (``layer_sigma``, design x
+    trial x layer)."""
+
+    designs: list
+    gpus: np.ndarray
+    sigma: np.ndarray          # (design, trial)
+    alpha: np.ndarray          # (design, trial)
+    layer_sigma: np.ndarray    # (design, trial, layer)
+    tokens: int
+
+
+def like_with_like(counts: ArrayLike, experts_per_token: int, n_attn: int, n_ffn: int, gpus_per_node: int,
+                   ep_sizes: list[int], redundant: int, lambda_ep: float, tokens: int, trials: int = 8,
+                   seed: int = 0, layers: ArrayLike | None = None, dp_sigma: float | None = None) -> Comparison:
+    """Imbalance of AFD (N_A + N_F nodes) against EP deployments, every design seeing the same
+    batches of ``tokens`` tokens (one layer step), sampled ``trials`` times per layer from the
+    measured loads: at equal tokens per GPU when an EP size equals AFD's GPU count.
+
+    AFD's FFN pool (N_F g GPUs) gets an EPLB packing of the experts (replicas only when it has
+    more GPUs than experts), each EP size ``redundant`` replicas. Alpha: the whole-node AFD form
+    (:func:`afdlib.imbalance.alpha_afd`) and EP's (:func:`afdlib.imbalance.alpha_ep`, ``lambda_ep``).
+    ``dp_sigma``: DP imbalance on the attention side too (AFD then keeps at most dp_sigma,
+    Figure 5; EP the regrown-batch form), multiplied in."""
+    from .balance import balancedness, eplb_placement, moe_layers, route_tokens
+    from .imbalance import alpha_dp_afd, alpha_dp_ep, alpha_ep
+    c = np.asarray(counts, dtype=float)
+    idx = moe_layers(c) if layers is None else np.asarray(layers, dtype=int)
+    e = c.shape[1]
+    ffn_gpus = n_ffn * gpus_per_node
+    designs = [(f"AFD {n_attn}A{n_ffn}F", ffn_gpus, max(0, ffn_gpus - e))] + \
+              [(f"EP{r} + {redundant} redundant", r, redundant) for r in ep_sizes]
+    rng = np.random.default_rng(seed)
+    layer_sigma = np.empty((len(designs), trials, idx.size))
+    for j, layer in enumerate(idx):
+        batches = np.stack([route_tokens(int(tokens), experts_per_token, c[layer], rng) for _ in range(trials)])
+        for d, (_, ranks, red) in enumerate(designs):
+            layer_sigma[d, :, j] = balancedness(eplb_placement(c[layer], ranks, red).rank_loads(batches))
+    sigma = 1.0 / np.mean(1.0 / layer_sigma, axis=2)            # the step: layers in sequence
+    alpha = np.empty_like(sigma)
+    alpha[0] = alpha_afd(sigma[0], n_attn, n_ffn).alpha
+    alpha[1:] = alpha_ep(sigma[1:], lambda_ep)
+    if dp_sigma is not None:
+        alpha[0] *= alpha_dp_afd(dp_sigma)                        # AFD: the stage budget is fixed
+        alpha[1:] *= alpha_dp_ep(dp_sigma, lambda_ep)
+    gpus = np.array([n_attn * gpus_per_node + ffn_gpus] + list(ep_sizes))
+    return Comparison([d[0] for d in designs], gpus, sigma, alpha, layer_sigma, int(tokens))
