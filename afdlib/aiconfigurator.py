@@ -12,7 +12,7 @@ The settings (:func:`grid_settings`, :func:`deployment_settings`):
   (one attention and one FFN pool of 8 GPUs each, 3 micro-batches), 8..256 requests per
   (attention) GPU, 4096 cached tokens, no MTP, the tool's default data types for FP8 checkpoints
   (FP8 block-scaled weights, FP8 KV cache and attention, BF16 on the wire). Where one node does not
-  hold the weights (DeepSeek-V3 on 80 GB H100) the EP group or the FFN pool is 16 GPUs; where the
+  hold the weights (DeepSeek-V3 on the 80 GiB H100) the EP group or the FFN pool is 16 GPUs; where the
   tool has no cross-node data (Qwen3 on GB200, 4 GPUs per tray) its EP group is 4.
 * **deployment**: each case of ``data/deployments.yaml`` that the tool can express, at the nearest
   setting it accepts (H100 for H800, the largest power-of-two EP size not above the published one:
@@ -62,7 +62,7 @@ GRID_QUANT = {"gemm": "fp8_block", "moe": "fp8_block", "kvcache": "fp8", "fmha":
 """The tool's resolved defaults for the FP8 checkpoints on trtllm, passed explicitly."""
 
 EP_SIZE = {("deepseek-v3", "h100"): 16, ("qwen3-235b-a22b", "gb200"): 4}
-"""EP group sizes other than 8: DeepSeek-V3's FP8 experts (~650 GB) do not fit in 8 x 80 GB; the
+"""EP group sizes other than 8: DeepSeek-V3's FP8 experts (~650 GB) do not fit in 8 x 80 GiB; the
 tool has no cross-tray all-to-all data for Qwen3 on GB200."""
 AFD_FFN_GPUS = {("deepseek-v3", "h100"): 16}
 """FFN pools other than 8 GPUs (same reason as :data:`EP_SIZE`)."""

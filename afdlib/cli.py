@@ -175,8 +175,10 @@ def cmd_hfu(args) -> int:
     model, hw = _system(args)
     res, summary = hfu_sweep(model, hw, args.n_ffn, _budget(args), hbm_usable_fraction=args.hbm_fraction,
                              ofu=args.ofu)
-    rows = [{"n_ffn": int(n), "hfu": round(float(h), 6), "limit": str(lim), "feasible": bool(f)}
-            for n, h, lim, f in zip(args.n_ffn, res["hfu"], res["limit"], res["feasible"])]
+    from .hfu import failed_rules
+    rows = [{"n_ffn": int(n), "hfu": round(float(h), 6), "limit": str(lim), "feasible": bool(f),
+             "fails": failed_rules(x)}
+            for n, h, lim, f, x in zip(args.n_ffn, res["hfu"], res["limit"], res["feasible"], res["fails"])]
     doc = {"rows": rows, "max_hfu": None if summary.max_hfu is None else round(summary.max_hfu, 6),
            "best_n_ffn": summary.best_n_ffn, "dead_zone_floor": round(summary.dead_zone_floor, 6)}
     if args.json:
@@ -188,8 +190,9 @@ def cmd_hfu(args) -> int:
     best = "none feasible" if summary.max_hfu is None else f"{summary.max_hfu:.1%} at N_F = {summary.best_n_ffn}"
     print(f"max HFU upper bound: {best}; dead-zone floor (N_F >= K = {model.experts_per_token}): "
           f"{summary.dead_zone_floor:.1%}")
-    _print_table([{**r, "hfu": f"{r['hfu']:.1%}", "feasible": "yes" if r["feasible"] else "no"} for r in rows],
-                 ["n_ffn", "hfu", "limit", "feasible"])
+    _print_table([{**r, "hfu": f"{r['hfu']:.1%}", "feasible": "yes" if r["feasible"] else "no",
+                   "fails": ", ".join(r["fails"]) or "-"} for r in rows],
+                 ["n_ffn", "hfu", "limit", "feasible", "fails"])
     return 0
 
 

@@ -78,7 +78,7 @@ class Assumptions:
     * ``afd_overlap`` 1: the share of AFD's transfers hidden behind the pools' compute; 1 is the
       paper's bubble-free 3BO pipeline (the MoE layer takes max(m t_a, m t_f, m t_c, t_a + t_f +
       t_c)), 0 puts every transfer between compute (max(m t_a, m t_f) + m t_c). Step-3's published
-      figure sits near 1 (+22% at 1, -35% at 0.5; the validation chapter).
+      figure sits near 1 (+27% at 1, -35% at 0.5; the validation chapter).
     * ``afd_two_stage`` True: AFD tokens cross scale-out once per destination FFN node and fan out
       inside it (the paper's two-stage forwarding); False: one copy per expert over scale-out.
     * ``afd_destinations`` "expected": FFN nodes a token crosses to under two-stage AFD, for uniform

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import PercentFormatter
 
-from .hfu import LIMITS, limit_names
+from .hfu import limit_names
 from .plotting import COMM_CEILING, REGIME_COLOURS
 
 STAGE_COLOURS = {"attention": "#2c7fb8", "dispatch": "#fdae61", "combine": "#d7191c", "ffn": "#1a9641",
@@ -79,7 +79,8 @@ def hfu_panels(grid: dict[str, np.ndarray], hardware, models, n_ffn, ceiling_mod
             if (~ok).any():
                 ax.plot(n_ffn[~ok], y[~ok], "x", ms=4, color=colours[m.slug], zorder=3)
                 first = int(np.argmax(~ok))
-                kind = "HBM" if LIMITS[int(grid["limit"][i, j, first])] == "hbm-capacity" else "HBM time"
+                fails = int(grid["fails"][i, j, first])
+                kind = {1: "HBM", 2: "HBM time", 3: "HBM + time"}[fails]
                 ax.annotate(f"{kind} - {m.name}", (n_ffn[first], y[first]), fontsize=6, color=colours[m.slug],
                             xytext=(4, 4 + 7 * j), textcoords="offset points")
         ax.set_title(h.name.replace("NVIDIA ", ""), fontsize=10)

@@ -95,7 +95,8 @@ def hfu_bound(n_ffn: ArrayLike, model: Model, hardware: Hardware, budget: Budget
 
     Returns arrays: ``hfu`` (the bound if the point were feasible), ``comm_ceiling``, ``feasible``,
     ``limit`` (int8 codes into :data:`LIMITS`, :func:`limit_names` turns them into names; for
-    infeasible points the HBM rule that fails, capacity first), ``local_experts``, ``tokens_per_rank``, ``weight_bytes_per_gpu`` (all MoE layers),
+    infeasible points the HBM rule that fails, capacity first), ``fails`` (every rule a point
+    fails, as bits: 1 HBM capacity, 2 HBM time; :func:`failed_rules` names them), ``local_experts``, ``tokens_per_rank``, ``weight_bytes_per_gpu`` (all MoE layers),
     ``weight_read_s`` (one layer), ``t_b``.
     """
     n = np.asarray(n_ffn, dtype=float)
@@ -131,6 +132,7 @@ def hfu_bound(n_ffn: ArrayLike, model: Model, hardware: Hardware, budget: Budget
     shape = np.broadcast_shapes(bound.shape, limit.shape, np.shape(t_b))
     out = {
         "hfu": bound, "comm_ceiling": ceiling, "feasible": fits_capacity & fits_time, "limit": limit,
+        "fails": (~fits_capacity).astype(np.int8) | ((~fits_time).astype(np.int8) << 1),
         "local_experts": g, "tokens_per_rank": tokens,
         "weight_bytes_per_gpu": per_gpu, "weight_read_s": read_s, "t_b": t_b,
     }
@@ -140,6 +142,11 @@ def hfu_bound(n_ffn: ArrayLike, model: Model, hardware: Hardware, budget: Budget
 _LIMIT_OF_TIER = np.array([LIMITS.index({"compute": "compute", "hbm": "hbm-time", "scale-out": "comm-scale-out",
                                           "scale-up": "comm-scale-up", "inter-domain": "comm-scale-out"}[t])
                            for t in TIERS], dtype=np.int8)
+
+
+def failed_rules(fails: int) -> list[str]:
+    """Names of every feasibility rule in a ``fails`` bitmask of :func:`hfu_bound`."""
+    return [name for bit, name in ((1, LIMITS[3]), (2, LIMITS[4])) if int(fails) & bit]
 
 
 def limit_names(codes: ArrayLike) -> np.ndarray:

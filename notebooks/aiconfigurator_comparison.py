@@ -84,7 +84,7 @@ for design in ("ep", "afd"):
 #
 # The grid is DeepSeek-V3 (MLA, 256 experts, top-8) and Qwen3-235B-A22B (GQA, 128 experts,
 # top-8), FP8 checkpoints, on H100, H200, B200 and GB200, with 8 to 256 requests per GPU at 4096
-# cached tokens and no MTP: EP over one node (8 GPUs; 16 for DeepSeek-V3 on 80 GB H100, 4 for
+# cached tokens and no MTP: EP over one node (8 GPUs; 16 for DeepSeek-V3 on the 80 GiB H100, 4 for
 # Qwen3 on a GB200 tray, where the tool has no cross-tray data) and AFD with one 8-GPU attention
 # pool and one 8-GPU FFN pool (16 for DeepSeek-V3 on H100), three micro-batches. Both tools get
 # the tool's default data types for these checkpoints (FP8 block-scaled weights, FP8 KV cache and

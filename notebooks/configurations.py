@@ -69,7 +69,10 @@ model_table.sort_values(["in paper", "slug"], ascending=[False, True]).drop(colu
 #
 # Per GPU, per direction, sustained. Rows without a paper value use the datasheet profile
 # (column `profile`). "Superpod" systems (GB200/GB300 NVL72, CloudMatrix384, TPU pods) have
-# scale-out bandwidth equal to scale-up: the fast fabric spans the AFD nodes.
+# scale-out bandwidth equal to scale-up: the fast fabric spans the AFD nodes. One unit for
+# memory: GB = 10^9 bytes. The paper profile keeps Table 5's capacities as printed (H800: 80);
+# the datasheet profile converts each vendor's figure from the unit the vendor states (A100,
+# H100 and H800 carry 80 GiB = 85.9 GB; TPU v5p 95 GiB = 102.0 GB).
 
 # %% tags=["hide-input"]
 hw_table["in paper"] = hw_table["slug"].isin(paper_hardware)

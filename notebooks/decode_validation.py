@@ -255,6 +255,10 @@ glue("s3_batch_ratio", f"{s3.batch_per_gpu / implied - 1:+.0%}", display=False)
 glue("s3_tpot", f"{s3.tpot_ms:.1f}", display=False)
 glue("s3_tpot_ratio", f"{s3_facts['slo_ms'] / s3.tpot_ms - 1:+.0%}", display=False)
 glue("s3_k6", f"{err_of(step3, 'kernel overhead 6 us'):+.0%}", display=False)
+from afdlib.catalog import load_hardware as _lh
+
+glue("s3_hbm_gb", f"{_lh(s3_facts['attn_hardware'], profile='datasheet').hbm_bytes / 1e9:.1f}", display=False)
+glue("hbm_usable", f"{assumptions.hbm_usable_fraction:.0%}", display=False)
 
 reqs = np.arange(16, 1025, 8)
 curves, published = {}, {}
@@ -277,7 +281,7 @@ plt.show()
 # {glue:text}`s3_batch` requests, the most its HBM holds with an FP8 cache at 4K, and runs the
 # step in {glue:text}`s3_tpot` ms, under the 50 ms target. The published 4,039 tokens/s per GPU at
 # 50 ms would mean {glue:text}`s3_implied` requests per attention GPU. The miss splits into the
-# batch ({glue:text}`s3_batch_ratio`: the model counts 80 x 10^9 bytes of HBM, 90% usable, where
+# batch ({glue:text}`s3_batch_ratio`: the model counts {glue:text}`s3_hbm_gb` x 10^9 bytes of HBM (80 GiB), {glue:text}`hbm_usable` usable, where
 # Step-3's reserve is not published) and the step time ({glue:text}`s3_tpot_ratio`, if Step-3 ran
 # at its 50 ms target: it publishes the target, not a measured step time). The case is sensitive
 # to how AFD's traffic is counted: with one copy per expert over the NIC instead of one per FFN

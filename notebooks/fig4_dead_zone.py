@@ -181,6 +181,15 @@ glue("dsv3_h800_n", str(summ.get(("h800", "deepseek-v3")).best_n_ffn) if ("h800"
      display=False)
 glue("dsv3_h800_floor", floor_pct("h800", "deepseek-v3"), display=False)
 glue("dsv3_gb200", pct("gb200", "deepseek-v3"), display=False)
+from afdlib.hfu import failed_rules
+
+if "h800" in hardware and "deepseek-v3" in models:
+    names = {"hbm-capacity": f"the HBM capacity ({hws[hardware.index('h800')].hbm_bytes / 1e9:g} GB)",
+             "hbm-time": "the weight read within the stage budget"}
+    f1 = failed_rules(grid["fails"][hardware.index("h800"), models.index("deepseek-v3"), 0])
+    glue("dsv3_h800_fails", " and ".join(names[x] for x in f1) or "no rule", display=False)
+else:
+    glue("dsv3_h800_fails", "n/a", display=False)
 glue("kimi_gb300", pct("gb300", "kimi-k2"), display=False)
 glue("glm_gb200", pct("gb200", "glm-4.7"), display=False)
 glue("step3_h800", pct("h800", "step3"), display=False)
@@ -196,7 +205,7 @@ glue("t_b_us", f"{1e6 * float(grid['t_b'][0, models.index('deepseek-v3') if 'dee
 # stage):
 #
 # - **DeepSeek-V3 on H800** cannot pass {glue:text}`dsv3_h800`, reached at $N_F$ =
-#   {glue:text}`dsv3_h800_n` (at one node the routed weights do not fit in 80 GB). From $N_F = K = 8$
+#   {glue:text}`dsv3_h800_n` (at one node the point fails {glue:text}`dsv3_h800_fails`). From $N_F = K = 8$
 #   the bound is pinned to the dead-zone floor {glue:text}`dsv3_h800_floor`: adding FFN nodes
 #   never helps. The paper prints 33.1% and 10.3%.
 # - **B200** raises scale-up but keeps 400 Gb/s per GPU: DeepSeek-V3 peaks at
@@ -241,10 +250,11 @@ glue("t_b_us", f"{1e6 * float(grid['t_b'][0, models.index('deepseek-v3') if 'dee
 # H100 and H800 (80 GB), and Kimi-K2 also on H20 (capacity) and H200 (read time); the H20 panel
 # is compute-bound at small $N_F$ (296 TFLOP/s against 50 GB/s per GPU) and floored from
 # $N_F = K$, and the H100/H200 panels use the paper's 360 GB/s scale-up. Read those three panels
-# as this book's reading, not the paper's. The catalogue's HBM capacities are the vendors'
-# figures read as 10^9 bytes (80 GB = 80 x 10^9 bytes): whether H800's "80 GB" is 80 GiB (85.9 x
-# 10^9 bytes, in which DeepSeek-V3's 81.7 x 10^9 bytes of routed weights would fit) is an open
-# question this book has not settled.
+# as this book's reading, not the paper's. Memory is counted in 10^9 bytes throughout; this
+# figure uses the paper's Table 5 capacities as printed (H800: 80 GB). The physical 80 GiB of an
+# H800 (85.9 GB, the datasheet profile's figure) would hold DeepSeek-V3's 81.7 GB of routed
+# weights at $N_F$ = 1, but that point still fails the weight read within $t_B$, so no maximum
+# here changes.
 #
 # Data: {download}`fig4_hfu_bound.csv <figures/fig4_hfu_bound.csv>`,
 # {download}`fig4_maxima_percent.csv <figures/fig4_maxima_percent.csv>`. Re-run:

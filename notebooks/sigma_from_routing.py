@@ -342,6 +342,9 @@ dp_lead = dp["AFD alpha"] - dp[f"EP{equal} alpha"]
 glue("dp_lead", f"{100 * dp_lead.min():+.1f} to {100 * dp_lead.max():+.1f}", display=False)
 glue("dp_list", ", ".join(f"{d:g}" for d in dp_sigmas), display=False)
 glue("dp_max", f"{max(dp_sigmas):g}", display=False)
+# DP balancedness below which EP keeps more: a_afd s = a_ep s (lambda + 1) / (lambda + s)
+s_even = a_eq * (lambda_ep + 1) / a_afd - lambda_ep
+glue("dp_break_even", f"{min(s_even, 1.0):.3f}", display=False)
 glue("dp_max_loss", f"{1 - max(dp_sigmas):.0%}", display=False)
 glue("lambda_value", f"{lambda_ep:g}", display=False)
 glue("ep_sizes_others", ", ".join(f"EP{r} {100 * (aa - ae):+.1f}" for r, ae, aa in others), display=False)
@@ -364,12 +367,13 @@ dp.style.hide(axis="index").format("{:.3f}")
 # **What the numbers support.** At AFD's own size and tokens per GPU, measured expert imbalance
 # costs the two designs within a point of each other: AFD {glue:text}`like_gap` points against
 # EP{glue:text}`ep_equal`, {glue:text}`sens_range` across tokens per step; against other EP sizes
-# at the same tokens per GPU, AFD's lead is {glue:text}`ep_sizes_others` points. AFD's lead over
-# EP144 grows with EP's size (more ranks to balance), not with a difference between the designs
-# at equal size. DP imbalance, which this data cannot measure, costs AFD more than EP. So measured
+# at the same tokens per GPU, AFD's lead is {glue:text}`ep_sizes_others` points: it grows with EP's
+# size (more ranks to balance), not with a difference between the designs at equal size. AFD's
+# high $\sigma$ buys it little because its $\alpha$ is pinned by whole attention nodes. DP imbalance, which this data cannot measure, costs AFD more than EP. So measured
 # routing does not reverse the paper's conclusion that imbalance penalises AFD more: for expert
-# imbalance alone it is a near-tie at equal size, and DP imbalance of {glue:text}`dp_max_loss`
-# or more (DP $\sigma$ up to {glue:text}`dp_max`, the mildest computed) tips it to EP.
+# imbalance alone it is a near-tie at equal size, and DP imbalance tips it to EP as soon as the
+# DP balancedness falls below {glue:text}`dp_break_even` (the break-even of the two forms, with
+# the same DP $\sigma$ assumed for both designs).
 #
 # Data: {download}`sigma_deepseek_longrun.csv <figures/sigma_deepseek_longrun.csv>`,
 # {download}`sigma_deepseek_batches.csv <figures/sigma_deepseek_batches.csv>`,

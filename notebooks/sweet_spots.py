@@ -89,6 +89,9 @@ glue("n_afd", int((table.recommendation == "AFD").sum()), display=False)
 glue("n_ep", int((table.recommendation == "EP").sum()), display=False)
 glue("n_decisive", int(table.decisive.sum()), display=False)
 glue("decisive", f"{DECISIVE:g} or below {1 / DECISIVE:.2f}", display=False)
+from afdlib.validation import validation_rows
+
+glue("max_validation_error", f"{max(abs(r['error']) for r in validation_rows()):.1%}", display=False)
 glue("ratio_range", f"{table.ratio.min():.2f} to {table.ratio.max():.2f}", display=False)
 symmetric = pd.DataFrame(advice_table(ms, hws, budget, context,
                                       assumptions=Assumptions(ep_overlap=1.0, afd_overlap=1.0)))
@@ -379,7 +382,8 @@ t3.style.hide(axis="index")
 # ## Limitations
 #
 # - The comparison is only as good as the decode model: its largest error against published
-#   deployments is about 22%, and the AFD side rests on one published deployment.
+#   deployments is {glue:text}`max_validation_error` (the threshold for a decisive verdict,
+#   {glue:text}`decisive`, sits just above it), and the AFD side rests on one published deployment.
 # - The overlap asymmetry decides most verdicts: EP hides half of its all-to-all by default, AFD all
 #   of its transfers (`--ep-overlap`, `--afd-overlap`). Whether AFD's transfers cross the NIC once
 #   per FFN node (the paper's two-stage forwarding) decides others.

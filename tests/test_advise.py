@@ -74,11 +74,12 @@ def test_vectorised_cells_match_single_calls(ds, h800):
 def test_the_papers_h800_case(ds, h800):
     # Under the paper's EP model (t_B = t_a + t_f: the all-to-all entirely hidden) EP wins on H800, as
     # the paper says. Under the defaults fitted to published EP deployments (half hidden), the two
-    # are even within the model's error (recorded: AFD 1.06x, not decisive).
+    # are even within the model's error (recorded: AFD 1.02x, not decisive; 1.06x before H800's HBM
+    # was read as 80 GiB).
     paper_like = advise(ds, h800, BUDGET, 4096, assumptions=Assumptions(ep_overlap=1.0), explain=False)
     assert paper_like.recommendation == "EP" and paper_like.ratio < 1
     default = advise(ds, h800, BUDGET, 4096, explain=False)
-    assert default.ratio == pytest.approx(1.06, abs=0.03) and not default.decisive
+    assert default.ratio == pytest.approx(1.02, abs=0.03) and not default.decisive
 
 
 @pytest.mark.parametrize("model", ["step3", "ernie-4.5"])

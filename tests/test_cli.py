@@ -79,8 +79,11 @@ def test_hfu_json(capsys):
     assert set(doc) == {"rows", "max_hfu", "best_n_ffn", "dead_zone_floor"}
     assert doc["max_hfu"] == pytest.approx(0.331, abs=1e-3) and doc["best_n_ffn"] == 2
     assert doc["dead_zone_floor"] == pytest.approx(0.103, abs=1e-3)
-    assert set(doc["rows"][0]) == {"n_ffn", "hfu", "limit", "feasible"} and len(doc["rows"]) == 64
+    assert set(doc["rows"][0]) == {"n_ffn", "hfu", "limit", "feasible", "fails"} and len(doc["rows"]) == 64
     assert doc["rows"][0]["feasible"] is False and doc["rows"][0]["limit"] == "hbm-capacity"
+    # every rule N_F = 1 fails: 58 x 32 x 44 MB = 81.7 GB > 80 GB (paper profile), and one layer's
+    # 1.41 GB read at 3.35 TB/s (0.42 ms) exceeds t_B = 0.38 ms
+    assert doc["rows"][0]["fails"] == ["hbm-capacity", "hbm-time"] and doc["rows"][1]["fails"] == []
     for model, want in (("deepseek-v3", 0.655), ("kimi-k2", 0.655), ("glm-4.7", 0.492)):
         for hw in ("gb200", "gb300"):
             got = run_json(capsys, "hfu", "--model", model, "--hardware", hw, "--json")["max_hfu"]
