@@ -62,6 +62,10 @@ def hfu_frame(grid: dict[str, np.ndarray], hardware: list[str], models: list[str
                          "limit": limit_names(grid["limit"].ravel())})
 
 
+_INFEASIBLE_MARKERS = {1: "x", 2: "+", 3: "X"}
+_INFEASIBLE_NAMES = {1: "HBM capacity", 2: "weight read > t_B", 3: "both"}
+
+
 def hfu_panels(grid: dict[str, np.ndarray], hardware, models, n_ffn, ceiling_model: int = 0, title: str = ""):
     """Fig. 4: one panel per device, the bound of each model against N_F; x marks infeasible points,
     labelled with the HBM rule that fails; the communication ceiling of ``models[ceiling_model]`` in bold red."""
@@ -71,18 +75,16 @@ def hfu_panels(grid: dict[str, np.ndarray], hardware, models, n_ffn, ceiling_mod
     fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols, 2.9 * rows), sharex=True, sharey=True, squeeze=False)
     ref = models[ceiling_model]
     for i, (h, ax) in enumerate(zip(hardware, axes.flat)):
-        ax.plot(n_ffn, np.minimum(grid["comm_ceiling"][i, ceiling_model], 1.05), **COMM_CEILING, zorder=4,
-                label=f"communication ceiling ({ref.name})")
+        ax.plot(n_ffn, np.minimum(grid["comm_ceiling"][i, ceiling_model], 1.0), **COMM_CEILING, zorder=4,
+                label=f"communication ceiling ({ref.name}), capped at 100%")
         for j, m in enumerate(models):
             ok, y = grid["feasible"][i, j], grid["hfu"][i, j]
             ax.plot(n_ffn[ok], y[ok], "-o", ms=2.5, lw=1.2, color=colours[m.slug], label=m.name, zorder=3)
-            if (~ok).any():
-                ax.plot(n_ffn[~ok], y[~ok], "x", ms=4, color=colours[m.slug], zorder=3)
-                first = int(np.argmax(~ok))
-                fails = int(grid["fails"][i, j, first])
-                kind = {1: "HBM", 2: "HBM time", 3: "HBM + time"}[fails]
-                ax.annotate(f"{kind} - {m.name}", (n_ffn[first], y[first]), fontsize=6, color=colours[m.slug],
-                            xytext=(4, 4 + 7 * j), textcoords="offset points")
+            fails = np.asarray(grid["fails"][i, j])
+            for bits, marker in _INFEASIBLE_MARKERS.items():   # which rule fails: the marker, in the legend
+                hit = fails == bits
+                if hit.any():
+                    ax.plot(n_ffn[hit], y[hit], marker, ms=5, mew=1.2, color=colours[m.slug], ls="none", zorder=3)
         ax.set_title(h.name.replace("NVIDIA ", ""), fontsize=10)
         ax.set_xscale("log", base=2)
         ax.set_ylim(0, 1.08)
@@ -94,7 +96,10 @@ def hfu_panels(grid: dict[str, np.ndarray], hardware, models, n_ffn, ceiling_mod
     for ax in axes[:, 0]:
         ax.set_ylabel("HFU upper bound")
     handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, bbox_to_anchor=(0.5, -0.06))
+    for bits, marker in _INFEASIBLE_MARKERS.items():
+        handles.append(plt.Line2D([], [], marker=marker, ls="none", color="black", mew=1.2))
+        labels.append(f"infeasible: {_INFEASIBLE_NAMES[bits]}")
+    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, bbox_to_anchor=(0.5, -0.08))
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig

@@ -10,7 +10,7 @@ from .errors import AfdError
 
 REGIME_COLOURS = {"scale-up-bound": "#dbe9f6", "stable": "#e5f5e0", "scale-out-bound": "#fde0dd",
                   "max-intensity": "#efedf5"}
-COMM_CEILING = {"color": "#c0392b", "linewidth": 3.2, "alpha": 0.45}
+COMM_CEILING = {"color": "#a50000", "linewidth": 3.0, "alpha": 0.8}   # bold dark red, as the paper draws it
 
 
 def setup_style() -> None:

@@ -82,19 +82,20 @@ summ_alt = grid_summaries(ms, hws, n_ffn, grid_alt)
 # %% tags=["hide-input"]
 fig = hfu_panels(grid, hws, ms, n_ffn, ceiling_model=models.index(ceiling_model) if ceiling_model in models else 0,
                  title=f"HFU upper bound of the AFD FFN side (SLO {slo_ms:g} ms, L_accept {l_accept:g}, "
-                       f"t_g {t_gap_ms:g} ms, g = {gpus_per_node}); x = infeasible")
+                       f"t_g {t_gap_ms:g} ms, g = {gpus_per_node})")
 save_figure(fig, "fig4_dead_zone", output_dir)
 plt.show()
 
 # %% [markdown]
 # Figure 1: the HFU upper bound of the AFD FFN side against $N_F$ at an SLO of
 # {glue:text}`slo` (OFU 100%, the assumptions in the title); bold red: the communication ceiling
-# of the model named in the parameters, capped at 100%; x: infeasible points.
+# of the model named in the parameters, capped at 100%; crosses: infeasible points, the cross naming
+# the rule they fail (legend).
 
 # %% tags=["hide-input"]
 fig = hfu_panels(grid_alt, hws, ms, n_ffn, ceiling_model=models.index(ceiling_model) if ceiling_model in models else 0,
                  title=f"The same at SLO {slo_ms_alt:g} ms (L_accept {l_accept:g}, t_g {t_gap_ms:g} ms, "
-                       f"g = {gpus_per_node}); x = infeasible")
+                       f"g = {gpus_per_node})")
 save_figure(fig, "fig4_dead_zone_alt", output_dir)
 plt.show()
 
@@ -112,13 +113,14 @@ maxima = pd.DataFrame({h.slug: {x.name: (np.nan if summ[h.slug, x.slug].max_hfu 
                                           else 100 * summ[h.slug, x.slug].max_hfu) for x in ms} for h in hws}).T
 best_n = pd.DataFrame({h.slug: {x.name: summ[h.slug, x.slug].best_n_ffn for x in ms} for h in hws}).T
 save_data(maxima.reset_index(names="hardware"), "fig4_maxima_percent", output_dir)
-maxima.style.format("{:.1f}", na_rep="infeasible")
+maxima.rename_axis("device").reset_index().style.hide(axis="index").format(
+    {x.name: "{:.1f}%" for x in ms}, na_rep="infeasible")
 
 # %% [markdown]
 # The $N_F$ at which each maximum is first reached:
 
 # %% tags=["hide-input"]
-best_n
+best_n.rename_axis("device").reset_index().style.hide(axis="index").format(na_rep="-", precision=0)
 
 # %% tags=["hide-input"]
 def pct(hw, model):

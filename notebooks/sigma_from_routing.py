@@ -86,7 +86,8 @@ counts, origin = counts_or_fit(counts_dir or default_counts_dir(), counts_file,
                                data_dir() / "deepseek_v3_routing_fit.yaml")
 layers = moe_layers(counts)
 n_experts = counts.shape[1]
-print(f"{origin}: {layers.size} MoE layers x {n_experts} experts")
+glue("n_moe_layers", int(layers.size), display=False)
+glue("n_experts_counts", int(n_experts), display=False)
 
 # %% [markdown]
 # ## Uniform routing: analytic against Monte-Carlo
@@ -121,8 +122,9 @@ glue("mc_gap_leading", f"{np.abs(mc - leading)[big].max():.3f}", display=False)
 #
 # ## DeepSeek-V3's measured loads
 #
-# Long-run counts first: experts in contiguous blocks, and placed by EPLB with and without
-# redundant replicas.
+# The data: {glue:text}`n_moe_layers` MoE layers x {glue:text}`n_experts_counts` experts, from
+# {glue:text}`origin`. Long-run counts first: experts in contiguous blocks, and placed by EPLB
+# with and without redundant replicas.
 
 # %% tags=["hide-input"]
 red_counts = [redundant if (n_experts + redundant) >= r else r - n_experts for r in ep_sizes]
@@ -195,7 +197,12 @@ glue("s_range", f"{fit_table.zipf_exponent.min():.2f}-{fit_table.zipf_exponent.m
 glue("tv_median", f"{fit_table.total_variation.median():.3f}", display=False)
 glue("mm_measured", f"{fit_table.max_over_mean_measured.median():.2f}", display=False)
 glue("mm_fitted", f"{fit_table.max_over_mean_fitted.median():.2f}", display=False)
-fit_table.describe().loc[["mean", "50%", "min", "max"]].style.format(precision=3)
+summary = pd.DataFrame({
+    "quantity": ["Zipf exponent s", "total variation (0 = perfect fit)", "max / mean, measured", "max / mean, fitted"],
+    **{stat: [fn(fit_table[c]) for c in ("zipf_exponent", "total_variation", "max_over_mean_measured",
+                                         "max_over_mean_fitted")]
+       for stat, fn in (("median", np.median), ("min", np.min), ("max", np.max))}})
+summary.style.hide(axis="index").format(precision=3)
 
 # %% [markdown]
 # The median exponent is $s$ = {glue:text}`s_median` (range {glue:text}`s_range`), with a median
