@@ -16,7 +16,7 @@
 # %% [markdown]
 # # Side by side with aiconfigurator
 #
-# The tool an engineer would otherwise reach for is NVIDIA's aiconfigurator, which predicts
+# The tool an engineer would otherwise reach for is NVIDIA's aiconfigurator {cite}`aiconfigurator`, which predicts
 # decode from kernel times measured on H100, H200, B200 and GB200 and models AFD as a ping-pong
 # micro-batch pipeline. This chapter runs both on the same settings and on the published
 # deployments both can express.

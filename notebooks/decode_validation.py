@@ -20,7 +20,8 @@
 # model, these GPUs and this latency target, how many output tokens per second per GPU do EP and
 # AFD give, and what limits each? This chapter checks the book's end-to-end decode model
 # (`afdlib.decode`, command `afd throughput`) against every published decode deployment we could
-# pin down, with one set of defaults and the facts each source states.
+# pin down {cite}`deepseek_infra,deepseek_profile,sglang_ep,sglang_gb200,sglang_gb200_sep,step3`,
+# with one set of defaults and the facts each source states.
 #
 # **Result.** Over {glue:text}`n_cases` deployments the median relative error is
 # {glue:text}`median_error` and the largest {glue:text}`max_error`; {glue:text}`n_within_20` of
@@ -180,7 +181,7 @@ glue("deepep_ep8", f"{float(deepep.model_both_us[deepep.ep_size == 8].iloc[0] / 
 
 # %% [markdown]
 # Figure 3: dispatch and dispatch + combine of 128 tokens (top-8, hidden 7168) on H800, DeepEP's
-# low-latency kernels against the model's all-to-all operator (datasheet profile: NIC at 80% of
+# low-latency kernels {cite}`deepep` against the model's all-to-all operator (datasheet profile: NIC at 80% of
 # 50 GB/s, NVLink at 80% of 200 GB/s, 10 µs per message, the busiest receiver's share as in the
 # step model). From EP16 to EP256 the model is within {glue:text}`deepep_max_dev` of every measured
 # sum and {glue:text}`deepep_max_dev_dispatch` of every dispatch. This is partly a fit: the model

@@ -118,7 +118,7 @@ glue("call_skew_hi", f"{at_call[k1, 1]:.0%}", display=False)
 #
 # The ridge sits at {glue:text}`ridge_h800` tokens per expert on {glue:text}`hw_first` and at
 # {glue:text}`ridge_last` on {glue:text}`hw_last`. DeepSeek's published decode deployment
-# gives about {glue:text}`ep_tokens` tokens per expert per step (requests per GPU x 2 tokens per
+# {cite}`deepseek_infra` gives about {glue:text}`ep_tokens` tokens per expert per step (requests per GPU x 2 tokens per
 # step with MTP x 144 GPUs x 8 experts per token / 288 physical experts), which the paper rounds to
 # 740. There the roofline allows {glue:text}`ep_balanced` balanced and {glue:text}`ep_skewed`
 # with Zipf skew $s$ = {glue:text}`skew_s`: far enough above the ridge that skew costs little,

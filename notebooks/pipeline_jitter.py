@@ -360,7 +360,7 @@ glue("cfg3", f"{cfg3['n_attn']}A{cfg3['n_ffn']}F", display=False)
 # budget holds $t_g$ = 15 ms fixed whatever $N_{BO}$: if that figure was measured with two
 # micro-batches, its 3BO budget is optimistic by that much.
 #
-# MegaScale-Infer's rule for enough micro-batches, $m \ge 2(1 + T_c/T_f)$ with $T_c$ each way,
+# MegaScale-Infer's rule {cite}`megascale_infer` for enough micro-batches, $m \ge 2(1 + T_c/T_f)$ with $T_c$ each way,
 # asks for {glue:text}`ms_rule` at the best 3BO deployment ({glue:text}`cfg3`). Read with the
 # paper's one-lane $t_c$ it would ask for {glue:text}`ms_rule_one_lane`: the two papers count the
 # network differently.

@@ -19,10 +19,10 @@
 # The paper takes the balancedness $\sigma$ (mean/max per-rank load) as a given number. Here it is
 # derived: first for uniform top-K routing (analytic and Monte-Carlo), then for DeepSeek-V3's
 # measured expert loads, with experts placed in contiguous blocks (plain EP) or with redundant
-# experts in the manner of DeepSeek's EPLB, and finally fed into the penalty of Figure 6 to ask:
+# experts in the manner of DeepSeek's EPLB {cite}`eplb`, and finally fed into the penalty of Figure 6 to ask:
 # **for DeepSeek-V3 on H800, how much does imbalance cost each design?**
 #
-# The measured loads are SGLang's published DeepSeek-V3 expert statistics (accumulated tokens per
+# The measured loads are SGLang's published DeepSeek-V3 expert statistics {cite}`sglang_ep` (accumulated tokens per
 # expert and layer on benchmark prompts; workload undocumented). They are read from `counts_dir`
 # when present; otherwise the notebook falls back to the Zipf fits the project ships in
 # `data/deepseek_v3_routing_fit.yaml` (derived by `scripts/fit_routing.py`).
