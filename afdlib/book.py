@@ -131,7 +131,7 @@ def _init_worker() -> None:
     import papermill  # noqa: F401  (imported once per worker, not once per notebook)
 
 
-def _run_notebook(src: str, dst: str, cwd: str) -> tuple[bool, float, str]:
+def _run_notebook(src: str, dst: str, cwd: str, parameters: dict | None = None) -> tuple[bool, float, str]:
     """Execute one notebook with papermill in a fresh kernel: (success, seconds, error text)."""
     import logging
 
@@ -146,7 +146,7 @@ def _run_notebook(src: str, dst: str, cwd: str) -> tuple[bool, float, str]:
         os.dup2(log.fileno(), 2)
         try:
             pm.execute_notebook(src, dst, cwd=cwd, kernel_name="python3", progress_bar=False, log_output=False,
-                                execution_timeout=300)
+                                execution_timeout=300, parameters=parameters or {})
         except Exception as e:  # the notebook failed (or the kernel died): report, do not raise
             os.dup2(saved, 2)
             log.seek(0)
@@ -159,7 +159,7 @@ def _run_notebook(src: str, dst: str, cwd: str) -> tuple[bool, float, str]:
 
 
 def execute_notebooks(names: list[str] | None = None, jobs: int = 2, source: Path | None = None,
-                      target: Path | None = None) -> bool:
+                      target: Path | None = None, parameters: dict[str, dict] | None = None) -> bool:
     """Execute notebooks of ``source`` into ``target``; True if every one succeeded.
 
     Each runs in ``target/.executing/<name>/``; see the module docstring for what success and
@@ -187,7 +187,8 @@ def execute_notebooks(names: list[str] | None = None, jobs: int = 2, source: Pat
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(max_workers=max(1, min(jobs, len(todo) or 1)), mp_context=context,
                                                 initializer=_init_worker) as pool:
-        futures = {pool.submit(_run_notebook, str(nb), str(stages[nb] / nb.name), str(stages[nb])): nb
+        futures = {pool.submit(_run_notebook, str(nb), str(stages[nb] / nb.name), str(stages[nb]),
+                               (parameters or {}).get(nb.stem)): nb
                    for nb in todo}
         for n_done, future in enumerate(concurrent.futures.as_completed(futures), 1):
             nb = futures[future]
@@ -315,4 +316,99 @@ def build_book(only: list[str] | None = None, jobs: int = 2, execute: bool = Tru
         _rmtree(nxt)
         _rmtree(failed)
     print(f"book: {html / 'index.html'} (total {time.perf_counter() - t0:.1f} s)")
+    return 0
+
+
+# --- a book for your own hardware and model --------------------------------------------------------
+
+def custom_parameters(hardware: str | None, model: str | None) -> dict[str, dict]:
+    """Papermill parameters of every notebook whose parameters admit the given hardware and/or
+    model (catalogue slugs or absolute paths), keyed by notebook name."""
+    out: dict[str, dict] = {}
+    if hardware and model:
+        out["fig2_intensity"] = {"hardware": hardware, "model": model}
+        out["pipeline_jitter"] = {"hardware": hardware, "model": model}
+    if hardware:
+        out["sigma_from_routing"] = {"hardware": hardware}       # DeepSeek-V3's routing data, on this hardware
+    fig4, fig3, app = {}, {}, {}
+    if hardware:
+        fig4["hardware"], fig3["hardware"], app["ordinary"] = [hardware], [hardware], hardware
+    if model:
+        fig4.update(models=[model], ceiling_model=model)
+        fig3["afd_model"] = model
+        app["models"] = [model]
+    # the sweet-spot chapter reads its tables by the reference selection's devices and models
+    # (H800 against GB200, DeepSeek-V3's shape): `afd advise` answers for one pair instead
+    for name, params in (("fig4_dead_zone", fig4), ("fig3_grouped_gemm", fig3), ("appendix_a_ceiling", app)):
+        if params:
+            out[name] = params
+    return out
+
+
+def _absolute(name: str | None) -> str | None:
+    """A user file as an absolute path (notebooks run in their own folders); a slug unchanged."""
+    if name is None:
+        return None
+    path = Path(name)
+    looks_like_file = name.endswith((".yaml", ".yml", ".json")) or os.sep in name
+    return str(path.resolve()) if looks_like_file else name
+
+
+def build_custom_book(out: Path, hardware: str | None = None, model: str | None = None, jobs: int = 2) -> int:
+    """Build a separate book in ``out`` for ``hardware`` and/or ``model`` (slugs or files): every
+    notebook whose parameters admit them, run with them, and a landing page saying what the book
+    was built for. The reference book (``_build/html``, ``book/generated``) is never touched."""
+    from .catalog import load_hardware, load_model
+    t0 = time.perf_counter()
+    if not hardware and not model:
+        raise AfdError("afd book --out needs --hardware and/or --model")
+    hardware, model = _absolute(hardware), _absolute(model)
+    hw = load_hardware(hardware) if hardware else None            # fail early, with one clear line
+    m = load_model(model) if model else None
+    out = Path(out).resolve()
+    for reference in (ROOT, BUILD.resolve(), (ROOT / "book").resolve()):
+        if out == reference or reference in out.parents or out in reference.parents:
+            raise AfdError(f"--out {out} overlaps the reference book ({reference}); give a folder of its own")
+    params = custom_parameters(hardware, model)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "book").mkdir(exist_ok=True)
+    vendor_mathjax()
+    shutil.copytree(STATIC, out / "book" / "_static", dirs_exist_ok=True)
+    shutil.copy(ROOT / "book" / "references.bib", out / "book" / "references.bib")
+    shutil.copy(ROOT / "book" / "bibliography.md", out / "book" / "bibliography.md")
+    what = ", ".join(x for x in (hw and hw.name, m and m.name) if x)
+    config = (ROOT / "_config.yml").read_text()
+    config = re.sub(r'^title: .*$', f'title: "AFD vs EP for {what}"', config, count=1, flags=re.M)
+    (out / "_config.yml").write_text(config)
+    names = sorted(params)
+    toc = ["format: jb-book", "root: book/intro", "parts:", "  - caption: Chapters", "    chapters:"]
+    toc += [f"      - file: book/generated/{n}" for n in names]
+    toc += ["  - caption: Back matter", "    chapters:", "      - file: book/bibliography"]
+    (out / "_toc.yml").write_text("\n".join(toc) + "\n")
+    built_for = "\n".join(f"- **{label}**: {obj.name} (`{arg}`)" for label, obj, arg in
+                           (("hardware", hw, hardware), ("model", m, model)) if obj is not None)
+    (out / "book" / "intro.md").write_text(f"""# AFD vs EP for {what}
+
+This book was built by `afd book --out` for:
+
+{built_for}
+
+It runs the chapters of the reference book whose parameters take a hardware and/or a model, with
+these values instead of the reference selection: {", ".join(names)}. The chapters' figures and
+tables are computed for this selection; their prose was written for the reference settings, so a
+number glued there reads "n/a" where the reference device or model is not in this selection.
+Chapters that do not take a hardware or a model (the penalty figures, the published deployments,
+the comparison with aiconfigurator) are in the reference book only, and so is the sweet-spot
+chapter, whose reading compares the reference devices; for one pair, `afd advise --hardware ...
+--model ...` gives the recommendation and its reasons.
+""")
+    with _lock(out / "_build"):
+        if not execute_notebooks(names, jobs, target=out / "book" / "generated", parameters=params):
+            print(f"afd book: FAILED, notebook execution failed ({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
+            return 1
+        if not render_html(out, source=out):
+            print(f"afd book: FAILED, jupyter-book reported errors or warnings ({time.perf_counter() - t0:.1f} s)",
+                  file=sys.stderr)
+            return 1
+    print(f"book for {what}: {out / '_build' / 'html' / 'index.html'} (total {time.perf_counter() - t0:.1f} s)")
     return 0

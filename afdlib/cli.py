@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 import warnings
+from pathlib import Path
 from typing import Callable, Sequence
 
 
@@ -542,7 +543,14 @@ def _decode_options(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_book(args) -> int:
-    from .book import build_book
+    from .book import build_book, build_custom_book
+    from .errors import AfdError
+    if args.out or args.hardware or args.model:
+        if not args.out:
+            raise AfdError("--hardware/--model build a separate book: give --out DIR")
+        if args.only is not None or args.no_execute:
+            raise AfdError("--out builds a whole separate book: --only and --no-execute do not apply")
+        return build_custom_book(Path(args.out), args.hardware, args.model, args.jobs)
     return build_book(only=args.only, jobs=args.jobs, execute=not args.no_execute)
 
 
@@ -688,6 +696,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--only", nargs="*", default=None, help="notebook names to execute (others reused)")
     p.add_argument("--jobs", type=int, default=2, help="notebooks executed in parallel (default 2)")
     p.add_argument("--no-execute", action="store_true", help="render the notebooks already executed")
+    p.add_argument("--hardware", default=None, help="build a separate book for this hardware (slug or .yaml)")
+    p.add_argument("--model", default=None, help="... and/or this model (slug, config.json or .yaml)")
+    p.add_argument("--out", default=None, help="folder of the separate book (never the reference book's)")
     p.set_defaults(func=cmd_book)
     return parser
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import nbformat
 import pandas as pd
+import papermill as pm
 import pytest
 
 from afdlib import book
@@ -247,3 +248,33 @@ def test_rebuilds_are_byte_identical(tmp_path):
         trees.append(_tree(tmp_path / run / "_build" / "html"))
     assert trees[0] == trees[1]
     assert b"T_table_0" in trees[0]["generated/table.html"]
+
+
+# --- a separate book for your own hardware and model -------------------------------------------------
+
+def test_custom_parameters_take_every_notebook_that_admits_them():
+    from afdlib.book import custom_parameters
+    both = custom_parameters("/x/my.yaml", "kimi-k2")
+    assert set(both) == {"fig2_intensity", "pipeline_jitter", "sigma_from_routing", "fig4_dead_zone",
+                         "fig3_grouped_gemm", "appendix_a_ceiling"}
+    assert both["fig4_dead_zone"] == {"hardware": ["/x/my.yaml"], "models": ["kimi-k2"], "ceiling_model": "kimi-k2"}
+    assert set(custom_parameters(None, "kimi-k2")) == {"fig4_dead_zone", "fig3_grouped_gemm", "appendix_a_ceiling"}
+    assert "fig2_intensity" not in custom_parameters("h200", None)      # it needs both
+    # every parameter named exists in its notebook (papermill would only warn)
+    for name, params in both.items():
+        declared = set(pm.inspect_notebook(str(ROOT / "notebooks" / f"{name}.ipynb")))
+        assert set(params) <= declared, name
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["book", "--hardware", "h200"], "give --out DIR"),
+    (["book", "--out", "x"], "needs --hardware and/or --model"),
+    (["book", "--hardware", "h200", "--out", str(ROOT / "_build" / "mine")], "overlaps the reference book"),
+    (["book", "--hardware", "h200", "--out", str(ROOT)], "overlaps the reference book"),
+    (["book", "--hardware", "nosuch", "--out", "/tmp/x"], "unknown hardware 'nosuch'"),
+    (["book", "--model", "k.yaml", "--out", "/tmp/x", "--only", "fig2_intensity"], "do not apply"),
+])
+def test_custom_book_refuses_bad_requests(capsys, argv, message):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
