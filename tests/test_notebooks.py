@@ -239,3 +239,13 @@ def test_two_runs_with_other_parameters_do_not_share_outputs(tmp_path):
     execute_papermill("fig6_penalty", tmp_path)  # the same parameters again: fine
     with pytest.raises(pm.PapermillExecutionError, match="holds the output of a run with other parameters"):
         execute_papermill("fig6_penalty", tmp_path, sigmas=[0.5])
+
+
+@pytest.mark.notebook
+def test_landing_page_results_table(tmp_path):
+    out = execute("intro", tmp_path, slo_ms=100.0)
+    table = pd.read_csv(out / "intro_results.csv")
+    assert set(table.status) <= {"reproduced", "deviates (erratum)", "beyond the paper"}
+    # the H800 ceiling and floor do not depend on the SLO once the point is feasible (Figure 4)
+    row = table.set_index("claim").loc["HFU ceiling of the AFD FFN side, DeepSeek-V3 on H800 (Fig. 4)"]
+    assert row["this book"] == row["paper"] == "33.1%"
