@@ -47,6 +47,16 @@ STAGING = ".executing"
 DURATIONS = ".durations.json"     # seconds each notebook took in the last build (for scheduling)           # per-notebook staging folders, under the target folder
 
 
+def chapter_numbers(toc: Path | None = None) -> dict[str, int]:
+    """Chapter number of each page of the reference book, as Sphinx numbers them: the files of
+    the numbered parts of ``_toc.yml``, in order (``book/generated/fig2_intensity`` -> 3)."""
+    import yaml
+    spec = yaml.safe_load((toc or ROOT / "_toc.yml").read_text())
+    files = [c["file"] for part in spec.get("parts", []) if part.get("numbered")
+             for c in part.get("chapters", [])]
+    return {Path(f).name: k for k, f in enumerate(files, start=1)}
+
+
 def notebooks(folder: Path | None = None) -> list[Path]:
     """Source notebooks (the .ipynb halves of the jupytext pairs), in name order."""
     return sorted((folder or NOTEBOOK_DIR).glob("*.ipynb"))
@@ -380,8 +390,10 @@ def build_custom_book(out: Path, hardware: str | None = None, model: str | None 
     config = (ROOT / "_config.yml").read_text()
     config = re.sub(r'^title: .*$', f'title: "AFD vs EP for {what}"', config, count=1, flags=re.M)
     (out / "_config.yml").write_text(config)
-    names = sorted(params)
-    toc = ["format: jb-book", "root: book/intro", "parts:", "  - caption: Chapters", "    chapters:"]
+    reference_order = re.findall(r"book/generated/(\w+)", (ROOT / "_toc.yml").read_text())
+    names = sorted(params, key=lambda n: reference_order.index(n) if n in reference_order else len(reference_order))
+    toc = ["format: jb-book", "root: book/intro", "parts:", "  - caption: Chapters", "    numbered: true",
+           "    chapters:"]
     toc += [f"      - file: book/generated/{n}" for n in names]
     toc += ["  - caption: Back matter", "    chapters:", "      - file: book/bibliography"]
     (out / "_toc.yml").write_text("\n".join(toc) + "\n")

@@ -13,6 +13,12 @@ from matplotlib.ticker import PercentFormatter
 from .hfu import limit_names
 from .plotting import COMM_CEILING, REGIME_COLOURS
 
+PAGE_WIDTH_IN = 8.5
+"""Width of a full-page figure, inches: at the theme's content width (about 750 px) the figure is
+shown at about 90% of its size, so 8-10 pt text stays legible."""
+PANELS_PER_ROW = 2
+"""Multi-panel figures are laid out two panels per row for the page."""
+
 STAGE_COLOURS = {"attention": "#2c7fb8", "dispatch": "#fdae61", "combine": "#d7191c", "ffn": "#1a9641",
                  "idle": "#eeeeee"}
 
@@ -70,9 +76,10 @@ def hfu_panels(grid: dict[str, np.ndarray], hardware, models, n_ffn, ceiling_mod
     """Fig. 4: one panel per device, the bound of each model against N_F; x marks infeasible points,
     labelled with the HBM rule that fails; the communication ceiling of ``models[ceiling_model]`` in bold red."""
     colours = dict(zip([m.slug for m in models], plt.get_cmap("tab10").colors))
-    cols = min(4, len(hardware))
+    cols = min(PANELS_PER_ROW, len(hardware))
     rows = int(np.ceil(len(hardware) / cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols, 2.9 * rows), sharex=True, sharey=True, squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(PAGE_WIDTH_IN, 2.5 * rows + 0.6), sharex=True, sharey=True,
+                             squeeze=False)
     ref = models[ceiling_model]
     for i, (h, ax) in enumerate(zip(hardware, axes.flat)):
         ax.plot(n_ffn, np.minimum(grid["comm_ceiling"][i, ceiling_model], 1.0), **COMM_CEILING, zorder=4,
@@ -99,9 +106,9 @@ def hfu_panels(grid: dict[str, np.ndarray], hardware, models, n_ffn, ceiling_mod
     for bits, marker in _INFEASIBLE_MARKERS.items():
         handles.append(plt.Line2D([], [], marker=marker, ls="none", color="black", mew=1.2))
         labels.append(f"infeasible: {_INFEASIBLE_NAMES[bits]}")
-    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, bbox_to_anchor=(0.5, -0.08))
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
+    fig.legend(handles, labels, loc="upper center", ncol=3, fontsize=8, bbox_to_anchor=(0.5, 0.0))
     return fig
 
 
@@ -109,8 +116,13 @@ def grouped_gemm_figure(tokens, curves: dict, exponents, hardware, ep_tokens: fl
                         paper_ep_hfu: float, experts_per_gpu: int, ofu: float, afd_model_name: str):
     """Fig. 3: grouped-GEMM HFU against tokens per expert, balanced and Zipf-skewed, one panel per device."""
     from .grouped_gemm import ridge_tokens_per_expert
-    fig, axes = plt.subplots(1, len(hardware), figsize=(5.2 * len(hardware), 4), sharey=True, squeeze=False)
-    for h, ax in zip(hardware, axes[0]):
+    cols = min(PANELS_PER_ROW, len(hardware))
+    rows = int(np.ceil(len(hardware) / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(PAGE_WIDTH_IN if cols > 1 else 7.5, 4 * rows), sharey=True,
+                             squeeze=False)
+    for ax in axes.flat[len(hardware):]:
+        ax.set_visible(False)
+    for h, ax in zip(hardware, axes.flat):
         for k, s in enumerate(exponents):
             ax.plot(tokens, curves[h.slug][k], lw=2 if s == 0 else 1.3, ls="-" if s == 0 else "--",
                     label="balanced" if s == 0 else f"Zipf s = {s:g}")
@@ -139,7 +151,7 @@ def ceiling_figure(models, best: np.ndarray, ordinary, superpod, reference_model
     """Appendix A: the ceiling against M (with each model's best bound) and against bandwidth."""
     from .hfu import comm_ceiling
     sizes = np.geomspace(256, 32768, 200)
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.3))
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(PAGE_WIDTH_IN, 4.3))
     lines = {
         f"{superpod.name}: BW_eff = {superpod.scale_up_bytes_per_s / 1e9:.0f} GB/s":
             (superpod.scale_up_bytes_per_s, superpod.flops, "#c0392b"),
@@ -207,7 +219,8 @@ def penalty_figure(table: pd.DataFrame, lambda_min: float, lambda_max: float):
     n_ffn_values, sigmas = sorted(table.n_ffn.unique()), sorted(table.sigma.unique())
     lam = np.linspace(lambda_min, lambda_max, 200)
     colours = dict(zip(sigmas, plt.get_cmap("viridis")(np.linspace(0.1, 0.85, len(sigmas)))))
-    fig, axes = plt.subplots(1, len(n_ffn_values), figsize=(4.2 * len(n_ffn_values), 4), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(n_ffn_values), figsize=(max(PAGE_WIDTH_IN, 3.2 * len(n_ffn_values)), 3.8),
+                             sharey=True, squeeze=False)
     for ax, nf in zip(axes[0], n_ffn_values):
         for s in sigmas:
             ax.plot(lam, alpha_ep(s, lam), color=colours[s], lw=1.6, label=f"EP, σ = {s:.2f}")
@@ -242,9 +255,9 @@ def _lanes_panel(ax, bars, title: str) -> None:
 def timelines_figure(cases: dict, alpha_measured: dict):
     """Fig. 5: one panel per imbalanced case; bars per lane, coloured by stage, numbered by micro-batch."""
     shown = [c for c in cases if "balanced" not in c]
-    cols = 2
-    rows = int(np.ceil(len(shown) / cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(12, 3.25 * rows), squeeze=False)
+    cols = 1
+    rows = len(shown)
+    fig, axes = plt.subplots(rows, cols, figsize=(PAGE_WIDTH_IN, 2.4 * rows + 0.4), squeeze=False)
     for ax, case in zip(axes.flat, shown):
         _lanes_panel(ax, cases[case].bars, f"{case}: throughput {alpha_measured[case]:.3f} of balanced")
     for ax in axes.flat[len(shown):]:
@@ -277,7 +290,7 @@ def measured_sigma_figure(longrun: pd.DataFrame, per_batch: pd.DataFrame, redund
 
     ``fitted``: the same long-run columns for a fitted skew, drawn dashed in the same colours.
     """
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(PAGE_WIDTH_IN, 4), sharey=True)
     columns = (("contiguous", "-o", "contiguous"), ("eplb_no_replicas", "-s", "EPLB packing (replicas only where R > E)"),
                (f"eplb_plus_{redundant}", "-^", f"EPLB + {redundant} replicas"))
     for k, (col, style, label) in enumerate(columns):
@@ -416,7 +429,7 @@ def ratio_maps_figure(maps: dict, placements: dict):
     n = len(maps)
     cols = min(2, n)
     rows = int(np.ceil(n / cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(6.2 * cols, 5.0 * rows), squeeze=False, layout="constrained")
+    fig, axes = plt.subplots(rows, cols, figsize=(PAGE_WIDTH_IN, 4.4 * rows), squeeze=False, layout="constrained")
     im = None
     for ax, (title, rm) in zip(axes.flat, maps.items()):
         x, y = rm.values, rm.bandwidth / 1e9

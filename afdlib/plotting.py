@@ -19,6 +19,11 @@ def setup_style() -> None:
     sns.set_theme(style="whitegrid", context="notebook", font_scale=0.95)
     matplotlib.rcParams.update({"figure.dpi": 100, "savefig.bbox": "tight", "svg.hashsalt": "afd-roofline",
                                 "figure.figsize": (7.5, 4.2)})
+    try:   # figures shown in the book: twice the pixels, sharp on high-density screens and when zoomed
+        from matplotlib_inline.backend_inline import set_matplotlib_formats
+        set_matplotlib_formats("retina")
+    except ImportError:   # outside IPython's inline backend there is nothing to set
+        pass
 
 
 _RUN: dict = {"fingerprint": None}

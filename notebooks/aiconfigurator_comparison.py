@@ -93,24 +93,32 @@ for design in ("ep", "afd"):
 # {glue:text}`n_refused` (listed at the end, with its reason); every other one is compared. Each setting
 # was also run on the tool's balanced MoE tables (below). Settings, arguments and the tool's
 # database version are in the CSV, one row per run; `scripts/aiconfigurator_grid.py` regenerates
-# it where aiconfigurator is installed.
+# it where aiconfigurator is installed. {numref}`aiconfigurator-scatter` sets every setting's two
+# predictions side by side, {numref}`aiconfigurator-ratio` follows their ratio along the batch and
+# {numref}`aiconfigurator-stages` splits it by stage.
 
 # %% tags=["hide-input"]
 fig = aic_scatter_figure(comp)
 save_figure(fig, "aiconfigurator_scatter", output_dir)
-plt.show()
+glue("fig_aiconfigurator_scatter", fig, display=False)
+plt.close(fig)
 
 # %% [markdown]
-# Figure 1: our TPOT against aiconfigurator's, every setting (grey band: within 20%). Colours are
+# ```{glue:figure} fig_aiconfigurator_scatter
+# :name: aiconfigurator-scatter
+#
+# Our TPOT against aiconfigurator's, every setting (grey band: within 20%). Colours are
 # systems; filled markers DeepSeek-V3, hollow Qwen3-235B-A22B; diamonds the published deployments
 # at the tool's nearest setting. EP ratios span {glue:text}`ep_range`, AFD {glue:text}`afd_range`.
+# ```
 #
 # ## The ratio against batch size
 
 # %% tags=["hide-input"]
 fig = aic_ratio_figure(comp)
 save_figure(fig, "aiconfigurator_ratio", output_dir)
-plt.show()
+glue("fig_aiconfigurator_ratio", fig, display=False)
+plt.close(fig)
 ep = grid[grid.design == "ep"]
 small, large = ep[ep.batch_per_gpu <= 16], ep[ep.batch_per_gpu >= 128]
 glue("ep_small", f"{small.ratio_tpot_ms.median():.2f}", display=False)
@@ -126,7 +134,10 @@ glue("afd_h100_tf", f"{float(h100[h100.batch_per_gpu == 128].aic_t_ffn_us.iloc[0
 glue("afd_h200_tf", f"{float(h200_afd[h200_afd.batch_per_gpu == 128].aic_t_ffn_us.iloc[0]):,.0f}", display=False)
 
 # %% [markdown]
-# Figure 2: our TPOT over aiconfigurator's against requests per (attention) GPU; solid
+# ```{glue:figure} fig_aiconfigurator_ratio
+# :name: aiconfigurator-ratio
+#
+# Our TPOT over aiconfigurator's against requests per (attention) GPU; solid
 # DeepSeek-V3, dashed Qwen3-235B-A22B. For EP the ratio falls with the batch: a median
 # {glue:text}`ep_small` at 8-16 requests per GPU, {glue:text}`ep_large` at 128-256 and
 # {glue:text}`ep_256` at 256 alone. Our EP step
@@ -140,13 +151,15 @@ glue("afd_h200_tf", f"{float(h200_afd[h200_afd.batch_per_gpu == 128].aic_t_ffn_u
 # carries its own cross-node all-to-all, a second exchange after the attention-to-FFN transfer.
 # Our two-stage dispatch sends each token across once per node and fans it out over NVLink
 # (ratio down to {glue:text}`afd_h100_min`).
+# ```
 #
 # ## Stage by stage
 
 # %% tags=["hide-input"]
 fig = aic_stage_figure(comp)
 save_figure(fig, "aiconfigurator_stages", output_dir)
-plt.show()
+glue("fig_aiconfigurator_stages", fig, display=False)
+plt.close(fig)
 med = {c: grid[c].median() for c in ("ratio_attn_ms", "ratio_ffn_ms", "ratio_t_attn_us", "ratio_t_ffn_us",
                                      "ratio_t_comm_us")}
 for c, v in med.items():
@@ -163,7 +176,10 @@ glue("our_attn_share", f"{at.our_t_attn_us[128] / (et.our_attn_ms[128] / 61 * 1e
 
 
 # %% [markdown]
-# Figure 3: ours over the tool's for each stage, every grid setting (bar: median). EP attention
+# ```{glue:figure} fig_aiconfigurator_stages
+# :name: aiconfigurator-stages
+#
+# Ours over the tool's for each stage, every grid setting (bar: median). EP attention
 # and FFN side are one step's sums over all layers (the FFN side holds the experts, the dense
 # FFNs and the exposed all-to-all); AFD stages are per layer and micro-batch. Medians: EP attention
 # {glue:text}`ratio_attn_ms`, EP FFN side {glue:text}`ratio_ffn_ms`; AFD $t_a$
@@ -176,6 +192,7 @@ glue("our_attn_share", f"{at.our_t_attn_us[128] / (et.our_attn_ms[128] / 61 * 1e
 # for all 128 requests ({glue:text}`aic_attn_ep_128` µs per layer), where ours takes
 # {glue:text}`our_attn_share`: its measured kernels at small micro-batches cost much more than a
 # third of a full batch.
+# ```
 #
 # Table 1: the stage times at 128 requests per GPU (EP: ms per step over all layers; AFD: µs per
 # layer and micro-batch).

@@ -14,7 +14,14 @@
 # ---
 
 # %% [markdown]
-# # Appendix A: the communication ceiling against expert size and bandwidth
+# # The communication ceiling against expert size and bandwidth (the paper's Appendix A)
+#
+# **Result.** The FFN side's HFU ceiling grows with the expert's intermediate size $M$ and the
+# bandwidth per FLOP, and, on ordinary clusters, with the top-$K$ fan-out
+# ({numref}`appendix-a-ceiling`). To reach 100% an expert needs $M \ge$
+# {glue:text}`m_full_superpod` on {glue:text}`superpod_name` and $M \ge$
+# {glue:text}`m_full_dead` in {glue:text}`ordinary_name`'s dead zone; DeepSeek-V3 ($M$ = 2048)
+# would need {glue:text}`x_scale_out` times {glue:text}`ordinary_name`'s scale-out bandwidth.
 #
 # When the interconnect feeds the FFN rank, every byte on the wire (1 byte FP8 dispatch + 2 bytes
 # BF16 combine per hidden element) carries $6HM / 3H = 2M$ FLOPs of grouped GEMM. The FFN rank
@@ -27,7 +34,7 @@
 # well: two-stage forwarding lets a token's $K / N_F$ expert copies per node share one crossing
 # of scale-out, so a model with small $K$ (Step3, $K$ = 3; Llama-4-Maverick, $K$ = 1) gets less
 # from it at the same $N_F$: where $K < r\,N_F$ ($r = BW_\text{up} / BW_\text{out}$) its best
-# bound sits below the ordinary system's "best" curve in the figure below (left), which assumes $BW_\text{eff}$
+# bound sits below the ordinary system's "best" curve in {numref}`appendix-a-ceiling` (left), which assumes $BW_\text{eff}$
 # reaches the scale-up bandwidth (at $K = 1$, on the dead-zone curve). On the system side it
 # depends on the bandwidths per FLOP. Large $M$ (coarse experts) and a Superpod-class fabric
 # ($BW_\text{eff}$ = scale-up bandwidth) are what lift it.
@@ -73,14 +80,33 @@ ref = load_model("deepseek-v3")
 # %% tags=["hide-input"]
 fig = ceiling_figure(ms, best, hw_o, hw_s, ref)
 save_figure(fig, "appendix_a_ceiling", output_dir)
-plt.show()
+glue("fig_ceiling", fig, display=False)
+plt.close(fig)
 
+# %% [markdown]
+# ```{glue:figure} fig_ceiling
+# :name: appendix-a-ceiling
+#
+# The communication ceiling $2 BW_\text{eff} M / \text{FLOPS}$ against the expert's intermediate
+# size $M$ for an ordinary cluster ({glue:text}`ordinary_name`: best point and dead zone) and a
+# Superpod ({glue:text}`superpod_name`), with each catalogue model's best feasible bound at an SLO
+# of {glue:text}`slo_a` (OFU 100%, FP8 weights, uniform routing, `paper` hardware profile).
+# ```
+#
+# Each model's best feasible bound over $N_F$ = 1..64 and its dead-zone floor (percent of peak
+# FP8 FLOPS; "infeasible": no $N_F$ passes the feasibility rule of the previous chapters):
+
+# %% tags=["hide-input"]
 table = pd.DataFrame({"model": [m.name for m in ms], "M": [m.moe_intermediate_size for m in ms],
                       f"best_{ordinary}": best[0], f"best_{superpod}": best[1],
                       f"floor_{ordinary}": [float(dead_zone_floor(hw_o.scale_out_bytes_per_s, m.moe_intermediate_size,
                                                                   hw_o.flops)) for m in ms]})
 save_data(table, "appendix_a_models", output_dir)
-table.style.format({c: "{:.1%}" for c in table.columns[2:]}, na_rep="infeasible").hide(axis="index")
+shown = table.rename(columns={"M": "expert size M", "K": "top-K", f"best_{ordinary}": f"best HFU, {hw_o.name}",
+                              f"best_{superpod}": f"best HFU, {hw_s.name}",
+                              f"floor_{ordinary}": f"dead-zone floor, {hw_o.name}"})
+shown.insert(2, "top-K", [m.experts_per_token for m in ms])
+shown.style.format({c: "{:.1%}" for c in shown.columns[3:]}, na_rep="infeasible").hide(axis="index")
 
 # %% tags=["hide-input"]
 m_full = {k: float(intermediate_size_for_full_hfu(bw, hw.flops)) for k, hw, bw in (
@@ -100,6 +126,7 @@ full_dead = [m.name for m in ms if m.moe_intermediate_size >= m_full["dead"]]
 glue("full_best", ", ".join(full_best) or "none of the models above", display=False)
 glue("full_dead", ", ".join(full_dead) or "none of them", display=False)
 glue("ordinary_name", hw_o.name, display=False)
+glue("slo_a", f"{slo_ms:g} ms", display=False)
 
 # %% [markdown]
 # ## Reading
@@ -115,5 +142,16 @@ glue("ordinary_name", hw_o.name, display=False)
 # {glue:text}`ordinary_name`'s scale-up and {glue:text}`x_scale_out` times its scale-out bandwidth.
 # Coarse experts and Superpod fabrics are the two levers; the paper's decision framework
 # (Section 4) rests on exactly this ratio.
+#
+# ## Limitations
+#
+# - The ceiling counts only the bytes of dispatch and combine and the FLOPs of the two grouped
+#   GEMMs: shared experts, gating and the attention side are outside it.
+# - $BW_\text{eff}$ takes every token to cross to $\min(K, N_F)$ FFN nodes (the paper's rule).
+#   Under uniform routing a token's $K$ experts touch fewer distinct nodes on average, so each
+#   crossing carries more expert copies and the ceiling is higher; the paper's rule is the
+#   conservative one (the decode model's default, `afd_destinations = "expected"`, is not).
+# - Bandwidths are sustained values of the `paper` profile; a measured all-to-all efficiency
+#   scales every curve down by the same factor.
 #
 # Data: {download}`appendix_a_models.csv <figures/appendix_a_models.csv>`.

@@ -131,12 +131,14 @@ shown
 # Table 1: published and predicted output tokens per second per GPU. EP band: the prediction with
 # none and with all of the all-to-all hidden behind compute. Batch: requests per (attention) GPU,
 # published (or derived from published figures), assumed, or chosen by the model from the SLO and
-# memory ("SLO").
+# memory ("SLO"). {numref}`decode-validation` draws the same comparison, and
+# {numref}`decode-breakdown` the per-layer times behind each prediction.
 
 # %% tags=["hide-input"]
 fig = validation_figure(table)
 save_figure(fig, "decode_validation", output_dir)
-plt.show()
+glue("fig_decode_validation", fig, display=False)
+plt.close(fig)
 ep = table[table.design == "ep"]
 nic = ep[(ep.t_comm_us > ep.t_attn_us + ep.t_ffn_us)]
 glue("n_comm_bound", f"{len(nic)} of the {len(ep)}", display=False)
@@ -147,30 +149,43 @@ rel_lo, rel_hi = ep_pub.band_low / ep_pub.published - 1, ep_pub.band_high / ep_p
 glue("band_width", f"from {rel_lo.min():+.0%} to {rel_hi.max():+.0%}", display=False)
 
 # %% [markdown]
-# Figure 1: each case's prediction against the published figure (numbers as in Table 1).
+# ```{glue:figure} fig_decode_validation
+# :name: decode-validation
+#
+# Each case's prediction against the published figure (numbers as in Table 1).
+# ```
 
 # %% tags=["hide-input"]
 fig = breakdown_figure(table)
 save_figure(fig, "decode_breakdown", output_dir)
-plt.show()
+glue("fig_decode_breakdown", fig, display=False)
+plt.close(fig)
 
 # %% [markdown]
-# Figure 2: the per-layer times behind each prediction. In {glue:text}`n_comm_bound` EP cases
+# ```{glue:figure} fig_decode_breakdown
+# :name: decode-breakdown
+#
+# The per-layer times behind each prediction. In {glue:text}`n_comm_bound` EP cases
 # (on {glue:text}`comm_bound_where`) dispatch and combine over the NIC take longer than all of the
 # layer's compute (by {glue:text}`comm_margin`), so how much of them hides behind compute weighs on
 # the prediction; on GB200 NVLink carries them and attention's cache read dominates. The band
 # between hiding none and all of the all-to-all is wide ({glue:text}`band_width` around the
 # published figure for the EP cases with a published batch): that the published figures fall
 # inside it says little; the test is the point estimate's error.
+# ```
 #
 # ## One operator against its measurement: DeepEP's all-to-all
+#
+# The all-to-all decides the EP cases bound by the network, so its operator is checked on its own
+# against DeepEP's published kernel times ({numref}`decode-deepep`).
 
 # %% tags=["hide-input"]
 deepep = pd.DataFrame(deepep_rows())
 save_data(deepep, "decode_deepep", output_dir)
 fig = deepep_figure(deepep)
 save_figure(fig, "decode_deepep", output_dir)
-plt.show()
+glue("fig_decode_deepep", fig, display=False)
+plt.close(fig)
 large = deepep[deepep.ep_size >= 16]
 glue("deepep_max_dev", f"{(large.model_both_us / large.both_us - 1).abs().max():.0%}", display=False)
 all_nic = pd.DataFrame(deepep_rows(scale_up_domain=1)).set_index("ep_size")
@@ -180,7 +195,10 @@ glue("deepep_ep8", f"{float(deepep.model_both_us[deepep.ep_size == 8].iloc[0] / 
      display=False)
 
 # %% [markdown]
-# Figure 3: dispatch and dispatch + combine of 128 tokens (top-8, hidden 7168) on H800, DeepEP's
+# ```{glue:figure} fig_decode_deepep
+# :name: decode-deepep
+#
+# Dispatch and dispatch + combine of 128 tokens (top-8, hidden 7168) on H800, DeepEP's
 # low-latency kernels {cite}`deepep` against the model's all-to-all operator (datasheet profile: NIC at 80% of
 # 50 GB/s, NVLink at 80% of 200 GB/s, 10 µs per message, the busiest receiver's share as in the
 # step model). From EP16 to EP256 the model is within {glue:text}`deepep_max_dev` of every measured
@@ -190,6 +208,7 @@ glue("deepep_ep8", f"{float(deepep.model_both_us[deepep.ep_size == 8].iloc[0] / 
 # EP16 time would be {glue:text}`deepep_all_nic_16` times the measured one). At EP8 (one node) the model is {glue:text}`deepep_ep8` off: there the
 # kernels report 98 GB/s for dispatch and 127 for combine (DeepEP's table), well under the 160 GB/s the
 # model gives NVLink, and the model does not know why.
+# ```
 #
 # ## Which assumption matters where
 
@@ -198,7 +217,8 @@ sens = pd.DataFrame(sensitivity_rows(cases, assumptions))
 save_data(sens, "decode_sensitivity", output_dir)
 fig = sensitivity_figure(sens, table)
 save_figure(fig, "decode_sensitivity", output_dir)
-plt.show()
+glue("fig_decode_sensitivity", fig, display=False)
+plt.close(fig)
 
 
 def err_of(case, variation):
@@ -225,8 +245,12 @@ glue("gb_tpot", f"{gb.tpot_ms.min():.0f}-{gb.tpot_ms.max():.0f} ms", display=Fal
 glue("step3_per_expert", f"{err_of(step3, 'AFD: one copy per expert over scale-out'):+.0%}", display=False)
 
 # %% [markdown]
-# Figure 4: each case's error under one-at-a-time changes of the named assumptions and of the
+# ```{glue:figure} fig_decode_sensitivity
+# :name: decode-sensitivity
+#
+# Each case's error under one-at-a-time changes of the named assumptions and of the
 # facts that are uncertain (top row: the defaults). Three readings:
+# ```
 #
 # - **Two levers dominate EP: the all-to-all's overlap and the fixed cost per kernel.** Hiding all
 #   of the all-to-all behind compute, the roofline's optimistic reading, over-predicts DeepSeek's
@@ -272,11 +296,16 @@ fig = batch_curves_figure(curves, published)
 save_figure(fig, "decode_gb200_batch", output_dir)
 glue("june_err", f"{table.set_index('case').loc[june].error:+.1%}", display=False)
 glue("sept_err", f"{table.set_index('case').loc[sept].error:+.1%}", display=False)
-plt.show()
+glue("fig_decode_gb200_batch", fig, display=False)
+plt.close(fig)
 
 # %% [markdown]
-# Figure 5: GB200 NVL72 (EP48) throughput per GPU against requests per GPU, as predicted; dotted,
+# ```{glue:figure} fig_decode_gb200_batch
+# :name: decode-gb200-batch
+#
+# GB200 NVL72 (EP48) throughput per GPU against requests per GPU, as predicted; dotted,
 # the published figures.
+# ```
 #
 # **Step-3, 2A2F on H800** ({glue:text}`s3_err`). The model fills each attention GPU with
 # {glue:text}`s3_batch` requests, the most its HBM holds with an FP8 cache at 4K, and runs the
@@ -299,7 +328,7 @@ plt.show()
 # published figure at {glue:text}`deepseek-v3-gb200-ep48-sglang-june_match` requests per GPU
 # (the September figure, {glue:text}`sept_err` at 256, at
 # {glue:text}`deepseek-v3-gb200-ep48-sglang-september_match`): both GB200 cases test the batch
-# assumption as much as the model, and say little until the batch is known. The September
+# assumption as much as the model, and say little until the batch is known ({numref}`decode-gb200-batch`). The September
 # setting uses BF16 attention weights, which the model makes slower, yet it published more: what
 # changed between the two (kernels, batch) is not in the model.
 #
@@ -314,7 +343,7 @@ plt.show()
 #   honest output for EP.
 # - Imbalance defaults to uniform routing's per-step floor; real routing after EPLB is more skewed
 #   (the imbalance chapter measures 0.875 long-run balancedness for EP144 + 32 replicas), shown as
-#   a variation in Figure 4.
+#   a variation in {numref}`decode-sensitivity`.
 # - Day-long averages (DeepSeek's online figures) mix load levels; the case takes the average
 #   batch that the published averages imply, a steady state the service may never have held.
 # - No data-parallel imbalance: every EP GPU is given the same requests and context, where real

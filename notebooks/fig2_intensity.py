@@ -14,7 +14,12 @@
 # ---
 
 # %% [markdown]
-# # Figure 2: how many tokens can an FFN rank receive?
+# # How many tokens can an FFN rank receive? (the paper's Figure 2)
+#
+# **Result.** For {glue:text}`model_name` on {glue:text}`hw_name` the arithmetic intensity of an
+# FFN rank's grouped GEMMs stays flat from $N_F$ = {glue:text}`border_stable` and is pinned to the
+# scale-out network from $N_F = K$ = {glue:text}`border_out` (the dead zone): there, adding FFN
+# nodes no longer adds tokens per rank, only fewer experts per GPU ({numref}`fig2-intensity`).
 #
 # Under AFD every routed token crosses the network twice per layer: FP8 dispatch (1 byte per
 # hidden element) and BF16 combine (2 bytes). Within the stage budget $t_B$ a link of
@@ -58,12 +63,15 @@ hw = load_hardware(hardware, profile=hw_profile)
 K, E, r, g = m.experts_per_token, m.routed_experts, hw.bandwidth_ratio, hw.gpus_per_node
 sweep = pd.DataFrame(intensity_sweep(m, hw, np.arange(1, n_ffn_max + 1)))
 save_data(sweep, "fig2_intensity", output_dir)
-sweep.head(12)
+sweep.head(12).rename(columns={
+    "n_ffn": "FFN nodes N_F", "local_experts": "experts per GPU G", "intensity": "intensity I (B_out = 1)",
+    "intensity_continuous": "I with continuous G", "regime": "regime"}).style.hide(axis="index").format(precision=3)
 
 # %% tags=["hide-input"]
 fig = intensity_figure(sweep, m, hw, n_ffn_max)
 save_figure(fig, "fig2_intensity", output_dir)
-plt.show()
+glue("fig_intensity", fig, display=False)
+plt.close(fig)
 
 # %% tags=["hide-input"]
 borders = regime_borders(K, E, r, g)
@@ -82,6 +90,16 @@ glue("i_max", f"{at.intensity.max():.3f}", display=False)
 glue("n_at_max", int(at.intensity.idxmax()), display=False)
 
 # %% [markdown]
+# ```{glue:figure} fig_intensity
+# :name: fig2-intensity
+#
+# Arithmetic intensity of one FFN rank against the number of FFN nodes $N_F$, normalised to
+# $B_\text{out}$ = 1 token (Eqs. 9-10; two-stage forwarding, FP8 weights, $g$ GPUs per node).
+# Dots: whole experts per GPU, $G = \lceil E/(N_F g) \rceil$; dashed: the continuous
+# $G = E/(N_F g)$. Shading: the four regimes. The shape does not depend on the SLO or $t_B$,
+# which only scale $B_\text{out}$.
+# ```
+#
 # ## Reading
 #
 # For {glue:text}`model_name` on {glue:text}`hw_name` ($r = BW_\text{up}/BW_\text{out}$ =
@@ -100,6 +118,15 @@ glue("n_at_max", int(at.intensity.idxmax()), display=False)
 #    chapter is pinned to the scale-out network, whatever is added.
 # 4. **Maximum intensity.** One expert per GPU: intensity {glue:text}`i_max` from
 #    $N_F$ = {glue:text}`n_at_max` on; more nodes only add replicas.
+#
+# ## Limitations
+#
+# - Token counts are the network's capacity within $t_B$, not a batch a scheduler forms: the
+#   attention side must also produce them (the next chapter, on the HFU ceiling, adds its limits).
+# - Routing is taken as uniform and every token to fan out to $\max(1, K/N_F)$ GPUs per node; skew
+#   (chapter *Where sigma comes from*) and the exact destination count (Appendix A) move the borders.
+# - Scale-up and scale-out bandwidths are sustained values of the `paper` profile; the regimes
+#   depend on their ratio $r$ only.
 #
 # Re-run with another system: `papermill notebooks/fig2_intensity.ipynb out.ipynb -p hardware b200`,
 # or `afd intensity --model deepseek-v3 --hardware b200`. Data:

@@ -14,7 +14,16 @@
 # ---
 
 # %% [markdown]
-# # Figure 4: the HFU ceiling of AFD's FFN side, and the dead zone
+# # The HFU ceiling of AFD's FFN side, and the dead zone (the paper's Figure 4)
+#
+# **Result.** On clusters whose scale-out is a 400 Gb/s NIC per GPU, AFD's FFN side cannot pass a
+# low hardware-FLOP utilisation: DeepSeek-V3 on H800 peaks at {glue:text}`dsv3_h800` and from
+# $N_F = K$ sits on the dead-zone floor {glue:text}`dsv3_h800_floor` however many FFN nodes are
+# added ({numref}`fig4-hfu`). Superpods (GB200/GB300 NVL72) have no dead zone
+# ({glue:text}`dsv3_gb200` for DeepSeek-V3). One H200 node is the exception
+# ({glue:text}`dsv3_h200` at $N_F$ = 1, needing an SLO of at least
+# {glue:text}`dsv3_h200_slo_min` ms), and the maxima move with the SLO only where the weight read
+# decides feasibility ({numref}`fig4-hfu-alt`).
 #
 # Within one stage budget $t_B$ an FFN rank can only compute on the tokens the network brings it.
 # The two grouped GEMMs do $6 B_\text{rank} H M$ FLOPs on $B_\text{rank} = BW_\text{eff} t_B / 3H$
@@ -84,29 +93,40 @@ fig = hfu_panels(grid, hws, ms, n_ffn, ceiling_model=models.index(ceiling_model)
                  title=f"HFU upper bound of the AFD FFN side (SLO {slo_ms:g} ms, L_accept {l_accept:g}, "
                        f"t_g {t_gap_ms:g} ms, g = {gpus_per_node})")
 save_figure(fig, "fig4_dead_zone", output_dir)
-plt.show()
+glue("fig_hfu", fig, display=False)
+plt.close(fig)
 
 # %% [markdown]
-# Figure 1: the HFU upper bound of the AFD FFN side against $N_F$ at an SLO of
-# {glue:text}`slo` (OFU 100%, the assumptions in the title); bold red: the communication ceiling
-# of the model named in the parameters, capped at 100%; crosses: infeasible points, the cross naming
-# the rule they fail (legend).
+# ```{glue:figure} fig_hfu
+# :name: fig4-hfu
+#
+# The HFU upper bound of the AFD FFN side against the number of FFN nodes $N_F$, one panel per
+# device, at an SLO of {glue:text}`slo` ($L_\text{accept}$ = {glue:text}`l_acc`, $t_g$ =
+# {glue:text}`t_g`, {glue:text}`g_node` GPUs per node, OFU 100%, FP8 weights, routing uniform).
+# Bold red: the communication ceiling of {glue:text}`ceiling_name`, capped at 100%. Crosses:
+# infeasible points, marked by the rule they fail (legend).
+# ```
 
 # %% tags=["hide-input"]
 fig = hfu_panels(grid_alt, hws, ms, n_ffn, ceiling_model=models.index(ceiling_model) if ceiling_model in models else 0,
                  title=f"The same at SLO {slo_ms_alt:g} ms (L_accept {l_accept:g}, t_g {t_gap_ms:g} ms, "
                        f"g = {gpus_per_node})")
 save_figure(fig, "fig4_dead_zone_alt", output_dir)
-plt.show()
+glue("fig_hfu_alt", fig, display=False)
+plt.close(fig)
 
 # %% [markdown]
-# Figure 2: the same at an SLO of {glue:text}`slo_alt`. The maxima below change only where the
-# weight read, not the network, decides feasibility.
+# ```{glue:figure} fig_hfu_alt
+# :name: fig4-hfu-alt
+#
+# As {numref}`fig4-hfu` at an SLO of {glue:text}`slo_alt`. The maxima change only where the weight
+# read, not the network, decides feasibility.
+# ```
 #
 # ## Per-panel maxima
 #
-# The largest feasible bound of each model on each device (percent), and the $N_F$ where it is
-# first reached.
+# The largest feasible bound of each model on each device at {glue:text}`slo` (percent of peak
+# FP8 FLOPS), and the $N_F$ where it is first reached.
 
 # %% tags=["hide-input"]
 maxima = pd.DataFrame({h.slug: {x.name: (np.nan if summ[h.slug, x.slug].max_hfu is None
@@ -135,6 +155,10 @@ def floor_pct(hw, model):
 
 glue("slo", f"{slo_ms:g} ms", display=False)
 glue("slo_alt", f"{slo_ms_alt:g} ms", display=False)
+glue("l_acc", f"{l_accept:g}", display=False)
+glue("t_g", f"{t_gap_ms:g} ms", display=False)
+glue("g_node", gpus_per_node, display=False)
+glue("ceiling_name", (ms[models.index(ceiling_model)] if ceiling_model in models else ms[0]).name, display=False)
 
 
 def pct_alt(hw, model):
@@ -228,7 +252,7 @@ glue("t_b_us", f"{1e6 * float(grid['t_b'][0, models.index('deepseek-v3') if 'dee
 #   high, not absent.
 # - **One H200 node is the exception on ordinary clusters**: its 141 GB hold all of DeepSeek-V3's
 #   routed experts at $N_F$ = 1, where the FFN pool is fed over NVLink, so the bound reaches
-#   {glue:text}`dsv3_h200`, above the ~60% EP measures (Figure 3's chapter). That point needs the
+#   {glue:text}`dsv3_h200`, above the ~60% EP measures (the grouped-GEMM chapter). That point needs the
 #   weight read to fit in $t_B$, an SLO of at least {glue:text}`dsv3_h200_slo_min` ms; from
 #   $N_F$ = 2 the low ceiling of ordinary clusters applies as on H800. A one-node FFN pool also
 #   limits the attention side it can serve, which this bound does not see (the end-to-end
@@ -257,6 +281,16 @@ glue("t_b_us", f"{1e6 * float(grid['t_b'][0, models.index('deepseek-v3') if 'dee
 # H800 (85.9 GB, the datasheet profile's figure) would hold DeepSeek-V3's 81.7 GB of routed
 # weights at $N_F$ = 1, but that point still fails the weight read within $t_B$, so no maximum
 # here changes.
+#
+# ## Limitations
+#
+# - An **upper bound**: OFU 100% (every FLOP the network feeds runs at peak), all layers equal,
+#   routing uniform. Kernel efficiency (the grouped-GEMM chapter) and skew (the imbalance
+#   chapters) only lower it.
+# - It sees the **FFN side alone**: whether the attention side can produce the tokens, and what
+#   the whole deployment delivers per GPU, is the end-to-end chapters' question.
+# - The **feasibility rule** is this book's reading (above), and the SLO is a parameter; the
+#   H20, H100 and H200 panels cannot be checked against the paper's text.
 #
 # Data: {download}`fig4_hfu_bound.csv <figures/fig4_hfu_bound.csv>`,
 # {download}`fig4_maxima_percent.csv <figures/fig4_maxima_percent.csv>`. Re-run:

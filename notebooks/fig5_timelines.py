@@ -14,12 +14,18 @@
 # ---
 
 # %% [markdown]
-# # Figure 5: where imbalance loses time, EP against AFD
+# # Where imbalance loses time, EP against AFD (the paper's Figure 5)
+#
+# **Result.** With balancedness $\sigma$ = {glue:text}`sigma`, EP loses only on the FFN part of its
+# step (it keeps {glue:text}`ep_ep` under EP imbalance and {glue:text}`ep_dp` under DP imbalance),
+# while AFD, whose three stages each last $t_B$, keeps only $\sigma$ under either kind
+# ({glue:text}`afd_ep` and {glue:text}`afd_dp`) unless it can resize its attention pool
+# ({numref}`fig5-timelines`).
 #
 # Two kinds of imbalance hit a decode step. **DP imbalance**: attention ranks or nodes carry
 # different batches (different KV lengths), so the slowest attention sets the pace. **EP
 # imbalance**: some experts, hence some GPUs, receive more tokens, so the slowest FFN GPU sets
-# the pace. The four timelines below are scheduled by `afdlib.timeline` from stage times and
+# the pace. The four timelines of {numref}`fig5-timelines` are scheduled by `afdlib.timeline` from stage times and
 # per-node loads, not drawn by hand. Large-scale EP runs two micro-batches (DeepSeek's dual-batch
 # overlap): each rank computes attention and its experts on the same GPU, and one micro-batch's
 # dispatch and combine cross the network while the other computes. AFD cycles three micro-batches
@@ -65,7 +71,8 @@ save_data(pd.DataFrame(records), "fig5_timelines", output_dir);
 # %% tags=["hide-input"]
 fig = timelines_figure(cases, alpha_measured)
 save_figure(fig, "fig5_timelines", output_dir)
-plt.show()
+glue("fig_timelines", fig, display=False)
+plt.close(fig)
 
 # %% tags=["hide-input"]
 glue("sigma", f"{sigma:g}", display=False)
@@ -79,9 +86,23 @@ glue("afd_ep_shrunk", f"{float(alpha_afd(sigma, n_attn, n_ffn).alpha):.3f}", dis
 for name, key in (("AFD, DP imbalance", "afd_dp_ffn_busy"), ("AFD, balanced", "afd_bal_ffn_busy")):
     glue(key, f"{busy_share(cases[name].bars, 'FFN', cases[name].makespan):.0%}", display=False)
 glue("lambda_ep", f"{lambda_ep:g}", display=False)
+glue("t_c_ep_v", f"{t_c_ep:g}", display=False)
 glue("n_attn", str(n_attn), display=False)
+glue("n_ffn_v", str(n_ffn), display=False)
+glue("ep_ranks_v", str(ep_ranks), display=False)
 
 # %% [markdown]
+# ```{glue:figure} fig_timelines
+# :name: fig5-timelines
+#
+# Two layers of a decode step under EP imbalance and DP imbalance ($\sigma$ = {glue:text}`sigma`),
+# for EP ({glue:text}`ep_ranks_v` ranks, two micro-batches, $t_a/t_f$ = {glue:text}`lambda_ep`)
+# and AFD ({glue:text}`n_attn` attention and {glue:text}`n_ffn_v` FFN nodes, three micro-batches,
+# every stage $t_B$ long), scheduled by `afdlib.timeline`. Grey: idle time; AFD bars carry their
+# micro-batch number; the throughput in each panel's title is measured over
+# {glue:text}`n_measure` layers.
+# ```
+#
 # ## Reading
 #
 # Throughput is measured on the same schedules run for {glue:text}`n_measure` layers (tokens
@@ -95,12 +116,21 @@ glue("n_attn", str(n_attn), display=False)
 #   $\sigma(\lambda+1)/(\lambda+\sigma)$ = {glue:text}`ep_dp_formula`.
 # - **AFD, EP imbalance.** The FFN stage is one of three stages each $t_B$ long, so the slowest FFN
 #   GPU stretches every cycle and attention waits: {glue:text}`afd_ep`, that is $\sigma$. Shrinking
-#   attention to whole nodes (Figure 6) gives {glue:text}`afd_ep_shrunk` with $N_A$ =
+#   attention to whole nodes (the paper's Figure 6, next chapter) gives {glue:text}`afd_ep_shrunk` with $N_A$ =
 #   {glue:text}`n_attn`: too few nodes to resize finely.
 # - **AFD, DP imbalance.** The stage budget is fixed, the batch must shrink: {glue:text}`afd_dp`
 #   ($\alpha_\text{AFD} = \sigma$). In the drawn schedule the FFN pool is busy
 #   {glue:text}`afd_dp_ffn_busy` of the time against {glue:text}`afd_bal_ffn_busy` when balanced.
 #
 # The drawn pipeline is only two layers deep, so its fill and drain show; the throughputs come
-# from the deeper run. Data:
+# from the deeper run.
+#
+# ## Limitations
+#
+# - Stage times are constant and the imbalance fixed: one $\sigma$ for every layer and step. The
+#   pipeline chapter draws them at random; the sigma chapter measures them.
+# - EP's all-to-all is hidden behind the other micro-batch whenever it is shorter
+#   (`t_c_ep` = {glue:text}`t_c_ep_v` $t_B$); a longer one would make EP lose time too.
+#
+# Data:
 # {download}`fig5_timelines.csv <figures/fig5_timelines.csv>`.

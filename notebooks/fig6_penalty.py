@@ -14,7 +14,14 @@
 # ---
 
 # %% [markdown]
-# # Figure 6: the imbalance penalty, AFD against EP
+# # The imbalance penalty, AFD against EP (the paper's Figure 6)
+#
+# **Result.** At the same balancedness $\sigma$ and ratio $\lambda$, AFD never keeps more
+# throughput than EP, and it matches EP only at the {glue:text}`n_match` of {glue:text}`n_points`
+# points where $\sigma N_A$ is a whole number of attention nodes; elsewhere it loses up to
+# {glue:text}`worst_gap` more ({numref}`fig6-penalty`). The paper's closed form has an erratum
+# (its constant $c$ gives {glue:text}`printed_at_1`, not 1, without imbalance); this book uses the
+# corrected constant throughout.
 #
 # Balancedness $\sigma$ is mean/max load of a stage; $\alpha$ is the throughput per node that
 # remains, relative to perfect balance.
@@ -61,7 +68,8 @@ setup_style()
 table = penalty_table(n_ffn_values, sigmas, lambda_min, lambda_max)
 fig = penalty_figure(table, lambda_min, lambda_max)
 save_figure(fig, "fig6_penalty", output_dir)
-plt.show()
+glue("fig_penalty", fig, display=False)
+plt.close(fig)
 save_data(table, "fig6_penalty", output_dir);
 
 # %% tags=["hide-input"]
@@ -80,6 +88,15 @@ worst = table.loc[(table.alpha_ep - table.alpha_afd).idxmax()]
 glue("worst_where", f"N_F = {worst.n_ffn}, N_A = {worst.n_attn}, σ = {worst.sigma:.2f}", display=False)
 
 # %% [markdown]
+# ```{glue:figure} fig_penalty
+# :name: fig6-penalty
+#
+# Throughput per node kept under imbalance, $\alpha$, against $\lambda$ ($t_a/t_f$ for EP,
+# $N_A/N_F$ for AFD), one panel per number of FFN nodes $N_F$, for the balancedness values of the
+# parameters. Solid: EP; dashed with points: AFD with whole attention nodes (the better of
+# rounding $\sigma N_A$ down or up), with the corrected constant $c$.
+# ```
+#
 # ## Reading
 #
 # EP at $\lambda$ = 4 keeps $\alpha$ = {glue:text}`ep_checks` for $\sigma$ = 0.70, 0.75, 0.80, 0.85.
@@ -116,5 +133,14 @@ check.style.hide(axis="index").format(precision=3)
 # and ceiling forms equal the exact form when $\sigma N_A$ is whole. Every number in this book uses
 # the corrected constant. Check any point with
 # `afd penalty --sigma 0.8 --n-attn 8 --n-ffn 2`.
+#
+# ## Limitations
+#
+# - $\sigma$ is one number per stage, the same for both designs here; what it is for each design,
+#   over how many GPUs and at what load, is the question of the chapter *Where sigma comes from*,
+#   which compares them at equal size.
+# - EP's form assumes its imbalance stretches only the FFN part; AFD's, that attention can be
+#   shrunk node by node without changing $t_a$. Jitter from step to step is the pipeline
+#   chapter's subject.
 #
 # Data: {download}`fig6_penalty.csv <figures/fig6_penalty.csv>`.

@@ -47,6 +47,7 @@ import pandas as pd
 from myst_nb import glue
 
 from afdlib.aiconfigurator import comparison_rows
+from afdlib.book import chapter_numbers
 from afdlib.catalog import load_hardware, load_model
 from afdlib.grouped_gemm import grouped_gemm_hfu, skewed_tokens
 from afdlib.hfu import hfu_sweep
@@ -89,37 +90,39 @@ loss = {m: ideal.throughput_loss[(m, 0.2)] for m in (2, 3, 4)}
 results = pd.DataFrame([
     {"claim": "Regime borders of tokens per FFN rank, DeepSeek-V3 on H800 (Fig. 2)", "paper": "N_F = 2.5, 8, 32",
      "this book": ", ".join(f"{v:g}" for v in borders.values()), "status": "reproduced",
-     "chapter": "Figure 2"},
+     "chapter": "fig2_intensity"},
     {"claim": "HFU ceiling of the AFD FFN side, DeepSeek-V3 on H800 (Fig. 4)", "paper": "33.1%",
-     "this book": pct(s_h800.max_hfu), "status": "reproduced", "chapter": "Figure 4"},
+     "this book": pct(s_h800.max_hfu), "status": "reproduced", "chapter": "fig4_dead_zone"},
     {"claim": "Its dead-zone floor (N_F >= K)", "paper": "10.3%", "this book": pct(s_h800.dead_zone_floor),
-     "status": "reproduced", "chapter": "Figure 4"},
+     "status": "reproduced", "chapter": "fig4_dead_zone"},
     {"claim": "GB200: DeepSeek-V3 / Kimi-K2 / GLM-4.7", "paper": "65.5% / 65.5% / 49.2%",
      "this book": " / ".join(pct(s_gb200[m.slug].max_hfu) for m in (ds, kimi, glm)), "status": "reproduced",
-     "chapter": "Figure 4"},
+     "chapter": "fig4_dead_zone"},
     {"claim": "EP's grouped GEMMs reach about 60% HFU at 740 tokens per expert (Fig. 3)", "paper": "~60% (measured)",
      "this book": f"roofline {pct(roof_740)} at 740; {pct(roof_call[0])}-{pct(roof_call[1])} per GEMM call "
                   f"({per_call[0]:.0f}-{per_call[1]:.0f} tokens)", "status": "beyond the paper",
-     "chapter": "Figure 3"},
+     "chapter": "fig3_grouped_gemm"},
     {"claim": "AFD's imbalance penalty, sigma 0.8, 8A2F (Section 3.3)", "paper": f"printed form: {printed:.1f} at sigma = 1",
      "this book": f"{float(penalty.alpha):.4f} ({penalty.rounding}); 1 at sigma = 1", "status": "deviates (erratum)",
-     "chapter": "Figure 6"},
+     "chapter": "fig6_penalty"},
     {"claim": "3BO lowers the tolerance to t_B fluctuations (Section 2)", "paper": "stated, not measured",
      "this book": f"loss at CV 0.2: {pct(loss[2])} / {pct(loss[3])} / {pct(loss[4])} (2/3/4BO)",
-     "status": "beyond the paper", "chapter": "pipeline under jitter"},
+     "status": "beyond the paper", "chapter": "pipeline_jitter"},
     {"claim": "Imbalance penalises AFD more than EP (Fig. 5-6)", "paper": "at equal sigma",
      "this book": "near-tie at equal size for measured expert loads; DP imbalance tips it to EP",
-     "status": "beyond the paper", "chapter": "sigma from routing"},
+     "status": "beyond the paper", "chapter": "sigma_from_routing"},
     {"claim": "End-to-end decode against published deployments", "paper": "-",
      "this book": f"median error {val.error.abs().median():.1%}, largest {val.error.abs().max():.1%} ({len(val)} cases)",
-     "status": "beyond the paper", "chapter": "decode validation"},
+     "status": "beyond the paper", "chapter": "decode_validation"},
     {"claim": "Against NVIDIA aiconfigurator (TPOT, ours / its)", "paper": "-",
      "this book": f"EP {aic[aic.design == 'ep'].ratio_tpot_ms.median():.2f}, AFD "
                   f"{aic[aic.design == 'afd'].ratio_tpot_ms.median():.2f} (medians, {len(aic)} settings)",
-     "status": "beyond the paper", "chapter": "aiconfigurator"},
+     "status": "beyond the paper", "chapter": "aiconfigurator_comparison"},
 ])
 save_data(results, "intro_results", output_dir)
-results.style.hide(axis="index")
+chapters = chapter_numbers()
+shown = results.assign(chapter=[f'<a href="{c}.html">{chapters[c]}</a>' for c in results.chapter])
+shown.style.hide(axis="index")
 
 # %% [markdown]
 # Table 1: the paper's claims and this book's numbers (computed when the book is built; SLO

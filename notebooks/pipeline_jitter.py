@@ -105,19 +105,24 @@ timelines = {f"{m} micro-batches ({'2BO' if m == 2 else '3BO'})": afd_timeline(1
              for m in (2, 3)}
 fig = overlap_timelines_figure(timelines)
 save_figure(fig, "pipeline_overlap", output_dir)
-plt.show()
+glue("fig_pipeline_overlap", fig, display=False)
+plt.close(fig)
 long2 = constant_step("afd", 1.0, 1.0, 1.0, 2, 200)
 long3 = constant_step("afd", 1.0, 1.0, 1.0, 3, 200)
 glue("bubble_2", f"{float(long2.idle_share('attention')):.1%}", display=False)
 glue("bubble_3", f"{float(long3.idle_share('attention')):.1%}", display=False)
 
 # %% [markdown]
-# Figure 1: one attention node, one FFN node, $t_a = t_f = t_c = t_B$ (dispatch and combine
+# ```{glue:figure} fig_pipeline_overlap
+# :name: pipeline-overlap
+#
+# One attention node, one FFN node, $t_a = t_f = t_c = t_B$ (dispatch and combine
 # $t_B/2$ each way), two layers. With two micro-batches (top) each pool waits while the other
 # micro-batch crosses the network, so it idles a third of the time: over 200 layers
 # {glue:text}`bubble_2` for attention, the bubble the paper's Figure 1(b) describes. With three
 # (bottom) one micro-batch is always in flight while the pools serve the other two, and the
 # idle share falls to the fill and drain ({glue:text}`bubble_3` over 200 layers).
+# ```
 #
 # ## What to expect before simulating
 #
@@ -138,8 +143,8 @@ glue("bubble_3", f"{float(long3.idle_share('attention')):.1%}", display=False)
 # {glue:text}`mva_2`, {glue:text}`mva_3` and {glue:text}`mva_4` for $m$ = 2, 3, 4, which is a
 # relative loss of {glue:text}`mva_loss_2`, {glue:text}`mva_loss_3` and {glue:text}`mva_loss_4`.
 # So the expectation is that the relative loss peaks at 3BO while the absolute throughput still
-# rises with $m$. The simulator matches the closed form within 2% (a test), and the next figure
-# shows the same ordering at realistic CVs.
+# rises with $m$. The simulator matches the closed form within 2% (a test), and
+# {numref}`pipeline-ideal` shows the same ordering at realistic CVs.
 
 # %% tags=["hide-input"]
 for m in (2, 3, 4):
@@ -149,7 +154,8 @@ ideal = pd.DataFrame(ideal_sweep(ideal_cvs, (2, 3, 4), m_.moe_layers, steps, see
 save_data(ideal, "pipeline_ideal", output_dir)
 fig = jitter_ideal_figure(ideal)
 save_figure(fig, "pipeline_ideal", output_dir)
-plt.show()
+glue("fig_pipeline_ideal", fig, display=False)
+plt.close(fig)
 at = ideal[np.isclose(ideal.cv, 0.2)].set_index("micro_batches")
 const = ideal[ideal.cv == 0].set_index("micro_batches")
 for m in (2, 3, 4):
@@ -161,8 +167,11 @@ glue("ideal_loss_3_005", f"{small.throughput_loss[3]:.1%}", display=False)
 glue("ideal_small_cv", f"{min(c for c in ideal_cvs if c > 0):g}", display=False)
 
 # %% [markdown]
-# Figure 2: equal stages ($t_a = t_f = t_c$, dispatch and combine on one lane of $t_c$ as in
-# the paper's Eqs. 2-4; Figure 1's two directions would give the network more slack),
+# ```{glue:figure} fig_pipeline_ideal
+# :name: pipeline-ideal
+#
+# Equal stages ($t_a = t_f = t_c$, dispatch and combine on one lane of $t_c$ as in
+# the paper's Eqs. 2-4; {numref}`pipeline-overlap`'s two directions would give the network more slack),
 # {glue:text}`n_layers` MoE layers, the FFN and
 # network times each multiplied per step, layer and micro-batch by an independent lognormal
 # factor of mean one. (a) The loss against the same pipeline without jitter; (b) the throughput
@@ -170,6 +179,7 @@ glue("ideal_small_cv", f"{min(c for c in ideal_cvs if c > 0):g}", display=False)
 # {glue:text}`ideal_loss_2`, {glue:text}`ideal_loss_3` and {glue:text}`ideal_loss_4` for 2, 3
 # and 4 micro-batches, and the throughputs {glue:text}`ideal_thr_2`, {glue:text}`ideal_thr_3` and
 # {glue:text}`ideal_thr_4`.
+# ```
 #
 # ## A deployment: the decode model's best configurations under jitter
 #
@@ -184,7 +194,8 @@ glue("ideal_small_cv", f"{min(c for c in ideal_cvs if c > 0):g}", display=False)
 #   count, with an EPLB-style placement. Each layer's samples are rescaled to mean one, because
 #   the decode model's stage time already holds the mean; only the step-to-step spread is jitter;
 # - **other noise** in the FFN and network stages (kernel timing, link contention), lognormal,
-#   with a coefficient of variation that no source measures: it is the x axis.
+#   with a coefficient of variation that no source measures: it is the x axis of
+#   {numref}`pipeline-deployments`.
 
 # %% tags=["hide-input"]
 glue("n_layers", m_.moe_layers, display=False)
@@ -199,7 +210,8 @@ study = pd.DataFrame(jitter_study(m_, hw, budget, context, configs, cvs, popular
 save_data(study, "pipeline_deployments", output_dir)
 fig = jitter_deployment_figure(study)
 save_figure(fig, "pipeline_deployments", output_dir)
-plt.show()
+glue("fig_pipeline_deployments", fig, display=False)
+plt.close(fig)
 
 afd = study[study.design == "afd"]
 ep2 = study[(study.design == "ep") & (study.micro_batches == 2)]
@@ -248,13 +260,17 @@ glue("ep_loss_1", f"{study[(study.design == 'ep') & (study.micro_batches == 1)].
      display=False)
 
 # %% [markdown]
-# Figure 3: the best deployments of {glue:text}`model_name` on {glue:text}`hw_name` at
+# ```{glue:figure} fig_pipeline_deployments
+# :name: pipeline-deployments
+#
+# The best deployments of {glue:text}`model_name` on {glue:text}`hw_name` at
 # {glue:text}`slo_ms` ms, {glue:text}`n_steps` simulated steps per point. (a) The loss at the
 # deployment's own batch; (b) AFD's tokens per second per GPU (all GPUs) at the largest batch
 # whose mean TPOT still meets the SLO with that jitter. EP's absolute figures are left out of
 # (b): the simulator hides EP's all-to-all wherever its schedule allows, the decode model's
 # default only half, and which is right is the validation chapter's open question, not this
 # one's. Table 1 gives the numbers.
+# ```
 
 # %% tags=["hide-input"]
 glue("n_steps", f"{steps:,}", display=False)

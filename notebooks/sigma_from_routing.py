@@ -16,10 +16,18 @@
 # %% [markdown]
 # # Where sigma comes from: balancedness from routing statistics
 #
+# **Result.** Measured DeepSeek-V3 routing gives each design its own balancedness, set by how many
+# GPUs share the experts and how many tokens each sees. Compared like with like, at
+# {glue:text}`afd_gpus_total` GPUs and the same tokens per GPU, expert imbalance costs AFD
+# {glue:text}`afd_name` and EP{glue:text}`ep_equal` within a point of each other (AFD
+# {glue:text}`like_gap` points; {glue:text}`sens_range` as tokens per step vary), so measured
+# routing does not reverse the paper's conclusion; DP imbalance on the attention side tips the
+# balance to EP below a DP balancedness of {glue:text}`dp_break_even`.
+#
 # The paper takes the balancedness $\sigma$ (mean/max per-rank load) as a given number. Here it is
 # derived: first for uniform top-K routing (analytic and Monte-Carlo), then for DeepSeek-V3's
 # measured expert loads, with experts placed in contiguous blocks (plain EP) or with redundant
-# experts in the manner of DeepSeek's EPLB {cite}`eplb`, and finally fed into the penalty of Figure 6 to ask:
+# experts in the manner of DeepSeek's EPLB {cite}`eplb`, and finally fed into the penalty of the paper's Figure 6 to ask:
 # **for DeepSeek-V3 on H800, how much does imbalance cost each design?**
 #
 # The measured loads are SGLang's published DeepSeek-V3 expert statistics {cite}`sglang_ep` (accumulated tokens per
@@ -96,7 +104,8 @@ glue("n_experts_counts", int(n_experts), display=False)
 # rank's load has mean $\mu = TK/R$ and variance $v = TK\frac{1}{R}(1-\frac{1}{R})\frac{E-K}{E-1}$.
 # The expected maximum of $R$ such loads is about $\mu + z_R\sqrt{v}$, with $z_R$ the expected
 # maximum of $R$ standard normals (Blom's approximation; $\sqrt{2\ln R}$ is its leading term and
-# overestimates it for small $R$). The Monte-Carlo picks $K$ distinct experts per token.
+# overestimates it for small $R$). The Monte-Carlo picks $K$ distinct experts per token
+# ({numref}`sigma-uniform`).
 
 # %% tags=["hide-input"]
 ranks_u = np.array([r for r in ep_sizes if n_experts % r == 0])
@@ -108,13 +117,27 @@ leading = uniform_balancedness(np.array(batch_tokens)[:, None], experts_per_toke
                                method="leading")
 fig = uniform_sigma_figure(batch_tokens, ranks_u, analytic, leading, mc, experts_per_token)
 save_figure(fig, "sigma_uniform", output_dir)
-plt.show()
+glue("fig_sigma_uniform", fig, display=False)
+plt.close(fig)
+glue("u_tokens", ", ".join(str(t) for t in batch_tokens), display=False)
+glue("u_trials", uniform_trials, display=False)
+glue("u_experts", n_experts, display=False)
+glue("u_k", experts_per_token, display=False)
 mu = np.array(batch_tokens)[:, None] * experts_per_token / ranks_u[None, :]
 big = mu >= 64
 glue("mc_gap", f"{np.abs(mc - analytic)[big].max():.3f}", display=False)
 glue("mc_gap_leading", f"{np.abs(mc - leading)[big].max():.3f}", display=False)
 
 # %% [markdown]
+# ```{glue:figure} fig_sigma_uniform
+# :name: sigma-uniform
+#
+# Balancedness $\sigma$ (mean/max rank load) of uniform top-{glue:text}`u_k` routing over
+# {glue:text}`u_experts` experts against the number of EP ranks $R$, for batches of $T$ =
+# {glue:text}`u_tokens` tokens. Lines: Blom's approximation; dotted: its $\sqrt{2 \ln R}$
+# leading term; dots: Monte-Carlo, mean of {glue:text}`u_trials` draws.
+# ```
+#
 # Where each rank expects at least 64 token-expert pairs, analytic and Monte-Carlo agree within
 # {glue:text}`mc_gap` (the $\sqrt{2\ln R}$ form: within {glue:text}`mc_gap_leading`). Even
 # perfectly uniform routing costs balancedness as EP grows and batches shrink: that part of the
@@ -146,7 +169,11 @@ save_data(fitted, "sigma_zipf_fit_longrun", output_dir)
 glue("fit_gap_eplb", f"{(fitted[f'eplb_plus_{redundant}'] - longrun[f'eplb_plus_{redundant}']).abs().max():.3f}",
      display=False)
 glue("fit_gap_contiguous", f"{(fitted.contiguous - longrun.contiguous).abs().max():.3f}", display=False)
-longrun.style.hide(axis="index").format(precision=3)
+longrun.rename(columns={
+    "ep_size": "EP ranks", "contiguous": "σ, contiguous", "eplb_no_replicas": "σ, EPLB",
+    f"eplb_plus_{redundant}": f"σ, EPLB + {redundant}", "contiguous_max_over_mean": "max/mean, contiguous",
+    f"eplb_plus_{redundant}_max_over_mean": f"max/mean, EPLB + {redundant}"}).style.hide(axis="index").format(
+    precision=3)
 
 # %% [markdown]
 # Then per-batch: batches of $T$ tokens drawn from each layer's long-run popularity (a lower bound
@@ -166,10 +193,25 @@ save_data(per_batch, "sigma_deepseek_batches", output_dir)
 
 fig = measured_sigma_figure(longrun, per_batch, redundant, len(sample), trials, fitted)
 save_figure(fig, "sigma_deepseek", output_dir)
-plt.show()
+glue("fig_sigma_deepseek", fig, display=False)
+plt.close(fig)
+glue("d_layers", len(sample), display=False)
+glue("d_trials", trials, display=False)
+glue("d_redundant", redundant, display=False)
 
 # %% [markdown]
-# Dashed: the same placements on the shipped Zipf fits (one exponent per layer, hot experts in a
+# ```{glue:figure} fig_sigma_deepseek
+# :name: sigma-deepseek
+#
+# Balancedness of DeepSeek-V3's measured expert loads against the number of EP ranks. Left: the
+# long-run counts, median over MoE layers, with experts in contiguous blocks, placed by EPLB
+# without replicas, and with {glue:text}`d_redundant` redundant replicas; dashed: the same on the
+# Zipf fits. Right: batches of $T$ tokens drawn from each layer's long-run popularity, EPLB with
+# replicas, median over {glue:text}`d_layers` layers x {glue:text}`d_trials` batches (the
+# like-with-like section below uses more of both).
+# ```
+#
+# In {numref}`sigma-deepseek`, dashed: the same placements on the shipped Zipf fits (one exponent per layer, hot experts in a
 # seeded random order). With replicas they stay within {glue:text}`fit_gap_eplb` of the measured
 # balancedness; with contiguous blocks they miss by up to {glue:text}`fit_gap_contiguous`: the
 # measured hot experts cluster in some blocks, which a random order does not reproduce.
@@ -243,10 +285,10 @@ answer.style.hide(axis="index").format(precision=3)
 # %% [markdown]
 # From {glue:text}`origin`: AFD's FFN pool sees {glue:text}`afd_tokens` tokens per layer step
 # and keeps $\sigma$ = {glue:text}`sigma_afd`; EP sees {glue:text}`ep_tokens` tokens over far more
-# GPUs, with replicas, and keeps $\sigma$ = {glue:text}`sigma_ep`. Through the penalty of Figure 6,
+# GPUs, with replicas, and keeps $\sigma$ = {glue:text}`sigma_ep`. Through the penalty of the paper's Figure 6,
 # imbalance costs **AFD {glue:text}`loss_afd`** of its throughput ($\alpha$ =
 # {glue:text}`alpha_afd`) and **EP {glue:text}`loss_ep`** ($\alpha$ = {glue:text}`alpha_ep`).
-# Here AFD loses {glue:text}`verdict` EP. The paper's comparison (Figure 6) holds at *equal*
+# Here AFD loses {glue:text}`verdict` EP. The paper's comparison (its Figure 6) holds at *equal*
 # $\sigma$: at EP's $\sigma$ = {glue:text}`sigma_ep` AFD would keep {glue:text}`alpha_afd_at_ep_sigma`
 # against EP's {glue:text}`alpha_ep_at_ep_sigma` at the same $\lambda$. But the two designs do not
 # see the same $\sigma$: AFD's few FFN GPUs hold {glue:text}`afd_experts_per_gpu` experts each and
@@ -367,7 +409,7 @@ dp.style.hide(axis="index").format("{:.3f}")
 
 # %% [markdown]
 # Table 4: what DP imbalance on the attention side adds, at AFD's tokens per step: AFD keeps at
-# most the DP $\sigma$ (its stage budget is fixed, Figure 5) while EP regrows the batch into the
+# most the DP $\sigma$ (its stage budget is fixed, the paper's Figure 5) while EP regrows the batch into the
 # freed FFN time. At DP $\sigma$ = {glue:text}`dp_list` AFD's lead becomes {glue:text}`dp_lead`
 # points.
 #
@@ -381,6 +423,16 @@ dp.style.hide(axis="index").format("{:.3f}")
 # imbalance alone it is a near-tie at equal size, and DP imbalance tips it to EP as soon as the
 # DP balancedness falls below {glue:text}`dp_break_even` (the break-even of the two forms, with
 # the same DP $\sigma$ assumed for both designs).
+#
+# ## Limitations
+#
+# - One workload: SGLang's published counts on benchmark prompts. Another workload, language or
+#   model changes the per-layer skew; re-run with your own counts (above).
+# - Per-step batches are drawn independently from long-run popularity: real batches are correlated
+#   (a long prompt repeats its routing), so per-step $\sigma$ here is an upper bound.
+# - DP imbalance is not in the data: Table 4 assumes a DP balancedness, the same for both designs.
+# - The placement is static, fitted to the long-run counts; placements re-balanced online are not
+#   modelled.
 #
 # Data: {download}`sigma_deepseek_longrun.csv <figures/sigma_deepseek_longrun.csv>`,
 # {download}`sigma_deepseek_batches.csv <figures/sigma_deepseek_batches.csv>`,

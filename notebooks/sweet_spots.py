@@ -83,7 +83,8 @@ table = pd.DataFrame(advice_table(ms, hws, budget, context))
 save_data(table, "sweet_spots_advice", output_dir)
 fig = advice_heatmap(table, hardware, models, DECISIVE)
 save_figure(fig, "sweet_spots_advice", output_dir)
-plt.show()
+glue("fig_sweet_spots_advice", fig, display=False)
+plt.close(fig)
 glue("n_pairs", len(table), display=False)
 glue("n_afd", int((table.recommendation == "AFD").sum()), display=False)
 glue("n_ep", int((table.recommendation == "EP").sum()), display=False)
@@ -104,7 +105,10 @@ twins = [(a, b) for i, a in enumerate(hardware) for b in hardware[i + 1:] if np.
 glue("twins", "; ".join(f"{a} and {b}" for a, b in twins) or "none", display=False)
 
 # %% [markdown]
-# Figure 1: AFD / EP output tokens per second per GPU, best deployment of each, SLO
+# ```{glue:figure} fig_sweet_spots_advice
+# :name: sweet-spots-advice
+#
+# AFD / EP output tokens per second per GPU, best deployment of each, SLO
 # {glue:text}`slo` ms, context {glue:text}`ctx`, no MTP, datasheet hardware with the decode model's
 # defaults (orange: AFD ahead; '?': within the model's error). The ratios span
 # {glue:text}`ratio_range`; with all communication hidden for both designs they span
@@ -114,6 +118,7 @@ glue("twins", "; ".join(f"{a} and {b}" for a, b in twins) or "none", display=Fal
 # configuration) and {download}`the equal-overlap table <figures/sweet_spots_advice_equal_overlap.csv>`.
 # Every cell is `afd advise --model M --hardware H` (`--ep-overlap 1` gives the equal-overlap
 # reading).
+# ```
 
 # %% tags=["hide-input"]
 glue("slo", f"{slo_ms:g}", display=False)
@@ -140,6 +145,10 @@ glue("ordinary_bw", f"{hw_o.scale_out_bytes_per_s / 1e9:.0f}", display=False)
 
 # %% [markdown]
 # ## The paper's own cases
+#
+# {numref}`sweet-spots-advice` gives the ratio for every pair of the paper's models and GPUs;
+# two of its cells are the paper's own cases, and {numref}`sweet-spots-maps` then moves one
+# property at a time.
 #
 # - **DeepSeek-V3 on H800**: the paper says EP keeps the lead on ordinary clusters. The model puts
 #   AFD at {glue:text}`ref_ordinary_ratio` x EP, a close call; with both designs hiding all their
@@ -173,7 +182,8 @@ placements = {t: {m.name: ((m.moe_intermediate_size if rm.axis == "moe_intermedi
               for t, rm in maps.items()}
 fig = ratio_maps_figure(maps, placements)
 save_figure(fig, "sweet_spots_maps", output_dir)
-plt.show()
+glue("fig_sweet_spots_maps", fig, display=False)
+plt.close(fig)
 save_data(pd.concat([pd.DataFrame({"map": t, "bandwidth_gb_per_s": np.repeat(rm.bandwidth / 1e9, rm.values.size),
                                    rm.axis: np.tile(rm.values, rm.bandwidth.size), "ratio": rm.ratio.ravel(),
                                    "ep": rm.ep.ravel(), "afd": rm.afd.ravel()}) for t, rm in maps.items()]),
@@ -225,7 +235,10 @@ glue("o_low_bw", f"{m_o.bandwidth[0] / 1e9:.0f}", display=False)
 glue("o_high_bw", f"{m_o.bandwidth[-1] / 1e9:.0f}", display=False)
 
 # %% [markdown]
-# Figure 2: AFD / EP ratio for {glue:text}`ref_name`'s shape with one property changed, over the
+# ```{glue:figure} fig_sweet_spots_maps
+# :name: sweet-spots-maps
+#
+# AFD / EP ratio for {glue:text}`ref_name`'s shape with one property changed, over the
 # network bandwidth per GPU (8-GPU nodes: the NIC; Superpod: the whole fabric); black line:
 # break-even; dots: the catalogue models ({glue:text}`model_numbers`) at their own expert size or
 # sparsity and the device's bandwidth (their other dimensions differ from the reference, so a dot
@@ -234,6 +247,7 @@ glue("o_high_bw", f"{m_o.bandwidth[-1] / 1e9:.0f}", display=False)
 # times it: 1.3 s on the 2-core build machine on 2026-11-30, about 10 µs per candidate-cell for the
 # whole search (some 17 bisection steps of the batch), so a map of 10^8 candidate-cells would take
 # about 17 minutes (an extrapolation; the time is not computed here, to keep rebuilds identical). Data: {download}`sweet_spots_maps.csv <figures/sweet_spots_maps.csv>`.
+# ```
 #
 # Reading the maps at {glue:text}`ref_name`'s own point:
 #
@@ -275,17 +289,22 @@ for name in (ordinary, "h20", "b200"):
                           ", ".join(f"{c / 1e9:.0f}" for c in cross) + " GB/s")
 fig = ratio_bandwidth_figure(curves, current)
 save_figure(fig, "sweet_spots_ratio_bandwidth", output_dir)
-plt.show()
+glue("fig_sweet_spots_ratio_bandwidth", fig, display=False)
+plt.close(fig)
 glue("crossings", "; ".join(f"{k}: {v}" for k, v in crossings.items()), display=False)
 
 # %% [markdown]
-# Figure 3: the decision as a threshold. {glue:text}`ref_name` on three 8-GPU devices, AFD / EP
+# ```{glue:figure} fig_sweet_spots_ratio_bandwidth
+# :name: sweet-spots-ratio-bandwidth
+#
+# The decision as a threshold. {glue:text}`ref_name` on three 8-GPU devices, AFD / EP
 # ratio against the NIC bandwidth per GPU (stars: each device as it is). The ratio crosses 1 (the
 # answer flips) at: {glue:text}`crossings` (first grid point past each crossing). Several
 # crossings mean the ratio wanders around 1 over that range: there the designs are even within
 # the model's resolution, not alternately ahead. The threshold
 # moves with the device (its compute, memory and NVLink set how much network each design can use),
 # so a fixed rule of thumb would mislead; `afd advise` computes the crossing for the pair at hand.
+# ```
 #
 # ## Heterogeneous pools
 
@@ -377,7 +396,7 @@ t3.style.hide(axis="index")
 # 3. Otherwise read the reasons: the binding limit of each design, the AFD FFN side's regime and
 #    HFU ceiling, and the two break-even points the command computes (the share of EP's all-to-all
 #    that must hide, and the bandwidth at which the answer flips). Those are the thresholds; they
-#    are computed for the pair at hand because, as Figure 3 shows, they move with the hardware.
+#    are computed for the pair at hand because, as {numref}`sweet-spots-ratio-bandwidth` shows, they move with the hardware.
 #
 # ## Limitations
 #

@@ -278,3 +278,17 @@ def test_custom_book_refuses_bad_requests(capsys, argv, message):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_chapter_numbers_follow_the_numbered_parts_of_the_toc(tmp_path):
+    toc = tmp_path / "_toc.yml"
+    toc.write_text("format: jb-book\nroot: intro\nparts:\n"
+                   "  - caption: A\n    numbered: true\n    chapters:\n      - file: book/generated/x\n      - file: book/n\n"
+                   "  - caption: B\n    numbered: true\n    chapters:\n      - file: book/generated/y\n"
+                   "  - caption: Back\n    chapters:\n      - file: book/bibliography\n")
+    # numbering continues across numbered parts; an unnumbered part gets none
+    assert book.chapter_numbers(toc) == {"x": 1, "n": 2, "y": 3}
+    # the reference book: every notebook but the landing page is a numbered chapter, numbered 1..n
+    numbers = book.chapter_numbers()
+    assert sorted(numbers.values()) == list(range(1, len(numbers) + 1))
+    assert {p.stem for p in book.notebooks()} - {"intro"} <= set(numbers)

@@ -249,3 +249,22 @@ def test_landing_page_results_table(tmp_path):
     # the H800 ceiling and floor do not depend on the SLO once the point is feasible (Figure 4)
     row = table.set_index("claim").loc["HFU ceiling of the AFD FFN side, DeepSeek-V3 on H800 (Fig. 4)"]
     assert row["this book"] == row["paper"] == "33.1%"
+    # every claim links to a numbered chapter of the reference book
+    from afdlib.book import chapter_numbers
+    assert set(table.chapter) <= set(chapter_numbers())
+
+
+@pytest.mark.parametrize("ipynb", [p for p in NOTEBOOKS if p.stem != "intro"], ids=lambda p: p.stem)
+def test_chapter_reads_as_a_report(ipynb):
+    """Each chapter opens with its result, ends with its limitations, and shows every figure as a
+    numbered, captioned {glue:figure} (no bare plt.show()), referenced by its name."""
+    text = ipynb.with_suffix(".py").read_text()
+    opening = text[text.index("# # "):text.index("# %%", text.index("# # "))]
+    assert "**Result.**" in opening, "the chapter's first cell states its result"
+    assert "# ## Limitations" in text
+    assert "plt.show()" not in text
+    glued = set(re.findall(r'glue\("(fig_\w+)", fig', text))
+    shown = dict(re.findall(r"```\{glue:figure\} (fig_\w+)\n# :name: ([\w-]+)", text))
+    assert glued == set(shown), f"figures glued but not shown, or shown but not glued: {glued ^ set(shown)}"
+    for name in shown.values():    # each figure is referenced from the prose by number
+        assert f"{{numref}}`{name}`" in text, f"figure {name} is never referenced"
