@@ -88,7 +88,7 @@ model_table.sort_values(["in paper", "slug"], ascending=[False, True]).drop(colu
 # %% tags=["hide-input"]
 hw_table["in paper"] = hw_table["slug"].isin(paper_hardware)
 HW_HEADERS = {"slug": "slug", "name": "device", "profile": "profile", "peak_tflops": "peak TFLOP/s",
-              "dtype": "at", "bf16_tflops": "BF16 TFLOP/s", "hbm_tb_per_s": "HBM TB/s", "hbm_gb": "HBM GB",
+              "dtype": "peak data type", "bf16_tflops": "BF16 TFLOP/s", "hbm_tb_per_s": "HBM TB/s", "hbm_gb": "HBM GB",
               "scale_up_gb_per_s": "scale-up GB/s", "scale_out_gb_per_s": "scale-out GB/s",
               "gpus_per_node": "GPUs per node", "superpod": "superpod"}
 hw_table.sort_values(["in paper", "slug"], ascending=[False, True]).drop(columns="in paper").rename(

@@ -124,8 +124,8 @@ shown = pd.DataFrame({
                                                                                table.design)],
     "batch": [f"{b:.0f} ({w.split()[0]})" for b, w in zip(table.batch_per_gpu, table.batch_from)],
     "TPOT ms": table.tpot_ms.map("{:.1f}".format)})
-shown.index = np.arange(1, len(shown) + 1)
-shown
+shown.insert(0, "#", np.arange(1, len(shown) + 1))   # the case numbers of the figures
+shown.style.hide(axis="index")
 
 # %% [markdown]
 # Table 1: published and predicted output tokens per second per GPU. EP band: the prediction with

@@ -280,7 +280,9 @@ glue("ep_slots_per_gpu", f"{(n_experts + redundant) / ep_size:.2g}", display=Fal
 glue("afd_experts_per_gpu", f"{n_experts / afd.gpus:.3g}", display=False)
 glue("alpha_afd_at_ep_sigma", f"{float(alpha_afd(ep.sigma, n_attn_afd, n_ffn_afd).alpha):.3f}", display=False)
 glue("alpha_ep_at_ep_sigma", f"{float(alpha_ep(ep.sigma, n_attn_afd / n_ffn_afd)):.3f}", display=False)
-answer.style.hide(axis="index").format(precision=3)
+answer.rename(columns={"gpus": "GPUs", "tokens_per_step": "tokens per layer step", "sigma": "σ (step)",
+                       "alpha": "α (throughput kept)", "rounding": "attention rounding"}).style.hide(
+    axis="index").format(precision=3)
 
 # %% [markdown]
 # From {glue:text}`origin`: AFD's FFN pool sees {glue:text}`afd_tokens` tokens per layer step

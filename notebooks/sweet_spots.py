@@ -320,7 +320,8 @@ pools_frame = pd.DataFrame([{"design": r["design"], "tokens/s per GPU": r["token
 save_data(pools_frame, "sweet_spots_pools", output_dir)
 hetero = pools_frame[pools_frame.design.str.contains(f"\\({attention_pool}\\).*\\({ffn_pool}\\)")]
 glue("hetero_design", hetero.design.iloc[0] if len(hetero) else "none", display=False)
-pools_frame.style.hide(axis="index").format(precision=3).format({"tokens/s per GPU": "{:,.0f}"})
+pools_frame.style.hide(axis="index").format({c: "{:,.0f}" if c == "tokens/s per GPU" else "{:.3f}"
+                                             for c in pools_frame.columns if c != "design"})
 
 # %% [markdown]
 # Table 1: {glue:text}`ref_name` with memory-rich attention GPUs ({glue:text}`attn_pool`) and
@@ -343,7 +344,8 @@ glue("afd_3_over_2", f"{afd_rates['3BO'] / afd_rates['2BO']:.2f}x", display=Fals
 glue("afd_3_over_4", f"{afd_rates['3BO'] / afd_rates['4BO']:.2f}x", display=False)
 glue("ep_2bo_loss", f"{1 - ep_rates[2] / ep_rates[0]:.0%}", display=False)
 glue("ep_2bo_gain", f"{ep_rates[3] / ep_rates[0] - 1:.0%}", display=False)
-methods.style.hide(axis="index").format({"tokens_per_s_per_gpu": "{:,.0f}", "batch_per_gpu": "{:.0f}"})
+methods.rename(columns={"tokens_per_s_per_gpu": "tokens/s per GPU", "batch_per_gpu": "requests per GPU"}).style.hide(
+    axis="index").format({"tokens/s per GPU": "{:,.0f}", "requests per GPU": "{:.0f}"})
 
 # %% [markdown]
 # Table 2: the best deployment of {glue:text}`ref_name` on {glue:text}`ordinary_name` under each
