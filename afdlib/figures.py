@@ -23,6 +23,38 @@ STAGE_COLOURS = {"attention": "#2c7fb8", "dispatch": "#fdae61", "combine": "#d71
                  "idle": "#eeeeee"}
 
 
+_LABEL_OFFSETS = ((7, 0, "left", "center"), (-7, 0, "right", "center"), (5, 3, "left", "bottom"),
+                  (5, -3, "left", "top"), (-5, 3, "right", "bottom"), (-5, -3, "right", "top"),
+                  (0, 7, "center", "bottom"), (0, -7, "center", "top"), (5, 12, "left", "bottom"),
+                  (5, -12, "left", "top"))
+
+
+def place_labels(ax, points, labels, fontsize: float = 8) -> None:
+    """Annotate each point with its label at the first of a few offsets (right-above, right-below,
+    left-above, ...) whose text box stays inside the axes and overlaps neither a label placed
+    before it nor another point: no label collisions, and no label nearer a foreign point."""
+    from matplotlib.transforms import Bbox
+    renderer = ax.figure.canvas.get_renderer()
+    inside = ax.get_window_extent(renderer)
+    dots = [ax.transData.transform(p) for p in points]
+    placed = []
+    for k, ((x, y), label) in enumerate(zip(points, labels)):
+        others = [Bbox.from_bounds(px - 4, py - 4, 8, 8) for j, (px, py) in enumerate(dots) if j != k]
+        for dx, dy, ha, va in _LABEL_OFFSETS:
+            text = ax.annotate(label, (x, y), fontsize=fontsize, xytext=(dx, dy), textcoords="offset points",
+                               ha=ha, va=va)
+            box = text.get_window_extent(renderer)
+            free = (inside.contains(box.x0, box.y0) and inside.contains(box.x1, box.y1)
+                    and not any(box.overlaps(o) for o in placed + others))
+            if free:
+                break
+            text.remove()
+        else:                                       # every offset collides: keep the first one
+            text = ax.annotate(label, (x, y), fontsize=fontsize, xytext=(5, 3), textcoords="offset points")
+            box = text.get_window_extent(renderer)
+        placed.append(box.expanded(1.04, 1.1))
+
+
 def models_scatter(model_table: pd.DataFrame, paper_models: list[str]):
     """Granularity H/M against sparsity E/K; the paper's models in blue, models at one point share a label."""
     fig, ax = plt.subplots(figsize=(7.5, 4.6))
@@ -30,9 +62,13 @@ def models_scatter(model_table: pd.DataFrame, paper_models: list[str]):
     ax.scatter(model_table.sparsity_e_over_k, model_table.granularity_h_over_m,
                s=in_paper.map({True: 70, False: 40}), c=in_paper.map({True: "#2c7fb8", False: "#999999"}), zorder=3)
     points = model_table.groupby(["sparsity_e_over_k", "granularity_h_over_m"])["name"].agg(" / ".join)
-    for (x, y), label in points.items():
-        ax.annotate(label, (x, y), fontsize=8, xytext=(5, 3), textcoords="offset points")
     ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)          # ratios: equal steps for equal factors, and the small ones apart
+    low, high = (int(f(np.log2(v))) for f, v in zip((np.floor, np.ceil), ax.get_ylim()))
+    ax.set_yticks([2.0 ** k for k in range(low, high + 1)])
+    ax.set_ylim(2.0 ** low / 1.1, 2.0 ** high * 1.1)
+    ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
+    place_labels(ax, [(x, y) for x, y in points.index], list(points), fontsize=8)
     ax.set_xlabel("sparsity E / K (routed experts per activated expert)")
     ax.set_ylabel("granularity H / M")
     ax.set_title("Models: blue = the paper's six")
@@ -75,7 +111,8 @@ _INFEASIBLE_NAMES = {1: "HBM capacity", 2: "weight read > t_B", 3: "both"}
 def hfu_panels(grid: dict[str, np.ndarray], hardware, models, n_ffn, ceiling_model: int = 0, title: str = ""):
     """Fig. 4: one panel per device, the bound of each model against N_F; x marks infeasible points,
     labelled with the HBM rule that fails; the communication ceiling of ``models[ceiling_model]`` in bold red."""
-    colours = dict(zip([m.slug for m in models], plt.get_cmap("tab10").colors))
+    palette = [c for k, c in enumerate(plt.get_cmap("tab10").colors) if k != 3]   # no red beside the red ceiling
+    colours = dict(zip([m.slug for m in models], palette))
     cols = min(PANELS_PER_ROW, len(hardware))
     rows = int(np.ceil(len(hardware) / cols))
     fig, axes = plt.subplots(rows, cols, figsize=(PAGE_WIDTH_IN, 2.5 * rows + 0.6), sharex=True, sharey=True,
@@ -91,7 +128,7 @@ def hfu_panels(grid: dict[str, np.ndarray], hardware, models, n_ffn, ceiling_mod
             for bits, marker in _INFEASIBLE_MARKERS.items():   # which rule fails: the marker, in the legend
                 hit = fails == bits
                 if hit.any():
-                    ax.plot(n_ffn[hit], y[hit], marker, ms=5, mew=1.2, color=colours[m.slug], ls="none", zorder=3)
+                    ax.plot(n_ffn[hit], y[hit], marker, ms=6, mew=1.4, color=colours[m.slug], ls="none", zorder=5)
         ax.set_title(h.name.replace("NVIDIA ", ""), fontsize=10)
         ax.set_xscale("log", base=2)
         ax.set_ylim(0, 1.08)
@@ -131,7 +168,7 @@ def grouped_gemm_figure(tokens, curves: dict, exponents, hardware, ep_tokens: fl
         ax.text(ridge, 0.03, f" ridge {ridge:.0f}", fontsize=8, color="grey")
         if afd_ceiling.get(h.slug) is not None:
             ax.axhline(afd_ceiling[h.slug], **COMM_CEILING,
-                       label=f"AFD ceiling, {afd_model_name} ({afd_ceiling[h.slug]:.1%})")
+                       label=f"AFD ceiling, {afd_model_name} on {h.name.replace('NVIDIA ', '')} ({afd_ceiling[h.slug]:.1%})")
         ax.axvline(ep_tokens, color="black", lw=0.8)
         ax.text(ep_tokens, 1.02, f"EP: {ep_tokens:.0f} tok/expert", fontsize=8, ha="center")
         if h.slug == "h800":
@@ -141,9 +178,13 @@ def grouped_gemm_figure(tokens, curves: dict, exponents, hardware, ep_tokens: fl
         ax.set_title(f"{h.name}: {experts_per_gpu} experts per GPU", pad=14)
         ax.set_xlabel("average tokens per expert")
         ax.yaxis.set_major_formatter(PercentFormatter(1.0))
-        ax.legend(fontsize=7, loc="lower right")
     axes[0, 0].set_ylabel("grouped-GEMM HFU (roofline)")
     fig.tight_layout()
+    legend: dict = {}                   # one legend below the panels, each entry once: the curves stay clear
+    for ax in axes.flat[:len(hardware)]:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(label, handle)
+    fig.legend(list(legend.values()), list(legend), loc="upper center", ncol=3, fontsize=8, bbox_to_anchor=(0.5, 0.0))
     return fig
 
 
@@ -165,16 +206,23 @@ def ceiling_figure(models, best: np.ndarray, ordinary, superpod, reference_model
     for i, marker in ((0, "o"), (1, "s")):
         ax1.plot([m.moe_intermediate_size for m in models], best[i], marker, color="black", ms=4, alpha=0.7,
                  ls="none")
-    by_size = pd.Series([m.name for m in models]).groupby([m.moe_intermediate_size for m in models]).agg(", ".join)
-    for size, names in by_size.items():
-        ax1.text(size, 0.02, names, rotation=90, fontsize=6, va="bottom", ha="right")
+    # each model by its number in the list (the chapter's table has the same order), staggered in
+    # height where expert sizes lie close together, so that no two labels overlap
+    by_size = pd.Series([str(k + 1) for k in range(len(models))]).groupby(
+        [m.moe_intermediate_size for m in models]).agg(",".join)
+    previous, level = None, 0
+    for size, numbers in by_size.items():
+        level = (level + 1) % 3 if previous is not None and size / previous < 1.35 else 0
+        ax1.text(size, 0.03 + 0.065 * level, numbers, fontsize=7, ha="center", va="bottom",
+                 bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.8))
+        previous = size
     ax1.set_xscale("log", base=2)
     ax1.set_xlabel("expert intermediate size M")
     ax1.set_ylabel("HFU ceiling")
-    ax1.set_title("Ceiling vs M (markers: each model's best feasible bound;\n circles ordinary, squares Superpod)",
-                  fontsize=9)
+    ax1.set_title("Ceiling vs M (markers: each model's best feasible bound,\n circles ordinary, squares Superpod; "
+                  "numbers: the models)", fontsize=9)
     ax1.yaxis.set_major_formatter(PercentFormatter(1.0))
-    ax1.legend(fontsize=7, loc="upper left")
+    ax1.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.24), ncol=1)   # below: the 100% points stay visible
     ax1.set_ylim(0, 1.08)
     bw = np.geomspace(10e9, 2000e9, 200)
     for flops, colour in ((ordinary.flops, "#2c7fb8"), (superpod.flops, "#c0392b")):
@@ -183,13 +231,14 @@ def ceiling_figure(models, best: np.ndarray, ordinary, superpod, reference_model
     for name, value in (("400 Gb/s NIC", 50e9), ("800 Gb/s NIC", 100e9), ("H800 NVLink", 160e9),
                         ("NVLink 5 (80%)", 720e9)):
         ax2.axvline(value / 1e9, color="grey", lw=0.8, ls=":")
-        ax2.text(value / 1e9, 1.02, name, fontsize=7, rotation=30)
+        ax2.text(value / 1e9, 0.40, name, fontsize=7, rotation=90, ha="center", va="bottom",
+                 bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.85))
     ax2.set_xscale("log")
     ax2.set_xlabel("effective bandwidth per GPU, GB/s (one direction)")
-    ax2.set_title(f"Ceiling vs bandwidth ({reference_model.name} experts)", fontsize=9, pad=22)
+    ax2.set_title(f"Ceiling vs bandwidth ({reference_model.name} experts)", fontsize=9)
     ax2.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax2.set_ylim(0, 1.08)
-    ax2.legend(fontsize=7, loc="lower right")
+    ax2.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.24))
     fig.tight_layout()
     return fig
 
@@ -436,10 +485,17 @@ def ratio_maps_figure(maps: dict, placements: dict):
         im = ax.pcolormesh(x, y, rm.ratio, cmap="PuOr_r", norm=LogNorm(vmin=0.5, vmax=2.0), shading="nearest")
         if np.nanmin(rm.ratio) < 1 < np.nanmax(rm.ratio):
             ax.contour(x, y, rm.ratio, levels=[1.0], colors="black", linewidths=1.5)
+        # models at one point share a label ("8,11"); labels of nearby points are staggered upwards
+        points: dict = {}
         for k, (name, (px, py)) in enumerate(placements.get(title, {}).items()):
+            points.setdefault((float(px), float(py)), []).append(str(k + 1))
+        previous, level = None, 0
+        for (px, py), numbers in sorted(points.items()):
+            level = (level + 1) % 3 if previous is not None and px / previous < 1.5 else 0
             ax.plot(px, py / 1e9, "o", color="black", ms=4)
-            ax.annotate(str(k + 1), (px, py / 1e9), xytext=(2, 4 + 6 * (k % 2)), textcoords="offset points",
-                        fontsize=7)
+            ax.annotate(",".join(numbers), (px, py / 1e9), xytext=(0, 5 + 9 * level), textcoords="offset points",
+                        fontsize=7, ha="center", bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.7))
+            previous = px
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("expert intermediate size M" if rm.axis == "moe_intermediate_size" else "sparsity E / K")
@@ -447,7 +503,9 @@ def ratio_maps_figure(maps: dict, placements: dict):
         ax.set_title(title, fontsize=9)
     for ax in axes.flat[n:]:
         ax.set_visible(False)
-    fig.colorbar(im, ax=axes, label="AFD / EP tokens/s per GPU (black line: break-even)")
+    bar = fig.colorbar(im, ax=axes, label="AFD / EP tokens/s per GPU (black line: break-even)")
+    bar.set_ticks([0.5, 0.7, 1.0, 1.4, 2.0], labels=["0.5", "0.7", "1", "1.4", "2"])
+    bar.minorticks_off()
     return fig
 
 

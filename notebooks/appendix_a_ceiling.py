@@ -90,7 +90,8 @@ plt.close(fig)
 # The communication ceiling $2 BW_\text{eff} M / \text{FLOPS}$ against the expert's intermediate
 # size $M$ for an ordinary cluster ({glue:text}`ordinary_name`: best point and dead zone) and a
 # Superpod ({glue:text}`superpod_name`), with each catalogue model's best feasible bound at an SLO
-# of {glue:text}`slo_a` (OFU 100%, FP8 weights, uniform routing, `paper` hardware profile).
+# of {glue:text}`slo_a` (OFU 100%, FP8 weights, uniform routing, `paper` hardware profile); the
+# numbers above the axis are the models' rows in the table below.
 # ```
 #
 # Each model's best feasible bound over $N_F$ = 1..64 and its dead-zone floor (percent of peak
@@ -106,7 +107,8 @@ shown = table.rename(columns={"M": "expert size M", "K": "top-K", f"best_{ordina
                               f"best_{superpod}": f"best HFU, {hw_s.name}",
                               f"floor_{ordinary}": f"dead-zone floor, {hw_o.name}"})
 shown.insert(2, "top-K", [m.experts_per_token for m in ms])
-shown.style.format({c: "{:.1%}" for c in shown.columns[3:]}, na_rep="infeasible").hide(axis="index")
+shown.insert(0, "#", range(1, len(ms) + 1))          # the numbers that label the models in the figure
+shown.style.format({c: "{:.1%}" for c in shown.columns[4:]}, na_rep="infeasible").hide(axis="index")
 
 # %% tags=["hide-input"]
 m_full = {k: float(intermediate_size_for_full_hfu(bw, hw.flops)) for k, hw, bw in (
