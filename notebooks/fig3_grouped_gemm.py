@@ -21,8 +21,8 @@
 # {glue:text}`hw_first` ({numref}`fig3-gemm`), and one grouped-GEMM call, which sees only
 # {glue:text}`call_lo` to {glue:text}`call_hi` tokens per expert, {glue:text}`call_bal_lo` to
 # {glue:text}`call_bal_hi` balanced and {glue:text}`call_skew_lo` to {glue:text}`call_skew_hi`
-# skewed. The paper's measured ~{glue:text}`paper_ep` lies within that range, and well above the
-# AFD ceiling of {glue:text}`afd_h800` on the same hardware.
+# skewed. The paper's measured ~{glue:text}`paper_ep` {glue:text}`paper_vs_call`, and
+# {glue:text}`paper_vs_afd` the AFD ceiling of {glue:text}`afd_h800` on the same hardware.
 #
 # Large-scale EP feeds each GPU's experts from the whole deployment's batch, so the question
 # is the classic roofline of one GPU's grouped GEMMs: how many tokens does each expert get per
@@ -134,6 +134,11 @@ glue("call_bal_lo", f"{at_call[0, 0]:.0%}", display=False)
 glue("call_bal_hi", f"{at_call[0, 1]:.0%}", display=False)
 glue("call_skew_lo", f"{at_call[k1, 0]:.0%}", display=False)
 glue("call_skew_hi", f"{at_call[k1, 1]:.0%}", display=False)
+lo, hi = float(min(at_call[k1, 0], at_call[0, 0])), float(at_call[0, 1])   # the skewed small call .. the balanced large one
+glue("paper_vs_call", "lies within that span" if lo <= paper_ep_hfu <= hi else
+     ("lies below that span" if paper_ep_hfu < lo else "lies above that span"), display=False)
+glue("paper_vs_afd", "stands above" if afd[h800] is not None and paper_ep_hfu > afd[h800] else "does not exceed",
+     display=False)
 
 # %% [markdown]
 # ## Reading
