@@ -331,6 +331,10 @@ def build_book(only: list[str] | None = None, jobs: int = 2, execute: bool = Tru
 
 # --- a book for your own hardware and model --------------------------------------------------------
 
+PAPER_HARDWARE = ["h20", "h800", "h100", "h200", "b200", "b300", "gb200", "gb300"]
+PAPER_MODELS = ["deepseek-v3", "kimi-k2", "step3", "qwen3-coder", "ernie-4.5", "glm-4.7"]
+
+
 def custom_parameters(hardware: str | None, model: str | None) -> dict[str, dict]:
     """Papermill parameters of every notebook whose parameters admit the given hardware and/or
     model (catalogue slugs or absolute paths), keyed by notebook name."""
@@ -347,9 +351,16 @@ def custom_parameters(hardware: str | None, model: str | None) -> dict[str, dict
         fig4.update(models=[model], ceiling_model=model)
         fig3["afd_model"] = model
         app["models"] = [model]
-    # the sweet-spot chapter reads its tables by the reference selection's devices and models
-    # (H800 against GB200, DeepSeek-V3's shape): `afd advise` answers for one pair instead
-    for name, params in (("fig4_dead_zone", fig4), ("fig3_grouped_gemm", fig3), ("appendix_a_ceiling", app)):
+    # the sweet spots: the paper's devices and models with the given ones added, the given pair as
+    # the reference whose shape and bandwidth the maps move (the superpod stays GB200 for contrast)
+    sweet: dict = {}
+    if hardware:
+        sweet.update(hardware=[*PAPER_HARDWARE, *([] if hardware in PAPER_HARDWARE else [hardware])],
+                     ordinary=hardware, ffn_pool=hardware)
+    if model:
+        sweet.update(models=[*PAPER_MODELS, *([] if model in PAPER_MODELS else [model])], reference_model=model)
+    for name, params in (("fig4_dead_zone", fig4), ("fig3_grouped_gemm", fig3), ("appendix_a_ceiling", app),
+                         ("sweet_spots", sweet)):
         if params:
             out[name] = params
     return out

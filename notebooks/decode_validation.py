@@ -315,7 +315,7 @@ plt.close(fig)
 # Step-3's reserve is not published) and the step time ({glue:text}`s3_tpot_ratio`, if Step-3 ran
 # at its 50 ms target: it publishes the target, not a measured step time). The case is sensitive
 # to how AFD's traffic is counted: with one copy per expert over the NIC instead of one per FFN
-# node ({glue:text}`s3_copies` copies per token on average instead of K = {glue:text}`s3_k` for two
+# node (K = {glue:text}`s3_k` copies per token instead of {glue:text}`s3_copies` on average for two
 # FFN nodes), the network binds
 # and the case reads {glue:text}`step3_per_expert`. Doubling the kernel overhead to 6 µs brings it
 # to {glue:text}`s3_k6`. Hiding only half of AFD's transfers behind compute, as the EP cases

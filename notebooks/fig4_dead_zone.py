@@ -16,13 +16,15 @@
 # %% [markdown]
 # # The HFU ceiling of AFD's FFN side, and the dead zone (the paper's Figure 4)
 #
-# **Result.** On clusters whose scale-out is a 400 Gb/s NIC per GPU, AFD's FFN side cannot pass a
-# low hardware-FLOP utilisation: DeepSeek-V3 on H800 peaks at {glue:text}`dsv3_h800` and from
-# $N_F = K$ sits on the dead-zone floor {glue:text}`dsv3_h800_floor` however many FFN nodes are
-# added ({numref}`fig4-hfu`). Superpods (GB200/GB300 NVL72) have no dead zone
-# ({glue:text}`dsv3_gb200` for DeepSeek-V3). One H200 node is the exception
-# ({glue:text}`dsv3_h200` at $N_F$ = 1, needing an SLO of at least
-# {glue:text}`dsv3_h200_slo_min` ms), and the maxima move with the SLO only where the weight read
+# **Result.** With 8-GPU nodes and a 400 Gb/s NIC per GPU, the network caps AFD's FFN side, and
+# from $N_F = K$ on adding FFN nodes no longer helps ({numref}`fig4-hfu`): DeepSeek-V3 on H800
+# peaks at {glue:text}`dsv3_h800` and sits on the dead-zone floor {glue:text}`dsv3_h800_floor`.
+# How low the cap is depends on the model and on the FLOPS behind the NIC: coarse experts lift it
+# (Step3 {glue:text}`step3_h800` on H800), and H20's low FLOPS keep DeepSeek-V3 at 100% up to
+# $N_F$ = {glue:text}`h20_dsv3_full` and at {glue:text}`h20_dsv3_k` on its floor. Superpods
+# (GB200/GB300 NVL72) have no dead zone ({glue:text}`dsv3_gb200` for DeepSeek-V3 at every
+# $N_F$). One H200 node reaches {glue:text}`dsv3_h200` for DeepSeek-V3, if the SLO is at least
+# {glue:text}`dsv3_h200_slo_min` ms; the maxima move with the SLO only where the weight read
 # decides feasibility ({numref}`fig4-hfu-alt`).
 #
 # Within one stage budget $t_B$ an FFN rank can only compute on the tokens the network brings it.
@@ -250,7 +252,8 @@ glue("t_b_us", f"{1e6 * float(grid['t_b'][0, models.index('deepseek-v3') if 'dee
 #   $N_F$ = {glue:text}`h20_dsv3_full`; from $N_F = K = 8$ its bound is the dead-zone floor,
 #   {glue:text}`h20_dsv3_k` (GLM-4.7: {glue:text}`h20_glm_k`). H20's low FLOPS make that floor
 #   high, not absent.
-# - **One H200 node is the exception on ordinary clusters**: its 141 GB hold all of DeepSeek-V3's
+# - **One H200 node lifts DeepSeek-V3 above EP's level** (H20 aside, whose bound is
+#   compute-limited): its 141 GB hold all of DeepSeek-V3's
 #   routed experts at $N_F$ = 1, where the FFN pool is fed over NVLink, so the bound reaches
 #   {glue:text}`dsv3_h200`, above the ~60% EP measures (the grouped-GEMM chapter). That point needs the
 #   weight read to fit in $t_B$, an SLO of at least {glue:text}`dsv3_h200_slo_min` ms; from

@@ -16,11 +16,14 @@
 # %% [markdown]
 # # Where imbalance loses time, EP against AFD (the paper's Figure 5)
 #
-# **Result.** With balancedness $\sigma$ = {glue:text}`sigma`, EP loses only on the FFN part of its
-# step (it keeps {glue:text}`ep_ep` under EP imbalance and {glue:text}`ep_dp` under DP imbalance),
-# while AFD, whose three stages each last $t_B$, keeps only $\sigma$ under either kind
-# ({glue:text}`afd_ep` and {glue:text}`afd_dp`) unless it can resize its attention pool
-# ({numref}`fig5-timelines`).
+# **Result.** With balancedness $\sigma$ = {glue:text}`sigma` ({numref}`fig5-timelines`), EP keeps
+# {glue:text}`ep_ep` under EP imbalance (only its FFN part stretches) and {glue:text}`ep_dp` under
+# DP imbalance (short ranks idle at the barrier, but the FFN part shrinks with their tokens). AFD,
+# whose three stages each last $t_B$, keeps only $\sigma$ under either kind ({glue:text}`afd_ep`
+# and {glue:text}`afd_dp`). The two are drawn at different ratios, EP at $t_a/t_f$ =
+# {glue:text}`lambda_ep` and AFD at $N_A/N_F$ = {glue:text}`afd_lambda`, and AFD's loss is set by
+# its whole attention nodes: were its attention pool divisible, the exact form would keep
+# {glue:text}`afd_exact` at its ratio (the previous chapter compares the two at equal $\lambda$).
 #
 # Two kinds of imbalance hit a decode step. **DP imbalance**: attention ranks or nodes carry
 # different batches (different KV lengths), so the slowest attention sets the pace. **EP
@@ -87,6 +90,8 @@ for name, key in (("AFD, DP imbalance", "afd_dp_ffn_busy"), ("AFD, balanced", "a
     glue(key, f"{busy_share(cases[name].bars, 'FFN', cases[name].makespan):.0%}", display=False)
 glue("lambda_ep", f"{lambda_ep:g}", display=False)
 glue("t_c_ep_v", f"{t_c_ep:g}", display=False)
+glue("afd_lambda", f"{n_attn / n_ffn:g}", display=False)
+glue("afd_exact", f"{sigma * (n_attn + n_ffn) / (sigma * n_attn + n_ffn):.3f}", display=False)   # Figure 6's exact form
 glue("n_attn", str(n_attn), display=False)
 glue("n_ffn_v", str(n_ffn), display=False)
 glue("ep_ranks_v", str(ep_ranks), display=False)
@@ -116,7 +121,7 @@ glue("ep_ranks_v", str(ep_ranks), display=False)
 #   $\sigma(\lambda+1)/(\lambda+\sigma)$ = {glue:text}`ep_dp_formula`.
 # - **AFD, EP imbalance.** The FFN stage is one of three stages each $t_B$ long, so the slowest FFN
 #   GPU stretches every cycle and attention waits: {glue:text}`afd_ep`, that is $\sigma$. Shrinking
-#   attention to whole nodes (the paper's Figure 6, next chapter) gives {glue:text}`afd_ep_shrunk` with $N_A$ =
+#   attention to whole nodes (the paper's Figure 6, previous chapter) gives {glue:text}`afd_ep_shrunk` with $N_A$ =
 #   {glue:text}`n_attn`: too few nodes to resize finely.
 # - **AFD, DP imbalance.** The stage budget is fixed, the batch must shrink: {glue:text}`afd_dp`
 #   ($\alpha_\text{AFD} = \sigma$). In the drawn schedule the FFN pool is busy

@@ -67,7 +67,7 @@ import numpy as np
 import pandas as pd
 from myst_nb import glue
 
-from afdlib.advise import DECISIVE, advice_table, break_even_scale_out
+from afdlib.advise import DECISIVE, FLIP_FACTORS, advice_table, break_even_scale_out
 from afdlib.catalog import load_hardware, load_model, model_names
 from afdlib.decode import DECODE_T_GAP_S, Assumptions
 from afdlib.figures import advice_heatmap, ratio_bandwidth_figure, ratio_maps_figure
@@ -81,7 +81,8 @@ hws = [load_hardware(h, profile=hw_profile) for h in hardware]
 ms = [load_model(m, profile="reference") for m in models]
 table = pd.DataFrame(advice_table(ms, hws, budget, context))
 save_data(table, "sweet_spots_advice", output_dir)
-fig = advice_heatmap(table, hardware, models, DECISIVE)
+hw_slugs, model_slugs = [h.slug for h in hws], [m.slug for m in ms]   # the table's keys (files have their own)
+fig = advice_heatmap(table, hw_slugs, model_slugs, DECISIVE)
 save_figure(fig, "sweet_spots_advice", output_dir)
 glue("fig_sweet_spots_advice", fig, display=False)
 plt.close(fig)
@@ -90,6 +91,7 @@ glue("n_afd", int((table.recommendation == "AFD").sum()), display=False)
 glue("n_ep", int((table.recommendation == "EP").sum()), display=False)
 glue("n_decisive", int(table.decisive.sum()), display=False)
 glue("decisive", f"{DECISIVE:g} or below {1 / DECISIVE:.2f}", display=False)
+glue("tie_band", f"between {1 / DECISIVE:.2f} and {DECISIVE:g}", display=False)
 from afdlib.validation import validation_rows
 
 glue("max_validation_error", f"{max(abs(r['error']) for r in validation_rows()):.1%}", display=False)
@@ -101,7 +103,7 @@ glue("n_ep_sym", int((symmetric.recommendation == "EP").sum()), display=False)
 glue("median_sym", f"{float(np.median(1 / symmetric.ratio)):.2f}", display=False)
 glue("range_sym", f"{symmetric.ratio.min():.2f} to {symmetric.ratio.max():.2f}", display=False)
 same = table.pivot(index="model", columns="hardware", values="ratio")
-twins = [(a, b) for i, a in enumerate(hardware) for b in hardware[i + 1:] if np.allclose(same[a], same[b])]
+twins = [(a, b) for i, a in enumerate(hw_slugs) for b in hw_slugs[i + 1:] if np.allclose(same[a], same[b])]
 glue("twins", "; ".join(f"{a} and {b}" for a, b in twins) or "none", display=False)
 
 # %% [markdown]
@@ -126,21 +128,26 @@ glue("ctx", f"{context:g}", display=False)
 ref = load_model(reference_model, profile="reference")
 hw_o, hw_s = load_hardware(ordinary, profile=hw_profile), load_hardware(superpod, profile=hw_profile)
 row = table.set_index(["model", "hardware"])
-glue("ref_ordinary_ratio", f"{row.loc[(reference_model, ordinary), 'ratio']:.2f}", display=False)
+ref_key, o_key, s_key = ref.slug, hw_o.slug, hw_s.slug
+glue("ref_ordinary_ratio", f"{row.loc[(ref_key, o_key), 'ratio']:.2f}", display=False)
 sym_row = symmetric.set_index(["model", "hardware"])
-glue("ref_ordinary_paper_like", f"{sym_row.loc[(reference_model, ordinary), 'ratio']:.2f}", display=False)
+glue("ref_ordinary_paper_like", f"{sym_row.loc[(ref_key, o_key), 'ratio']:.2f}", display=False)
 half = pd.DataFrame(advice_table([ref], [hw_o], budget, context,
                                  assumptions=Assumptions(ep_overlap=0.5, afd_overlap=0.5)))
 glue("ref_ordinary_half", f"{half.ratio.iloc[0]:.2f}", display=False)
-glue("ref_superpod_ratio", f"{row.loc[(reference_model, superpod), 'ratio']:.2f}", display=False)
+glue("ref_superpod_ratio", f"{row.loc[(ref_key, s_key), 'ratio']:.2f}", display=False)
 coarse = table[table.model.isin(["step3", "ernie-4.5"]) & table.hardware.isin(["gb200", "gb300"])]
 glue("coarse_superpod", f"{coarse.ratio.min():.2f} to {coarse.ratio.max():.2f}", display=False)
-bw_even, _ = break_even_scale_out(ref, hw_o, budget, context, Precision(), Assumptions())
+bw_even, flip_ratio = break_even_scale_out(ref, hw_o, budget, context, Precision(), Assumptions())
 glue("ref_break_even", "none in range" if bw_even is None else f"{bw_even / 1e9:.0f}", display=False)
-ahead_now = row.loc[(reference_model, ordinary), "ratio"] > 1
-side = ("below" if (bw_even or 0) > hw_o.scale_out_bytes_per_s else "above") if ahead_now else \
-       ("above" if (bw_even or 0) > hw_o.scale_out_bytes_per_s else "below")
-glue("break_even_side", f"AFD ahead {side} it" if ahead_now else f"AFD ahead {side} it", display=False)
+if bw_even is None:
+    glue("break_even_side", "AFD never ahead in the range searched" if (flip_ratio <= 1).all() else
+         "AFD ahead throughout the range searched", display=False)
+else:   # which side of this crossing AFD leads on: the ratio at the next bandwidth searched above it
+    grid = hw_o.scale_out_bytes_per_s * FLIP_FACTORS
+    next_up = flip_ratio[grid > bw_even]
+    glue("break_even_side", f"AFD ahead just {'above' if next_up.size and next_up[0] > 1 else 'below'} it",
+         display=False)
 glue("ordinary_bw", f"{hw_o.scale_out_bytes_per_s / 1e9:.0f}", display=False)
 
 # %% [markdown]
@@ -157,7 +164,8 @@ glue("ordinary_bw", f"{hw_o.scale_out_bytes_per_s / 1e9:.0f}", display=False)
 #   {glue:text}`ref_ordinary_half`: EP ahead, as the paper says, whenever the two are treated alike.
 #   Under the defaults `afd advise` finds the ratio crossing 1 nearest today's NIC at
 #   {glue:text}`ref_break_even` GB/s per GPU ({glue:text}`break_even_side`; sustained, now
-#   {glue:text}`ordinary_bw`).
+#   {glue:text}`ordinary_bw`); {glue:text}`cross_note` ({numref}`sweet-spots-ratio-bandwidth` shows
+#   every crossing).
 # - **Superpods with coarse experts**: the paper finds AFD competitive on GB200/GB300 with Step3 and
 #   ERNIE-4.5; the model's defaults give ratios of {glue:text}`coarse_superpod` there: competitive,
 #   not ahead.
@@ -229,7 +237,7 @@ glue("o_low", f"{m_o.ratio[0, j_ref]:.2f}", display=False)
 peak = int(np.nanargmax(col))
 glue("afd_gain", f"{m_o.afd[-1, j_ref] / m_o.afd[peak, j_ref] - 1:.0%}", display=False)
 glue("ep_gain", f"{m_o.ep[-1, j_ref] / m_o.ep[peak, j_ref] - 1:.0%}", display=False)
-glue("superpod_over_ordinary", f"{float(np.median(same[superpod] / same[ordinary])):.2f}", display=False)
+glue("superpod_over_ordinary", f"{float(np.median(same[s_key] / same[o_key])):.2f}", display=False)
 glue("o_high", f"{m_o.ratio[-1, j_ref]:.2f}", display=False)
 glue("o_low_bw", f"{m_o.bandwidth[0] / 1e9:.0f}", display=False)
 glue("o_high_bw", f"{m_o.bandwidth[-1] / 1e9:.0f}", display=False)
@@ -287,6 +295,10 @@ for name in (ordinary, "h20", "b200"):
     cross = rm.bandwidth[1:][above[1:] != above[:-1]]
     crossings[hw.name] = ("never" if cross.size == 0 else
                           ", ".join(f"{c / 1e9:.0f}" for c in cross) + " GB/s")
+    if hw.slug == hw_o.slug:
+        glue("cross_note", f"on the grid drawn the ratio crosses 1 {cross.size} times, so no single bandwidth "
+             "separates the designs" if cross.size > 1 else "on the grid drawn this is the only crossing",
+             display=False)
 fig = ratio_bandwidth_figure(curves, current)
 save_figure(fig, "sweet_spots_ratio_bandwidth", output_dir)
 glue("fig_sweet_spots_ratio_bandwidth", fig, display=False)
@@ -314,11 +326,11 @@ pools = pools_table(ref, [(attn_hw, ffn_hw), (ffn_hw, attn_hw), (ffn_hw, ffn_hw)
                     context, prices=prices)
 pools_frame = pd.DataFrame([{"design": r["design"], "tokens/s per GPU": r["tokens_per_s_per_gpu"],
                              **{f"{k} GPU-h/Mtok": r["gpu_hours_per_mtok"].get(k, 0.0)
-                                for k in (attention_pool, ffn_pool)},
+                                for k in (attn_hw.slug, ffn_hw.slug)},
                              "GPU-h/Mtok": r["total_gpu_hours_per_mtok"],
                              **({"USD/Mtok": r["usd_per_mtok"]} if prices else {})} for r in pools])
 save_data(pools_frame, "sweet_spots_pools", output_dir)
-hetero = pools_frame[pools_frame.design.str.contains(f"\\({attention_pool}\\).*\\({ffn_pool}\\)")]
+hetero = pools_frame[pools_frame.design.str.contains(f"\\({attn_hw.slug}\\).*\\({ffn_hw.slug}\\)")]
 glue("hetero_design", hetero.design.iloc[0] if len(hetero) else "none", display=False)
 pools_frame.style.hide(axis="index").format({c: "{:,.0f}" if c == "tokens/s per GPU" else "{:.3f}"
                                              for c in pools_frame.columns if c != "design"})
@@ -366,16 +378,16 @@ glue("ordinary_name", hw_o.name, display=False)
 by_hw = table.pivot(index="model", columns="hardware", values="ratio")
 t3 = pd.DataFrame([
     {"condition (paper)": "Superpod-class interconnect",
-     "evidence in the model": f"ratio on {superpod} / on {ordinary}, median over the six models: "
-                              f"{float(np.median(by_hw[superpod] / by_hw[ordinary])):.2f} (against the paper)"},
+     "evidence in the model": f"ratio on {hw_s.name} / on {hw_o.name}, median over the models: "
+                              f"{float(np.median(by_hw[s_key] / by_hw[o_key])):.2f} (against the paper)"},
     {"condition (paper)": "coarse experts (large M)",
-     "evidence in the model": f"{ref.name} shape on {ordinary}: {m_o.ratio[i_now, 0]:.2f} at M = {m_o.values[0]:.0f}, "
+     "evidence in the model": f"{ref.name} shape on {hw_o.name}: {m_o.ratio[i_now, 0]:.2f} at M = {m_o.values[0]:.0f}, "
                               f"peak {np.nanmax(m_o.ratio[i_now]):.2f}, {m_o.ratio[i_now, -1]:.2f} at M = "
-                              f"{m_o.values[-1]:.0f}; on {superpod}: {m_s_map.ratio[i_s, 0]:.2f} to "
+                              f"{m_o.values[-1]:.0f}; on {hw_s.name}: {m_s_map.ratio[i_s, 0]:.2f} to "
                               f"{m_s_map.ratio[i_s, -1]:.2f} (mixed)"},
     {"condition (paper)": "lower sparsity (small E/K)",
-     "evidence in the model": f"{ref.name} shape on {ordinary}: {s_o.ratio[i_now, 0]:.2f} at E/K = {s_o.values[0]:.0f}, "
-                              f"{s_o.ratio[i_now, -1]:.2f} at E/K = {s_o.values[-1]:.0f} (against); on {superpod}: "
+     "evidence in the model": f"{ref.name} shape on {hw_o.name}: {s_o.ratio[i_now, 0]:.2f} at E/K = {s_o.values[0]:.0f}, "
+                              f"{s_o.ratio[i_now, -1]:.2f} at E/K = {s_o.values[-1]:.0f} (against); on {hw_s.name}: "
                               f"{s_s_map.ratio[i_s, 0]:.2f} to {s_s_map.ratio[i_s, -1]:.2f} (with the paper)"},
     {"condition (paper)": "heterogeneous hardware",
      "evidence in the model": "; ".join(f"{d}: {h:.3f} GPU-h per Mtok" for d, h in
@@ -392,7 +404,7 @@ t3.style.hide(axis="index")
 #
 # 1. Run `afd advise --model M --hardware H` (add `--attn-hardware` for separate pools,
 #    `--price-per-gpu-hour` for cost). It searches both designs and prints the ratio.
-# 2. If the ratio lies within the model's error ({glue:text}`decisive`), the designs tie on this
+# 2. If the ratio lies within the model's error ({glue:text}`tie_band`), the designs tie on this
 #    measure: decide on what the model leaves out (operational cost, failure domains, the jitter
 #    tolerance of a 3-stage pipeline).
 # 3. Otherwise read the reasons: the binding limit of each design, the AFD FFN side's regime and

@@ -256,9 +256,16 @@ def test_custom_parameters_take_every_notebook_that_admits_them():
     from afdlib.book import custom_parameters
     both = custom_parameters("/x/my.yaml", "kimi-k2")
     assert set(both) == {"fig2_intensity", "pipeline_jitter", "sigma_from_routing", "fig4_dead_zone",
-                         "fig3_grouped_gemm", "appendix_a_ceiling"}
+                         "fig3_grouped_gemm", "appendix_a_ceiling", "sweet_spots"}
     assert both["fig4_dead_zone"] == {"hardware": ["/x/my.yaml"], "models": ["kimi-k2"], "ceiling_model": "kimi-k2"}
-    assert set(custom_parameters(None, "kimi-k2")) == {"fig4_dead_zone", "fig3_grouped_gemm", "appendix_a_ceiling"}
+    # the sweet spots: the paper's selection (the notebook's defaults) with the given pair added once
+    defaults = {k: v["default"] for k, v in pm.inspect_notebook(str(ROOT / "notebooks" / "sweet_spots.ipynb")).items()}
+    sweet = both["sweet_spots"]
+    assert sweet["hardware"] == [*eval(defaults["hardware"]), "/x/my.yaml"]
+    assert sweet["models"] == eval(defaults["models"])            # kimi-k2 is one of the paper's six already
+    assert (sweet["ordinary"], sweet["ffn_pool"], sweet["reference_model"]) == ("/x/my.yaml", "/x/my.yaml", "kimi-k2")
+    assert set(custom_parameters(None, "kimi-k2")) == {"fig4_dead_zone", "fig3_grouped_gemm", "appendix_a_ceiling",
+                                                       "sweet_spots"}
     assert "fig2_intensity" not in custom_parameters("h200", None)      # it needs both
     # every parameter named exists in its notebook (papermill would only warn)
     for name, params in both.items():

@@ -268,3 +268,19 @@ def test_chapter_reads_as_a_report(ipynb):
     assert glued == set(shown), f"figures glued but not shown, or shown but not glued: {glued ^ set(shown)}"
     for name in shown.values():    # each figure is referenced from the prose by number
         assert f"{{numref}}`{name}`" in text, f"figure {name} is never referenced"
+
+
+def test_landing_page_jitter_row_matches_the_pipeline_chapter(tmp_path):
+    """The landing page recomputes the pipeline chapter's equal-stage study at that chapter's
+    defaults: the two pages must print the same losses."""
+    from afdlib.catalog import load_model
+    from afdlib.pipeline import ideal_sweep
+    defaults = {k: v["default"] for k, v in pm.inspect_notebook(str(ROOT / "notebooks" / "pipeline_jitter.ipynb")).items()}
+    chapter = pd.DataFrame(ideal_sweep([0.0, 0.2], (2, 3, 4), load_model(eval(defaults["model"])).moe_layers,
+                                       int(defaults["steps"]), int(defaults["seed"])))
+    expected = " / ".join(f"{100 * chapter[(chapter.cv == 0.2) & (chapter.micro_batches == m)].throughput_loss.iloc[0]:.1f}%"
+                          for m in (2, 3, 4))
+    out = execute("intro", tmp_path)
+    row = pd.read_csv(out / "intro_results.csv").set_index("claim").loc[
+        "3BO lowers the tolerance to t_B fluctuations (Section 2)"]
+    assert expected in row["this book"]
