@@ -209,6 +209,9 @@ glue("dsv3_h800_n", str(summ.get(("h800", "deepseek-v3")).best_n_ffn) if ("h800"
      display=False)
 glue("dsv3_h800_floor", floor_pct("h800", "deepseek-v3"), display=False)
 glue("dsv3_gb200", pct("gb200", "deepseek-v3"), display=False)
+above_ep = [h.name.replace("NVIDIA ", "") for h in hws if "deepseek-v3" in models
+            and (summ[h.slug, "deepseek-v3"].max_hfu or 0) > 0.60]
+glue("dsv3_above_ep", ", ".join(above_ep) or "no device", display=False)
 from afdlib.hfu import failed_rules
 
 if "h800" in hardware and "deepseek-v3" in models:
@@ -252,10 +255,10 @@ glue("t_b_us", f"{1e6 * float(grid['t_b'][0, models.index('deepseek-v3') if 'dee
 #   $N_F$ = {glue:text}`h20_dsv3_full`; from $N_F = K = 8$ its bound is the dead-zone floor,
 #   {glue:text}`h20_dsv3_k` (GLM-4.7: {glue:text}`h20_glm_k`). H20's low FLOPS make that floor
 #   high, not absent.
-# - **One H200 node lifts DeepSeek-V3 above EP's level** (H20 aside, whose bound is
-#   compute-limited): its 141 GB hold all of DeepSeek-V3's
+# - **One H200 node**: its 141 GB hold all of DeepSeek-V3's
 #   routed experts at $N_F$ = 1, where the FFN pool is fed over NVLink, so the bound reaches
-#   {glue:text}`dsv3_h200`, above the ~60% EP measures (the grouped-GEMM chapter). That point needs the
+#   {glue:text}`dsv3_h200`, above the ~60% EP measures on H800 (the grouped-GEMM chapter; DeepSeek-V3's
+#   bound passes 60% on {glue:text}`dsv3_above_ep` in this figure). That point needs the
 #   weight read to fit in $t_B$, an SLO of at least {glue:text}`dsv3_h200_slo_min` ms; from
 #   $N_F$ = 2 the low ceiling of ordinary clusters applies as on H800. A one-node FFN pool also
 #   limits the attention side it can serve, which this bound does not see (the end-to-end

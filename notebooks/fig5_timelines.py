@@ -22,8 +22,9 @@
 # whose three stages each last $t_B$, keeps only $\sigma$ under either kind ({glue:text}`afd_ep`
 # and {glue:text}`afd_dp`). The two are drawn at different ratios, EP at $t_a/t_f$ =
 # {glue:text}`lambda_ep` and AFD at $N_A/N_F$ = {glue:text}`afd_lambda`, and AFD's loss is set by
-# its whole attention nodes: were its attention pool divisible, the exact form would keep
-# {glue:text}`afd_exact` at its ratio (the previous chapter compares the two at equal $\lambda$).
+# its whole attention nodes: under EP imbalance, were its attention pool divisible, the exact form
+# would keep {glue:text}`afd_exact` at its ratio (the previous chapter compares the two at equal
+# $\lambda$); under DP imbalance its batch must shrink and it keeps $\sigma$ whatever its size.
 #
 # Two kinds of imbalance hit a decode step. **DP imbalance**: attention ranks or nodes carry
 # different batches (different KV lengths), so the slowest attention sets the pace. **EP

@@ -28,9 +28,10 @@
 # behind compute. Under the model's defaults, each set where that design's published deployments
 # put it (EP hides half of its all-to-all, AFD all of its transfers: previous chapter), the paper's
 # six models on its eight GPUs give {glue:text}`n_afd` of {glue:text}`n_pairs` pairs to AFD and
-# {glue:text}`n_ep` to EP, and only {glue:text}`n_decisive` differ by more than the model's own
-# error against published deployments (a ratio beyond {glue:text}`decisive`): the designs look
-# close. With the same overlap for both, all of it hidden as the paper assumes for each design, EP
+# {glue:text}`n_ep` to EP, and only {glue:text}`n_decisive` differ by more than the model's largest
+# error on one published deployment (a ratio beyond {glue:text}`decisive`): the designs look
+# close. A ratio compounds the errors of two predictions, so even a ratio beyond that band is not
+# a firm verdict. With the same overlap for both, all of it hidden as the paper assumes for each design, EP
 # leads in {glue:text}`n_ep_sym` of {glue:text}`n_pairs` pairs, by a median factor of
 # {glue:text}`median_sym`. The AFD default rests on a single published deployment (Step-3), so the
 # model does not overturn the paper's verdict that EP keeps the lead on today's clusters; it says
@@ -146,7 +147,7 @@ if bw_even is None:
 else:   # which side of this crossing AFD leads on: the ratio at the next bandwidth searched above it
     grid = hw_o.scale_out_bytes_per_s * FLIP_FACTORS
     next_up = flip_ratio[grid > bw_even]
-    glue("break_even_side", f"AFD ahead just {'above' if next_up.size and next_up[0] > 1 else 'below'} it",
+    glue("break_even_side", f"the ratio above 1 just {'above' if next_up.size and next_up[0] > 1 else 'below'} it",
          display=False)
 glue("ordinary_bw", f"{hw_o.scale_out_bytes_per_s / 1e9:.0f}", display=False)
 
@@ -404,7 +405,7 @@ t3.style.hide(axis="index")
 #
 # 1. Run `afd advise --model M --hardware H` (add `--attn-hardware` for separate pools,
 #    `--price-per-gpu-hour` for cost). It searches both designs and prints the ratio.
-# 2. If the ratio lies within the model's error ({glue:text}`tie_band`), the designs tie on this
+# 2. If the ratio lies within the model's largest single-case error ({glue:text}`tie_band`), the designs tie on this
 #    measure: decide on what the model leaves out (operational cost, failure domains, the jitter
 #    tolerance of a 3-stage pipeline).
 # 3. Otherwise read the reasons: the binding limit of each design, the AFD FFN side's regime and
