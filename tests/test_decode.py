@@ -193,6 +193,16 @@ RECORDED_ERROR = {
 }
 
 
+def test_decisive_ratio_covers_every_pair_of_validated_errors():
+    """An AFD / EP ratio divides two predictions: it is decisive only beyond the largest ratio of two
+    recorded errors, (1 + e_i) / (1 + e_j) = 1.272 / 0.896 = 1.42."""
+    from afdlib.advise import DECISIVE
+    factors = 1 + np.array(list(RECORDED_ERROR.values()))
+    worst = factors.max() / factors.min()
+    assert worst == pytest.approx(1.272 / 0.896, rel=1e-9)
+    assert worst <= DECISIVE < worst + 0.01
+
+
 def test_validation_table_does_not_drift():
     rows = {r["case"]: r for r in validation_rows()}
     assert set(rows) == set(RECORDED_ERROR)
