@@ -50,24 +50,24 @@ def _n_ffn_list(text: str) -> list[int]:
     return out
 
 
-def _positive_float(text: str) -> float:
+def _finite_float(text: str, zero_allowed: bool) -> float:
+    """A finite number > 0 (or >= 0 where zero is allowed), with a one-line reason otherwise."""
     try:
         v = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: '{text}'") from None
-    if not (v > 0 and v < float("inf")):
-        raise argparse.ArgumentTypeError(f"must be a finite positive number, got {text}")
+    if not (v < float("inf") and (v >= 0 if zero_allowed else v > 0)):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text}" if zero_allowed
+                                         else f"must be a finite positive number, got {text}")
     return v
+
+
+def _positive_float(text: str) -> float:
+    return _finite_float(text, zero_allowed=False)
 
 
 def _nonnegative_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: '{text}'") from None
-    if not (0 <= v < float("inf")):
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text}")
-    return v
+    return _finite_float(text, zero_allowed=True)
 
 
 def _fraction(text: str) -> float:

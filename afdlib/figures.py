@@ -458,17 +458,24 @@ def advice_heatmap(table: pd.DataFrame, hardware: list[str], models: list[str], 
     """AFD / EP throughput ratio of every (model, device) pair; '?' marks ratios within the model's error."""
     from matplotlib.colors import LogNorm
     grid = table.pivot(index="model", columns="hardware", values="ratio").loc[models, hardware]
-    fig, ax = plt.subplots(figsize=(1.0 * len(hardware) + 2.5, 0.5 * len(models) + 1.6))
+    fig, ax = plt.subplots(figsize=(min(PAGE_WIDTH_IN, 0.8 * len(hardware) + 2.4), 0.45 * len(models) + 1.6))
     im = ax.imshow(grid.to_numpy(dtype=float), cmap="PuOr_r", norm=LogNorm(vmin=0.5, vmax=2.0), aspect="auto")
     for (i, j), v in np.ndenumerate(grid.to_numpy(dtype=float)):
         mark = "" if (v > decisive or v < 1 / decisive) else "?"
         ax.text(j, i, f"{v:.2f}{mark}", ha="center", va="center", fontsize=8)
     ax.set_xticks(range(len(hardware)), hardware, rotation=30)
     ax.set_yticks(range(len(models)), models)
-    fig.colorbar(im, ax=ax, label="AFD / EP tokens/s per GPU (orange: AFD ahead)")
-    ax.set_title(f"'?': within the model's error (ratio between {1 / decisive:.2f} and {decisive:.2f})", fontsize=8)
+    _ratio_colour_bar(fig.colorbar(im, ax=ax, label="AFD / EP tokens/s per GPU (orange: AFD ahead)"))
+    ax.set_title(f"'?': within the spread of the model's errors (ratio between {1 / decisive:.2f} and {decisive:.2f})",
+                 fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def _ratio_colour_bar(bar) -> None:
+    """Plain ticks on the logarithmic AFD / EP colour scale (0.5 .. 2), not powers of ten."""
+    bar.set_ticks([0.5, 0.7, 1.0, 1.4, 2.0], labels=["0.5", "0.7", "1", "1.4", "2"])
+    bar.minorticks_off()
 
 
 def ratio_maps_figure(maps: dict, placements: dict):
@@ -503,9 +510,7 @@ def ratio_maps_figure(maps: dict, placements: dict):
         ax.set_title(title, fontsize=9)
     for ax in axes.flat[n:]:
         ax.set_visible(False)
-    bar = fig.colorbar(im, ax=axes, label="AFD / EP tokens/s per GPU (black line: break-even)")
-    bar.set_ticks([0.5, 0.7, 1.0, 1.4, 2.0], labels=["0.5", "0.7", "1", "1.4", "2"])
-    bar.minorticks_off()
+    _ratio_colour_bar(fig.colorbar(im, ax=axes, label="AFD / EP tokens/s per GPU (black line: break-even)"))
     return fig
 
 
@@ -531,7 +536,7 @@ _SYSTEM_COLOURS = {"h100": "#1b9e77", "h200": "#d95f02", "b200": "#7570b3", "gb2
 def aic_scatter_figure(comp: pd.DataFrame):
     """Our TPOT against aiconfigurator's for every compared setting (log-log), EP and AFD panels,
     colour by system, filled markers DeepSeek-V3, hollow the GQA model; y = x and +-20%."""
-    fig, axes = plt.subplots(1, 2, figsize=(9.6, 4.6), sharex=True, sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(PAGE_WIDTH_IN, 4.4), sharex=True, sharey=True)
     lo = min(comp.aic_tpot_ms.min(), comp.our_tpot_ms.min()) * 0.8
     hi = max(comp.aic_tpot_ms.max(), comp.our_tpot_ms.max()) * 1.25
     x = np.geomspace(lo, hi, 10)
@@ -570,7 +575,7 @@ def aic_ratio_figure(comp: pd.DataFrame):
     """Our TPOT over aiconfigurator's against requests per GPU, EP and AFD, one line per system
     and model (solid: the first model, dashed: the second); band 0.8-1.2."""
     grid = comp[comp.kind == "grid"]
-    fig, axes = plt.subplots(1, 2, figsize=(9.6, 4.0), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(PAGE_WIDTH_IN, 3.8), sharey=True)
     models = sorted(grid.model.unique())
     for ax, design in zip(axes, ("ep", "afd")):
         ax.axhspan(0.8, 1.2, color="grey", alpha=0.15, lw=0)
@@ -585,8 +590,9 @@ def aic_ratio_figure(comp: pd.DataFrame):
         ax.set_xlabel("requests per (attention) GPU")
         ax.set_title(design.upper())
     axes[0].set_ylabel("our TPOT / aiconfigurator's")
-    axes[1].legend(fontsize=7, ncol=2, loc="upper right")
     fig.tight_layout()
+    handles, labels = axes[1].get_legend_handles_labels()      # below the panels: the lines stay clear
+    fig.legend(handles, labels, fontsize=8, ncol=4, loc="upper center", bbox_to_anchor=(0.5, 0.0))
     return fig
 
 
@@ -620,7 +626,7 @@ def aic_stage_figure(comp: pd.DataFrame):
 def overlap_timelines_figure(timelines: dict):
     """Figure 1(b) of the paper from the scheduler: one panel per case (title -> (bars, makespan)),
     stacked, on a shared time axis."""
-    fig, axes = plt.subplots(len(timelines), 1, figsize=(9.6, 2.5 * len(timelines)), sharex=True, squeeze=False)
+    fig, axes = plt.subplots(len(timelines), 1, figsize=(PAGE_WIDTH_IN, 2.4 * len(timelines)), sharex=True, squeeze=False)
     for ax, (title, (bars, _)) in zip(axes[:, 0], timelines.items()):
         _lanes_panel(ax, bars, title)
     for ax in axes[:-1, 0]:
@@ -637,27 +643,32 @@ _MB_COLOURS = {1: "#999999", 2: "#1b9e77", 3: "#d95f02", 4: "#7570b3"}
 def jitter_ideal_figure(table: pd.DataFrame):
     """Balanced stages under jitter: (a) relative throughput loss, (b) throughput over the
     jitter-free 3BO's, against the CV of the FFN and network stages, one line per micro-batch count."""
-    fig, (a, b) = plt.subplots(1, 2, figsize=(9.6, 3.8))
+    fig, (a, b) = plt.subplots(1, 2, figsize=(PAGE_WIDTH_IN, 3.6))
     for m, g in table.groupby("micro_batches"):
         g = g.sort_values("cv")
         a.plot(g.cv, g.throughput_loss, marker="o", ms=4, color=_MB_COLOURS.get(m, "black"), label=f"{m} micro-batches")
         b.plot(g.cv, g.throughput, marker="o", ms=4, color=_MB_COLOURS.get(m, "black"), label=f"{m} micro-batches")
-    a.set_ylabel("throughput loss (vs the same without jitter)")
-    b.set_ylabel("throughput (jitter-free 3BO = 1)")
+    _jitter_axes(fig, a, b, "throughput loss (vs the same without jitter)", "throughput (jitter-free 3BO = 1)", 8)
+    return fig
+
+
+def _jitter_axes(fig, a, b, loss_label: str, rate_label: str, legend_size: float) -> None:
+    """The two panels of a jitter figure: (a) relative loss in percent, (b) throughput, against the CV."""
+    a.set_ylabel(loss_label)
+    b.set_ylabel(rate_label)
     for ax, tag in ((a, "(a)"), (b, "(b)")):
         ax.set_xlabel("coefficient of variation of t_f and t_c")
         ax.set_title(tag, loc="left", fontsize=10)
     a.yaxis.set_major_formatter(PercentFormatter(1.0))
-    a.legend(fontsize=8)
+    a.legend(fontsize=legend_size)
     fig.tight_layout()
-    return fig
 
 
 def jitter_deployment_figure(table: pd.DataFrame):
     """Deployments under jitter: (a) relative loss at the deployment's batch (AFD solid by
     micro-batches, EP dashed), (b) AFD's tokens/s per GPU at the largest batch that still meets
     the SLO, against the CV."""
-    fig, (a, b) = plt.subplots(1, 2, figsize=(9.6, 3.8))
+    fig, (a, b) = plt.subplots(1, 2, figsize=(PAGE_WIDTH_IN, 3.6))
     for (design, m), g in table.groupby(["design", "micro_batches"]):
         g = g.sort_values("cv")
         style = dict(marker="o" if design == "afd" else "s", ms=4, color=_MB_COLOURS.get(m, "black"),
@@ -665,12 +676,5 @@ def jitter_deployment_figure(table: pd.DataFrame):
         a.plot(g.cv, g.throughput_loss, **style)
         if design == "afd":   # EP's absolute figures depend on its overlap assumption: relative loss only
             b.plot(g.cv, g.tokens_per_s_per_gpu_slo, **style)
-    a.set_ylabel("throughput loss at the same batch")
-    b.set_ylabel("AFD tokens/s per GPU within the SLO")
-    for ax, tag in ((a, "(a)"), (b, "(b)")):
-        ax.set_xlabel("coefficient of variation of t_f and t_c")
-        ax.set_title(tag, loc="left", fontsize=10)
-    a.yaxis.set_major_formatter(PercentFormatter(1.0))
-    a.legend(fontsize=7)
-    fig.tight_layout()
+    _jitter_axes(fig, a, b, "throughput loss at the same batch", "AFD tokens/s per GPU within the SLO", 7)
     return fig

@@ -120,7 +120,7 @@ glue("twins", "; ".join(f"{a} and {b}" for a, b in twins) or "none", display=Fal
 #
 # AFD / EP output tokens per second per GPU, best deployment of each, SLO
 # {glue:text}`slo` ms, context {glue:text}`ctx`, no MTP, datasheet hardware with the decode model's
-# defaults (orange: AFD ahead; '?': within the model's error). The ratios span
+# defaults (orange: AFD ahead; '?': within the spread of the model's errors). The ratios span
 # {glue:text}`ratio_range`; with all communication hidden for both designs they span
 # {glue:text}`range_sym`. Devices that give the same ratio for every model (their differences do
 # not bind): {glue:text}`twins`. Data:
