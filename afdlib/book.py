@@ -420,10 +420,10 @@ It runs the chapters of the reference book whose parameters take a hardware and/
 these values instead of the reference selection: {", ".join(names)}. The chapters' figures and
 tables are computed for this selection; their prose was written for the reference settings, so a
 number glued there reads "n/a" where the reference device or model is not in this selection.
-Chapters that do not take a hardware or a model (the penalty figures, the published deployments,
-the comparison with aiconfigurator) are in the reference book only, and so is the sweet-spot
-chapter, whose reading compares the reference devices; for one pair, `afd advise --hardware ...
---model ...` gives the recommendation and its reasons.
+The sweet-spot chapter adds this selection to the paper's devices and models and takes it as the
+reference pair of its maps. Chapters that do not take a hardware or a model (the penalty figures,
+the published deployments, the comparison with aiconfigurator) are in the reference book only; for
+one pair, `afd advise --hardware ... --model ...` gives the recommendation and its reasons.
 """)
     with _lock(out / "_build"):
         if not execute_notebooks(names, jobs, target=out / "book" / "generated", parameters=params):
