@@ -31,6 +31,8 @@ Everything broadcasts over numpy arrays (batch, context, deployment size), so sw
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -137,7 +139,9 @@ class Step:
 
     Per-layer times are those of one MoE layer (per micro-batch for AFD's ``t_attn``, ``t_ffn``,
     ``t_comm``; for EP the whole layer's compute of all micro-batches split into attention and
-    FFN, and its dispatch + combine). ``bound_*`` index :data:`afdlib.roofline.TIERS`.
+    FFN, and its dispatch + combine). ``bound_*`` index :data:`afdlib.roofline.TIERS`; they are
+    found when first asked for (``bounds`` computes them), so that a search ranking thousands of
+    candidates by throughput does not pay for them.
     """
 
     design: str
@@ -149,18 +153,35 @@ class Step:
     t_ffn: np.ndarray
     t_comm: np.ndarray
     t_layer: np.ndarray
-    bound_attn: np.ndarray
-    bound_ffn: np.ndarray
-    bound_comm: np.ndarray
     sigma: np.ndarray
     memory_bytes: np.ndarray       # per GPU (AFD: the fuller of the two pools, relative to its HBM)
     fits_memory: np.ndarray
     extra: dict = field(default_factory=dict)
+    bounds: Callable[[], tuple] | None = field(default=None, repr=False)   # () -> (attention, FFN, comm)
+
+    @cached_property
+    def _bounds(self) -> tuple:
+        shape = np.shape(self.requests)
+        return tuple(np.broadcast_to(b, shape) for b in self.bounds())
+
+    @property
+    def bound_attn(self) -> np.ndarray:
+        return self._bounds[0]
+
+    @property
+    def bound_ffn(self) -> np.ndarray:
+        return self._bounds[1]
+
+    @property
+    def bound_comm(self) -> np.ndarray:
+        return self._bounds[2]
 
 
 def _time(works, hw, a: Assumptions, kernels: float = 0.0):
+    """(seconds with the kernels' fixed cost, the :class:`~afdlib.roofline.StageTime`, whose
+    binding tier is found only if asked for)."""
     st = stage_time(works, hw, a.matmul_efficiency)
-    return st.seconds + kernels * a.kernel_overhead_s, st.bound
+    return st.seconds + kernels * a.kernel_overhead_s, st
 
 
 def _weights_dense_side(model: Model, precision: Precision) -> float:
@@ -272,7 +293,8 @@ def ep_step(model: Model, hardware: Hardware, ep_size: ArrayLike, requests: Arra
         rate = np.where(step > 0, req * budget.l_accept / step, 0.0)
     room = {"weights_bytes": weights, "capacity_bytes": a.hbm_usable_fraction * hardware.hbm_bytes}
     return Step("ep", *np.broadcast_arrays(req, step, step / budget.l_accept, rate, t_att, t_ffn, t_comm, layer,
-                                           b_att, b_ffn, b_comm, sigma, memory, fits),
+                                           sigma, memory, fits),
+                bounds=lambda: (b_att.bound, b_ffn.bound, b_comm.bound),
                 extra={"dense_layer_s": dense, "lm_head_s": head, "mtp_s": mtp, "t_gap_s": budget.t_gap_s,
                        "tokens_per_request": q, "ep_micro_batches": m, "memory": {"GPU": room}})
 
@@ -308,7 +330,7 @@ def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_at
         recv = recv.network_scaled(1.0 / sigma)
         st_send, st_recv = _time(send, attn_hardware, a), _time(recv, ffn_hardware, a)
         t_c = np.maximum(st_send[0], st_recv[0])
-        b_c = np.where(st_send[0] >= st_recv[0], st_send[1], st_recv[1])
+        b_c = (st_send[0] >= st_recv[0], st_send[1], st_recv[1])      # the slower direction's bound, when asked
         # the paper's communication stage: dispatch and combine share one lane (Eq. 2: t_c <= t_B)
         ideal = np.maximum.reduce(np.broadcast_arrays(m * t_a, m * t_f, m * t_c, t_a + t_f + t_c))
         serial = np.maximum(m * t_a, m * t_f) + m * t_c     # no transfer overlaps any compute
@@ -330,7 +352,8 @@ def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_at
         rate = np.where(step > 0, attn_gpus * req * budget.l_accept / step / (attn_gpus + ffn_gpus), 0.0)
     t_b = np.maximum.reduce(np.broadcast_arrays(t_a, t_f, t_c))
     return Step("afd", *np.broadcast_arrays(req, step, step / budget.l_accept, rate, t_a, t_f, t_c, layer,
-                                            b_a, b_f, b_c, sigma, memory, fits),
+                                            sigma, memory, fits),
+                bounds=lambda: (b_a.bound, b_f.bound, np.where(b_c[0], b_c[1].bound, b_c[2].bound)),
                 extra={"dense_layer_s": dense, "lm_head_s": head, "mtp_s": mtp, "t_gap_s": budget.t_gap_s,
                        "tokens_per_request": q, "micro_batches": m, "superpod": superpod,
                        "bubble_attn": 1 - m * t_a / layer, "bubble_ffn": 1 - m * t_f / layer,

@@ -16,6 +16,7 @@ same roofline as rates (FLOP/s against intensity), for the figures that draw it 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
+from functools import cached_property
 from typing import Sequence
 
 import numpy as np
@@ -67,13 +68,30 @@ class Work:
 class StageTime:
     """Time of a stage: ``seconds`` (tiers overlapped within each operator), ``serial`` (none
     overlapped), ``bound`` (index into :data:`TIERS` of the tier that takes most of ``seconds``)
-    and ``tiers`` (seconds of each tier summed over the operators, in :data:`TIERS` order,
-    computed when asked for)."""
+    and ``tiers`` (seconds of each tier summed over the operators, in :data:`TIERS` order).
+    ``bound``, ``serial`` and ``tiers`` are computed when asked for: a search that only ranks
+    candidates by ``seconds`` never pays for them."""
 
     seconds: np.ndarray
-    bound: np.ndarray
-    parts: tuple = field(default=(), repr=False)   # per operator: its tiers' seconds (unbroadcast)
+    parts: tuple = field(default=(), repr=False)   # per operator: its tiers' seconds
     fixed: tuple = field(default=(), repr=False)   # per operator: its fixed seconds
+    known_bound: np.ndarray | None = field(default=None, repr=False)   # given where it came for free
+
+    @cached_property
+    def bound(self) -> np.ndarray:
+        """The tier whose binding seconds, summed over the operators, are largest (ties: the
+        first of :data:`TIERS`); each operator's binding tier is its longest."""
+        if self.known_bound is not None:
+            return self.known_bound
+        shape = np.shape(self.seconds)
+        n = len(TIERS)
+        index = np.arange(n).reshape((-1,) + (1,) * len(shape))
+        binding = np.zeros((n,) + shape)
+        for op in self.parts:
+            t = np.broadcast_to(np.stack(np.broadcast_arrays(*op)) if isinstance(op, (tuple, list)) else op,
+                                (n,) + shape)
+            binding += np.where(index == np.argmax(t, axis=0), t, 0.0)
+        return np.argmax(binding, axis=0)
 
     @property
     def serial(self) -> np.ndarray:
@@ -113,7 +131,7 @@ def operator_time(tiers: list, fixed: ArrayLike = 0.0) -> StageTime:
         np.maximum(best, t, out=best)
     if np.any(fixed):
         best += fixed
-    return StageTime(seconds=best, bound=k, parts=(tuple(tiers),), fixed=(fixed,))
+    return StageTime(seconds=best, parts=(tuple(tiers),), fixed=(fixed,), known_bound=k)
 
 
 def operator_tiers(work: Work, hardware, compute_efficiency: ArrayLike = 1.0) -> list:
@@ -140,10 +158,6 @@ def _bf16_peak(hardware, work: Work):
     return hardware.peak("bf16") if np.any(np.asarray(work.flops_bf16) > 0) else 1.0
 
 
-STACK_MAX = 1 << 15
-"""Operators x tiers x points up to which :func:`stage_time` evaluates all operators as one array."""
-
-
 def stage_time(works: Work | Sequence[Work], hardware, compute_efficiency: ArrayLike = 1.0) -> StageTime:
     """Time of operators run one after another on ``hardware`` (each its own roofline).
 
@@ -160,22 +174,9 @@ def stage_time(works: Work | Sequence[Work], hardware, compute_efficiency: Array
     n = len(TIERS)
     per_op = [t.reshape((n,) + (1,) * (len(shape) - t.ndim + 1) + t.shape[1:]) for t in per_op]
     fixed_total = np.broadcast_to(sum(fixed), shape)
-    if len(per_op) * n * int(np.prod(shape)) <= STACK_MAX:
-        # small arrays: one array (operators, tiers, *shape), few numpy calls
-        ops = np.stack([np.broadcast_to(t, (n,) + shape) for t in per_op])
-        k = np.argmax(ops, axis=1)
-        binding = np.where(np.arange(n).reshape((1, n) + (1,) * len(shape)) == k[:, None], ops, 0.0).sum(axis=0)
-        seconds = binding.sum(axis=0) + fixed_total
-    else:
-        # large arrays: operator by operator, each reduced along its own (unbroadcast) shape
-        binding = np.zeros((n,) + shape)
-        index = np.arange(n).reshape((-1,) + (1,) * len(shape))
-        for t in per_op:
-            t = np.broadcast_to(t, (n,) + shape)
-            k = np.argmax(t, axis=0)
-            binding += np.where(index == k, t, 0.0)
-        seconds = binding.sum(axis=0) + fixed_total
-    return StageTime(seconds=seconds, bound=np.argmax(binding, axis=0), parts=tuple(per_op), fixed=tuple(fixed))
+    # each operator takes its longest tier (the roofline); the binding tier is found only if asked for
+    seconds = sum(np.broadcast_to(t.max(axis=0), shape) for t in per_op) + fixed_total
+    return StageTime(seconds=seconds, parts=tuple(per_op), fixed=tuple(fixed))
 
 
 def overlap(a: ArrayLike, b: ArrayLike, hidden: ArrayLike) -> np.ndarray:
