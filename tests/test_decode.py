@@ -74,6 +74,19 @@ def test_stage_time_is_max_within_and_sum_across_operators():
     assert overlap(3.0, 2.0, 1.0) == 3.0 and overlap(3.0, 2.0, 0.0) == 5.0 and overlap(3.0, 2.0, 0.5) == 4.0
 
 
+def test_binding_tier_is_the_largest_sum_of_each_operators_longest_tier():
+    h = load_hardware("h800")
+    # operator a binds on compute (x ms), operator b on HBM (1.5 ms; its 0.1 ms of compute does not
+    # count): the stage is compute-bound where x > 1.5, HBM-bound where x < 1.5, and a tie (x = 1.5)
+    # goes to the first tier, compute
+    x = np.array([2e-3, 1e-3, 1.5e-3])
+    a = Work(flops_fp8=1979e12 * x, hbm_bytes=3.35e12 * 0.5e-3)
+    b = Work(flops_fp8=1979e12 * 0.1e-3, hbm_bytes=3.35e12 * 1.5e-3)
+    st = stage_time([a, b], h)
+    assert st.seconds == pytest.approx(x + 1.5e-3)
+    assert [TIERS[int(k)] for k in st.bound] == ["compute", "hbm", "compute"]
+
+
 # ----------------------------------------------------------------------------- all-to-all vs DeepEP
 
 # DeepEP low-latency kernels, H800 + CX-7, 128 tokens, top-8, hidden 7168 (shared reference 1.3):
