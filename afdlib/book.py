@@ -401,8 +401,8 @@ def build_custom_book(out: Path, hardware: str | None = None, model: str | None 
     config = (ROOT / "_config.yml").read_text()
     config = re.sub(r'^title: .*$', f'title: "AFD vs EP for {what}"', config, count=1, flags=re.M)
     (out / "_config.yml").write_text(config)
-    reference_order = re.findall(r"book/generated/(\w+)", (ROOT / "_toc.yml").read_text())
-    names = sorted(params, key=lambda n: reference_order.index(n) if n in reference_order else len(reference_order))
+    numbers = chapter_numbers()                       # in the reference book's order
+    names = sorted(params, key=lambda n: numbers.get(n, len(numbers) + 1))
     toc = ["format: jb-book", "root: book/intro", "parts:", "  - caption: Chapters", "    numbered: true",
            "    chapters:"]
     toc += [f"      - file: book/generated/{n}" for n in names]

@@ -513,6 +513,21 @@ def cmd_advise(args) -> int:
     return 0
 
 
+def _deployment_options(p: argparse.ArgumentParser, micro_batches: int | None, micro_batches_help: str) -> None:
+    """The design and its deployment (EP size and replicas, or N_A and N_F; micro-batches; batch),
+    shared by `afd throughput` and `afd simulate`."""
+    p.add_argument("--design", required=True, choices=("ep", "afd"))
+    p.add_argument("--ep-size", type=_bounded_int("--ep-size", 1, 1_000_000), default=None, help="EP: GPUs")
+    p.add_argument("--redundant", type=_bounded_int("--redundant", 0, 1_000_000), default=0,
+                   help="EP: redundant expert replicas (default 0)")
+    p.add_argument("--n-attn", type=_bounded_int("--n-attn", 1, MAX_NODES), default=None, help="AFD: attention nodes")
+    p.add_argument("--n-ffn", type=_bounded_int("--n-ffn", 1, MAX_NODES), default=None, help="AFD: FFN nodes")
+    p.add_argument("--micro-batches", type=_bounded_int("--micro-batches", 1, 64), default=micro_batches,
+                   help=micro_batches_help)
+    p.add_argument("--batch-per-gpu", type=_bounded_int("--batch-per-gpu", 1, 1_000_000), default=None,
+                   help="requests per (attention) GPU; default: the largest meeting the SLO and memory")
+
+
 def _decode_options(p: argparse.ArgumentParser) -> None:
     from .decode import Assumptions
     from .specs import Budget
@@ -628,16 +643,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", required=True, help="catalogue slug, or a config.json / .yaml path")
     p.add_argument("--hardware", required=True, help="catalogue slug or .yaml (AFD: the FFN pool)")
     p.add_argument("--gpus-per-node", type=_bounded_int("--gpus-per-node", 1, 4096), default=None)
-    p.add_argument("--design", required=True, choices=("ep", "afd"))
-    p.add_argument("--ep-size", type=_bounded_int("--ep-size", 1, 1_000_000), default=None, help="EP: GPUs")
-    p.add_argument("--redundant", type=_bounded_int("--redundant", 0, 1_000_000), default=0,
-                   help="EP: redundant expert replicas (default 0)")
-    p.add_argument("--n-attn", type=_bounded_int("--n-attn", 1, MAX_NODES), default=None, help="AFD: attention nodes")
-    p.add_argument("--n-ffn", type=_bounded_int("--n-ffn", 1, MAX_NODES), default=None, help="AFD: FFN nodes")
-    p.add_argument("--micro-batches", type=_bounded_int("--micro-batches", 1, 64), default=3,
-                   help="AFD micro-batches (default 3: 3BO)")
-    p.add_argument("--batch-per-gpu", type=_bounded_int("--batch-per-gpu", 1, 1_000_000), default=None,
-                   help="requests per (attention) GPU; default: the largest meeting the SLO and memory")
+    _deployment_options(p, micro_batches=3, micro_batches_help="AFD micro-batches (default 3: 3BO)")
     p.add_argument("--all-to-all", default="low-latency", choices=("low-latency", "normal"))
     p.add_argument("--ep-micro-batches", type=int, choices=(1, 2), default=Assumptions.ep_micro_batches,
                    help="EP: 1 (nothing of the all-to-all hidden) or 2 (two-batch overlap; default)")
@@ -659,16 +665,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "throughput lost to jitter")
     p.add_argument("--model", default=None, help="catalogue slug, or a config.json / .yaml path")
     p.add_argument("--hardware", default=None, help="catalogue slug or .yaml")
-    p.add_argument("--design", required=True, choices=("ep", "afd"))
-    p.add_argument("--ep-size", type=_bounded_int("--ep-size", 1, 1_000_000), default=None, help="EP: GPUs")
-    p.add_argument("--redundant", type=_bounded_int("--redundant", 0, 1_000_000), default=0,
-                   help="EP: redundant expert replicas (default 0)")
-    p.add_argument("--n-attn", type=_bounded_int("--n-attn", 1, MAX_NODES), default=None, help="AFD: attention nodes")
-    p.add_argument("--n-ffn", type=_bounded_int("--n-ffn", 1, MAX_NODES), default=None, help="AFD: FFN nodes")
-    p.add_argument("--micro-batches", type=_bounded_int("--micro-batches", 1, 64), default=None,
-                   help="micro-batches (default 3 for AFD, 2 for EP)")
-    p.add_argument("--batch-per-gpu", type=_bounded_int("--batch-per-gpu", 1, 1_000_000), default=None,
-                   help="requests per (attention) GPU; default: the largest meeting the SLO and memory")
+    _deployment_options(p, micro_batches=None, micro_batches_help="micro-batches (default 3 for AFD, 2 for EP)")
     p.add_argument("--cv-ffn", type=_bounded_float("--cv-ffn", 0, 10), default=0.0,
                    help="coefficient of variation of the FFN stage time (lognormal; default 0)")
     p.add_argument("--cv-comm", type=_bounded_float("--cv-comm", 0, 10), default=0.0,

@@ -293,7 +293,7 @@ glue("o_high_bw", f"{m_o.bandwidth[-1] / 1e9:.0f}", display=False)
 glue("ref_name", ref.name, display=False)
 curves, current, crossings = {}, {}, {}
 sweep = np.geomspace(12.5e9, 800e9, 2 * map_size) * 0.8
-for name in (ordinary, "h20", "b200"):
+for name in dict.fromkeys((ordinary, "h20", "b200")):   # each device once (the pair may be one of them)
     hw = load_hardware(name, profile=hw_profile)
     rm = ratio_map(ref, hw, budget, context, sweep, [ref.moe_intermediate_size], "moe_intermediate_size")
     curves[hw.name] = (rm.bandwidth, rm.ratio[:, 0])

@@ -47,16 +47,28 @@ def execute(name: str, tmp_path: Path, **parameters) -> Path:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import myst_nb
     cells = [c for c in jupytext.read(ROOT / "notebooks" / f"{name}.py").cells if c.cell_type == "code"]
     namespace: dict = {"__name__": "__main__"}
+    glued: set = set()
+    real_glue = myst_nb.glue
+
+    def glue_once(key, *args, **kwargs):
+        # the book build fails on a key glued twice (a warning, and warnings are errors): catch it here
+        assert key not in glued, f"{name}: glue key '{key}' glued twice"
+        glued.add(key)
+        return real_glue(key, *args, **kwargs)
+
     here = os.getcwd()
     os.chdir(tmp_path)
+    myst_nb.glue = glue_once
     try:
         for cell in cells:
             exec(compile(cell.source, f"{name}.py", "exec"), namespace)
             if "parameters" in cell.metadata.get("tags", []):
                 namespace.update({"output_dir": str(tmp_path / "figures"), **parameters})
     finally:
+        myst_nb.glue = real_glue
         os.chdir(here)
         plt.close("all")
     return tmp_path / "figures"
@@ -154,6 +166,14 @@ def test_decode_validation_without_overlap(tmp_path):
 
 
 @pytest.mark.notebook
+def test_sweet_spots_with_the_reference_device_one_of_the_paper_s(tmp_path):
+    # `afd book --hardware b200` makes B200 the reference device, which the bandwidth figure also
+    # draws: each device is drawn (and its crossings glued) once
+    out = execute("sweet_spots", tmp_path, hardware=["h800", "b200", "gb200"], models=["deepseek-v3"], map_size=3,
+                  ordinary="b200", ffn_pool="b200")
+    assert (out / "sweet_spots_advice.csv").exists()
+
+
 def test_sweet_spots_small(tmp_path):
     out = execute("sweet_spots", tmp_path, hardware=["h800", "gb200"], models=["deepseek-v3", "step3"], map_size=3)
     table = pd.read_csv(out / "sweet_spots_advice.csv")
