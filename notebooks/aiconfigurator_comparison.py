@@ -44,7 +44,7 @@ ep_overlap = 0.5            # EP: share of dispatch/combine hidden behind comput
 output_dir = "figures"
 
 # %% tags=["hide-input"]
-import afdlib.params as _p
+import afdlib.report.params as _p
 
 _p.check_parameters(globals(), matmul_efficiency=_p.fraction, kernel_overhead_us=_p.nonnegative,
                     ep_overlap=_p.share, output_dir=_p.text)
@@ -53,12 +53,11 @@ import numpy as np
 import pandas as pd
 from myst_nb import glue
 
-from afdlib.aiconfigurator import (DISTRIBUTIONS, comparison_rows, deployment_settings, imbalance_factor,
-                                   load_results, variant_rows)
-from afdlib.decode import Assumptions
-from afdlib.figures import aic_ratio_figure, aic_scatter_figure, aic_stage_figure
-from afdlib.plotting import save_data, save_figure, setup_style
-from afdlib.validation import load_deployments, validation_rows
+from afdlib.peers.aiconfigurator import (DISTRIBUTIONS, comparison_rows, deployment_settings, imbalance_factor, load_results, variant_rows)
+from afdlib.decode.step import Assumptions
+from afdlib.report.figures import aic_ratio_figure, aic_scatter_figure, aic_stage_figure
+from afdlib.report.style import save_data, save_figure, setup_style
+from afdlib.decode.validation import load_deployments, validation_rows
 
 setup_style()
 assumptions = Assumptions(matmul_efficiency=matmul_efficiency, kernel_overhead_s=kernel_overhead_us * 1e-6,
@@ -303,8 +302,8 @@ table2.style.hide(axis="index")
 #   same traffic here (median {glue:text}`afd_send_median`); Table 3 shows where the rules part.
 
 # %% tags=["hide-input"]
-from afdlib.alltoall import afd_destinations
-from afdlib.catalog import load_model
+from afdlib.evaluator.alltoall import afd_destinations
+from afdlib.inputs.catalog import load_model
 
 ds = load_model("deepseek-v3")
 n_f = np.array([1, 2, 4, 8, 16, 32])
@@ -401,7 +400,7 @@ fmt.style.hide(axis="index")
 # costs to run, not which is right.
 
 # %% tags=["hide-input"]
-from afdlib.catalog import data_dir
+from afdlib.inputs.catalog import data_dir
 
 speed = pd.read_csv(data_dir() / "aiconfigurator_speed.csv").set_index("what")
 glue("speed_cores", int(speed.cores.iloc[0]), display=False)

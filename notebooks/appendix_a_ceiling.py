@@ -49,7 +49,7 @@ slo_ms = 50.0
 output_dir = "figures"
 
 # %% tags=["hide-input"]
-import afdlib.params as _p
+import afdlib.report.params as _p
 
 _p.check_parameters(
     globals(),
@@ -60,12 +60,11 @@ import numpy as np
 import pandas as pd
 from myst_nb import glue
 
-from afdlib.catalog import load_hardware, load_model
-from afdlib.figures import ceiling_figure
-from afdlib.hfu import (bandwidth_for_full_hfu, comm_ceiling, dead_zone_floor, grid_summaries, hfu_grid,
-                        intermediate_size_for_full_hfu)
-from afdlib.plotting import save_data, save_figure, setup_style
-from afdlib.specs import Budget
+from afdlib.inputs.catalog import load_hardware, load_model
+from afdlib.report.figures import ceiling_figure
+from afdlib.analysis.hfu import (bandwidth_for_full_hfu, comm_ceiling, dead_zone_floor, grid_summaries, hfu_grid, intermediate_size_for_full_hfu)
+from afdlib.report.style import save_data, save_figure, setup_style
+from afdlib.inputs.specs import Budget
 
 setup_style()
 hw_o, hw_s = (load_hardware(h, profile=hw_profile) for h in (ordinary, superpod))

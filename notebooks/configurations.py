@@ -36,7 +36,7 @@ paper_hardware = ["h20", "h100", "h200", "h800", "b200", "b300", "gb200", "gb300
 output_dir = "figures"
 
 # %% tags=["hide-input"]
-import afdlib.params as _p
+import afdlib.report.params as _p
 
 _p.check_parameters(
     globals(),
@@ -46,9 +46,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from myst_nb import glue
 
-from afdlib.catalog import hardware_names, hardware_row, load_hardware, load_model, model_names, model_row
-from afdlib.figures import models_scatter
-from afdlib.plotting import save_data, save_figure, setup_style
+from afdlib.inputs.catalog import hardware_names, hardware_row, load_hardware, load_model, model_names, model_row
+from afdlib.report.figures import models_scatter
+from afdlib.report.style import save_data, save_figure, setup_style
 
 setup_style()
 models = [load_model(s, profile=model_profile) for s in model_names()]

@@ -19,7 +19,7 @@
 # The paper bounds the AFD FFN side; the question a deployment brings is different: for this
 # model, these GPUs and this latency target, how many output tokens per second per GPU do EP and
 # AFD give, and what limits each? This chapter checks the book's end-to-end decode model
-# (`afdlib.decode`, command `afd throughput`) against every published decode deployment we could
+# (`afdlib.decode.step`, command `afd throughput`) against every published decode deployment we could
 # pin down {cite}`deepseek_infra,deepseek_profile,sglang_ep,sglang_gb200,sglang_gb200_sep,step3`,
 # with one set of defaults and the facts each source states.
 #
@@ -41,7 +41,7 @@ afd_overlap = 1.0           # AFD: share of transfers hidden behind compute (1: 
 output_dir = "figures"
 
 # %% tags=["hide-input"]
-import afdlib.params as _p
+import afdlib.report.params as _p
 
 _p.check_parameters(
     globals(),
@@ -52,12 +52,10 @@ import numpy as np
 import pandas as pd
 from myst_nb import glue
 
-from afdlib.decode import DECODE_T_GAP_S, Assumptions
-from afdlib.figures import (batch_curves_figure, breakdown_figure, deepep_figure, sensitivity_figure,
-                            validation_figure)
-from afdlib.plotting import save_data, save_figure, setup_style
-from afdlib.validation import (batch_curve, deepep_rows, load_deployments, sensitivity_rows, validation_rows,
-                               with_facts)
+from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
+from afdlib.report.figures import (batch_curves_figure, breakdown_figure, deepep_figure, sensitivity_figure, validation_figure)
+from afdlib.report.style import save_data, save_figure, setup_style
+from afdlib.decode.validation import (batch_curve, deepep_rows, load_deployments, sensitivity_rows, validation_rows, with_facts)
 
 setup_style()
 assumptions = Assumptions(matmul_efficiency=matmul_efficiency, kernel_overhead_s=kernel_overhead_us * 1e-6,
@@ -75,10 +73,10 @@ glue("ep_published_max_error", f"{ep_pub.error.abs().max():.0%}", display=False)
 glue("t_gap_ms", f"{DECODE_T_GAP_S * 1e3:g}", display=False)
 inside = ((ep_pub.band_low <= ep_pub.published) & (ep_pub.published <= ep_pub.band_high)).all()
 glue("band_holds", "holds" if inside else "does not hold", display=False)
-from afdlib.attention import attention_kernels
-from afdlib.catalog import load_model
-from afdlib.dense import KERNELS_FFN
-from afdlib.grouped_gemm import KERNELS_ROUTED
+from afdlib.evaluator.attention import attention_kernels
+from afdlib.inputs.catalog import load_model
+from afdlib.evaluator.dense import KERNELS_FFN
+from afdlib.evaluator.grouped_gemm import KERNELS_ROUTED
 ds_attn = attention_kernels(load_model("deepseek-v3"))
 glue("kernel_us", f"{kernel_overhead_us:g}", display=False)
 glue("kernels_attn", ds_attn, display=False)
@@ -90,10 +88,10 @@ glue("kernels_ds", ds_attn + KERNELS_ROUTED + KERNELS_FFN, display=False)
 # ## The model in one paragraph
 #
 # A decode step is a list of operators per layer, each in its own module: attention
-# (MLA in its absorbed decode form, GQA/MHA, Step-3's MFA; `afdlib.attention`), the routed
-# experts as grouped GEMMs (`afdlib.grouped_gemm`), dense FFNs, shared experts and the LM head
-# (`afdlib.dense`), dispatch and combine (`afdlib.alltoall`). Each states its FLOPs and its bytes
-# on HBM, scale-up and scale-out; one evaluator (`afdlib.roofline.stage_time`) turns them into
+# (MLA in its absorbed decode form, GQA/MHA, Step-3's MFA; `afdlib.evaluator.attention`), the routed
+# experts as grouped GEMMs (`afdlib.evaluator.grouped_gemm`), dense FFNs, shared experts and the LM head
+# (`afdlib.evaluator.dense`), dispatch and combine (`afdlib.evaluator.alltoall`). Each states its FLOPs and its bytes
+# on HBM, scale-up and scale-out; one evaluator (`afdlib.evaluator.roofline.stage_time`) turns them into
 # time: within an operator the tiers overlap, operators of a stage run in sequence, and each
 # kernel pays a fixed cost. **EP**: every GPU runs attention for its own requests and holds
 # (E + redundant) / R experts; two micro-batches let one micro-batch's all-to-all hide behind the
@@ -235,7 +233,7 @@ glue("online_all", f"{err_of('deepseek-v3-h800-ep144-online', 'EP all-to-all hid
 glue("june_nokernel", f"{err_of(june, 'no kernel overhead'):+.0%}", display=False)
 glue("june_k6", f"{err_of(june, 'kernel overhead 6 us'):+.0%}", display=False)
 glue("profile_k6", f"{err_of('deepseek-v3-h800-ep128-profile', 'kernel overhead 6 us'):+.0%}", display=False)
-from afdlib.alltoall import distinct_destinations
+from afdlib.evaluator.alltoall import distinct_destinations
 s3_model = load_model(cases[step3].facts["model"])
 glue("s3_copies", f"{float(distinct_destinations(s3_model.experts_per_token, cases[step3].facts['n_ffn'])):.2f}",
      display=False)
@@ -280,7 +278,7 @@ glue("s3_batch_ratio", f"{s3.batch_per_gpu / implied - 1:+.0%}", display=False)
 glue("s3_tpot", f"{s3.tpot_ms:.1f}", display=False)
 glue("s3_tpot_ratio", f"{s3_facts['slo_ms'] / s3.tpot_ms - 1:+.0%}", display=False)
 glue("s3_k6", f"{err_of(step3, 'kernel overhead 6 us'):+.0%}", display=False)
-from afdlib.catalog import load_hardware as _lh
+from afdlib.inputs.catalog import load_hardware as _lh
 
 glue("s3_hbm_gb", f"{_lh(s3_facts['attn_hardware'], profile='datasheet').hbm_bytes / 1e9:.1f}", display=False)
 glue("hbm_usable", f"{assumptions.hbm_usable_fraction:.0%}", display=False)

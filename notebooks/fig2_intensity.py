@@ -41,7 +41,7 @@ n_ffn_max = 64             # sweep N_F from 1 to n_ffn_max FFN nodes
 output_dir = "figures"
 
 # %% tags=["hide-input"]
-import afdlib.params as _p
+import afdlib.report.params as _p
 
 _p.check_parameters(
     globals(),
@@ -52,10 +52,10 @@ import numpy as np
 import pandas as pd
 from myst_nb import glue
 
-from afdlib.catalog import load_hardware, load_model
-from afdlib.figures import intensity_figure
-from afdlib.intensity import intensity_sweep, regime_borders
-from afdlib.plotting import save_data, save_figure, setup_style
+from afdlib.inputs.catalog import load_hardware, load_model
+from afdlib.report.figures import intensity_figure
+from afdlib.analysis.intensity import intensity_sweep, regime_borders
+from afdlib.report.style import save_data, save_figure, setup_style
 
 setup_style()
 m = load_model(model, profile=model_profile)

@@ -58,7 +58,7 @@ paper_ep_hfu = 0.60                 # "about 60%" measured grouped-GEMM HFU the 
 output_dir = "figures"
 
 # %% tags=["hide-input"]
-import afdlib.params as _p
+import afdlib.report.params as _p
 
 _p.check_parameters(
     globals(),
@@ -72,11 +72,11 @@ import numpy as np
 import pandas as pd
 from myst_nb import glue
 
-from afdlib.catalog import load_hardware, load_model
-from afdlib.grouped_gemm import ep_tokens_per_expert, grouped_gemm_hfu, ridge_tokens_per_expert, skewed_tokens
-from afdlib.hfu import hfu_sweep
-from afdlib.figures import grouped_gemm_figure
-from afdlib.plotting import save_data, save_figure, setup_style
+from afdlib.inputs.catalog import load_hardware, load_model
+from afdlib.evaluator.grouped_gemm import (ep_tokens_per_expert, grouped_gemm_hfu, ridge_tokens_per_expert, skewed_tokens)
+from afdlib.analysis.hfu import hfu_sweep
+from afdlib.report.figures import grouped_gemm_figure
+from afdlib.report.style import save_data, save_figure, setup_style
 
 setup_style()
 hws = [load_hardware(h, profile=hw_profile) for h in hardware]

@@ -57,7 +57,7 @@ ceiling_model = "deepseek-v3"  # whose communication ceiling is drawn bold red
 output_dir = "figures"
 
 # %% tags=["hide-input"]
-import afdlib.params as _p
+import afdlib.report.params as _p
 
 _p.check_parameters(
     globals(),
@@ -71,11 +71,11 @@ import numpy as np
 import pandas as pd
 from myst_nb import glue
 
-from afdlib.catalog import load_hardware, load_model
-from afdlib.figures import hfu_frame, hfu_panels
-from afdlib.hfu import grid_summaries, hfu_grid, min_slo_for_weight_read
-from afdlib.plotting import save_data, save_figure, setup_style
-from afdlib.specs import Budget
+from afdlib.inputs.catalog import load_hardware, load_model
+from afdlib.report.figures import hfu_frame, hfu_panels
+from afdlib.analysis.hfu import grid_summaries, hfu_grid, min_slo_for_weight_read
+from afdlib.report.style import save_data, save_figure, setup_style
+from afdlib.inputs.specs import Budget
 
 setup_style()
 hws = [load_hardware(h, profile=hw_profile).with_overrides(gpus_per_node=gpus_per_node) for h in hardware]
@@ -212,7 +212,7 @@ glue("dsv3_gb200", pct("gb200", "deepseek-v3"), display=False)
 above_ep = [h.name.replace("NVIDIA ", "") for h in hws if "deepseek-v3" in models
             and (summ[h.slug, "deepseek-v3"].max_hfu or 0) > 0.60]
 glue("dsv3_above_ep", ", ".join(above_ep) or "no device", display=False)
-from afdlib.hfu import failed_rules
+from afdlib.analysis.hfu import failed_rules
 
 if "h800" in hardware and "deepseek-v3" in models:
     names = {"hbm-capacity": f"the HBM capacity ({hws[hardware.index('h800')].hbm_bytes / 1e9:g} GB)",

@@ -29,7 +29,7 @@
 # Two kinds of imbalance hit a decode step. **DP imbalance**: attention ranks or nodes carry
 # different batches (different KV lengths), so the slowest attention sets the pace. **EP
 # imbalance**: some experts, hence some GPUs, receive more tokens, so the slowest FFN GPU sets
-# the pace. The four timelines of {numref}`fig5-timelines` are scheduled by `afdlib.timeline` from stage times and
+# the pace. The four timelines of {numref}`fig5-timelines` are scheduled by `afdlib.analysis.timeline` from stage times and
 # per-node loads, not drawn by hand. Large-scale EP runs two micro-batches (DeepSeek's dual-batch
 # overlap): each rank computes attention and its experts on the same GPU, and one micro-batch's
 # dispatch and combine cross the network while the other computes. AFD cycles three micro-batches
@@ -49,7 +49,7 @@ n_layers_measure = 60  # layers over which throughput is measured (fill and drai
 output_dir = "figures"
 
 # %% tags=["hide-input"]
-import afdlib.params as _p
+import afdlib.report.params as _p
 
 _p.check_parameters(
     globals(),
@@ -60,10 +60,10 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from myst_nb import glue
 
-from afdlib.imbalance import alpha_afd, alpha_dp_ep, alpha_ep
-from afdlib.figures import timelines_figure
-from afdlib.plotting import save_data, save_figure, setup_style
-from afdlib.timeline import busy_share, imbalance_cases, relative_throughput
+from afdlib.analysis.imbalance import alpha_afd, alpha_dp_ep, alpha_ep
+from afdlib.report.figures import timelines_figure
+from afdlib.report.style import save_data, save_figure, setup_style
+from afdlib.analysis.timeline import busy_share, imbalance_cases, relative_throughput
 
 setup_style()
 cases = imbalance_cases(sigma, lambda_ep, ep_ranks, n_attn, n_ffn, n_layers, t_c_ep)
@@ -104,7 +104,7 @@ glue("ep_ranks_v", str(ep_ranks), display=False)
 # Two layers of a decode step under EP imbalance and DP imbalance ($\sigma$ = {glue:text}`sigma`),
 # for EP ({glue:text}`ep_ranks_v` ranks, two micro-batches, $t_a/t_f$ = {glue:text}`lambda_ep`)
 # and AFD ({glue:text}`n_attn` attention and {glue:text}`n_ffn_v` FFN nodes, three micro-batches,
-# every stage $t_B$ long), scheduled by `afdlib.timeline`. Grey: idle time; AFD bars carry their
+# every stage $t_B$ long), scheduled by `afdlib.analysis.timeline`. Grey: idle time; AFD bars carry their
 # micro-batch number; the throughput in each panel's title is measured over
 # {glue:text}`n_measure` layers.
 # ```

@@ -49,7 +49,7 @@ lambda_max = 5.0
 output_dir = "figures"
 
 # %% tags=["hide-input"]
-import afdlib.params as _p
+import afdlib.report.params as _p
 
 _p.check_parameters(
     globals(),
@@ -60,9 +60,9 @@ import numpy as np
 import pandas as pd
 from myst_nb import glue
 
-from afdlib.imbalance import alpha_afd, alpha_afd_as_printed, alpha_ep
-from afdlib.figures import penalty_figure, penalty_table
-from afdlib.plotting import save_data, save_figure, setup_style
+from afdlib.analysis.imbalance import alpha_afd, alpha_afd_as_printed, alpha_ep
+from afdlib.report.figures import penalty_figure, penalty_table
+from afdlib.report.style import save_data, save_figure, setup_style
 
 setup_style()
 table = penalty_table(n_ffn_values, sigmas, lambda_min, lambda_max)

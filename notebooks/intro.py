@@ -44,24 +44,24 @@ slo_ms = 50.0          # the SLO of the HFU bound's numbers below (the paper doe
 output_dir = "figures"
 
 # %% tags=["hide-input"]
-import afdlib.params as _p
+import afdlib.report.params as _p
 
 _p.check_parameters(globals(), slo_ms=_p.positive, output_dir=_p.text)
 import numpy as np
 import pandas as pd
 from myst_nb import glue
 
-from afdlib.aiconfigurator import comparison_rows
-from afdlib.book import chapter_numbers
-from afdlib.catalog import load_hardware, load_model
-from afdlib.grouped_gemm import grouped_gemm_hfu, skewed_tokens
-from afdlib.hfu import hfu_sweep
-from afdlib.imbalance import alpha_afd, alpha_afd_as_printed
-from afdlib.intensity import regime_borders
-from afdlib.pipeline import ideal_sweep
-from afdlib.plotting import save_data
-from afdlib.specs import Budget
-from afdlib.validation import validation_rows
+from afdlib.peers.aiconfigurator import comparison_rows
+from afdlib.report.book import chapter_numbers
+from afdlib.inputs.catalog import load_hardware, load_model
+from afdlib.evaluator.grouped_gemm import grouped_gemm_hfu, skewed_tokens
+from afdlib.analysis.hfu import hfu_sweep
+from afdlib.analysis.imbalance import alpha_afd, alpha_afd_as_printed
+from afdlib.analysis.intensity import regime_borders
+from afdlib.simulation.studies import ideal_sweep
+from afdlib.report.style import save_data
+from afdlib.inputs.specs import Budget
+from afdlib.decode.validation import validation_rows
 
 budget = Budget(slo_s=slo_ms / 1e3)
 ds, kimi, glm = (load_model(m) for m in ("deepseek-v3", "kimi-k2", "glm-4.7"))

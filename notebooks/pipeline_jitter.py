@@ -18,7 +18,7 @@
 #
 # The paper argues that three micro-batches (3BO) are the fewest that keep AFD's attention and
 # FFN pools busy, and that 3BO "drastically lowers the tolerance for $t_B$ fluctuations"; it
-# measures neither. This chapter simulates the pipeline step by step (`afdlib.pipeline`, command
+# measures neither. This chapter simulates the pipeline step by step (`afdlib.simulation.pipeline`, command
 # `afd simulate`) and puts numbers on both.
 #
 # **Result.** With equal stages, the simulator reproduces the paper's Figure 1(b): two
@@ -56,7 +56,7 @@ counts_file = "decode_in2000out100"
 output_dir = "figures"
 
 # %% tags=["hide-input"]
-import afdlib.params as _p
+import afdlib.report.params as _p
 
 _p.check_parameters(
     globals(), model=_p.text, hardware=_p.text, slo_ms=_p.positive, context=_p.positive, t_gap_ms=_p.nonnegative,
@@ -71,14 +71,15 @@ import numpy as np
 import pandas as pd
 from myst_nb import glue
 
-from afdlib.attention import attention_kernels
-from afdlib.balance import counts_or_fit, default_counts_dir, moe_layers
-from afdlib.catalog import data_dir, load_hardware, load_model
-from afdlib.figures import jitter_deployment_figure, jitter_ideal_figure, overlap_timelines_figure
-from afdlib.pipeline import (best_configs, constant_step, ideal_sweep, jitter_study, megascale_min_microbatches)
-from afdlib.plotting import save_data, save_figure, setup_style
-from afdlib.specs import Budget
-from afdlib.timeline import afd_timeline
+from afdlib.evaluator.attention import attention_kernels
+from afdlib.routing.measured import counts_or_fit, default_counts_dir, moe_layers
+from afdlib.inputs.catalog import data_dir, load_hardware, load_model
+from afdlib.report.figures import jitter_deployment_figure, jitter_ideal_figure, overlap_timelines_figure
+from afdlib.simulation.studies import best_configs, ideal_sweep, jitter_study, megascale_min_microbatches
+from afdlib.analysis.schedule import constant_step
+from afdlib.report.style import save_data, save_figure, setup_style
+from afdlib.inputs.specs import Budget
+from afdlib.analysis.timeline import afd_timeline
 
 setup_style()
 m_ = load_model(model, profile="reference")
@@ -91,7 +92,7 @@ glue("slo_ms", f"{slo_ms:g}", display=False)
 # %% [markdown]
 # ## Figure 1(b) from the scheduler
 #
-# The simulator's core (`afdlib.pipeline.run`) schedules every micro-batch through every layer's
+# The simulator's core (`afdlib.analysis.schedule.run`) schedules every micro-batch through every layer's
 # stages; each resource runs one stage at a time in program order (layer, stage, micro-batch),
 # the order in which a serving engine issues its kernels. An op starts when its micro-batch's
 # previous op and its resource's previous op have both ended: a max-plus recurrence, vectorised
@@ -245,7 +246,7 @@ else:
     glue("dep_after", "on the whole grid", display=False)
 from dataclasses import replace as _replace
 
-from afdlib.decode import afd_step
+from afdlib.decode.step import afd_step
 same = {m: float(afd_step(m_, hw, hw, cfg3_["n_attn"], cfg3_["n_ffn"], np.array(float(cfg3_["requests"])), context,
                           _replace(budget, micro_batches=m)).tpot_s) * 1e3
         for cfg3_ in [next(c for c in configs if c["design"] == "afd" and c["micro_batches"] == 3)] for m in (3, 4)}
@@ -335,7 +336,7 @@ shown.style.hide(axis="index")
 # arriving together) is a correlated change, outside this model (Limitations).
 
 # %% tags=["hide-input"]
-from afdlib.pipeline import Jitter, attention_cv, simulate
+from afdlib.simulation.pipeline import Jitter, attention_cv, simulate
 
 row3c = afd[(afd.micro_batches == 3) & (afd.cv == 0)].iloc[0]
 ctx_requests = int(round(row3c.requests / 3))

@@ -62,7 +62,7 @@ dp_sigmas = [0.95, 0.9, 0.8]           # DP imbalance (attention side), which no
 output_dir = "figures"
 
 # %% tags=["hide-input"]
-import afdlib.params as _p
+import afdlib.report.params as _p
 
 _p.check_parameters(
     globals(),
@@ -80,14 +80,13 @@ import numpy as np
 import pandas as pd
 from myst_nb import glue
 
-from afdlib.balance import (balance_sweep, balancedness, contiguous_rank_loads, counts_from_fit, counts_or_fit,
-                            default_counts_dir,
-                            fit_zipf, moe_layers, route_tokens, uniform_balancedness)
-from afdlib.catalog import data_dir, load_hardware, load_model
-from afdlib.imbalance import alpha_afd, alpha_ep
-from afdlib.imbalance_cost import imbalance_cost
-from afdlib.figures import measured_sigma_figure, uniform_sigma_figure
-from afdlib.plotting import save_data, save_figure, setup_style
+from afdlib.routing.balance import balance_sweep, balancedness, contiguous_rank_loads, route_tokens, uniform_balancedness
+from afdlib.routing.measured import counts_from_fit, counts_or_fit, default_counts_dir, fit_zipf, moe_layers
+from afdlib.inputs.catalog import data_dir, load_hardware, load_model
+from afdlib.analysis.imbalance import alpha_afd, alpha_ep
+from afdlib.analysis.imbalance_cost import imbalance_cost
+from afdlib.report.figures import measured_sigma_figure, uniform_sigma_figure
+from afdlib.report.style import save_data, save_figure, setup_style
 
 setup_style()
 rng = np.random.default_rng(seed)
@@ -312,8 +311,8 @@ answer.rename(columns={"gpus": "GPUs", "tokens_per_step": "tokens per layer step
 # $\sigma$ the harmonic mean over layers, the range the 10th-90th percentile over trials.
 
 # %% tags=["hide-input"]
-from afdlib.imbalance import alpha_dp_afd, alpha_dp_ep
-from afdlib.imbalance_cost import like_with_like
+from afdlib.analysis.imbalance import alpha_dp_afd, alpha_dp_ep
+from afdlib.analysis.imbalance_cost import like_with_like
 
 like_layers = layers[::like_layer_step]
 afd_gpus_total = (n_attn_afd + n_ffn_afd) * load_hardware(hardware).gpus_per_node

@@ -54,7 +54,7 @@ prices = None                    # e.g. {"h800": 2.0, "h20": 1.0}: USD per GPU-h
 output_dir = "figures"
 
 # %% tags=["hide-input"]
-import afdlib.params as _p
+import afdlib.report.params as _p
 
 _p.check_parameters(
     globals(),
@@ -67,13 +67,13 @@ import numpy as np
 import pandas as pd
 from myst_nb import glue
 
-from afdlib.advise import DECISIVE, FLIP_FACTORS, advice_table, break_even_scale_out
-from afdlib.catalog import load_hardware, load_model, model_names
-from afdlib.decode import DECODE_T_GAP_S, Assumptions
-from afdlib.figures import advice_heatmap, ratio_bandwidth_figure, ratio_maps_figure
-from afdlib.plotting import save_data, save_figure, setup_style
-from afdlib.specs import Budget, Precision
-from afdlib.sweetspot import overlap_methods, pools_table, ratio_map
+from afdlib.decode.advise import DECISIVE, FLIP_FACTORS, advice_table, break_even_scale_out
+from afdlib.inputs.catalog import load_hardware, load_model, model_names
+from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
+from afdlib.report.figures import advice_heatmap, ratio_bandwidth_figure, ratio_maps_figure
+from afdlib.report.style import save_data, save_figure, setup_style
+from afdlib.inputs.specs import Budget, Precision
+from afdlib.decode.sweetspot import overlap_methods, pools_table, ratio_map
 
 setup_style()
 budget = Budget(slo_s=slo_ms / 1e3, l_accept=mtp, t_gap_s=DECODE_T_GAP_S)
@@ -92,7 +92,7 @@ glue("n_ep", int((table.recommendation == "EP").sum()), display=False)
 glue("n_decisive", int(table.decisive.sum()), display=False)
 glue("decisive", f"{DECISIVE:g} or below {1 / DECISIVE:.2f}", display=False)
 glue("tie_band", f"between {1 / DECISIVE:.2f} and {DECISIVE:g}", display=False)
-from afdlib.validation import validation_rows
+from afdlib.decode.validation import validation_rows
 
 validation = validation_rows()
 glue("max_validation_error", f"{max(r['error'] for r in validation):+.1%}", display=False)
@@ -438,5 +438,5 @@ t3.style.hide(axis="index")
 #   run in three micro-batches on the attention pool with nothing to overlap (favours EP, a few
 #   percent).
 # - The search covers up to 16 attention and 16 FFN nodes and the EP sizes listed in
-#   `afdlib.search`; imbalance is uniform routing's per-step floor unless `--sigma` is given.
+#   `afdlib.decode.search`; imbalance is uniform routing's per-step floor unless `--sigma` is given.
 # - The maps change one property of {glue:text}`ref_name` at a time; a real model changes several.

@@ -6,8 +6,8 @@ tests: they read the committed CSV. To regenerate it (offline once installed; ab
     python -m venv .venv-aic && .venv-aic/bin/pip install -e '.[aiconfigurator]'
     .venv-aic/bin/python scripts/aiconfigurator_grid.py [--out data/aiconfigurator.csv] [--only SUBSTRING]
 
-Every setting of :func:`afdlib.aiconfigurator.grid_settings` and
-:func:`afdlib.aiconfigurator.deployment_settings` is run twice: with the tool's default MoE tables
+Every setting of :func:`afdlib.peers.aiconfigurator.grid_settings` and
+:func:`afdlib.peers.aiconfigurator.deployment_settings` is run twice: with the tool's default MoE tables
 (power-law expert load, exponent 1.01) and with its balanced ones. A setting the tool refuses is
 kept with its error in ``status``. Each row records the tool's version, its database version and
 the equivalent command line (``args``).
@@ -26,8 +26,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from afdlib.aiconfigurator import (COLUMNS, DISTRIBUTIONS, MODELS, TOOL, cli_command,  # noqa: E402
-                                   deployment_settings, grid_settings, op_family, results_path, tool_kwargs)
+from afdlib.peers.aiconfigurator import (COLUMNS, DISTRIBUTIONS, MODELS, TOOL, cli_command,  # noqa: E402
+                                         deployment_settings, grid_settings, op_family, results_path,
+                                         tool_kwargs)
+
 
 def run_one(api, setting, distribution: str) -> dict:
     import aiconfigurator

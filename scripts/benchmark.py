@@ -38,9 +38,9 @@ def timed(cmd: list[str], repeat: int = 1) -> float:
 def library() -> None:
     import numpy as np
 
-    from afdlib.balance import route_tokens
-    from afdlib.catalog import load_hardware, load_model
-    from afdlib.hfu import hfu_grid
+    from afdlib.routing.balance import route_tokens
+    from afdlib.inputs.catalog import load_hardware, load_model
+    from afdlib.analysis.hfu import hfu_grid
     models = [load_model(m) for m in ("deepseek-v3", "kimi-k2", "step3", "qwen3-coder", "ernie-4.5", "glm-4.7")]
     hws = [load_hardware(h) for h in ("h20", "h800", "h100", "h200", "b200", "b300", "gb200", "gb300")]
     n = np.arange(1, 65)
@@ -60,9 +60,9 @@ def decode_sweep() -> None:
     """The end-to-end decode model over 10^5 points (batch x EP size x context) in one call."""
     import numpy as np
 
-    from afdlib.catalog import load_hardware, load_model
-    from afdlib.decode import afd_step, ep_step
-    from afdlib.specs import Budget
+    from afdlib.inputs.catalog import load_hardware, load_model
+    from afdlib.decode.step import afd_step, ep_step
+    from afdlib.inputs.specs import Budget
     model, hw = load_model("deepseek-v3", profile="reference"), load_hardware("h800", profile="datasheet")
     budget = Budget(slo_s=0.05, l_accept=1.0, t_gap_s=0.003)
     reqs = np.arange(1, 251, dtype=float)[:, None, None]
@@ -82,7 +82,7 @@ def decode_sweep() -> None:
 
 def pipeline_simulation() -> None:
     """10^5 decode steps of a 61-layer AFD 3BO pipeline under jitter (the simulator's target: about 2 s)."""
-    from afdlib.pipeline import Jitter, simulate
+    from afdlib.simulation.pipeline import Jitter, simulate
     t0 = time.perf_counter()
     simulate("afd", 1.0, 1.0, 1.0, 3, 61, steps=100_000, jitter=Jitter(cv_ffn=0.2, cv_comm=0.2), seed=0)
     print(f"pipeline simulator, 10^5 steps x 61 layers x 3 micro-batches under jitter: "
@@ -93,10 +93,10 @@ def advise_and_maps() -> None:
     """afd advise in the library (one pair, with reasons) and a 12 x 12 sweet-spot map."""
     import numpy as np
 
-    from afdlib.advise import advise
-    from afdlib.catalog import load_hardware, load_model
-    from afdlib.specs import Budget
-    from afdlib.sweetspot import ratio_map
+    from afdlib.decode.advise import advise
+    from afdlib.inputs.catalog import load_hardware, load_model
+    from afdlib.inputs.specs import Budget
+    from afdlib.decode.sweetspot import ratio_map
     model, hw = load_model("deepseek-v3", profile="reference"), load_hardware("h800", profile="datasheet")
     budget = Budget(slo_s=0.05, l_accept=1.0, t_gap_s=0.003)
     t0 = time.perf_counter()
@@ -122,7 +122,7 @@ def versus_aiconfigurator(write: Path | None = None) -> None:
         return
     import numpy as np
 
-    from afdlib.aiconfigurator import Setting, our_step, tool_kwargs
+    from afdlib.peers.aiconfigurator import Setting, our_step, tool_kwargs
     warnings.filterwarnings("ignore")
     logging.disable(logging.WARNING)
     base = Setting("bench", "grid", "ep", "deepseek-v3", "h200", "h200_sxm", "trtllm", 128, 4096, ep_size=8)
@@ -143,9 +143,9 @@ def versus_aiconfigurator(write: Path | None = None) -> None:
     for b in range(1, 101):
         our_step(Setting("bench", "grid", "ep", "deepseek-v3", "h200", "h200_sxm", "trtllm", b, 4096, ep_size=8))
     ours_loop = time.perf_counter() - t0
-    from afdlib.catalog import load_hardware, load_model
-    from afdlib.decode import ep_step
-    from afdlib.specs import Budget, Precision
+    from afdlib.inputs.catalog import load_hardware, load_model
+    from afdlib.decode.step import ep_step
+    from afdlib.inputs.specs import Budget, Precision
     model, hw = load_model("deepseek-v3", profile="reference"), load_hardware("h200", profile="datasheet")
     prec = Precision(kv_cache="fp8", dispatch="bf16")
     t0 = time.perf_counter()
@@ -181,9 +181,9 @@ def targets(book: bool) -> None:
 
     import numpy as np
 
-    from afdlib.balance import alias_table, route_tokens
-    from afdlib.catalog import load_hardware, load_model
-    from afdlib.hfu import hfu_grid
+    from afdlib.routing.balance import alias_table, route_tokens
+    from afdlib.inputs.catalog import load_hardware, load_model
+    from afdlib.analysis.hfu import hfu_grid
     py = str(BIN / "python")
     floor = timed([py, "-c", "import numpy, yaml"], repeat=5)
     print(f"floor: python -c 'import numpy, yaml': {floor:.3f} s")
@@ -225,7 +225,7 @@ def targets(book: bool) -> None:
         return
     for path in (ROOT / "_build", ROOT / "book" / "generated"):
         shutil.rmtree(path, ignore_errors=True)
-    from afdlib.book import notebooks
+    from afdlib.report.book import notebooks
     count = len(notebooks())
     t = timed([afd, "book"])
     print(f"whole book from scratch: {t:.1f} s for {count} notebooks = {t / count:.2f} s each "

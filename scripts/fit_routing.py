@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from afdlib.balance import balance_report, fit_zipf, load_counts, moe_layers
+from afdlib.routing.balance import balance_report
+from afdlib.routing.measured import fit_zipf, load_counts, moe_layers
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ("SGLang large-scale EP statistics (sglang issue #6017, attachment_ep_statistics.zip; git copy "
@@ -49,7 +50,7 @@ def main() -> None:
         print(f"{path.stem}: median Zipf s = {np.median([f.exponent for f in fits]):.3f}")
     doc = {
         "description": "Derived from measured DeepSeek-V3 expert loads; per MoE layer, a least-squares Zipf exponent "
-                       "for the sorted expert shares (afdlib.balance.fit_zipf), its total-variation distance to "
+                       "for the sorted expert shares (afdlib.routing.measured.fit_zipf), its total-variation distance to "
                        "the measured shares, and the measured hottest-expert max/mean. Regenerate with "
                        "scripts/fit_routing.py.",
         "source": SOURCE, "model": "deepseek-v3", "routed_experts": 256, "experts_per_token": 8, "files": files,

@@ -5,13 +5,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from afdlib.advise import advise, break_even_scale_out, parse_prices
-from afdlib.catalog import load_hardware, load_model
+from afdlib.decode.advise import advise, break_even_scale_out, parse_prices
+from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.cli import main
-from afdlib.decode import DECODE_T_GAP_S, Assumptions, best_batch, ep_step
+from afdlib.decode.step import DECODE_T_GAP_S, Assumptions, best_batch, ep_step
 from afdlib.errors import AfdError
-from afdlib.search import best_ep, compare, largest_batch
-from afdlib.specs import Budget, Precision
+from afdlib.decode.search import best_ep, compare, largest_batch
+from afdlib.inputs.specs import Budget, Precision
 
 BUDGET = Budget(slo_s=0.05, l_accept=1.0, t_gap_s=DECODE_T_GAP_S)
 
@@ -128,7 +128,7 @@ def test_advise_bad_input(capsys, args, message):
 
 
 def test_placement_skew_from_counts():
-    from afdlib.balance import placement_skew
+    from afdlib.routing.balance import placement_skew
     rng = np.random.default_rng(0)
     uniform = placement_skew(np.full((3, 16), 100.0))
     assert np.allclose(uniform(np.array([2, 4, 8]), 0), 1.0)         # equal loads: perfectly balanced

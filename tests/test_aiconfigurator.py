@@ -9,14 +9,12 @@ from math import comb
 import numpy as np
 import pytest
 
-from afdlib.aiconfigurator import (COLUMNS, DISTRIBUTIONS, TOOL_VERSION, Setting, cli_command, comparison_rows,
-                                   deployment_settings, grid_settings, imbalance_factor, load_results, op_family,
-                                   our_step, precision_of, tool_kwargs)
-from afdlib.alltoall import afd_destinations, exact_destinations
-from afdlib.catalog import load_hardware, load_model
-from afdlib.decode import Assumptions, ep_step
+from afdlib.peers.aiconfigurator import (COLUMNS, DISTRIBUTIONS, TOOL_VERSION, Setting, cli_command, comparison_rows, deployment_settings, grid_settings, imbalance_factor, load_results, op_family, our_step, precision_of, tool_kwargs)
+from afdlib.evaluator.alltoall import afd_destinations, exact_destinations
+from afdlib.inputs.catalog import load_hardware, load_model
+from afdlib.decode.step import Assumptions, ep_step
 from afdlib.errors import AfdError
-from afdlib.specs import Budget, Precision
+from afdlib.inputs.specs import Budget, Precision
 
 
 @pytest.fixture(scope="module")
@@ -187,7 +185,7 @@ def test_our_step_uses_the_settings_gpus():
 def test_speed_file_is_a_side_by_side_measurement():
     """data/aiconfigurator_speed.csv (scripts/benchmark.py --write-speed): both tools timed on the
     same work in one process, with the machine's cores and the tool's version."""
-    from afdlib.catalog import data_dir
+    from afdlib.inputs.catalog import data_dir
     with open(data_dir() / "aiconfigurator_speed.csv", newline="") as fh:
         rows = {r["what"]: r for r in csv.DictReader(fh)}
     assert set(rows) == {"one prediction", "100-point sweep, one call per point",

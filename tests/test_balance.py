@@ -4,12 +4,11 @@ import json
 import numpy as np
 import pytest
 
-from afdlib.balance import (balance_report, balance_sweep, balancedness, contiguous_rank_loads, counts_from_fit,
-                            counts_or_fit, effective_balancedness, eplb_placement, expected_max_std_normal,
-                            fit_zipf, load_counts, route_tokens, uniform_balancedness, zipf_counts)
-from afdlib.catalog import data_dir
+from afdlib.routing.balance import balance_report, balance_sweep, balancedness, contiguous_rank_loads, effective_balancedness, eplb_placement, expected_max_std_normal, route_tokens, uniform_balancedness
+from afdlib.routing.measured import counts_from_fit, counts_or_fit, fit_zipf, load_counts, zipf_counts
+from afdlib.inputs.catalog import data_dir
 from afdlib.errors import AfdError
-from afdlib.routing import zipf_popularity
+from afdlib.routing.popularity import zipf_popularity
 from conftest import SHARED_DATA
 
 DECODE = SHARED_DATA / "decode_in1000out1000.json"
@@ -159,8 +158,8 @@ def test_fitted_fallback_when_raw_files_are_absent(tmp_path):
 
 
 def test_imbalance_cost_sizes_each_design_batch():
-    from afdlib.catalog import load_hardware, load_model
-    from afdlib.imbalance_cost import imbalance_cost
+    from afdlib.inputs.catalog import load_hardware, load_model
+    from afdlib.analysis.imbalance_cost import imbalance_cost
     counts = zipf_counts(1e7, 256, 0.45, seed=2)[None, :]
     afd, ep = imbalance_cost(counts, load_model("deepseek-v3"), load_hardware("h800"), 8, 2, 32, 32, 4.0, 185.0,
                              trials=2)
@@ -195,7 +194,7 @@ def _scan_placement(x, ranks, redundant):
 
 
 def test_eplb_placement_matches_the_scanning_rule_and_rank_loads_the_sums():
-    from afdlib.balance import eplb_placement
+    from afdlib.routing.balance import eplb_placement
     rng = np.random.default_rng(11)
     for trial in range(12):
         x = (rng.zipf(1.4, 256) if trial % 2 else rng.integers(0, 4, 256)).astype(float)  # ties included
@@ -213,7 +212,7 @@ def test_eplb_placement_matches_the_scanning_rule_and_rank_loads_the_sums():
 
 
 def test_alias_table_reproduces_the_distribution():
-    from afdlib.balance import alias_table
+    from afdlib.routing.balance import alias_table
     rng = np.random.default_rng(5)
     for p in (np.ones(7), rng.random(50), np.array([5, 3, 1, 1, 0.0]), zipf_popularity(256, 1.2)):
         prob, alias = alias_table(p)

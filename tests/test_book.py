@@ -13,8 +13,8 @@ import pandas as pd
 import papermill as pm
 import pytest
 
-from afdlib import book
-from afdlib.book import execute_notebooks, stable_table_ids
+from afdlib.report import book
+from afdlib.report.book import execute_notebooks, stable_table_ids
 from afdlib.cli import main
 from afdlib.errors import AfdError
 
@@ -253,7 +253,7 @@ def test_rebuilds_are_byte_identical(tmp_path):
 # --- a separate book for your own hardware and model -------------------------------------------------
 
 def test_custom_parameters_take_every_notebook_that_admits_them():
-    from afdlib.book import custom_parameters
+    from afdlib.report.book import custom_parameters
     both = custom_parameters("/x/my.yaml", "kimi-k2")
     assert set(both) == {"fig2_intensity", "pipeline_jitter", "sigma_from_routing", "fig4_dead_zone",
                          "fig3_grouped_gemm", "appendix_a_ceiling", "sweet_spots"}

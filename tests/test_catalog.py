@@ -3,10 +3,9 @@ import json
 
 import pytest
 
-from afdlib.catalog import (Efficiency, hardware_names, load_catalog, load_hardware, load_model,
-                            model_names)
+from afdlib.inputs.catalog import Efficiency, hardware_names, load_catalog, load_hardware, load_model, model_names
 from afdlib.errors import AfdError
-from afdlib.hf_config import model_from_hf_config
+from afdlib.inputs.hf_config import model_from_hf_config
 
 PAPER_MODELS = ["deepseek-v3", "kimi-k2", "step3", "qwen3-coder", "ernie-4.5", "glm-4.7"]
 PAPER_HW = ["h20", "h100", "h200", "h800", "b200", "b300", "gb200", "gb300"]

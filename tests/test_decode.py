@@ -5,17 +5,17 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from afdlib.alltoall import distinct_destinations
-from afdlib.attention import attention_work, kv_cache_bytes, projection_params
-from afdlib.catalog import load_hardware, load_model
+from afdlib.evaluator.alltoall import distinct_destinations
+from afdlib.evaluator.attention import attention_work, kv_cache_bytes, projection_params
+from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.cli import main
-from afdlib.decode import Assumptions, afd_step, best_batch, draft_tokens, ep_step
+from afdlib.decode.step import Assumptions, afd_step, best_batch, draft_tokens, ep_step
 from afdlib.errors import AfdError
-from afdlib.hfu import hfu_sweep
-from afdlib.imbalance import alpha_ep
-from afdlib.roofline import TIERS, Work, overlap, stage_time
-from afdlib.specs import Budget, Precision
-from afdlib.validation import deepep_rows, load_deployments, validation_rows
+from afdlib.analysis.hfu import hfu_sweep
+from afdlib.analysis.imbalance import alpha_ep
+from afdlib.evaluator.roofline import TIERS, Work, overlap, stage_time
+from afdlib.inputs.specs import Budget, Precision
+from afdlib.decode.validation import deepep_rows, load_deployments, validation_rows
 
 NO_GAP = Budget(slo_s=1.0, l_accept=1.0, t_gap_s=0.0)
 
@@ -209,7 +209,7 @@ RECORDED_ERROR = {
 def test_decisive_ratio_covers_every_pair_of_validated_errors():
     """An AFD / EP ratio divides two predictions: it is decisive only beyond the largest ratio of two
     recorded errors, (1 + e_i) / (1 + e_j) = 1.272 / 0.896 = 1.42."""
-    from afdlib.advise import DECISIVE
+    from afdlib.decode.advise import DECISIVE
     factors = 1 + np.array(list(RECORDED_ERROR.values()))
     worst = factors.max() / factors.min()
     assert worst == pytest.approx(1.272 / 0.896, rel=1e-9)

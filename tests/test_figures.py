@@ -4,7 +4,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from afdlib.figures import place_labels  # noqa: E402
+from afdlib.report.figures import place_labels  # noqa: E402
 
 
 def test_labels_of_crowded_points_do_not_overlap_each_other_or_leave_the_axes():

@@ -2,13 +2,11 @@
 import numpy as np
 import pytest
 
-from afdlib.budget import (fits_budget, hfu, is_ideal, no_attention_bubble, no_ffn_bubble, ofu, stage_budget,
-                           temporal_sparsity)
-from afdlib.catalog import load_hardware, load_model
+from afdlib.analysis.budget import (fits_budget, hfu, is_ideal, no_attention_bubble, no_ffn_bubble, ofu, stage_budget, temporal_sparsity)
+from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.errors import AfdError
-from afdlib.intensity import (effective_bandwidth, intensity_sweep, local_experts, normalised_intensity,
-                              regime, regime_borders, regime_spans, tokens_per_rank)
-from afdlib.roofline import attainable_flops, binding_bound, ridge_point
+from afdlib.analysis.intensity import (effective_bandwidth, intensity_sweep, local_experts, normalised_intensity, regime, regime_borders, regime_spans, tokens_per_rank)
+from afdlib.evaluator.roofline import attainable_flops, binding_bound, ridge_point
 
 K, E, R, G_NODE = 8, 256, 3.2, 8  # DeepSeek-V3 on H800
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from afdlib.errors import AfdError
-from afdlib.hf_config import model_from_hf_config
+from afdlib.inputs.hf_config import model_from_hf_config
 
 BASE = {"hidden_size": 64, "n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 32,
         "intermediate_size": 128}

@@ -2,12 +2,13 @@
 import numpy as np
 import pytest
 
-from afdlib.catalog import load_hardware, load_model
+from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.errors import AfdError
-from afdlib.grouped_gemm import ep_tokens_per_expert, grouped_gemm_hfu, ridge_tokens_per_expert, skewed_tokens
-from afdlib.specs import Budget
-from afdlib.hfu import comm_ceiling, dead_zone_floor, expert_weight_bytes, grouped_gemm_flops, hfu_grid, hfu_sweep
-from afdlib.routing import zipf_popularity
+from afdlib.evaluator.grouped_gemm import (ep_tokens_per_expert, grouped_gemm_hfu, ridge_tokens_per_expert, skewed_tokens)
+from afdlib.inputs.specs import Budget
+from afdlib.analysis.hfu import comm_ceiling, dead_zone_floor, hfu_grid, hfu_sweep
+from afdlib.evaluator.grouped_gemm import expert_weight_bytes, grouped_gemm_flops
+from afdlib.routing.popularity import zipf_popularity
 
 N = np.arange(1, 65)
 MODELS = ["deepseek-v3", "kimi-k2", "step3", "qwen3-coder", "ernie-4.5", "glm-4.7"]
@@ -128,7 +129,7 @@ def test_ep_tokens_per_expert_from_deepseek_figures():
 
 
 def test_full_hfu_inverses():
-    from afdlib.hfu import bandwidth_for_full_hfu, intermediate_size_for_full_hfu
+    from afdlib.analysis.hfu import bandwidth_for_full_hfu, intermediate_size_for_full_hfu
     # H800: 1979e12 / (2 x 160e9) = 6184 ; DeepSeek-V3 M = 2048 needs 1979e12 / 4096 = 483 GB/s
     assert intermediate_size_for_full_hfu(160e9, 1979e12) == pytest.approx(6184.4, abs=0.1)
     assert bandwidth_for_full_hfu(2048, 1979e12) == pytest.approx(483.2e9, rel=1e-3)

@@ -3,9 +3,8 @@ import numpy as np
 import pytest
 
 from afdlib.errors import AfdError
-from afdlib.imbalance import (alpha_afd, alpha_afd_as_printed, alpha_afd_exact, alpha_dp_afd, alpha_dp_ep,
-                              alpha_ep)
-from afdlib.timeline import afd_timeline, busy_share, ep_timeline, loads_with_balancedness
+from afdlib.analysis.imbalance import (alpha_afd, alpha_afd_as_printed, alpha_afd_exact, alpha_dp_afd, alpha_dp_ep, alpha_ep)
+from afdlib.analysis.timeline import afd_timeline, busy_share, ep_timeline, loads_with_balancedness
 
 
 def test_ep_check_values():
@@ -110,7 +109,7 @@ def test_timeline_bars_are_consistent():
 
 
 def test_imbalance_cases_throughputs_match_the_closed_forms():
-    from afdlib.timeline import imbalance_cases, relative_throughput
+    from afdlib.analysis.timeline import imbalance_cases, relative_throughput
     t = relative_throughput(imbalance_cases(0.8, 4.0, n_layers=60))
     assert t["EP, balanced"] == 1 and t["AFD, balanced"] == 1
     assert t["EP, EP imbalance"] == pytest.approx(float(alpha_ep(0.8, 4.0)), abs=1e-3)

@@ -3,9 +3,9 @@ import json
 
 import pytest
 
-from afdlib.catalog import load_model, model_names
+from afdlib.inputs.catalog import load_model, model_names
 from afdlib.errors import AfdError
-from afdlib.hf_config import model_from_hf_config
+from afdlib.inputs.hf_config import model_from_hf_config
 
 # KV-cache elements per token over all layers (reference data, section 2.3), and the layer count
 KV_TOTAL = {

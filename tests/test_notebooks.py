@@ -198,7 +198,7 @@ def test_pipeline_jitter_on_h200(tmp_path):
 
 @pytest.mark.notebook
 def test_aiconfigurator_comparison_with_other_kernel_cost(tmp_path):
-    from afdlib.aiconfigurator import comparison_rows
+    from afdlib.peers.aiconfigurator import comparison_rows
     out = execute("aiconfigurator_comparison", tmp_path, kernel_overhead_us=10.0)
     comp = pd.read_csv(out / "aiconfigurator_comparison.csv")
     assert len(comp) >= 30 and set(comp.design) == {"ep", "afd"}
@@ -270,7 +270,7 @@ def test_landing_page_results_table(tmp_path):
     row = table.set_index("claim").loc["HFU ceiling of the AFD FFN side, DeepSeek-V3 on H800 (Fig. 4)"]
     assert row["this book"] == row["paper"] == "33.1%"
     # every claim links to a numbered chapter of the reference book
-    from afdlib.book import chapter_numbers
+    from afdlib.report.book import chapter_numbers
     assert set(table.chapter) <= set(chapter_numbers())
 
 
@@ -293,8 +293,8 @@ def test_chapter_reads_as_a_report(ipynb):
 def test_landing_page_jitter_row_matches_the_pipeline_chapter(tmp_path):
     """The landing page recomputes the pipeline chapter's equal-stage study at that chapter's
     defaults: the two pages must print the same losses."""
-    from afdlib.catalog import load_model
-    from afdlib.pipeline import ideal_sweep
+    from afdlib.inputs.catalog import load_model
+    from afdlib.simulation.studies import ideal_sweep
     defaults = {k: v["default"] for k, v in pm.inspect_notebook(str(ROOT / "notebooks" / "pipeline_jitter.ipynb")).items()}
     chapter = pd.DataFrame(ideal_sweep([0.0, 0.2], (2, 3, 4), load_model(eval(defaults["model"])).moe_layers,
                                        int(defaults["steps"]), int(defaults["seed"])))

@@ -7,11 +7,12 @@ import json
 import numpy as np
 import pytest
 
-from afdlib.balance import uniform_balancedness
+from afdlib.routing.balance import uniform_balancedness
 from afdlib.cli import main
 from afdlib.errors import AfdError
-from afdlib.pipeline import (Jitter, constant_step, megascale_min_microbatches, megascale_total, run, simulate,
-                             straggler_factors)
+from afdlib.simulation.pipeline import Jitter, simulate, straggler_factors
+from afdlib.analysis.schedule import constant_step, run
+from afdlib.simulation.studies import megascale_min_microbatches, megascale_total
 
 
 def per_layer(design, ta, tf, tc, m, layers=(100, 200)):
@@ -178,7 +179,7 @@ def test_cli_simulate(capsys):
 
 def test_attention_cv_from_contexts():
     """The CV of a sum of n independent lengths is the single length's CV over sqrt(n)."""
-    from afdlib.pipeline import attention_cv
+    from afdlib.simulation.pipeline import attention_cv
     assert float(attention_cv(1.0, 64)) == pytest.approx(0.125)
     rng = np.random.default_rng(0)
     sums = rng.exponential(1.0, (20000, 64)).sum(axis=1)          # exponential lengths: CV 1

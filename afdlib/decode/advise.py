@@ -1,0 +1,333 @@
+"""AFD or EP? The best deployment of each for one model on given hardware, and the computed reasons.
+
+:func:`advise` searches both designs (:mod:`afdlib.decode.search`), compares their output tokens per
+second per GPU (or per dollar, when prices per GPU-hour are given) and explains the answer with
+numbers: each design's best configuration and binding limits, the AFD FFN side's regime and HFU
+ceiling (the paper's bounds), each design's imbalance penalty, and what would have to change for
+the answer to flip (the EP all-to-all's hidden share, the scale-out bandwidth).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from afdlib.evaluator.alltoall import EP_MODES
+from afdlib.decode.step import Assumptions, afd_step, bound_names, ep_step
+from afdlib.errors import AfdError
+from afdlib.analysis.hfu import dead_zone_floor, hfu_sweep
+from afdlib.analysis.intensity import regime
+from afdlib.decode.search import Best, best_ep, compare
+from afdlib.inputs.specs import Budget, Hardware, Model, Precision
+
+FLIP_FACTORS = np.geomspace(1 / 16, 64, 21)
+"""Scale-out bandwidth multipliers searched for the break-even point (1/16x .. 64x)."""
+FLIP_OVERLAPS = np.linspace(0.0, 1.0, 11)
+"""EP all-to-all hidden shares searched for the break-even point."""
+DECISIVE = 1.42
+"""A ratio of two predictions is decisive beyond 1.42 (or below 1 / 1.42): the largest ratio of two
+of the decode model's errors against the published deployments, (1 + 27.2%) / (1 - 10.4%) (Step-3
+over-predicted, SGLang's September GB200 case under-predicted; the validation chapter, recorded in
+tests/test_decode.py, which checks this bound against them). An AFD / EP ratio compounds the errors
+of two predictions, so a single case's error (27.2%) would be too narrow a band; closer calls are
+reported as within the model's error."""
+
+
+@dataclass(frozen=True)
+class Advice:
+    recommendation: str
+    ratio: float                # AFD / EP output tokens per second per GPU
+    decisive: bool
+    ep: dict
+    afd: dict
+    reasons: list
+    cost: dict | None = None
+
+    def to_json(self) -> dict:
+        return {"recommendation": self.recommendation, "ratio": self.ratio, "decisive": self.decisive,
+                "ep": self.ep, "afd": self.afd,
+                "reasons": self.reasons, **({"cost": self.cost} if self.cost else {})}
+
+
+def _f(x) -> float:
+    return float(np.asarray(x).reshape(-1)[0])
+
+
+def _us(x) -> float:
+    return round(_f(x) * 1e6, 1)
+
+
+def advise(model: Model, hardware: Hardware, budget: Budget, context: float, precision: Precision = Precision(),
+           assumptions: Assumptions = Assumptions(), attn_hardware: Hardware | None = None,
+           prices: dict[str, float] | None = None, explain: bool = True) -> Advice:
+    """The recommendation for one model on ``hardware`` (AFD's FFN pool; ``attn_hardware`` its
+    attention pool, default the same). ``prices``: USD per GPU-hour by hardware slug."""
+    if model.attention is None:
+        raise AfdError(f"model '{model.slug}' has no attention description; add an attention: block")
+    ep, afd = compare(model, hardware, budget, context, precision, assumptions, attn_hardware)
+    return _advice_of(model, hardware, budget, context, precision, assumptions, ep, afd, attn_hardware, prices,
+                      explain)
+
+
+def _advice_of(model, hardware, budget, context, precision, assumptions, ep, afd, attn_hardware=None, prices=None,
+               explain: bool = False) -> Advice:
+    """The advice from the best EP and AFD deployments already found."""
+    attn = attn_hardware or hardware
+    e, a = _f(ep.tokens_per_s_per_gpu), _f(afd.tokens_per_s_per_gpu)
+    if e <= 0 and a <= 0:
+        raise AfdError(f"neither EP nor AFD meets the {budget.slo_s * 1e3:g} ms SLO and fits in memory for "
+                       f"{model.name} on {hardware.name} at context {context:g}")
+    ratio = a / e if e > 0 else None   # None: EP has no feasible deployment
+    ep_doc = _ep_doc(model, hardware, budget, context, precision, assumptions, ep) if e > 0 else {"feasible": False}
+    afd_doc = (_afd_doc(model, attn, hardware, budget, context, precision, assumptions, afd) if a > 0
+               else {"feasible": False})
+    cost = None
+    if prices:
+        cost = _costs(prices, hardware, attn, ep_doc, afd_doc)
+    by_cost = cost is not None and cost.get("ratio") is not None
+    if ratio is None:
+        rec = "AFD"
+    else:
+        rec = "AFD" if (cost["ratio"] if by_cost else ratio) > 1 else "EP"
+    reasons = _reasons(model, hardware, attn, budget, context, precision, assumptions, ep_doc, afd_doc, ratio,
+                       cost) if explain else []
+    decisive = ratio is None or bool(ratio > DECISIVE or ratio < 1 / DECISIVE)
+    return Advice(rec, ratio, decisive, ep_doc, afd_doc, reasons, cost)
+
+
+def _ep_doc(model, hw, budget, context, precision, a, best) -> dict:
+    c = {k: _f(v) for k, v in best.config.items()}
+    a = replace(a, all_to_all=EP_MODES[int(c["kernels"])], ep_micro_batches=int(c["micro_batches"]))
+    st = ep_step(model, hw, c["ep_size"], c["requests"], context, budget, precision, a, c["redundant"])
+    flat = ep_step(model, hw, c["ep_size"], c["requests"], context, budget, precision, replace(a, sigma=1.0),
+                   c["redundant"])
+    return {"feasible": True, "tokens_per_s_per_gpu": _f(st.tokens_per_s_per_gpu), "ep_size": int(c["ep_size"]),
+            "redundant": int(c["redundant"]), "batch_per_gpu": int(c["requests"]), "gpus": int(c["ep_size"]),
+            "kernels": a.all_to_all, "micro_batches": a.ep_micro_batches,
+            "tpot_ms": _f(st.tpot_s) * 1e3, "attention_us": _us(st.t_attn), "ffn_us": _us(st.t_ffn),
+            "comm_us": _us(st.t_comm),
+            "bound": {"attention": str(bound_names(st.bound_attn)), "ffn": str(bound_names(st.bound_ffn)),
+                      "comm": str(bound_names(st.bound_comm))},
+            "sigma": _f(st.sigma), "imbalance_alpha": _f(st.tokens_per_s_per_gpu / flat.tokens_per_s_per_gpu)}
+
+
+def _afd_doc(model, attn, ffn, budget, context, precision, a, best) -> dict:
+    c = {k: _f(v) for k, v in best.config.items()}
+    b = replace(budget, micro_batches=int(c["micro_batches"]))
+    args = (model, attn, ffn, c["n_attn"], c["n_ffn"], c["requests"], context, b, precision)
+    st, flat = afd_step(*args, a), afd_step(*args, replace(a, sigma=1.0))
+    stages = {"attention": _f(st.t_attn), "ffn": _f(st.t_ffn), "comm": _f(st.t_comm)}
+    return {"feasible": True, "tokens_per_s_per_gpu": _f(st.tokens_per_s_per_gpu), "n_attn": int(c["n_attn"]),
+            "n_ffn": int(c["n_ffn"]), "micro_batches": int(c["micro_batches"]),
+            "batch_per_gpu": int(c["requests"]),
+            "gpus": int(c["n_attn"] * attn.gpus_per_node + c["n_ffn"] * ffn.gpus_per_node),
+            "tpot_ms": _f(st.tpot_s) * 1e3, "attention_us": _us(st.t_attn), "ffn_us": _us(st.t_ffn),
+            "comm_us": _us(st.t_comm), "pace": max(stages, key=stages.get),
+            "bound": {"attention": str(bound_names(st.bound_attn)), "ffn": str(bound_names(st.bound_ffn)),
+                      "comm": str(bound_names(st.bound_comm))},
+            "bubble_attn": _f(st.extra["bubble_attn"]), "bubble_ffn": _f(st.extra["bubble_ffn"]),
+            "sigma": _f(st.sigma), "imbalance_alpha": _f(st.tokens_per_s_per_gpu / flat.tokens_per_s_per_gpu)}
+
+
+def _costs(prices: dict[str, float], ffn: Hardware, attn: Hardware, ep: dict, afd: dict) -> dict:
+    missing = [h.slug for h in {ffn.slug: ffn, attn.slug: attn}.values() if h.slug not in prices]
+    if missing:
+        raise AfdError(f"no price for {', '.join(missing)}; give --price-per-gpu-hour SLUG=USD for each pool")
+    out: dict[str, Any] = {}
+    if ep.get("feasible"):
+        out["ep_usd_per_million_tokens"] = prices[ffn.slug] / 3600 / ep["tokens_per_s_per_gpu"] * 1e6
+    if afd.get("feasible"):
+        g_a, g_f = afd["n_attn"] * attn.gpus_per_node, afd["n_ffn"] * ffn.gpus_per_node
+        usd_per_s = (g_a * prices[attn.slug] + g_f * prices[ffn.slug]) / 3600
+        out["afd_usd_per_million_tokens"] = usd_per_s / (afd["tokens_per_s_per_gpu"] * (g_a + g_f)) * 1e6
+    if len(out) == 2:
+        out["ratio"] = out["ep_usd_per_million_tokens"] / out["afd_usd_per_million_tokens"]
+    return out
+
+
+def _flip(values: np.ndarray, ratios: np.ndarray, near: float | None = None) -> float | None:
+    """Where ``ratios`` (over increasing ``values``) crosses 1, linearly interpolated (the crossing
+    nearest to ``near`` when there are several); None if it never does."""
+    above = ratios > 1
+    change = np.flatnonzero(above[1:] != above[:-1])
+    if change.size == 0:
+        return None
+    r0, r1 = ratios[change], ratios[change + 1]
+    x = values[change] + (1 - r0) * (values[change + 1] - values[change]) / (r1 - r0)
+    return float(x[np.argmin(np.abs(x - near))] if near is not None else x[0])
+
+
+def break_even_scale_out(model, hardware, budget, context, precision, assumptions, attn_hardware=None,
+                         factors: np.ndarray = FLIP_FACTORS) -> tuple[float | None, np.ndarray]:
+    """Scale-out bandwidth (bytes/s per GPU) at which AFD and EP give the same throughput per GPU,
+    searched over ``factors`` x the device's (both pools scaled alike); and the ratio at each factor.
+    On a Superpod-class device the whole fabric is scaled (scale-up = scale-out, and the
+    inter-domain network), since its traffic rides the fabric."""
+    bw = hardware.scale_out_bytes_per_s * factors
+    hw, attn = (None if x is None else _scaled_network(x, factors) for x in (hardware, attn_hardware))
+    ep, afd = compare(model, hw, budget, context, precision, assumptions, attn, cell_shape=(len(factors),))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(ep.tokens_per_s_per_gpu > 0, afd.tokens_per_s_per_gpu / ep.tokens_per_s_per_gpu, np.inf)
+    x = _flip(np.log(bw), ratio, near=float(np.log(hardware.scale_out_bytes_per_s)))
+    return (None if x is None else float(np.exp(x))), ratio
+
+
+def _scaled_network(hw: Hardware, factors: np.ndarray) -> Hardware:
+    kw = {"scale_out_bytes_per_s": hw.scale_out_bytes_per_s * factors}
+    if hw.superpod:
+        kw["scale_up_bytes_per_s"] = hw.scale_up_bytes_per_s * factors
+        if hw.inter_domain_bytes_per_s is not None:
+            kw["inter_domain_bytes_per_s"] = hw.inter_domain_bytes_per_s * factors
+    return replace(hw, **kw)
+
+
+def break_even_overlap(model, hardware, budget, context, precision, assumptions, afd_rate: float,
+                       overlaps: np.ndarray = FLIP_OVERLAPS) -> tuple[float | None, np.ndarray]:
+    """The share of EP's all-to-all hidden behind compute at which EP matches ``afd_rate``."""
+    shares = np.asarray(overlaps, dtype=float)
+    rates = best_ep(model, hardware, budget, context, precision, replace(assumptions, ep_overlap=shares[:, None]),
+                    cell_shape=shares.shape).tokens_per_s_per_gpu
+    with np.errstate(divide="ignore"):
+        ratio = np.where(rates > 0, afd_rate / rates, np.inf)
+    return _flip(overlaps, ratio, near=float(np.max(assumptions.ep_overlap))), ratio
+
+
+def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, cost) -> list[str]:
+    r = []
+    if ep.get("feasible"):
+        r.append(f"EP: best is EP{ep['ep_size']} with {ep['redundant']} redundant experts at {ep['batch_per_gpu']} "
+                 f"requests per GPU: {ep['tokens_per_s_per_gpu']:,.0f} tokens/s per GPU (TPOT {ep['tpot_ms']:.1f} ms); "
+                 f"per MoE layer attention {ep['attention_us']:.0f} us ({ep['bound']['attention']}), experts "
+                 f"{ep['ffn_us']:.0f} us ({ep['bound']['ffn']}), dispatch+combine {ep['comm_us']:.0f} us "
+                 f"({ep['bound']['comm']}, {ep['kernels']} kernels), "
+                 + (f"two micro-batches hiding {a.ep_overlap:.0%} of the all-to-all behind compute"
+                    if ep["micro_batches"] > 1 else "one batch: nothing of the all-to-all hidden"))
+    else:
+        r.append(f"EP: no EP size meets the {budget.slo_s * 1e3:g} ms SLO and fits in memory")
+    if afd.get("feasible"):
+        r.append(f"AFD: best is {afd['n_attn']}A{afd['n_ffn']}F ({afd['gpus']} GPUs) with {afd['micro_batches']} "
+                 f"micro-batches at {afd['batch_per_gpu']} requests per attention GPU: "
+                 f"{afd['tokens_per_s_per_gpu']:,.0f} tokens/s per GPU (TPOT {afd['tpot_ms']:.1f} ms); per micro-batch "
+                 f"t_a {afd['attention_us']:.0f} us ({afd['bound']['attention']}), t_f {afd['ffn_us']:.0f} us "
+                 f"({afd['bound']['ffn']}), t_c {afd['comm_us']:.0f} us ({afd['bound']['comm']}); the {afd['pace']} "
+                 f"stage sets the pace (FFN pool idle {afd['bubble_ffn']:.0%}, attention pool idle "
+                 f"{afd['bubble_attn']:.0%})")
+        nf = afd["n_ffn"]
+        reg = str(regime(nf, model.experts_per_token, model.routed_experts, ffn.bandwidth_ratio, ffn.gpus_per_node))
+        res, _ = hfu_sweep(model, ffn, np.array([nf]))
+        floor = float(dead_zone_floor(ffn.scale_out_bytes_per_s, model.moe_intermediate_size, ffn.flops))
+        r.append(f"AFD FFN side at N_F = {nf}: regime {reg}; the paper's HFU ceiling there is "
+                 f"{min(1.0, float(res['comm_ceiling'][0])):.1%}, and from N_F >= K = {model.experts_per_token} "
+                 f"the dead-zone floor is {floor:.1%}")
+    else:
+        r.append(f"AFD: no N_A, N_F <= 16 meets the {budget.slo_s * 1e3:g} ms SLO and fits in memory")
+    if ep.get("feasible") and afd.get("feasible"):
+        r.append(f"imbalance: EP sigma {ep['sigma']:.3f} keeps {ep['imbalance_alpha']:.1%} of its balanced "
+                 f"throughput, AFD sigma {afd['sigma']:.3f} keeps {afd['imbalance_alpha']:.1%}")
+        word = "more" if ratio > 1 else "less"
+        call = ("beyond the model's error against published deployments" if ratio > DECISIVE or ratio < 1 / DECISIVE
+                else f"within the spread of the model's errors against published deployments (a ratio up to "
+                     f"{DECISIVE:.2f} either way): a close call")
+        r.append(f"AFD gives {ratio:.2f}x EP's tokens/s per GPU ({word}), {call}")
+        h, _ = break_even_overlap(model, ffn, budget, context, precision, a, afd["tokens_per_s_per_gpu"])
+        if h is None:
+            r.append("the answer holds for any share of EP's all-to-all hidden behind compute (0 to 100%)")
+        else:
+            r.append(f"the answer flips if EP hides {'more' if ratio > 1 else 'less'} than {h:.0%} of its "
+                     f"all-to-all behind compute (now {a.ep_overlap:.0%})")
+        bw, _ = break_even_scale_out(model, ffn, budget, context, precision, a,
+                                     None if attn is ffn else attn)
+        now = ffn.scale_out_bytes_per_s
+        what = "fabric (scale-up = scale-out)" if ffn.superpod else "scale-out"
+        if bw is None:
+            r.append(f"no {what} bandwidth between {now * FLIP_FACTORS[0] / 1e9:.1f} and "
+                     f"{now * FLIP_FACTORS[-1] / 1e9:,.0f} GB/s per GPU flips the answer")
+        else:
+            r.append(f"AFD and EP break even at a {what} bandwidth of {bw / 1e9:.0f} GB/s per GPU "
+                     f"(now {now / 1e9:.0f} GB/s, sustained)")
+    if cost and cost.get("ratio") is not None:
+        r.append(f"cost: EP {cost['ep_usd_per_million_tokens']:.3f} USD and AFD "
+                 f"{cost['afd_usd_per_million_tokens']:.3f} USD per million output tokens")
+    return r
+
+
+def parse_prices(items: list[str] | None) -> dict[str, float] | None:
+    """``['h800=2.0', 'h20=1.1']`` -> {slug: USD per GPU-hour}."""
+    if not items:
+        return None
+    out = {}
+    for item in items:
+        slug, sep, value = item.partition("=")
+        try:
+            price = float(value)
+        except ValueError:
+            price = float("nan")
+        if not sep or not slug or not np.isfinite(price) or price <= 0:
+            raise AfdError(f"--price-per-gpu-hour expects SLUG=USD with a positive price, got '{item}'")
+        out[slug.strip().lower()] = price
+    return out
+
+
+
+
+_STACKED = ("flops", "hbm_bytes_per_s", "hbm_bytes", "scale_up_bytes_per_s", "scale_out_bytes_per_s", "bf16_flops",
+            "inter_domain_bytes_per_s", "scale_out_latency_s", "scale_up_latency_s")
+
+
+def _structure(hw: Hardware) -> tuple:
+    """What must be equal for devices to be searched in one vectorised call: the fields the model
+    branches on, and which optional fields are present."""
+    return (hw.gpus_per_node, hw.scale_up_domain, hw.superpod, hw.flops_dtype,
+            *(getattr(hw, f) is None for f in _STACKED))
+
+
+def _stacked(devices: list[Hardware]) -> Hardware:
+    """One Hardware whose numeric fields are arrays over ``devices`` (same structure)."""
+    fields = {f: np.array([getattr(h, f) for h in devices], dtype=float) for f in _STACKED
+              if getattr(devices[0], f) is not None}
+    return replace(devices[0], slug="+".join(h.slug for h in devices), **fields)
+
+
+def advice_table(models: list[Model], hardware: list[Hardware], budget: Budget, context: float,
+                 precision: Precision = Precision(), assumptions: Assumptions = Assumptions()) -> list[dict]:
+    """Recommendation and ratio for every (model, device) pair (no reasons: the fast path).
+
+    The best EP and AFD deployments of one model are searched for all devices of the same
+    structure in one vectorised call (:func:`afdlib.decode.search.compare` over a cell axis); the
+    results are those of :func:`advise` pair by pair."""
+    groups: dict[tuple, list[int]] = {}
+    for i, h in enumerate(hardware):
+        groups.setdefault(_structure(h), []).append(i)
+    found: dict[tuple[int, int], tuple] = {}
+    for j, m in enumerate(models):
+        if m.attention is None:
+            continue
+        for idx in groups.values():
+            devices = [hardware[i] for i in idx]
+            hw = devices[0] if len(devices) == 1 else _stacked(devices)
+            ep, afd = compare(m, hw, budget, context, precision, assumptions, None,
+                              cell_shape=() if len(devices) == 1 else (len(devices),))
+            for c, i in enumerate(idx):
+                pick = (lambda b, c=c: b) if len(devices) == 1 else (
+                    lambda b, c=c: Best(b.design, b.tokens_per_s_per_gpu[c], {k: v[c] for k, v in b.config.items()}))
+                found[(j, i)] = (pick(ep), pick(afd))
+    rows = []
+    for j, m in enumerate(models):
+        for i, h in enumerate(hardware):
+            try:
+                if m.attention is None:
+                    raise AfdError(f"model '{m.slug}' has no attention description; add an attention: block")
+                ep, afd = found[(j, i)]
+                adv = _advice_of(m, h, budget, context, precision, assumptions, ep, afd)
+            except AfdError as e:
+                rows.append({"model": m.slug, "hardware": h.slug, "recommendation": "-", "ratio": np.nan,
+                             "decisive": False, "ep": np.nan, "afd": np.nan, "note": str(e)})
+                continue
+            rows.append({"model": m.slug, "hardware": h.slug, "recommendation": adv.recommendation,
+                         "ratio": adv.ratio, "decisive": adv.decisive,
+                         "ep": adv.ep.get("tokens_per_s_per_gpu", 0.0), "afd": adv.afd.get("tokens_per_s_per_gpu", 0.0),
+                         "ep_config": (f"EP{adv.ep['ep_size']}" if adv.ep.get("feasible") else "-"),
+                         "afd_config": (f"{adv.afd['n_attn']}A{adv.afd['n_ffn']}F" if adv.afd.get("feasible") else "-"),
+                         "note": ""})
+    return rows

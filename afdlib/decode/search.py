@@ -1,0 +1,184 @@
+"""The best EP and the best AFD deployment of a model on given hardware, under an SLO.
+
+Candidates (each a named, documented grid):
+
+* **EP**: EP size R = g x {1, 2, 3, 4, 6, 8, 9, 12, 16, 18, 24, 32, 36, 48, 64} GPUs (and 1, 2, 4
+  below one node), as long as every GPU holds an expert (R <= E + redundant); redundant experts
+  0 or E / 8 (DeepSeek's 32 for 256 experts); DeepEP's low-latency or normal all-to-all kernels
+  (normal: one copy per destination node, forwarded inside it, as AFD's two-stage transfer); one
+  micro-batch or two (two-batch overlap re-reads the weights and launches the kernels twice, for
+  the share of the all-to-all it hides);
+* **AFD**: N_A and N_F in 1..16 nodes, 2, 3 or 4 micro-batches.
+
+For every candidate the batch (requests per GPU, per attention GPU for AFD) is the largest that
+meets the per-token SLO and fits in memory, found by a vectorised integer bisection (TPOT and
+memory grow with the batch); throughput per GPU grows with the batch too, so that batch is the
+candidate's best. The best candidate of each design maximises output tokens per second per GPU.
+
+Everything broadcasts: model and hardware fields may be arrays over a map's cells
+(:func:`afdlib.inputs.specs.stack`-style ``replace``), and :func:`compare` evaluates the cells in chunks
+so a large map runs in bounded memory.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from afdlib.evaluator.alltoall import EP_MODES
+from afdlib.decode.step import Assumptions, Step, afd_step, ep_step, largest_batch
+from afdlib.errors import AfdError
+from afdlib.inputs.specs import Budget, Hardware, Model, Precision
+
+EP_NODE_MULTIPLES = (1, 2, 3, 4, 6, 8, 9, 12, 16, 18, 24, 32, 36, 48, 64)
+SUB_NODE_SIZES = (1, 2, 4)
+AFD_NODES = tuple(range(1, 17))
+AFD_MICRO_BATCHES = (2, 3, 4)
+EP_MICRO_BATCHES = (1, 2)
+
+
+def ep_candidates(model: Model, hardware: Hardware) -> tuple[np.ndarray, np.ndarray]:
+    """(EP size, redundant experts) of every EP candidate, as flat arrays."""
+    e = int(np.max(model.routed_experts))
+    sizes = sorted({s for s in SUB_NODE_SIZES if s < hardware.gpus_per_node}
+                   | {hardware.gpus_per_node * m for m in EP_NODE_MULTIPLES})
+    red_options = sorted({0, max(1, e // 8)})
+    pairs = [(s, r) for s in sizes for r in red_options if s <= e + r and not (r and s == 1)]
+    size, red = (np.array(x, dtype=float) for x in zip(*pairs))
+    return size, red
+
+
+def afd_candidates(max_nodes: int = AFD_NODES[-1]) -> tuple[np.ndarray, np.ndarray]:
+    """(N_A, N_F) of every AFD candidate, as flat arrays."""
+    na, nf = np.meshgrid(np.arange(1, max_nodes + 1), np.arange(1, max_nodes + 1), indexing="ij")
+    return na.ravel().astype(float), nf.ravel().astype(float)
+
+
+@dataclass(frozen=True)
+class Best:
+    """The best candidate of one design (per map cell when the inputs are arrays).
+
+    ``config``: arrays of the candidate's parameters (``ep_size``, ``redundant`` or ``n_attn``,
+    ``n_ffn``, ``micro_batches``) and ``requests``; ``tokens_per_s_per_gpu`` 0 where no
+    candidate is feasible.
+    """
+
+    design: str
+    tokens_per_s_per_gpu: np.ndarray
+    config: dict
+
+
+def _pick(rate: np.ndarray, configs: dict) -> tuple[np.ndarray, dict]:
+    """Maximum over the last axis and the configuration where it is reached."""
+    k = np.argmax(rate, axis=-1)
+    best = np.take_along_axis(rate, k[..., None], axis=-1)[..., 0]
+    return best, {name: np.take_along_axis(np.broadcast_to(v, rate.shape), k[..., None], axis=-1)[..., 0]
+                  for name, v in configs.items()}
+
+
+def best_ep(model: Model, hardware: Hardware, budget: Budget, context, precision: Precision = Precision(),
+            assumptions: Assumptions = Assumptions(), cell_shape: tuple = (), modes=EP_MODES,
+            micro_batches=EP_MICRO_BATCHES) -> Best:
+    """The best EP candidate per cell (model and hardware fields may be arrays of ``cell_shape``),
+    over EP sizes, redundant experts, the all-to-all kernels (``config["kernels"]`` indexes
+    :data:`afdlib.evaluator.alltoall.EP_MODES`) and one or two micro-batches (``config["micro_batches"]``;
+    with one, nothing of the all-to-all is hidden)."""
+    size, red = ep_candidates(model, hardware)
+    model, hardware, context = (_with_candidate_axis(x) for x in (model, hardware, context))
+    axis = (1,) * len(cell_shape)
+    size, red = size.reshape(axis + (-1,)), red.reshape(axis + (-1,))
+    shape = cell_shape + (size.shape[-1],)
+
+    rates, configs = [], []
+    for mode, mb in ((mode, mb) for mode in modes for mb in micro_batches):
+        a = replace(assumptions, all_to_all=mode, ep_micro_batches=int(mb))
+
+        def step_of(requests, a=a) -> Step:
+            return ep_step(model, hardware, size, requests, context, budget, precision, a, red)
+
+        n = largest_batch(step_of, budget.slo_s, shape)
+        st = step_of(np.maximum(n, 1.0))
+        valid = size <= np.asarray(model.routed_experts) + red   # every GPU holds an expert (per cell)
+        rates.append(np.where((n > 0) & valid, st.tokens_per_s_per_gpu, 0.0))
+        configs.append({"ep_size": np.broadcast_to(size, shape), "redundant": np.broadcast_to(red, shape),
+                        "requests": n, "kernels": np.full(shape, float(EP_MODES.index(mode))),
+                        "micro_batches": np.full(shape, float(mb))})
+    rate = np.concatenate(rates, axis=-1)
+    best, cfg = _pick(rate, {k: np.concatenate([c[k] for c in configs], axis=-1) for k in configs[0]})
+    return Best("ep", best, cfg)
+
+
+def best_afd(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, budget: Budget, context,
+             precision: Precision = Precision(), assumptions: Assumptions = Assumptions(),
+             cell_shape: tuple = (), micro_batches=AFD_MICRO_BATCHES, max_nodes: int = AFD_NODES[-1]) -> Best:
+    """The best AFD candidate per cell over N_A, N_F and the micro-batch counts."""
+    na, nf = afd_candidates(max_nodes)
+    model, attn_hardware, ffn_hardware, context = (_with_candidate_axis(x) for x in
+                                                   (model, attn_hardware, ffn_hardware, context))
+    axis = (1,) * len(cell_shape)
+    na, nf = na.reshape(axis + (-1,)), nf.reshape(axis + (-1,))
+    shape = cell_shape + (na.shape[-1],)
+    rates, configs = [], []
+    for m in micro_batches:
+        b = replace(budget, micro_batches=int(m))
+
+        def step_of(requests, b=b) -> Step:
+            return afd_step(model, attn_hardware, ffn_hardware, na, nf, requests, context, b, precision, assumptions)
+
+        n = largest_batch(step_of, b.slo_s, shape)
+        st = step_of(np.maximum(n, 1.0))
+        rates.append(np.where(n > 0, st.tokens_per_s_per_gpu, 0.0))
+        configs.append({"n_attn": np.broadcast_to(na, shape), "n_ffn": np.broadcast_to(nf, shape),
+                        "micro_batches": np.full(shape, float(m)), "requests": n})
+    rate = np.concatenate(rates, axis=-1)
+    merged = {k: np.concatenate([c[k] for c in configs], axis=-1) for k in configs[0]}
+    best, cfg = _pick(rate, merged)
+    return Best("afd", best, cfg)
+
+
+def compare(model: Model, hardware: Hardware, budget: Budget, context, precision: Precision = Precision(),
+            assumptions: Assumptions = Assumptions(), attn_hardware: Hardware | None = None,
+            cell_shape: tuple = (), chunk: int | None = None) -> tuple[Best, Best]:
+    """(best EP, best AFD) per cell. With ``chunk``, the cells' first axis is evaluated ``chunk``
+    rows at a time (model and hardware arrays must then have that axis first or size 1)."""
+    attn = attn_hardware or hardware
+    if not chunk or not cell_shape or cell_shape[0] <= chunk:
+        return (best_ep(model, hardware, budget, context, precision, assumptions, cell_shape),
+                best_afd(model, attn, hardware, budget, context, precision, assumptions, cell_shape))
+    parts = []
+    for lo in range(0, cell_shape[0], chunk):
+        rows = slice(lo, min(lo + chunk, cell_shape[0]))
+        sub = (min(lo + chunk, cell_shape[0]) - lo,) + cell_shape[1:]
+        parts.append(compare(_rows(model, rows), _rows(hardware, rows), budget, _rows(context, rows), precision,
+                             assumptions, _rows(attn, rows) if attn_hardware else None, sub))
+    join = lambda bests: Best(bests[0].design, np.concatenate([b.tokens_per_s_per_gpu for b in bests]),  # noqa: E731
+                              {k: np.concatenate([b.config[k] for b in bests]) for k in bests[0].config})
+    return join([p[0] for p in parts]), join([p[1] for p in parts])
+
+
+def _with_candidate_axis(obj):
+    """Array fields (over map cells) get a trailing axis, so they broadcast against the candidates."""
+    if isinstance(obj, np.ndarray):
+        return obj[..., None] if obj.ndim else obj
+    if isinstance(obj, (Model, Hardware)):
+        fields = {k: v[..., None] for k, v in vars(obj).items() if isinstance(v, np.ndarray) and v.ndim}
+        return replace(obj, **fields) if fields else obj
+    return obj
+
+
+def _rows(obj, rows: slice):
+    """Rows of every array field (first axis) of a Model/Hardware, or of an array."""
+    if isinstance(obj, np.ndarray):
+        return obj[rows] if obj.ndim and obj.shape[0] > 1 else obj
+    if isinstance(obj, (Model, Hardware)):
+        fields = {k: v[rows] for k, v in vars(obj).items()
+                  if isinstance(v, np.ndarray) and v.ndim and v.shape[0] > 1}
+        return replace(obj, **fields) if fields else obj
+    return obj
+
+
+def check_search_inputs(model: Model, budget: Budget, context: float) -> None:
+    if model.attention is None:
+        raise AfdError(f"model '{model.slug}' has no attention description; add an attention: block")
+    if not np.all(np.asarray(context) >= 0):
+        raise AfdError("context must be non-negative")

@@ -1,0 +1,435 @@
+"""End-to-end decode: output tokens per second per GPU for large-scale EP and for AFD.
+
+One decode step produces ``L_accept`` tokens per request (1 without MTP). Every operator's work
+comes from its own module (:mod:`afdlib.evaluator.attention`, :mod:`afdlib.evaluator.grouped_gemm`,
+:mod:`afdlib.evaluator.dense`, :mod:`afdlib.evaluator.alltoall`) and becomes time through the one evaluator
+(:func:`afdlib.evaluator.roofline.stage_time`): within an operator the tiers overlap, operators of a stage
+run one after another, and each kernel pays a fixed cost.
+
+**EP** (:func:`ep_step`): every GPU runs attention for its own ``requests`` (data parallel) and
+holds (E + redundant) / R routed experts; ``micro_batches`` (2, DeepSeek's dual micro-batch
+overlap) split the batch so that one micro-batch's dispatch/combine can hide behind the other's
+compute. How much hides is :attr:`Assumptions.ep_overlap`: a MoE layer takes
+``max(compute, comm) + (1 - overlap) * min(compute, comm)``.
+
+**AFD** (:func:`afd_step`): ``n_attn`` attention nodes and ``n_ffn`` FFN nodes (possibly different
+hardware), ``micro_batches`` (3BO) cycling attention -> dispatch -> FFN -> combine in every MoE
+layer. With per-micro-batch stage times t_a, t_f, t_c (t_c = dispatch + combine, one lane as in
+the paper), one layer takes ``max(m t_a, m t_f, m t_c, t_a + t_f + t_c)`` (each pool serves m
+micro-batches; one micro-batch's round trip cannot be shorter than its stages): with m = 3, where
+attention sets the pace it never waits exactly when ``2 t_a >= t_f + t_c`` (Eq. 3), and the FFN
+where ``2 t_f >= t_a + t_c`` (Eq. 4); bubble-free, the layer takes 3 max(t_a, t_f, t_c) = 3 t_B. Dense layers and the LM head run on the attention pool. Throughput per GPU
+counts both pools.
+
+The FFN side's imbalance is the balancedness sigma (mean/max per-GPU load): the busiest GPU's
+expert work and its share of the all-to-all grow by 1/sigma. Without a given sigma the model uses
+uniform routing's expected per-step balancedness (:func:`afdlib.routing.balance.uniform_balancedness`),
+the floor that even a perfect expert placement leaves.
+
+Everything broadcasts over numpy arrays (batch, context, deployment size), so sweeps are one call.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Callable
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from afdlib.evaluator.alltoall import DESTINATION_RULES, EP_MODES, afd_transfer_work, ep_all_to_all_work
+from afdlib.evaluator.attention import attention_kernels, attention_weight_bytes, attention_work, kv_cache_bytes
+from afdlib.routing.balance import uniform_balancedness
+from afdlib.evaluator.dense import (KERNELS_FFN, KERNELS_HEAD, dense_ffn_work, dense_intermediate_size, lm_head_work, router_work, shared_experts_work)
+from afdlib.errors import AfdError
+from afdlib.evaluator.grouped_gemm import KERNELS_ROUTED, routed_experts_work
+from afdlib.evaluator.roofline import TIERS, overlap, stage_time
+from afdlib.inputs.specs import Budget, Hardware, Model, Precision
+
+DECODE_T_GAP_S = 0.003
+"""The fixed gap per step of the decode model, seconds (scheduling, sampling, batch preparation).
+
+The paper's t_g = 15 ms also holds the dense layers and the gaps between kernels, which this model
+computes explicitly; Step-3's published figures imply a gap of 3 ms or less (issue #7 of this
+project). 3 ms is that upper end; every case states the value it uses."""
+
+
+@dataclass(frozen=True)
+class Assumptions:
+    """The decode model's named assumptions, with their sources.
+
+    * ``matmul_efficiency`` 0.75: achievable fraction of peak FLOP/s for GEMMs and attention;
+      measured maximum achievable matmul FLOPS (MAMF, FP8) is 73.4% of peak on H200, 76.3% on B200,
+      74.5% on B300, 72.3% on GB200 (stas00/ml-engineering). Bandwidth efficiencies come with the
+      hardware profile (``datasheet``: HBM 0.8, networks 0.8, :class:`afdlib.inputs.specs.Efficiency`).
+    * ``kernel_overhead_s`` 3 us: fixed cost per kernel (launch gaps, ramp and tail), after
+      AIConfigurator's "+3 us per memory op" correction (ai-dynamo/aiconfigurator systems/*.yaml).
+    * ``ep_micro_batches`` 2: DeepSeek's and SGLang's two-batch overlap in decode.
+    * ``ep_overlap`` 0.5: the share of the shorter of (compute, dispatch + combine) hidden behind
+      the longer. No published measurement isolates it for decode: 1 is the roofline's lower bound
+      (all hidden, the max), 0 its upper bound (nothing hidden, the sum); the default is the midpoint
+      and the validation reports both bounds for every EP case (``band_low``, ``band_high``).
+    * ``all_to_all`` "low-latency": DeepEP's decode kernels (one RDMA message per remote expert).
+    * ``hbm_usable_fraction`` 0.9: share of HBM for weights and KV cache (the rest: activations,
+      CUDA graphs, communication buffers), as serving engines reserve (SGLang's static memory
+      fraction is of this order).
+    * ``sigma``: balancedness of the FFN load; None: uniform routing's per-step value.
+    * ``skew``: measured expert loads as a function of the placement
+      (:func:`afdlib.routing.balance.placement_skew`); multiplies the per-step balancedness.
+    * ``afd_overlap`` 1: the share of AFD's transfers hidden behind the pools' compute; 1 is the
+      paper's bubble-free 3BO pipeline (the MoE layer takes max(m t_a, m t_f, m t_c, t_a + t_f +
+      t_c)), 0 puts every transfer between compute (max(m t_a, m t_f) + m t_c). Step-3's published
+      figure sits near 1 (+27% at 1, -35% at 0.5; the validation chapter).
+    * ``afd_two_stage`` True: AFD tokens cross scale-out once per destination FFN node and fan out
+      inside it (the paper's two-stage forwarding); False: one copy per expert over scale-out.
+    * ``afd_destinations`` "expected": FFN nodes a token crosses to under two-stage AFD, for uniform
+      routing (:data:`afdlib.evaluator.alltoall.DESTINATION_RULES`: "exact" is aiconfigurator's send
+      probability over K distinct experts, "paper" the paper's min(K, N_F)).
+    * Kernels per layer and micro-batch (each paying ``kernel_overhead_s``): attention
+      (:func:`afdlib.evaluator.attention.attention_kernels`: MLA 11, GQA 8, MFA 9), routed experts 5
+      (:data:`afdlib.evaluator.grouped_gemm.KERNELS_ROUTED`), shared experts or a dense FFN 3, the LM head 3;
+      the all-to-all pays its message latency instead.
+    """
+
+    matmul_efficiency: float = 0.75
+    kernel_overhead_s: float = 3e-6
+    ep_micro_batches: int = 2
+    ep_overlap: float = 0.5
+    all_to_all: str = "low-latency"
+    hbm_usable_fraction: float = 0.9
+    sigma: ArrayLike | None = None   # a number, or an array broadcasting with the deployment grid
+    afd_overlap: float = 1.0
+    single_batch_overlap: bool = False  # EP with one batch: let ep_overlap apply (SBO, shared experts)
+    skew: object = None  # measured skew: skew(ranks, redundant) -> balancedness (balance.placement_skew)
+    afd_two_stage: bool = True
+    afd_destinations: str = "expected"
+
+    def __post_init__(self):
+        for name in ("matmul_efficiency", "hbm_usable_fraction"):
+            v = getattr(self, name)
+            if not (0 < v <= 1):
+                raise AfdError(f"{name} must be in (0, 1], got {v}")
+        for name in ("ep_overlap", "afd_overlap"):  # numbers, or arrays over a grid
+            if not np.all((np.asarray(getattr(self, name)) >= 0) & (np.asarray(getattr(self, name)) <= 1)):
+                raise AfdError(f"{name} must be in [0, 1], got {getattr(self, name)}")
+        if not (self.kernel_overhead_s >= 0):
+            raise AfdError(f"kernel_overhead_s must be >= 0, got {self.kernel_overhead_s}")
+        if self.ep_micro_batches < 1:
+            raise AfdError(f"ep_micro_batches must be >= 1, got {self.ep_micro_batches}")
+        if self.all_to_all not in EP_MODES:
+            raise AfdError(f"all_to_all must be one of {', '.join(EP_MODES)}, got '{self.all_to_all}'")
+        if self.afd_destinations not in DESTINATION_RULES:
+            raise AfdError(f"afd_destinations must be one of {', '.join(DESTINATION_RULES)}, "
+                           f"got '{self.afd_destinations}'")
+        if self.sigma is not None and not np.all((np.asarray(self.sigma) > 0) & (np.asarray(self.sigma) <= 1)):
+            raise AfdError(f"sigma (balancedness) must be in (0, 1], got {self.sigma}")
+
+
+def draft_tokens(l_accept: float) -> int:
+    """MTP draft tokens verified per step for ``l_accept`` accepted tokens: ceil(L_accept) - 1."""
+    if l_accept < 1:
+        raise AfdError(f"accepted tokens per step must be >= 1, got {l_accept}")
+    return int(np.ceil(l_accept - 1e-9)) - 1
+
+
+@dataclass(frozen=True)
+class Step:
+    """One decode step, arrays broadcast over the inputs.
+
+    Per-layer times are those of one MoE layer (per micro-batch for AFD's ``t_attn``, ``t_ffn``,
+    ``t_comm``; for EP the whole layer's compute of all micro-batches split into attention and
+    FFN, and its dispatch + combine). ``bound_*`` index :data:`afdlib.evaluator.roofline.TIERS`; they are
+    found when first asked for (``bounds`` computes them), so that a search ranking thousands of
+    candidates by throughput does not pay for them.
+    """
+
+    design: str
+    requests: np.ndarray           # per attention (EP: every) GPU
+    step_s: np.ndarray
+    tpot_s: np.ndarray
+    tokens_per_s_per_gpu: np.ndarray
+    t_attn: np.ndarray
+    t_ffn: np.ndarray
+    t_comm: np.ndarray
+    t_layer: np.ndarray
+    sigma: np.ndarray
+    memory_bytes: np.ndarray       # per GPU (AFD: the fuller of the two pools, relative to its HBM)
+    fits_memory: np.ndarray
+    extra: dict = field(default_factory=dict)
+    bounds: Callable[[], tuple] | None = field(default=None, repr=False)   # () -> (attention, FFN, comm)
+
+    @cached_property
+    def _bounds(self) -> tuple:
+        shape = np.shape(self.requests)
+        return tuple(np.broadcast_to(b, shape) for b in self.bounds())
+
+    @property
+    def bound_attn(self) -> np.ndarray:
+        return self._bounds[0]
+
+    @property
+    def bound_ffn(self) -> np.ndarray:
+        return self._bounds[1]
+
+    @property
+    def bound_comm(self) -> np.ndarray:
+        return self._bounds[2]
+
+
+def _time(works, hw, a: Assumptions, kernels: float = 0.0):
+    """(seconds with the kernels' fixed cost, the :class:`~afdlib.evaluator.roofline.StageTime`, whose
+    binding tier is found only if asked for)."""
+    st = stage_time(works, hw, a.matmul_efficiency)
+    return st.seconds + kernels * a.kernel_overhead_s, st
+
+
+def _weights_dense_side(model: Model, precision: Precision) -> float:
+    """Bytes every attention (EP: every) GPU holds besides the routed experts and the KV cache."""
+    h = model.hidden_size
+    attn = model.num_layers * attention_weight_bytes(model, precision)
+    dense = model.dense_layers * 3 * h * dense_intermediate_size(model) * precision.bytes("weights")
+    embed = model.vocab_size * h * (2.0 + precision.bytes("lm_head"))  # BF16 embedding + LM head
+    return attn + dense + embed
+
+
+def _balancedness(a: "Assumptions", tokens, k, e, ranks, redundant):
+    """The FFN side's sigma for ``tokens`` tokens of one micro-batch over ``ranks`` GPUs: the given
+    one, else uniform routing's per-step value; times the measured skew of the placement if any."""
+    sigma = (np.asarray(a.sigma, dtype=float) if a.sigma is not None
+             else uniform_balancedness(np.maximum(tokens, 1.0), k, e, ranks))
+    return sigma if a.skew is None else sigma * a.skew(ranks, redundant)
+
+
+def _attention_stage(model, precision, hardware, a, requests, context, tokens_per_request):
+    """(time, bound) of one attention layer of one micro-batch, with the router."""
+    proj, core = attention_work(model, precision, requests, context, tokens_per_request)
+    tokens = np.asarray(requests, dtype=float) * tokens_per_request
+    return _time([proj, core, router_work(model, tokens)], hardware, a, attention_kernels(model))
+
+
+def _ffn_stage(model, precision, hardware, a, tokens, local, sigma):
+    """(time, bound) of one GPU's experts in one MoE layer: ``tokens`` tokens, the busiest GPU's
+    routed pairs grown by 1 / sigma, and the shared experts."""
+    routed = routed_experts_work(model, precision, tokens * model.experts_per_token / sigma, local)
+    shared = shared_experts_work(model, precision, tokens)
+    kernels = KERNELS_ROUTED + (KERNELS_FFN if model.shared_experts else 0)
+    return _time([routed, shared], hardware, a, kernels)
+
+
+def _rest_of_step(model, precision, hardware, a, req, context, q: int, m: int, moe_layer):
+    """(one dense layer, the LM head, the MTP drafts) of a step, on the GPUs that hold attention.
+
+    A dense layer is attention plus the dense FFN for each of the ``m`` micro-batches (no
+    all-to-all); each MTP draft costs one more MoE layer at one token per request and an LM head.
+    """
+    tokens = req * q
+    proj, core = attention_work(model, precision, req / m, context, q)
+    t_att, _ = _time([proj, core], hardware, a, attention_kernels(model))
+    t_ffn, _ = _time(dense_ffn_work(model, precision, tokens / m), hardware, a, KERNELS_FFN)
+    head, _ = _time(lm_head_work(model, precision, tokens), hardware, a, KERNELS_HEAD)
+    drafts = q - 1
+    mtp = 0.0
+    if drafts:
+        draft_head, _ = _time(lm_head_work(model, precision, req), hardware, a, KERNELS_HEAD)
+        mtp = drafts * (moe_layer(1)[0] + draft_head)
+    return m * (t_att + t_ffn), head, mtp
+
+
+def _checks(requests, context, *sizes) -> np.ndarray:
+    r = np.asarray(requests, dtype=float)
+    if np.any(~np.isfinite(r)) or np.any(r < 0):
+        raise AfdError("requests per GPU must be non-negative")
+    c = np.asarray(context, dtype=float)
+    if np.any(~np.isfinite(c)) or np.any(c < 0):
+        raise AfdError("context must be non-negative")
+    for name, v in sizes:
+        v = np.asarray(v, dtype=float)
+        if np.any(~np.isfinite(v)) or np.any(v < 1):
+            raise AfdError(f"{name} must be >= 1, got {v}")
+    return r
+
+
+def ep_step(model: Model, hardware: Hardware, ep_size: ArrayLike, requests: ArrayLike, context: ArrayLike,
+            budget: Budget, precision: Precision = Precision(), assumptions: Assumptions = Assumptions(),
+            redundant: ArrayLike = 0) -> Step:
+    """Large-scale EP over ``ep_size`` GPUs, ``requests`` per GPU at ``context`` cached tokens.
+
+    ``budget.l_accept`` tokens are accepted per step (MTP: ceil(L_accept) - 1 drafts verified);
+    ``budget.t_gap_s`` is added once per step; ``budget.micro_batches`` is AFD's and not used here.
+    """
+    a = assumptions
+    r_size = np.asarray(ep_size, dtype=float)
+    req = _checks(requests, context, ("EP size", ep_size))
+    red = np.asarray(redundant, dtype=float)
+    q = 1 + draft_tokens(budget.l_accept)
+    m = a.ep_micro_batches
+    k, e = model.experts_per_token, model.routed_experts
+
+    def moe_layer(tokens_per_request):
+        req_mb = req / m
+        t_mb = req_mb * tokens_per_request
+        sigma = _balancedness(a, t_mb * r_size, k, e, r_size, red)
+        local = np.ceil((e + red) / r_size - 1e-9)   # the busiest GPU holds the rounded-up share
+        t_att, b_att = _attention_stage(model, precision, hardware, a, req_mb, context, tokens_per_request)
+        t_ffn, b_ffn = _ffn_stage(model, precision, hardware, a, t_mb, local, sigma)
+        comm = ep_all_to_all_work(model, precision, hardware, t_mb, r_size, a.all_to_all)
+        comm = comm.network_scaled(1.0 / sigma)
+        t_comm, b_comm = _time(comm, hardware, a)
+        hidden = a.ep_overlap if (m > 1 or a.single_batch_overlap) else 0.0
+        layer = overlap(m * (t_att + t_ffn), m * t_comm, hidden)
+        return layer, m * t_att, m * t_ffn, m * t_comm, b_att, b_ffn, b_comm, sigma
+
+    layer, t_att, t_ffn, t_comm, b_att, b_ffn, b_comm, sigma = moe_layer(q)
+    dense, head, mtp = _rest_of_step(model, precision, hardware, a, req, context, q, m, moe_layer)
+    step = model.moe_layers * layer + model.dense_layers * dense + head + mtp + budget.t_gap_s
+    routed_bytes = (model.moe_layers * np.ceil((e + red) / r_size - 1e-9) * 3 * model.hidden_size
+                    * model.moe_intermediate_size)
+    shared_bytes = model.moe_layers * 3 * model.hidden_size * model.shared_size * model.shared_experts
+    weights = (routed_bytes + shared_bytes) * precision.bytes("weights") + _weights_dense_side(model, precision)
+    memory = weights + req * kv_cache_bytes(model, precision, context)
+    fits = memory <= a.hbm_usable_fraction * hardware.hbm_bytes
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = np.where(step > 0, req * budget.l_accept / step, 0.0)
+    room = {"weights_bytes": weights, "capacity_bytes": a.hbm_usable_fraction * hardware.hbm_bytes}
+    return Step("ep", *np.broadcast_arrays(req, step, step / budget.l_accept, rate, t_att, t_ffn, t_comm, layer,
+                                           sigma, memory, fits),
+                bounds=lambda: (b_att.bound, b_ffn.bound, b_comm.bound),
+                extra={"dense_layer_s": dense, "lm_head_s": head, "mtp_s": mtp, "t_gap_s": budget.t_gap_s,
+                       "tokens_per_request": q, "ep_micro_batches": m, "memory": {"GPU": room}})
+
+
+def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_attn: ArrayLike, n_ffn: ArrayLike,
+             requests: ArrayLike, context: ArrayLike, budget: Budget, precision: Precision = Precision(),
+             assumptions: Assumptions = Assumptions(), superpod: bool | None = None) -> Step:
+    """AFD with ``n_attn`` attention nodes of ``attn_hardware`` and ``n_ffn`` FFN nodes of
+    ``ffn_hardware``; ``requests`` per attention GPU at ``context``; ``budget.micro_batches``
+    micro-batches. ``superpod``: both pools in one scale-up fabric (default: both devices are
+    Superpod-class and of the same kind)."""
+    a = assumptions
+    na, nf = np.asarray(n_attn, dtype=float), np.asarray(n_ffn, dtype=float)
+    req = _checks(requests, context, ("N_A", n_attn), ("N_F", n_ffn))
+    if superpod is None:
+        superpod = bool(attn_hardware.superpod and ffn_hardware.superpod and attn_hardware.slug == ffn_hardware.slug)
+    q = 1 + draft_tokens(budget.l_accept)
+    m = budget.micro_batches
+    k, e = model.experts_per_token, model.routed_experts
+    g_a, g_f = attn_hardware.gpus_per_node, ffn_hardware.gpus_per_node
+    ffn_gpus = nf * g_f
+    local = np.maximum(1.0, np.ceil(e / ffn_gpus - 1e-9))
+
+    def moe_layer(tokens_per_request):
+        req_mb = req / m
+        t_mb = req_mb * tokens_per_request
+        arriving = t_mb * na * g_a / ffn_gpus            # tokens per FFN GPU per micro-batch
+        sigma = _balancedness(a, t_mb * na * g_a, k, e, ffn_gpus, 0)
+        t_a, b_a = _attention_stage(model, precision, attn_hardware, a, req_mb, context, tokens_per_request)
+        t_f, b_f = _ffn_stage(model, precision, ffn_hardware, a, arriving, local, sigma)
+        send, recv = afd_transfer_work(model, precision, attn_hardware, ffn_hardware, t_mb, na, nf, superpod,
+                                       a.afd_two_stage, a.afd_destinations)
+        recv = recv.network_scaled(1.0 / sigma)
+        st_send, st_recv = _time(send, attn_hardware, a), _time(recv, ffn_hardware, a)
+        t_c = np.maximum(st_send[0], st_recv[0])
+        b_c = (st_send[0] >= st_recv[0], st_send[1], st_recv[1])      # the slower direction's bound, when asked
+        # the paper's communication stage: dispatch and combine share one lane (Eq. 2: t_c <= t_B)
+        ideal = np.maximum.reduce(np.broadcast_arrays(m * t_a, m * t_f, m * t_c, t_a + t_f + t_c))
+        serial = np.maximum(m * t_a, m * t_f) + m * t_c     # no transfer overlaps any compute
+        layer = ideal + (1.0 - a.afd_overlap) * (serial - ideal)
+        return layer, t_a, t_f, t_c, b_a, b_f, b_c, sigma
+
+    layer, t_a, t_f, t_c, b_a, b_f, b_c, sigma = moe_layer(q)
+    dense, head, mtp = _rest_of_step(model, precision, attn_hardware, a, req, context, q, m, moe_layer)
+    step = model.moe_layers * layer + model.dense_layers * dense + head + mtp + budget.t_gap_s
+    attn_memory = _weights_dense_side(model, precision) + req * kv_cache_bytes(model, precision, context)
+    ffn_memory = model.moe_layers * 3 * model.hidden_size * precision.bytes("weights") * (
+        local * model.moe_intermediate_size + model.shared_experts * model.shared_size)
+    cap_a = a.hbm_usable_fraction * attn_hardware.hbm_bytes
+    cap_f = a.hbm_usable_fraction * ffn_hardware.hbm_bytes
+    fits = (attn_memory <= cap_a) & (ffn_memory <= cap_f)
+    memory = np.where(attn_memory / cap_a >= ffn_memory / cap_f, attn_memory, ffn_memory)
+    attn_gpus = na * g_a
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = np.where(step > 0, attn_gpus * req * budget.l_accept / step / (attn_gpus + ffn_gpus), 0.0)
+    t_b = np.maximum.reduce(np.broadcast_arrays(t_a, t_f, t_c))
+    return Step("afd", *np.broadcast_arrays(req, step, step / budget.l_accept, rate, t_a, t_f, t_c, layer,
+                                            sigma, memory, fits),
+                bounds=lambda: (b_a.bound, b_f.bound, np.where(b_c[0], b_c[1].bound, b_c[2].bound)),
+                extra={"dense_layer_s": dense, "lm_head_s": head, "mtp_s": mtp, "t_gap_s": budget.t_gap_s,
+                       "tokens_per_request": q, "micro_batches": m, "superpod": superpod,
+                       "bubble_attn": 1 - m * t_a / layer, "bubble_ffn": 1 - m * t_f / layer,
+                       "no_attention_bubble": 2 * t_a >= t_f + t_c, "no_ffn_bubble": 2 * t_f >= t_a + t_c,
+                       "stage_max_s": t_b, "attn_memory_bytes": attn_memory, "ffn_memory_bytes": ffn_memory,
+                       "memory": {"attention GPU": {"weights_bytes": _weights_dense_side(model, precision),
+                                                    "capacity_bytes": cap_a},
+                                  "FFN GPU": {"weights_bytes": ffn_memory, "capacity_bytes": cap_f}}})
+
+
+MAX_REQUESTS = 2 ** 16
+"""Largest batch per GPU the searches consider."""
+
+GRID_SEARCH_MAX = 1 << 14
+"""Largest (cells x grid points) for which :func:`largest_batch` narrows with grids first."""
+
+
+def largest_batch(step_of, slo_s: float, shape: tuple = (), hi: int = MAX_REQUESTS, grid: int = 16) -> np.ndarray:
+    """Per element of ``shape``, the largest integer number of requests (0..hi) whose step fits in
+    memory and meets ``slo_s``; 0 where even one request does not. TPOT and memory grow with the
+    batch, so the feasible batches are 1..n: two vectorised grids of ``grid`` batches each (one
+    geometric over 1..hi, one linear inside the bracket it finds) narrow the search, then
+    bisection finishes it (on large arrays, more than :data:`GRID_SEARCH_MAX` points, bisection
+    alone). ``step_of(requests_array)`` returns a :class:`Step`; the requests may
+    carry a leading grid axis in front of ``shape``."""
+    lo = np.zeros(shape)
+    top = np.full(shape, float(hi))
+
+    def ok_of(requests):
+        st = step_of(requests)
+        return np.broadcast_to(st.fits_memory & (st.tpot_s <= slo_s), requests.shape)
+
+    f = np.linspace(0.0, 1.0, grid).reshape((grid,) + (1,) * len(shape))
+    # the grids pay when each evaluation is dominated by its fixed cost (small arrays); on large
+    # arrays (maps of candidates) plain bisection does less work
+    passes = (True, False) if int(np.prod(shape)) * grid <= GRID_SEARCH_MAX else ()
+    for geometric in passes:
+        if not np.any(top > lo):
+            break
+        first = lo + 1
+        if geometric:
+            pts = np.ceil(np.exp(np.log(first) + f * (np.log(np.maximum(top, first)) - np.log(first))) - 1e-9)
+        else:
+            pts = np.ceil(first + f * (np.maximum(top, first) - first) - 1e-9)
+        pts = np.minimum(pts, top)
+        ok = ok_of(pts) & (top > lo)
+        last = grid - 1 - np.argmax(ok[::-1], axis=0)                   # index of the last feasible point
+        any_ok = ok.any(axis=0)
+        best = np.take_along_axis(pts, last[None], axis=0)[0]
+        nxt = np.take_along_axis(pts, np.minimum(last + 1, grid - 1)[None], axis=0)[0]
+        new_top = np.where(any_ok, np.where(last == grid - 1, top, nxt - 1), pts[0] - 1)
+        lo, top = np.where(any_ok, best, lo), np.where(top > lo, np.maximum(new_top, np.where(any_ok, best, lo)), top)
+    while np.any(top > lo):
+        mid = np.ceil((lo + top) / 2)
+        ok = ok_of(mid)
+        lo, top = np.where(ok, mid, lo), np.where(ok, top, mid - 1)
+    return lo
+
+
+def best_batch(step_of, slo_s: float, max_requests: int = MAX_REQUESTS) -> tuple[int, Step]:
+    """The largest requests per GPU (1..max_requests) whose step fits in memory and meets the
+    per-token SLO (:func:`largest_batch`), and its step; AfdError saying what fails where none does."""
+    best = float(largest_batch(step_of, slo_s, (), max_requests))
+    if best < 1:
+        first = step_of(np.array(1.0))
+        if bool(first.fits_memory):
+            why = f"one request per GPU takes TPOT {float(first.tpot_s) * 1e3:.1f} ms, over the SLO {slo_s * 1e3:g} ms"
+        else:
+            full = [f"the {pool}'s weights need {float(np.max(m['weights_bytes'])) / 1e9:.1f} GB of the "
+                    f"{float(np.max(m['capacity_bytes'])) / 1e9:.1f} GB usable"
+                    for pool, m in first.extra.get("memory", {}).items()
+                    if np.any(m["weights_bytes"] > m["capacity_bytes"])]
+            why = "; ".join(full) or "one request per GPU does not fit in memory (KV cache)"
+        raise AfdError(f"no batch meets the SLO and fits in memory: {why}")
+    return int(best), step_of(np.array(best))
+
+
+def bound_names(bound: ArrayLike) -> np.ndarray:
+    """Tier names of bound indices."""
+    return np.asarray(TIERS)[np.asarray(bound, dtype=int)]

@@ -1,0 +1,189 @@
+"""Where AFD can beat EP: the AFD / EP throughput ratio over the design space (paper Section 4).
+
+Each cell of a map is one hypothetical (bandwidth, model shape) pair; the best EP and the best AFD
+deployment are searched in every cell (:func:`afdlib.decode.search.compare`, evaluated in chunks of rows
+so a large map runs in bounded memory) and the ratio of their output tokens per second per GPU
+is the map's value. On 8-GPU nodes the swept bandwidth is the scale-out (NIC) rate; on a
+Superpod it is the whole fabric (scale-up = scale-out, and the inter-domain network alike).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from afdlib.evaluator.alltoall import ep_all_to_all_work
+from afdlib.decode.step import Assumptions
+from afdlib.evaluator.dense import shared_experts_work
+from afdlib.errors import AfdError
+from afdlib.evaluator.roofline import stage_time
+from afdlib.decode.search import afd_candidates, best_afd, best_ep, compare, ep_candidates
+from afdlib.inputs.specs import Budget, Hardware, Model, Precision
+
+AXES = ("moe_intermediate_size", "sparsity")
+
+
+@dataclass(frozen=True)
+class RatioMap:
+    """A map: ``ratio[i, j]`` = AFD / EP tokens/s per GPU at ``bandwidth[i]`` and ``values[j]``."""
+
+    axis: str
+    bandwidth: np.ndarray          # bytes/s per GPU, sustained
+    values: np.ndarray             # M, or E / K
+    ratio: np.ndarray
+    ep: np.ndarray
+    afd: np.ndarray
+    seconds: float
+    points: int                    # cells x candidates (EP: sizes x redundancy x kernels x micro-batches)
+
+    def row(self, bandwidth: float) -> int:
+        """Index of the swept bandwidth nearest ``bandwidth`` (log scale)."""
+        return int(np.argmin(np.abs(np.log(self.bandwidth / bandwidth))))
+
+    def column(self, value: float) -> int:
+        """Index of the swept M or E/K nearest ``value`` (log scale)."""
+        return int(np.argmin(np.abs(np.log(self.values / value))))
+
+
+def with_network(hardware: Hardware, bandwidth) -> Hardware:
+    """The device with its network set to ``bandwidth`` (per GPU): the NIC on 8-GPU nodes, the whole
+    fabric (scale-up = scale-out, inter-domain in proportion) on a Superpod."""
+    bw = np.asarray(bandwidth, dtype=float)
+    if not hardware.superpod:
+        return replace(hardware, scale_out_bytes_per_s=bw)
+    factor = bw / hardware.scale_out_bytes_per_s
+    inter = None if hardware.inter_domain_bytes_per_s is None else hardware.inter_domain_bytes_per_s * factor
+    return replace(hardware, scale_out_bytes_per_s=bw, scale_up_bytes_per_s=bw, inter_domain_bytes_per_s=inter)
+
+
+def with_shape(model: Model, axis: str, values) -> Model:
+    """The model with its expert size M, or its sparsity E / K (K kept), set to ``values``."""
+    v = np.asarray(values, dtype=float)
+    if axis == "moe_intermediate_size":
+        return replace(model, moe_intermediate_size=v)
+    if axis == "sparsity":
+        return replace(model, routed_experts=np.maximum(np.round(v * model.experts_per_token),
+                                                        model.experts_per_token))
+    raise AfdError(f"unknown map axis '{axis}'; valid: {', '.join(AXES)}")
+
+
+def ratio_map(model: Model, hardware: Hardware, budget: Budget, context: float, bandwidth, values, axis: str,
+              precision: Precision = Precision(), assumptions: Assumptions = Assumptions(),
+              cells_per_chunk: int = 64) -> RatioMap:
+    """The AFD / EP ratio over ``bandwidth`` (rows) x ``values`` of ``axis`` (columns).
+
+    The cells are laid flat and searched ``cells_per_chunk`` at a time, so memory depends on the
+    chunk (cells x candidates), not on the size of the map."""
+    bw = np.asarray(bandwidth, dtype=float)
+    vals = np.asarray(values, dtype=float)
+    flat_bw, flat_vals = (x.ravel() for x in np.meshgrid(bw, vals, indexing="ij"))
+    hw = with_network(hardware, flat_bw)
+    m = with_shape(model, axis, flat_vals)
+    t0 = time.perf_counter()
+    ep, afd = compare(m, hw, budget, context, precision, assumptions, cell_shape=(flat_bw.size,),
+                      chunk=cells_per_chunk)
+    seconds = time.perf_counter() - t0
+    shape = (bw.size, vals.size)
+    e, a = ep.tokens_per_s_per_gpu.reshape(shape), afd.tokens_per_s_per_gpu.reshape(shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(e > 0, a / e, np.nan)
+    candidates = 2 * 2 * ep_candidates(model, hardware)[0].size + 3 * afd_candidates()[0].size
+    return RatioMap(axis, bw, vals, ratio, e, a, seconds, bw.size * vals.size * candidates)
+
+
+def overlap_methods(model: Model, hardware: Hardware, budget: Budget, context: float,
+                    precision: Precision = Precision(), assumptions: Assumptions = Assumptions()) -> list[dict]:
+    """The paper's Table 2 as numbers: the best throughput per GPU of each batch-overlap method.
+
+    * NBO: one batch, nothing overlapped (EP: the all-to-all between compute; AFD: one micro-batch,
+      the pools take turns);
+    * SBO: one batch, the all-to-all overlapped with the shared experts only (the hidden share is
+      t_shared / t_comm at the NBO deployment, at most 1);
+    * 2BO: two micro-batches (EP at the model's default hidden share, and at 1: all hidden);
+    * 3BO, 4BO: AFD with three and four micro-batches (the paper's choice is 3).
+    """
+    rows = []
+    nbo = replace(assumptions, ep_micro_batches=1, ep_overlap=0.0)
+    ep_nbo = best_ep(model, hardware, budget, context, precision, nbo, micro_batches=(1,))
+    rows.append(_row("NBO", "EP", ep_nbo))
+    share = _shared_share(model, hardware, budget, context, precision, nbo, ep_nbo)
+    rows.append(_row("SBO", "EP", _sbo(model, hardware, budget, context, precision, nbo, share),
+                     f"{share:.0%} hidden (shared experts)"))
+    for h, note in ((assumptions.ep_overlap, "default"), (1.0, "the paper's EP")):
+        a = replace(assumptions, ep_overlap=h)
+        rows.append(_row("2BO", "EP", best_ep(model, hardware, budget, context, precision, a, micro_batches=(2,)),
+                         f"{h:.0%} hidden ({note})"))
+    for m, name in ((1, "NBO"), (2, "2BO"), (3, "3BO"), (4, "4BO")):
+        rows.append(_row(name, "AFD", best_afd(model, hardware, hardware, budget, context, precision, assumptions,
+                                               micro_batches=(m,))))
+    return rows
+
+
+def _row(method: str, design: str, best, note: str = "") -> dict:
+    c = {k: float(np.asarray(v).reshape(-1)[0]) for k, v in best.config.items()}
+    cfg = (f"EP{c['ep_size']:.0f}+{c['redundant']:.0f}" if design == "EP"
+           else f"{c['n_attn']:.0f}A{c['n_ffn']:.0f}F")
+    return {"method": method, "design": design, "tokens_per_s_per_gpu": float(np.asarray(best.tokens_per_s_per_gpu)),
+            "deployment": cfg, "batch_per_gpu": c["requests"], "note": note}
+
+
+def _sbo(model, hardware, budget, context, precision, a, share):
+    """One batch whose all-to-all hides ``share`` behind the shared experts: the overlap formula with
+    one micro-batch (the step model forces nothing hidden for a single batch, so it is applied here)."""
+    return best_ep(model, hardware, budget, context, precision, replace(a, ep_overlap=share, ep_micro_batches=1,
+                                                                        single_batch_overlap=True),
+                   micro_batches=(1,))
+
+
+def _shared_share(model, hardware, budget, context, precision, a, best) -> float:
+    """t_shared / t_comm (at most 1) of the NBO deployment: what the shared experts can hide."""
+    c = {k: float(np.asarray(v).reshape(-1)[0]) for k, v in best.config.items()}
+    tokens = max(c["requests"], 1.0)
+    t_shared = float(stage_time(shared_experts_work(model, precision, tokens), hardware,
+                                a.matmul_efficiency).seconds)
+    comm = ep_all_to_all_work(model, precision, hardware, tokens, c["ep_size"], a.all_to_all)
+    t_comm = float(stage_time(comm, hardware).seconds)
+    return min(1.0, t_shared / t_comm) if t_comm > 0 else 1.0
+
+
+
+def pools_table(model: Model, pairs: list[tuple[Hardware, Hardware]], budget: Budget, context: float,
+                precision: Precision = Precision(), assumptions: Assumptions = Assumptions(),
+                prices: dict[str, float] | None = None) -> list[dict]:
+    """Heterogeneous AFD pools (attention device, FFN device) beside EP on each device alone.
+
+    GPU-hours per million output tokens, split by device, need no prices; with ``prices`` (USD per
+    GPU-hour by slug) the cost per million tokens follows.
+    """
+    per_mtok = 1e6 / 3600
+    rows, seen = [], set()
+    for attn, ffn in pairs:
+        for hw in (attn, ffn):
+            if hw.slug in seen:
+                continue
+            seen.add(hw.slug)
+            ep = best_ep(model, hw, budget, context, precision, assumptions)
+            rate = float(ep.tokens_per_s_per_gpu)
+            if rate > 0:
+                rows.append({"design": f"EP on {hw.slug}", "tokens_per_s_per_gpu": rate,
+                             "gpu_hours_per_mtok": {hw.slug: per_mtok / rate}})
+        afd = best_afd(model, attn, ffn, budget, context, precision, assumptions)
+        rate = float(afd.tokens_per_s_per_gpu)
+        if rate <= 0:
+            continue
+        c = {k: float(np.asarray(v).reshape(-1)[0]) for k, v in afd.config.items()}
+        g_a, g_f = c["n_attn"] * attn.gpus_per_node, c["n_ffn"] * ffn.gpus_per_node
+        total = rate * (g_a + g_f)
+        hours = {attn.slug: g_a / total * per_mtok}
+        hours[ffn.slug] = hours.get(ffn.slug, 0.0) + g_f / total * per_mtok
+        rows.append({"design": f"AFD {c['n_attn']:.0f}A ({attn.slug}) {c['n_ffn']:.0f}F ({ffn.slug})",
+                     "tokens_per_s_per_gpu": rate, "gpu_hours_per_mtok": hours})
+    for r in rows:
+        r["total_gpu_hours_per_mtok"] = sum(r["gpu_hours_per_mtok"].values())
+        if prices:
+            missing = [s for s in r["gpu_hours_per_mtok"] if s not in prices]
+            if missing:
+                raise AfdError(f"no price for {', '.join(missing)}")
+            r["usd_per_mtok"] = sum(h * prices[s] for s, h in r["gpu_hours_per_mtok"].items())
+    return rows

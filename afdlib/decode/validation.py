@@ -1,0 +1,201 @@
+"""Published deployments against the decode model: the cases of ``data/deployments.yaml``.
+
+Each case is predicted with one set of defaults (:class:`afdlib.decode.step.Assumptions`) and the
+facts recorded for it (sizes, context, batch or SLO, MTP, data types, kernels). EP cases also get
+the band between the roofline's two readings of the all-to-all: all of it hidden (``ep_overlap``
+1) and none (0).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from afdlib.inputs.catalog import data_dir, load_hardware, load_model
+from afdlib.decode.step import DECODE_T_GAP_S, Assumptions, Step, afd_step, best_batch, ep_step
+from afdlib.errors import AfdError
+from afdlib.inputs.files import read_yaml
+from afdlib.inputs.specs import Budget, Efficiency, Precision
+
+_REQUIRED = {"ep": ("model", "hardware", "ep_size", "context", "l_accept", "published", "sources"),
+             "afd": ("model", "attn_hardware", "ffn_hardware", "n_attn", "n_ffn", "context", "l_accept",
+                     "published", "sources")}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One published deployment (see the header of ``data/deployments.yaml``)."""
+
+    slug: str
+    name: str
+    label: str
+    design: str
+    facts: dict
+    published: float
+    sources: dict
+    assumptions: dict
+
+
+def load_deployments(path: str | Path | None = None) -> dict[str, Case]:
+    """The cases of the deployments file, validated (every case has a design, facts and sources)."""
+    path = Path(path) if path else data_dir() / "deployments.yaml"
+    doc = read_yaml(path)
+    if not isinstance(doc, dict) or not isinstance(doc.get("deployments"), dict):
+        raise AfdError(f"{path}: expected a top-level mapping 'deployments:'")
+    cases = {}
+    for slug, entry in doc["deployments"].items():
+        where = f"{path}: deployment '{slug}'"
+        if not isinstance(entry, dict) or entry.get("design") not in _REQUIRED:
+            raise AfdError(f"{where}: needs design: ep or afd")
+        missing = [k for k in _REQUIRED[entry["design"]] if k not in entry]
+        if missing:
+            raise AfdError(f"{where}: missing {', '.join(missing)}")
+        if entry.get("batch_per_gpu") is None and entry.get("slo_ms") is None:
+            raise AfdError(f"{where}: needs batch_per_gpu or slo_ms")
+        if not isinstance(entry["sources"], dict) or not entry["sources"]:
+            raise AfdError(f"{where}: sources must name a source for each fact")
+        cases[slug] = Case(slug, str(entry.get("name", slug)), str(entry.get("label", slug)), entry["design"], entry,
+                           float(entry["published"]["tokens_per_s_per_gpu"]), dict(entry["sources"]),
+                           dict(entry.get("assumptions") or {}))
+    return cases
+
+
+def _step(case: Case, assumptions: Assumptions, requests, efficiency: Efficiency | None = None) -> Step:
+    f = case.facts
+    profile = f.get("hw_profile", "datasheet")
+    model = load_model(f["model"], profile="reference")
+    precision = Precision(**(f.get("precision") or {}))
+    a = replace(assumptions, all_to_all=f.get("kernels", assumptions.all_to_all))
+    budget = Budget(slo_s=(f.get("slo_ms") or 1e6) / 1e3, l_accept=float(f["l_accept"]),
+                    t_gap_s=f.get("t_gap_ms", DECODE_T_GAP_S * 1e3) / 1e3,
+                    micro_batches=int(f.get("micro_batches", Budget.micro_batches)))
+    if case.design == "ep":
+        hw = load_hardware(f["hardware"], profile=profile, efficiency=efficiency)
+        return ep_step(model, hw, f["ep_size"], requests, f["context"], budget, precision, a,
+                       f.get("redundant_experts", 0))
+    attn = load_hardware(f["attn_hardware"], profile=profile, efficiency=efficiency)
+    ffn = load_hardware(f["ffn_hardware"], profile=profile, efficiency=efficiency)
+    return afd_step(model, attn, ffn, f["n_attn"], f["n_ffn"], requests, f["context"], budget, precision, a)
+
+
+def predict(case: Case, assumptions: Assumptions = Assumptions(), efficiency: Efficiency | None = None) -> Step:
+    """The model's step for a case: at its published batch, or at the largest batch meeting its SLO."""
+    batch = case.facts.get("batch_per_gpu")
+    if batch is not None:
+        return _step(case, assumptions, np.array(float(batch)), efficiency)
+    return best_batch(lambda r: _step(case, assumptions, r, efficiency), case.facts["slo_ms"] / 1e3)[1]
+
+
+def with_facts(case: Case, **facts) -> Case:
+    """The case with some facts replaced (``precision`` entries are merged)."""
+    f = dict(case.facts)
+    for k, v in facts.items():
+        f[k] = {**(f.get(k) or {}), **v} if k == "precision" else v
+    return replace(case, facts=f)
+
+
+SENSITIVITY = (
+    ("EP all-to-all hidden: none (0)", "assumption", {"ep_overlap": 0.0}),
+    ("EP all-to-all hidden: all (1)", "assumption", {"ep_overlap": 1.0}),
+    ("AFD transfers half hidden (0.5)", "assumption", {"afd_overlap": 0.5}),
+    ("matmul efficiency 0.6", "assumption", {"matmul_efficiency": 0.6}),
+    ("matmul efficiency 0.9", "assumption", {"matmul_efficiency": 0.9}),
+    ("no kernel overhead", "assumption", {"kernel_overhead_s": 0.0}),
+    ("kernel overhead 6 us", "assumption", {"kernel_overhead_s": 6e-6}),
+    ("sigma 0.85 (skewed after EPLB)", "assumption", {"sigma": 0.85}),
+    ("AFD: one copy per expert over scale-out", "assumption", {"afd_two_stage": False}),
+    ("HBM efficiency 0.9", "efficiency", {"hbm": 0.9}),
+    ("networks at 100% of nominal", "efficiency", {"scale_up": 1.0, "scale_out": 1.0}),
+    ("t_g 0 ms", "fact", {"t_gap_ms": 0.0}),
+    ("t_g 15 ms (the paper's)", "fact", {"t_gap_ms": 15.0}),
+    ("KV cache FP8", "fact", {"precision": {"kv_cache": "fp8"}}),
+    ("KV cache BF16", "fact", {"precision": {"kv_cache": "bf16"}}),
+)
+"""One-at-a-time variations of the named assumptions and uncertain facts: (label, kind, values)."""
+
+
+def sensitivity_rows(cases: dict[str, Case] | None = None, assumptions: Assumptions = Assumptions(),
+                     variations=SENSITIVITY) -> list[dict[str, Any]]:
+    """Each case's error under each variation (long table: case, variation, predicted, error)."""
+    rows = []
+    for slug, case in (cases or load_deployments()).items():
+        base = float(predict(case, assumptions).tokens_per_s_per_gpu)
+        for label, kind, values in variations:
+            if kind == "assumption":
+                st = predict(case, replace(assumptions, **values))
+            elif kind == "efficiency":
+                st = predict(case, assumptions, Efficiency(**values))
+            else:
+                st = predict(with_facts(case, **values), assumptions)
+            pred = float(st.tokens_per_s_per_gpu)
+            rows.append({"case": slug, "variation": label, "predicted": pred, "error": pred / case.published - 1,
+                         "change": pred / base - 1, "batch_per_gpu": float(st.requests)})
+    return rows
+
+
+def batch_curve(case: Case, requests, assumptions: Assumptions = Assumptions()) -> Step:
+    """The case's step over a range of requests per GPU (its other facts unchanged)."""
+    return _step(case, assumptions, np.asarray(requests, dtype=float))
+
+
+def validation_rows(cases: dict[str, Case] | None = None, assumptions: Assumptions = Assumptions()
+                    ) -> list[dict[str, Any]]:
+    """One row per case: published and predicted tokens/s per GPU, the relative error, the batch,
+    TPOT, per-layer times (us) and their bounds; EP cases also the all-hidden / none-hidden band."""
+    from afdlib.decode.step import bound_names
+    rows = []
+    for slug, case in (cases or load_deployments()).items():
+        st = predict(case, assumptions)
+        row = {"case": slug, "label": case.label, "name": case.name, "design": case.design,
+               "published": case.published,
+               "predicted": float(st.tokens_per_s_per_gpu), "batch_per_gpu": float(st.requests),
+               "batch_from": ("assumed" if "batch_per_gpu" in case.assumptions else "published"
+                              if case.facts.get("batch_per_gpu") is not None else "SLO and memory"),
+               "tpot_ms": float(st.tpot_s) * 1e3, "t_attn_us": float(st.t_attn) * 1e6,
+               "t_ffn_us": float(st.t_ffn) * 1e6, "t_comm_us": float(st.t_comm) * 1e6,
+               "bound_attn": str(bound_names(st.bound_attn)), "bound_ffn": str(bound_names(st.bound_ffn)),
+               "bound_comm": str(bound_names(st.bound_comm)), "sigma": float(st.sigma),
+               "fits_memory": bool(st.fits_memory), "shown_in_issue": bool(case.facts.get("shown_in_issue"))}
+        row["error"] = row["predicted"] / row["published"] - 1
+        if case.design == "ep":
+            lo = predict(case, replace(assumptions, ep_overlap=0.0))
+            hi = predict(case, replace(assumptions, ep_overlap=1.0))
+            row["band_low"], row["band_high"] = float(lo.tokens_per_s_per_gpu), float(hi.tokens_per_s_per_gpu)
+        else:
+            row["band_low"] = row["band_high"] = row["predicted"]
+        rows.append(row)
+    return rows
+
+
+def deepep_rows(path: str | Path | None = None, scale_up_domain: int | None = None) -> list[dict[str, Any]]:
+    """The all-to-all operator against DeepEP's measured low-latency times (``data/kernels.yaml``):
+    dispatch alone (FP8 copies) and dispatch + combine, model and measurement, in microseconds.
+    ``scale_up_domain`` overrides the device's (1: every copy to another GPU crosses the NIC)."""
+    from afdlib.evaluator.alltoall import ep_all_to_all_work
+    from afdlib.routing.balance import uniform_balancedness
+    from afdlib.evaluator.roofline import stage_time
+    path = Path(path) if path else data_dir() / "kernels.yaml"
+    doc = read_yaml(path)
+    try:
+        block = doc["deepep_low_latency"]
+        model, hw = load_model(block["model"]), load_hardware(block["hardware"], profile="datasheet")
+        if scale_up_domain is not None:
+            hw = hw.with_overrides(scale_up_domain=scale_up_domain)
+        rows = []
+        for r in block["rows"]:
+            ep, t = r["ep_size"], block["tokens"]
+            # as in the step model: the busiest receiver sets the time (uniform routing, T = t x R tokens)
+            sigma = float(uniform_balancedness(t * ep, model.experts_per_token, model.routed_experts, ep))
+            times = {}
+            for name, prec in (("both", Precision()), ("fp8", Precision(combine="fp8"))):
+                w = ep_all_to_all_work(model, prec, hw, t, ep)
+                times[name] = float(stage_time(w.network_scaled(1.0 / sigma), hw).seconds) * 1e6
+            rows.append({"ep_size": ep, "sigma": sigma, "dispatch_us": r["dispatch_us"],
+                         "model_dispatch_us": times["fp8"] / 2,
+                         "both_us": r["dispatch_us"] + r["combine_us"], "model_both_us": times["both"],
+                         "tier": "scale-up" if ep <= hw.scale_up_domain else "scale-out + scale-up"})
+    except (KeyError, TypeError) as e:
+        raise AfdError(f"{path}: malformed deepep_low_latency block ({e})") from None
+    return rows

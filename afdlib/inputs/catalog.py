@@ -1,0 +1,312 @@
+"""Hardware and model catalogues: loading, validation, and the values the model uses.
+
+Unit convention: the YAML files use the units in their field names (``_tflops``,
+``_tb_per_s``, ``_gb_per_s``, ``_gb``); everything returned here is SI: FLOP/s, bytes,
+bytes/s. Bandwidths are per GPU and per direction.
+
+Two hardware profiles:
+
+* ``paper``: Table 5 of arXiv 2602.09721, already "sustained" figures; reproduces its figures.
+  A device without a paper row falls back to its datasheet profile (``Hardware.profile``
+  says which one was used).
+* ``datasheet``: vendor or reference numbers times named efficiency factors
+  (:class:`Efficiency`), for predictions of real deployments.
+
+Models have a ``reference`` profile (Hugging Face config values) and a ``paper`` profile
+(the same, with the values printed in Table 4 where they differ).
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from afdlib.errors import AfdError
+from afdlib.inputs.files import read_yaml
+from afdlib.inputs.hf_config import model_from_hf_config
+from afdlib.inputs.specs import (ATTENTION_INT_FIELDS, MODEL_INT_FIELDS, MODEL_OPTIONAL_INT_FIELDS, Attention, Efficiency, Hardware, Model, _positive, check_hardware, check_model)
+
+__all__ = ["Efficiency", "Hardware", "Model", "data_dir", "hardware_names", "model_names", "load_hardware",
+           "load_model", "load_catalog", "to_record", "hardware_row", "model_row"]
+
+TERA = 1e12
+GIGA = 1e9
+
+HARDWARE_PROFILES = ("paper", "datasheet")
+MODEL_PROFILES = ("paper", "reference")
+
+_HW_NUMERIC = ("fp8_tflops", "bf16_tflops", "hbm_tb_per_s", "hbm_gb", "scale_up_gb_per_s",
+               "scale_out_gb_per_s", "inter_domain_gb_per_s", "scale_out_latency_us", "scale_up_latency_us")
+_HW_REQUIRED = ("hbm_tb_per_s", "hbm_gb", "scale_up_gb_per_s", "scale_out_gb_per_s")
+_MODEL_INT = MODEL_INT_FIELDS
+
+
+def data_dir() -> Path:
+    """Folder of the catalogue files: ``$AFDLIB_DATA`` or ``data/`` at the repository root."""
+    env = os.environ.get("AFDLIB_DATA")
+    return Path(env) if env else Path(__file__).resolve().parents[2] / "data"
+
+
+# ----------------------------------------------------------------------------- loading
+
+def _section(path: Path, key: str) -> dict:
+    doc = read_yaml(path)
+    if not isinstance(doc, dict) or not isinstance(doc.get(key), dict):
+        raise AfdError(f"{path}: expected a top-level mapping '{key}:' of entries")
+    return doc[key]
+
+
+def _mapping(where: str, name: str, value: Any, required: bool = False) -> dict:
+    """A sub-block that must be a mapping (``paper:``, ``sources:``, ...); {} when absent."""
+    if value is None and not required:
+        return {}
+    if not isinstance(value, dict):
+        raise AfdError(f"{where}: '{name}' must be a mapping of fields, got {value!r}")
+    return value
+
+
+def _one_entry(path: Path, doc: dict, key: str) -> tuple[str, Any]:
+    """(slug, entry) of a user file holding one device or model, at top level or under ``key:``."""
+    if key in doc and isinstance(doc[key], dict):
+        doc = doc[key]
+        if len(doc) != 1:
+            raise AfdError(f"{path}: holds {len(doc)} entries under '{key}:' ({', '.join(map(str, doc))}); "
+                           "give a file with one")
+    entries = [k for k, v in doc.items() if isinstance(v, dict) and k not in ("paper", "datasheet", "sources",
+                                                                               "uncertain", "attention")]
+    if len(doc) == 1 and entries:
+        return str(entries[0]), doc[entries[0]]
+    if len(entries) > 1 and len(entries) == len(doc):
+        raise AfdError(f"{path}: holds {len(entries)} entries ({', '.join(map(str, entries))}); give a file with one")
+    return path.stem, doc
+
+
+def _hardware_from_block(slug: str, entry: dict, block: dict, profile: str,
+                         eff: Efficiency | None, where: str) -> Hardware:
+    block = _mapping(where, profile if profile != "user" else "hardware", block, required=True)
+    unknown = set(block) - set(_HW_NUMERIC) - {"source", "sources", "uncertain", "notes"}
+    if unknown:
+        raise AfdError(f"{where}: unknown field(s) {sorted(unknown)}; valid: {sorted(_HW_NUMERIC)}")
+    for req in _HW_REQUIRED:
+        if req not in block:
+            raise AfdError(f"{where}: missing field '{req}'")
+    if "fp8_tflops" not in block and "bf16_tflops" not in block:
+        raise AfdError(f"{where}: needs fp8_tflops or bf16_tflops")
+    default_src = block.get("source")
+    sources = dict(_mapping(where, "sources", block.get("sources")))
+    uncertain = dict(_mapping(where, "uncertain", block.get("uncertain")))
+    for k in _HW_NUMERIC:
+        if k in block and k not in sources:
+            if not default_src:
+                raise AfdError(f"{where}: value '{k}' has no source (add sources.{k} or source)")
+            sources[k] = default_src
+    superpod = block["scale_out_gb_per_s"] == "superpod"
+    vals = {k: _positive(where, k, block[k]) for k in _HW_NUMERIC
+            if k in block and not (k == "scale_out_gb_per_s" and superpod)}
+    dtype = "fp8" if "fp8_tflops" in vals else "bf16"
+    flops = vals.get("fp8_tflops", vals.get("bf16_tflops")) * TERA
+    hbm_bw = vals["hbm_tb_per_s"] * TERA
+    up = vals["scale_up_gb_per_s"] * GIGA
+    out = up if superpod else vals["scale_out_gb_per_s"] * GIGA
+    if eff is not None:
+        flops, hbm_bw = flops * eff.compute, hbm_bw * eff.hbm
+        up, out = up * eff.scale_up, (up * eff.scale_up if superpod else out * eff.scale_out)
+    for field_, value in (("fp8_tflops" if dtype == "fp8" else "bf16_tflops", flops), ("hbm_tb_per_s", hbm_bw),
+                          ("scale_up_gb_per_s", up), ("scale_out_gb_per_s", out),
+                          ("hbm_gb", vals["hbm_gb"] * GIGA)):
+        if not math.isfinite(value):
+            raise AfdError(f"{where}: {field_} = {block.get(field_)} is out of range")
+    bf16 = vals.get("bf16_tflops")
+    sheet = _mapping(where, "datasheet", entry.get("datasheet"))
+    if bf16 is None and "bf16_tflops" in sheet:  # the paper lists FP8 only: BF16 from the datasheet
+        bf16 = _positive(where, "bf16_tflops", sheet["bf16_tflops"])
+        sources["bf16_tflops"] = (sheet.get("sources") or {}).get("bf16_tflops") or sheet.get("source", "")
+    if bf16 is not None:
+        bf16 *= TERA * (eff.compute if eff is not None else 1.0)
+    topo = entry.get("topology_source")
+    if topo:
+        sources["gpus_per_node"] = sources["scale_up_domain"] = topo
+    inter = vals.get("inter_domain_gb_per_s")
+    if inter is not None:
+        inter *= GIGA * (eff.scale_out if eff is not None else 1.0)
+    latency = {k: (vals[k] * 1e-6 if k in vals else None) for k in ("scale_out_latency_us", "scale_up_latency_us")}
+    hw = Hardware(
+        slug=slug, name=str(entry.get("name", slug)), profile=profile, flops=flops, flops_dtype=dtype,
+        hbm_bytes_per_s=hbm_bw, hbm_bytes=vals["hbm_gb"] * GIGA,
+        scale_up_bytes_per_s=up, scale_out_bytes_per_s=out,
+        gpus_per_node=entry.get("gpus_per_node", 8), scale_up_domain=entry.get("scale_up_domain", 8),
+        superpod=superpod, bf16_flops=bf16, inter_domain_bytes_per_s=inter,
+        scale_out_latency_s=latency["scale_out_latency_us"], scale_up_latency_s=latency["scale_up_latency_us"],
+        sources=sources, uncertain=uncertain,
+        notes=str(block.get("notes", entry.get("notes", ""))),
+    )
+    check_hardware(hw)
+    return hw
+
+
+def _hardware_entry(slug: str, entry: Any, profile: str, eff: Efficiency | None, origin: str) -> Hardware:
+    where = f"{origin}: hardware '{slug}'"
+    if profile not in HARDWARE_PROFILES:
+        raise AfdError(f"unknown hardware profile '{profile}'; valid: {', '.join(HARDWARE_PROFILES)}")
+    if not isinstance(entry, dict):
+        raise AfdError(f"{where}: expected a mapping")
+    if "paper" not in entry and "datasheet" not in entry:
+        # a user file may give one flat block of values (treated as sustained figures)
+        return _hardware_from_block(slug, entry, {k: v for k, v in entry.items() if k in _HW_NUMERIC
+                                                  or k in ("source", "sources", "uncertain", "notes")},
+                                    "user", None, where)
+    if profile == "paper" and "paper" in entry:
+        return _hardware_from_block(slug, entry, entry["paper"], "paper", None, where + " (paper)")
+    if "datasheet" not in entry:
+        raise AfdError(f"{where}: no datasheet profile")
+    return _hardware_from_block(slug, entry, entry["datasheet"], "datasheet", eff or Efficiency(),
+                                where + " (datasheet)")
+
+
+def hardware_names(path: Path | None = None) -> list[str]:
+    """Slugs of the hardware catalogue."""
+    return sorted(_section(path or data_dir() / "hardware.yaml", "hardware"))
+
+
+def model_names(path: Path | None = None) -> list[str]:
+    """Slugs of the model catalogue."""
+    return sorted(_section(path or data_dir() / "models.yaml", "models"))
+
+
+def load_hardware(name: str, profile: str = "paper", efficiency: Efficiency | None = None,
+                  catalog: Path | None = None) -> Hardware:
+    """A catalogue device by slug, or a user YAML file (path ending in .yaml/.yml).
+
+    A user file holds one device: either ``{slug: {...}}`` or the fields at top level
+    (``name``, ``gpus_per_node``, ``fp8_tflops``, ``hbm_tb_per_s``, ``hbm_gb``,
+    ``scale_up_gb_per_s``, ``scale_out_gb_per_s`` (or ``superpod``), ``source``), optionally
+    with ``paper``/``datasheet`` blocks like the catalogue's.
+    """
+    if _looks_like_path(name):
+        path = Path(name)
+        doc = read_yaml(path)
+        if not isinstance(doc, dict):
+            raise AfdError(f"{path}: expected a mapping of hardware fields")
+        slug, entry = _one_entry(path, doc, "hardware")
+        return _hardware_entry(str(slug), entry, profile, efficiency, str(path))
+    cat_path = catalog or data_dir() / "hardware.yaml"
+    entries = _section(cat_path, "hardware")
+    key = name.strip().lower()
+    if key not in entries:
+        raise AfdError(f"unknown hardware '{name}'; valid: {', '.join(sorted(entries))} "
+                       "(or a path to a .yaml file)")
+    return _hardware_entry(key, entries[key], profile, efficiency, str(cat_path))
+
+
+def _model_entry(slug: str, entry: Any, profile: str, origin: str) -> Model:
+    where = f"{origin}: model '{slug}'"
+    if profile not in MODEL_PROFILES:
+        raise AfdError(f"unknown model profile '{profile}'; valid: {', '.join(MODEL_PROFILES)}")
+    if not isinstance(entry, dict):
+        raise AfdError(f"{where}: expected a mapping")
+    values = dict(entry)
+    paper = _mapping(where, "paper", entry.get("paper"))
+    if profile == "paper":
+        values.update(paper)
+    missing = [f_ for f_ in _MODEL_INT if f_ not in values and f_ != "shared_experts"]
+    if missing:
+        raise AfdError(f"{where}: missing field(s) {', '.join(missing)}")
+    default_src = entry.get("source")
+    sources = dict(_mapping(where, "sources", entry.get("sources")))
+    uncertain = dict(_mapping(where, "uncertain", entry.get("uncertain")))
+    for k in _MODEL_INT:
+        if k in values and k not in sources:
+            if not default_src:
+                raise AfdError(f"{where}: value '{k}' has no source (add sources.{k} or source)")
+            sources[k] = default_src
+    for k in paper:
+        if profile == "paper":
+            sources[k] = "arXiv 2602.09721 Table 4 (as printed)"
+    for k in MODEL_OPTIONAL_INT_FIELDS + ("attention",):
+        if k in values and k not in sources:
+            if not default_src:
+                raise AfdError(f"{where}: value '{k}' has no source (add sources.{k} or source)")
+            sources[k] = default_src
+    m = Model(slug=slug, name=str(entry.get("name", slug)),
+              **{k: values.get(k, 0) for k in _MODEL_INT + MODEL_OPTIONAL_INT_FIELDS},
+              attention=_attention(values.get("attention"), where),
+              profile=profile, hf_id=str(entry.get("hf_id", "")), sources=sources,
+              uncertain=uncertain, notes=str(entry.get("notes", "")))
+    # the paper profile keeps Table 4 as printed (GLM-4.7: 92 MoE beside 3 dense layers of 92)
+    check_model(m, layer_sum=not (profile == "paper" and paper))
+    return m
+
+
+def _attention(block: Any, where: str) -> Attention | None:
+    """The ``attention:`` block of a model entry (None when absent)."""
+    if block is None:
+        return None
+    if not isinstance(block, dict):
+        raise AfdError(f"{where}: attention must be a mapping of fields, got {block!r}")
+    unknown = set(block) - set(ATTENTION_INT_FIELDS) - {"family"}
+    if unknown:
+        raise AfdError(f"{where}: unknown attention field(s) {sorted(unknown)}; valid: family, "
+                       f"{', '.join(ATTENTION_INT_FIELDS)}")
+    for req in ("family", "num_heads", "num_kv_heads", "head_dim"):
+        if req not in block:
+            raise AfdError(f"{where}: attention needs '{req}'")
+    return Attention(family=str(block["family"]).lower(), **{k: block[k] for k in ATTENTION_INT_FIELDS if k in block})
+
+
+def load_model(name: str, profile: str = "paper", catalog: Path | None = None) -> Model:
+    """A catalogue model by slug, a Hugging Face ``config.json`` path, or a YAML file."""
+    if _looks_like_path(name):
+        path = Path(name)
+        if path.suffix == ".json":
+            return model_from_hf_config(path)
+        doc = read_yaml(path)
+        if not isinstance(doc, dict):
+            raise AfdError(f"{path}: expected a mapping of model fields")
+        slug, entry = _one_entry(path, doc, "models")
+        return _model_entry(str(slug), entry, profile, str(path))
+    cat_path = catalog or data_dir() / "models.yaml"
+    entries = _section(cat_path, "models")
+    key = name.strip().lower()
+    if key not in entries:
+        raise AfdError(f"unknown model '{name}'; valid: {', '.join(sorted(entries))} "
+                       "(or a path to a config.json or .yaml file)")
+    return _model_entry(key, entries[key], profile, str(cat_path))
+
+
+def _looks_like_path(name: str) -> bool:
+    return name.endswith((".yaml", ".yml", ".json")) or os.sep in name
+
+
+def load_catalog(profile: str = "paper") -> tuple[dict[str, Hardware], dict[str, Model]]:
+    """Every catalogue device and model, validated."""
+    hw = {s: load_hardware(s, profile=profile) for s in hardware_names()}
+    models = {s: load_model(s, profile="paper" if profile == "paper" else "reference")
+              for s in model_names()}
+    return hw, models
+
+
+def to_record(obj: Hardware | Model) -> dict:
+    """Plain-dict form (JSON-ready)."""
+    d = asdict(obj)
+    d["sources"], d["uncertain"] = dict(obj.sources), dict(obj.uncertain)
+    return json.loads(json.dumps(d))
+
+
+def hardware_row(hw: Hardware) -> dict:
+    """One Table-5-style row in display units (TFLOP/s, TB/s, GB, GB/s)."""
+    return {"slug": hw.slug, "name": hw.name, "profile": hw.profile, "peak_tflops": hw.flops / TERA,
+            "dtype": hw.flops_dtype, "bf16_tflops": None if hw.bf16_flops is None else hw.bf16_flops / TERA, "hbm_tb_per_s": hw.hbm_bytes_per_s / TERA, "hbm_gb": hw.hbm_bytes / GIGA,
+            "scale_up_gb_per_s": hw.scale_up_bytes_per_s / GIGA,
+            "scale_out_gb_per_s": hw.scale_out_bytes_per_s / GIGA, "gpus_per_node": hw.gpus_per_node,
+            "superpod": hw.superpod}
+
+
+def model_row(m: Model) -> dict:
+    """One Table-4-style row, with granularity H/M and sparsity E/K."""
+    return {"slug": m.slug, "name": m.name, "hidden_size": m.hidden_size, "num_layers": m.num_layers,
+            "dense_layers": m.dense_layers, "moe_layers": m.moe_layers, "routed_experts": m.routed_experts,
+            "experts_per_token": m.experts_per_token, "moe_intermediate_size": m.moe_intermediate_size,
+            "granularity_h_over_m": m.granularity, "sparsity_e_over_k": m.sparsity}

@@ -1,0 +1,330 @@
+"""Read a :class:`Model` from a Hugging Face ``config.json`` (any of the common MoE families).
+
+Field names differ across families; each quantity is looked up along a list of candidate
+keys, in the top-level config and in a nested ``text_config`` (Llama 4, Qwen3.5) or
+``ffn_config`` / ``attn_config`` (DBRX). A missing MoE quantity raises :class:`AfdError` naming the
+keys tried; the rest (attention, vocabulary, dense and shared FFN sizes, MTP layers) is filled where
+the config gives it. A value of the wrong type raises :class:`AfdError` naming its field.
+
+The attention family is MLA where the config has ``kv_lora_rank``, else GQA when there are fewer
+key/value heads than query heads, else MHA (Step-3's MFA has no field that identifies it).
+
+Which layers are MoE (see :func:`_layout`) follows the per-layer fields, read as the families' own
+code reads them. Some list the MoE layers outright: ``hybrid_override_pattern`` (Nemotron-H, one
+character per layer: M Mamba, E MoE, * attention, - MLP) or its list form ``layers_block_type``,
+``mlp_layer_types``, ``moe_layer_freq`` as a 0/1 list (MiMo, MiniMax-M3), ``moe_layers`` (Llama 4),
+``moe_layers_enum`` (Step-3). Others only rule layers out: ``first_k_dense_replace``,
+``num_dense_layers``, ``moe_layer_start_index`` / ``_end_index``, ``moe_layer_freq`` as an integer
+(layer i % k == 0), ``decoder_sparse_step`` / ``interleave_moe_layer_step`` / ``moe_layer_interval``
+((i + 1) % k == 0), ``expert_layer_period`` / ``_offset`` (Jamba), ``mlp_only_layers``. A rule that
+rules out a layer which an explicit list makes MoE, two lists that differ, a list of the wrong
+length or an entry not understood is refused with both fields named, never guessed. Non-MoE layers
+are dense, except the Mamba and attention blocks of a Nemotron-H layout, which have no FFN.
+Per-layer lists may carry the MTP layers at their end (``num_nextn_predict_layers``, as Step-3.7's).
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from afdlib.inputs.specs import Attention, Model, check_model
+from afdlib.errors import AfdError
+from afdlib.inputs.files import read_json
+
+# quantity -> candidate keys, in order (dotted = nested)
+_KEYS = {
+    "hidden_size": ("hidden_size", "d_model", "n_embd"),
+    "num_layers": ("num_hidden_layers", "n_layers", "num_layers"),
+    "routed_experts": ("n_routed_experts", "num_experts", "num_local_experts", "moe_num_experts",
+                       "ffn_config.moe_num_experts"),
+    "experts_per_token": ("num_experts_per_tok", "moe_k", "experts_per_token", "moe_top_k",
+                          "ffn_config.moe_top_k"),
+    "moe_intermediate_size": ("moe_intermediate_size", "ffn_config.ffn_hidden_size",
+                              "intermediate_size"),
+}
+# kind of block per layer of a Nemotron-H layout: "moe", "mlp" (dense) or "none" (no FFN)
+_PATTERN = {"E": "moe", "-": "mlp", "M": "none", "*": "none"}
+_BLOCK_TYPES = {"moe": "moe", "mlp": "mlp", "mamba": "none", "linear_attention": "none",
+                "attention": "none", "full_attention": "none"}
+_MLP_TYPES = ("dense", "sparse", "moe", "hash_moe")  # mlp_layer_types (DeepSeek-V4: moe, hash_moe)
+_MAX_LAYERS = 100_000  # far above any published model; bounds the per-layer work
+
+
+def _get(cfg: dict, dotted: str) -> Any:
+    cur: Any = cfg
+    for part in dotted.split("."):
+        if not isinstance(cur, dict) or part not in cur:
+            return None
+        cur = cur[part]
+    return cur
+
+
+def _int(cfg: dict, keys: tuple[str, ...], path: Path) -> int | None:
+    """The first of ``keys`` present (and not null) as an integer; None if none is."""
+    for key in keys:
+        v = _get(cfg, key)
+        if isinstance(v, list):  # ERNIE-VL style [text, vision]: the text value first
+            v = v[0] if v else None
+        if v is not None:
+            if (isinstance(v, bool) or not isinstance(v, (int, float))
+                    or (isinstance(v, float) and not (math.isfinite(v) and v.is_integer()))):
+                raise AfdError(f"{path}: field '{key}' must be an integer, got {v!r}")
+            return int(v)
+    return None
+
+
+def _first(cfg: dict, quantity: str, path: Path) -> int:
+    v = _int(cfg, _KEYS[quantity], path)
+    if v is None:
+        raise AfdError(f"{path}: no field for {quantity} (looked for {', '.join(_KEYS[quantity])}); "
+                       "is this a mixture-of-experts config?")
+    return v
+
+
+def _list(cfg: dict, key: str, path: Path) -> list:
+    v = cfg.get(key)
+    if v is not None and not isinstance(v, list):
+        raise AfdError(f"{path}: field '{key}' must be a list, got {v!r}")
+    return v or []
+
+
+# ----------------------------------------------------------------------------- per-layer layout
+
+def _layout_int(cfg: dict, key: str, path: Path, minimum: int) -> int | None:
+    """Integer layout field ``key`` (None if absent); null, a non-integer or a value below ``minimum`` refused."""
+    if key not in cfg:
+        return None
+    v = _int(cfg, (key,), path) if cfg[key] not in (None, []) else None
+    if v is None:
+        raise AfdError(f"{path}: field '{key}' must be an integer, got {cfg[key]!r}")
+    if v < minimum:
+        raise AfdError(f"{path}: field '{key}' must be at least {minimum}, got {v}")
+    return v
+
+
+def _per_layer(cfg: dict, key: str, n: int, mtp: int, path: Path, allowed: tuple | None) -> list | None:
+    """List ``key`` with one entry per layer (trailing MTP entries dropped); None if absent or null.
+    Entries must be in ``allowed`` (None: any string)."""
+    v = cfg.get(key)
+    if v is None:
+        return None
+    if not isinstance(v, list):
+        raise AfdError(f"{path}: field '{key}' must be a list with one entry per layer, got {v!r}")
+    if len(v) not in (n, n + mtp):
+        raise AfdError(f"{path}: field '{key}' has {len(v)} entries for {n} layers")
+    for x in v:
+        if not (isinstance(x, str) if allowed is None else x in allowed):
+            expected = "strings" if allowed is None else " or ".join(map(repr, allowed))
+            raise AfdError(f"{path}: field '{key}' has entry {x!r}, not understood (expected {expected})")
+    return v[:n]
+
+
+def _indices(cfg: dict, key: str, n: int, mtp: int, path: Path) -> set[int] | None:
+    """Set of layer indices listed in ``key`` (Step-3 writes them "4,5,6"); None if absent or null."""
+    v = cfg.get(key)
+    if v is None:
+        return None
+    if isinstance(v, str) and key == "moe_layers_enum":
+        v = [int(s) if s.strip().isdecimal() else s for s in v.split(",") if s.strip()]
+    if not isinstance(v, list):
+        raise AfdError(f"{path}: field '{key}' must be a list of layer indices, got {v!r}")
+    for i in v:
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < n + mtp:
+            raise AfdError(f"{path}: field '{key}' has {i!r}, not a layer index (0 to {n + mtp - 1})")
+    return {i for i in v if i < n}
+
+
+def _blocks(cfg: dict, path: Path) -> tuple[str, list[str]] | None:
+    """(field, kind of block per layer) of a Nemotron-H layout (one block per layer); None if absent."""
+    found = []
+    if "hybrid_override_pattern" in cfg:
+        p = cfg["hybrid_override_pattern"]
+        if not isinstance(p, str) or not p:
+            raise AfdError(f"{path}: field 'hybrid_override_pattern' must be a non-empty string, got {p!r}")
+        bad = sorted(set(p) - set(_PATTERN))
+        if bad:
+            raise AfdError(f"{path}: field 'hybrid_override_pattern' has layer marker {bad[0]!r}, not understood "
+                           "(known: M Mamba, E MoE, * attention, - MLP)")
+        found.append(("hybrid_override_pattern", [_PATTERN[c] for c in p]))
+    for key in ("layers_block_type", "layer_types"):
+        v = cfg.get(key)
+        if key == "layers_block_type" and v is not None and not (isinstance(v, list) and v):
+            raise AfdError(f"{path}: field 'layers_block_type' must be a non-empty list, got {v!r}")
+        # layer_types lists attention kinds, except in Nemotron-H, where it holds these blocks
+        if isinstance(v, list) and (key == "layers_block_type" or "moe" in v or "mlp" in v):
+            bad = [x for x in v if not isinstance(x, str) or x not in _BLOCK_TYPES]
+            if bad:
+                raise AfdError(f"{path}: field '{key}' has entry {bad[0]!r}, not understood "
+                               f"(expected {', '.join(_BLOCK_TYPES)})")
+            found.append((key, [_BLOCK_TYPES[x] for x in v]))
+    for key, kinds in found[1:]:
+        if kinds != found[0][1]:
+            raise AfdError(f"{path}: fields '{found[0][0]}' and '{key}' describe different layer layouts")
+    return found[0] if found else None
+
+
+def _layout(cfg: dict, path: Path) -> tuple[int, int, int]:
+    """(num_layers, MoE layers, dense layers) from the per-layer fields (module docstring)."""
+    blocks = _blocks(cfg, path)
+    n_key = next((k for k in _KEYS["num_layers"] if _get(cfg, k) is not None), None)
+    n = _int(cfg, _KEYS["num_layers"], path)
+    if blocks and n is None:
+        n = len(blocks[1])
+    elif blocks and n != len(blocks[1]):
+        raise AfdError(f"{path}: fields '{n_key}' ({n}) and '{blocks[0]}' ({len(blocks[1])} layers) "
+                       "disagree on the layer count")
+    elif n is None:
+        n = _first(cfg, "num_layers", path)
+    if not 1 <= n <= _MAX_LAYERS:
+        raise AfdError(f"{path}: field '{n_key or blocks[0]}' gives {n} layers; expected 1 to {_MAX_LAYERS}")
+    mtp = max(_int(cfg, ("num_nextn_predict_layers",), path) or 0, 0)
+    if not (blocks and blocks[0] == "layer_types"):
+        _per_layer(cfg, "layer_types", n, mtp, path, None)  # attention kinds: only checked here
+
+    explicit: dict[str, set[int]] = {}  # field -> the MoE layers it lists
+    if blocks:
+        explicit[blocks[0]] = {i for i, kind in enumerate(blocks[1]) if kind == "moe"}
+    types = _per_layer(cfg, "mlp_layer_types", n, mtp, path, _MLP_TYPES)
+    if types is not None:
+        explicit["mlp_layer_types"] = {i for i, t in enumerate(types) if t != "dense"}
+    freq = cfg.get("moe_layer_freq")
+    if isinstance(freq, list):
+        explicit["moe_layer_freq"] = {i for i, f in enumerate(_per_layer(cfg, "moe_layer_freq", n, mtp, path,
+                                                                         (0, 1))) if f}
+    for key in ("moe_layers", "moe_layers_enum"):
+        listed = _indices(cfg, key, n, mtp, path)
+        if listed is not None:
+            explicit[key] = listed
+
+    rules = []  # (field, whether layer i may be MoE)
+    for key in ("first_k_dense_replace", "num_dense_layers", "moe_layer_start_index"):
+        k = _layout_int(cfg, key, path, 0)
+        if k is not None:
+            rules.append((key, lambda i, k=k: i >= k))
+    end = _layout_int(cfg, "moe_layer_end_index", path, -1)  # ERNIE: -1 is the last layer
+    if end is not None:
+        rules.append(("moe_layer_end_index", lambda i, e=(n - 1 if end == -1 else end): i <= e))
+    if freq is not None and not isinstance(freq, list):  # DeepSeek-V2: every k-th layer from layer 0
+        f = _layout_int(cfg, "moe_layer_freq", path, 1)
+        rules.append(("moe_layer_freq", lambda i, f=f: i % f == 0))
+    for key in ("decoder_sparse_step", "interleave_moe_layer_step", "moe_layer_interval"):
+        s = _layout_int(cfg, key, path, 1)
+        if s is not None:
+            rules.append((key, lambda i, s=s: (i + 1) % s == 0))
+    if "expert_layer_period" in cfg or "expert_layer_offset" in cfg:  # Jamba, its defaults 2 and 1
+        period = _layout_int(cfg, "expert_layer_period", path, 1)
+        offset = _layout_int(cfg, "expert_layer_offset", path, 0)
+        period, offset = 2 if period is None else period, 1 if offset is None else offset
+        if offset >= period:
+            raise AfdError(f"{path}: field 'expert_layer_offset' ({offset}) must be below "
+                           f"'expert_layer_period' ({period})")
+        rules.append(("expert_layer_period", lambda i: i % period == offset))
+    dense_only = _indices(cfg, "mlp_only_layers", n, mtp, path)
+    if dense_only:
+        rules.append(("mlp_only_layers", lambda i: i not in dense_only))
+
+    moe, named = set(range(n)), None
+    for key, listed in explicit.items():
+        if named and listed != moe:
+            i = min(listed ^ moe)
+            a, b = (named, key) if i in moe else (key, named)
+            raise AfdError(f"{path}: fields '{named}' and '{key}' disagree: '{a}' makes layer {i} MoE, "
+                           f"'{b}' does not")
+        moe, named = listed, key
+    for key, may_be_moe in rules:
+        out = {i for i in moe if not may_be_moe(i)}
+        if out and named:
+            raise AfdError(f"{path}: fields '{named}' and '{key}' disagree: '{named}' makes layer {min(out)} MoE, "
+                           f"'{key}' does not")
+        moe -= out
+    if not moe:
+        names = ", ".join(f"'{k}'" for k in [*explicit, *(k for k, _ in rules)])
+        raise AfdError(f"{path}: the layout given by {names} leaves no MoE layer of {n}")
+    no_ffn = blocks[1].count("none") if blocks else 0
+    return n, len(moe), n - len(moe) - no_ffn
+
+
+def _shared_experts(cfg: dict, path: Path) -> int:
+    n = _int(cfg, ("n_shared_experts", "num_shared_experts", "moe_num_shared_experts"), path)
+    if n is not None:
+        return n
+    if cfg.get("shared_expert_intermediate_size"):
+        return 1
+    if cfg.get("intermediate_size_mlp") and cfg.get("num_local_experts"):  # Llama 4 shared expert
+        return 1
+    return 0
+
+
+def _local(cfg: dict, num_layers: int, path: Path) -> tuple[int, int]:
+    """(window, layers) of sliding-window or chunked attention; (0, 0) where every layer is global."""
+    types = _list(cfg, "layer_types", path)[:num_layers]
+    window = _int(cfg, ("sliding_window",), path)
+    if window and cfg.get("use_sliding_window") is not False:  # Qwen configs carry a disabled window
+        return window, (types.count("sliding_attention") if types else num_layers)
+    chunk = _int(cfg, ("attention_chunk_size",), path)
+    if chunk:  # Llama 4: the RoPE layers are chunked, the NoPE ones (every 4th by default) global
+        if types:
+            return chunk, types.count("chunked_attention")
+        rope = _list(cfg, "no_rope_layers", path)
+        if rope:
+            return chunk, sum(1 for x in rope[:num_layers] if x)
+        every = _int(cfg, ("no_rope_layer_interval",), path) or 4
+        return chunk, num_layers - num_layers // every
+    return 0, 0
+
+
+def _attention(cfg: dict, hidden: int, num_layers: int, path: Path) -> Attention | None:
+    """The attention block, or None where the config gives no head count."""
+    heads = _int(cfg, ("num_attention_heads", "n_heads", "n_head"), path)
+    if heads is None:
+        return None
+    if heads < 1:
+        raise AfdError(f"{path}: field 'num_attention_heads' must be positive, got {heads}")
+    kv_heads = _int(cfg, ("num_key_value_heads", "attn_config.kv_n_heads", "num_kv_heads"), path)
+    kv_heads = heads if kv_heads is None else kv_heads
+    window, local = _local(cfg, num_layers, path)
+    kv_lora = _int(cfg, ("kv_lora_rank",), path)
+    if kv_lora:  # MLA
+        nope, rope = (_int(cfg, (k,), path) or 0 for k in ("qk_nope_head_dim", "qk_rope_head_dim"))
+        return Attention("mla", heads, kv_heads, nope + rope, v_head_dim=_int(cfg, ("v_head_dim",), path) or 0,
+                         q_lora_rank=_int(cfg, ("q_lora_rank",), path) or 0, kv_lora_rank=kv_lora,
+                         qk_rope_head_dim=rope, local_window=window, local_layers=local)
+    head_dim = _int(cfg, ("head_dim",), path)
+    if head_dim is None:
+        if hidden % heads:
+            raise AfdError(f"{path}: no head_dim, and hidden_size {hidden} is not a multiple of "
+                           f"num_attention_heads {heads}")
+        head_dim = hidden // heads
+    return Attention("gqa" if kv_heads < heads else "mha", heads, kv_heads, head_dim,
+                     v_head_dim=_int(cfg, ("v_head_dim",), path) or 0, local_window=window, local_layers=local)
+
+
+def model_from_hf_config(path: str | Path, slug: str | None = None) -> Model:
+    """A :class:`Model` from a Hugging Face ``config.json`` file."""
+    path = Path(path)
+    raw = read_json(path)
+    if not isinstance(raw, dict):
+        raise AfdError(f"{path}: expected a JSON object")
+    cfg = dict(raw)
+    if isinstance(raw.get("text_config"), dict):  # multimodal wrappers: the language model
+        cfg = {**raw, **raw["text_config"]}
+    values = {q: _first(cfg, q, path) for q in _KEYS if q != "num_layers"}
+    values["num_layers"], moe, dense = _layout(cfg, path)
+    extra = {
+        "vocab_size": _int(cfg, ("vocab_size",), path),
+        "mtp_layers": _int(cfg, ("num_nextn_predict_layers",), path),
+        "shared_expert_intermediate_size": _int(cfg, ("shared_expert_intermediate_size",), path),
+        # the dense layers' FFN (Llama 4 names it intermediate_size_mlp; its intermediate_size is the expert's)
+        "dense_intermediate_size": _int(cfg, ("intermediate_size_mlp", "intermediate_size"), path) if dense else None,
+    }
+    extra = {k: v for k, v in extra.items() if v is not None}
+    attention = _attention(cfg, values["hidden_size"], values["num_layers"], path)
+    fields = [*values, "moe_layers", "dense_layers", *extra] + (["attention"] if attention else [])
+    sources = {k: str(path) for k in fields}
+    name = slug or str(cfg.get("_name_or_path") or path.parent.name or path.stem)
+    m = Model(slug=name.lower().replace("/", "--"), name=name, dense_layers=dense,
+              moe_layers=moe, shared_experts=_shared_experts(cfg, path),
+              attention=attention, profile="reference", sources=sources, **values, **extra)
+    check_model(m)
+    return m

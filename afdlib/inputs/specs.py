@@ -1,0 +1,357 @@
+"""The vocabulary of the library: the types the catalogue loads and every formula takes.
+
+* :class:`Hardware`: one accelerator, per GPU and per direction, SI units (FLOP/s, bytes, bytes/s, s);
+* :class:`Model`: a MoE model: its MoE part (the paper's Table 4), its :class:`Attention`, dense
+  layers, shared experts, vocabulary and MTP layers;
+* :class:`Precision`: data types of the weights, the activations on the wire and the KV cache;
+* :class:`Budget`: the per-token SLO, accepted tokens per step, the fixed gap and the micro-batches
+  (paper Eq. 1), with the one set of defaults the whole library uses;
+* :class:`Efficiency`: sustained fractions of datasheet peaks.
+
+Numeric fields may hold numpy arrays: :func:`stack` lays a list of devices or models along one axis,
+so a whole grid (devices x models x N_F) is one call of the same formulas, with the same names.
+Validation lives in :func:`check_hardware` and :func:`check_model` (called by the loaders).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from afdlib.errors import AfdError
+
+DTYPE_BYTES = {"fp4": 0.5, "fp8": 1.0, "int8": 1.0, "bf16": 2.0, "fp16": 2.0, "fp32": 4.0}
+"""Bytes per element of each data type name used in the catalogues and :class:`Precision`."""
+
+ATTENTION_FAMILIES = ("mla", "gqa", "mha", "mfa")
+
+
+def dtype_bytes(name: str) -> float:
+    """Bytes per element of a data type name (``fp8``, ``bf16``, ...); AfdError for an unknown one."""
+    try:
+        return DTYPE_BYTES[str(name).lower()]
+    except KeyError:
+        raise AfdError(f"unknown data type '{name}'; valid: {', '.join(DTYPE_BYTES)}") from None
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    """Sustained fraction of datasheet peaks, applied by the ``datasheet`` hardware profile only.
+
+    Defaults are empirical, each from a cited measurement:
+    hbm 0.8 (AIConfigurator's "HBM BW x 0.8" correction), scale_up 0.8 (NCCL on NVLink reaches
+    80-82% of nominal, MLE; the paper itself uses 160 of H800's 200 GB/s), scale_out 0.8
+    (DeepEP low-latency kernels reach 78-80% of 50 GB/s at large EP; StepFun uses 40 of 50),
+    compute 1.0 (the paper assumes OFU = 100%; matmul efficiency is the decode model's own
+    parameter, :class:`afdlib.decode.step.Assumptions`).
+    """
+
+    compute: float = 1.0
+    hbm: float = 0.8
+    scale_up: float = 0.8
+    scale_out: float = 0.8
+
+    def __post_init__(self):
+        for k, v in asdict(self).items():
+            if not (0 < v <= 1):
+                raise AfdError(f"efficiency {k} must be in (0, 1], got {v}")
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """One accelerator, SI units, per GPU, per direction.
+
+    ``flops`` is the peak dense rate the paper's analysis uses (FP8, else BF16 where the device has
+    no FP8 units: ``flops_dtype``); :meth:`peak` gives the rate for a data type.
+    ``scale_up_domain`` GPUs share the scale-up fabric (8 for an HGX node, 72 for NVL72, 384 for
+    CloudMatrix384); ``gpus_per_node`` is the size of an AFD node (N_A, N_F count nodes).
+    ``superpod``: the scale-up fabric spans the AFD nodes, so scale-out = scale-up bandwidth.
+    """
+
+    slug: str
+    name: str
+    profile: str
+    flops: float
+    flops_dtype: str
+    hbm_bytes_per_s: float
+    hbm_bytes: float
+    scale_up_bytes_per_s: float
+    scale_out_bytes_per_s: float
+    gpus_per_node: int = 8
+    scale_up_domain: int = 8
+    superpod: bool = False
+    bf16_flops: float | None = None
+    inter_domain_bytes_per_s: float | None = None  # between scale-up domains (racks) when superpod
+    scale_out_latency_s: float | None = None       # fixed cost of one message over scale-out
+    scale_up_latency_s: float | None = None
+    sources: Mapping[str, str] = field(default_factory=dict)
+    uncertain: Mapping[str, str] = field(default_factory=dict)
+    notes: str = ""
+
+    @property
+    def bandwidth_ratio(self):
+        """r = BW_up / BW_out (NOTES section 3)."""
+        return self.scale_up_bytes_per_s / self.scale_out_bytes_per_s
+
+    def peak(self, dtype: str = "fp8"):
+        """Peak dense FLOP/s for matmuls in ``dtype``: FP8/INT8 at ``flops`` (devices without FP8
+        units run them at their BF16 rate), BF16/FP16 at ``bf16_flops``."""
+        if dtype_bytes(dtype) <= 1:
+            return self.flops
+        if self.bf16_flops is not None:
+            return self.bf16_flops
+        if self.flops_dtype == "bf16":
+            return self.flops
+        raise AfdError(f"hardware '{self.slug}' has no BF16 rate: add bf16_tflops to its file (attention over a "
+                       "BF16 cache and BF16 weights run at it)")
+
+    def with_overrides(self, **kw) -> "Hardware":
+        """A copy with some fields replaced (validated)."""
+        hw = replace(self, **kw)
+        check_hardware(hw)
+        return hw
+
+
+@dataclass(frozen=True)
+class Attention:
+    """The attention of one decoder layer, as the decode step sees it.
+
+    * ``mla``: multi-head latent attention (DeepSeek-V3, Kimi-K2), run in the absorbed decode form:
+      the cache holds ``kv_lora_rank + qk_rope_head_dim`` elements per token; queries of
+      ``num_heads`` heads attend over it. ``head_dim`` = qk_nope_head_dim + qk_rope_head_dim.
+    * ``gqa`` / ``mha``: ``num_kv_heads`` key and value heads of ``head_dim`` each (MHA: as many as
+      query heads); ``q_lora_rank`` 0.
+    * ``mfa``: Step-3's multi-matrix factorisation attention: a low-rank query (``q_lora_rank``)
+      and one shared key/value head (``num_kv_heads`` = 1).
+
+    ``local_window`` > 0: ``local_layers`` of the layers keep only the last ``local_window`` tokens
+    (sliding-window or chunked attention).
+    """
+
+    family: str
+    num_heads: int
+    num_kv_heads: int
+    head_dim: int
+    v_head_dim: int = 0
+    q_lora_rank: int = 0
+    kv_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
+    local_window: int = 0
+    local_layers: int = 0
+
+    @property
+    def kv_elements_per_token(self) -> int:
+        """Cache elements per token and layer: MLA latent + rope key, else 2 x KV heads x head dim."""
+        if self.family == "mla":
+            return self.kv_lora_rank + self.qk_rope_head_dim
+        return self.num_kv_heads * (self.head_dim + (self.v_head_dim or self.head_dim))
+
+
+@dataclass(frozen=True)
+class Model:
+    """One MoE model: the paper's MoE fields plus what a decode step needs.
+
+    ``shared_expert_intermediate_size`` is the size of one shared expert (0: same as M);
+    ``dense_intermediate_size`` that of the dense layers' FFN; ``attention`` None where the
+    catalogue has not described it (the end-to-end decode model then refuses the model).
+    """
+
+    slug: str
+    name: str
+    hidden_size: int
+    moe_intermediate_size: int
+    num_layers: int
+    dense_layers: int
+    moe_layers: int
+    routed_experts: int
+    experts_per_token: int
+    shared_experts: int = 0
+    shared_expert_intermediate_size: int = 0
+    dense_intermediate_size: int = 0
+    vocab_size: int = 0
+    mtp_layers: int = 0
+    attention: Attention | None = None
+    profile: str = "reference"
+    hf_id: str = ""
+    sources: Mapping[str, str] = field(default_factory=dict)
+    uncertain: Mapping[str, str] = field(default_factory=dict)
+    notes: str = ""
+
+    @property
+    def granularity(self):
+        """H / M: small means coarse experts (favours AFD, paper Section 4)."""
+        return self.hidden_size / self.moe_intermediate_size
+
+    @property
+    def sparsity(self):
+        """E / K: routed experts per activated expert."""
+        return self.routed_experts / self.experts_per_token
+
+    @property
+    def shared_size(self):
+        """Intermediate size of one shared expert (M where the catalogue gives none)."""
+        return self.shared_expert_intermediate_size or self.moe_intermediate_size
+
+    def with_overrides(self, **kw) -> "Model":
+        m = replace(self, **kw)
+        check_model(m)
+        return m
+
+
+@dataclass(frozen=True)
+class Precision:
+    """Data types of one deployment: weights, attention weights, the wire and the KV cache.
+
+    Defaults are the paper's (and DeepSeek-V3's serving) choice: FP8 weights, FP8 dispatch,
+    BF16 combine (3 bytes per token and hidden element on the wire), BF16 KV cache, BF16 LM head.
+    """
+
+    weights: str = "fp8"
+    attention: str = "fp8"
+    dispatch: str = "fp8"
+    combine: str = "bf16"
+    kv_cache: str = "bf16"
+    lm_head: str = "bf16"
+
+    def __post_init__(self):
+        for f in fields(self):
+            dtype_bytes(getattr(self, f.name))
+
+    def bytes(self, what: str) -> float:
+        """Bytes per element of ``what`` (a field name: ``weights``, ``kv_cache``, ...)."""
+        return dtype_bytes(getattr(self, what))
+
+    @property
+    def wire_bytes(self) -> float:
+        """Bytes on the wire per token and hidden element, dispatch + combine (3 by default)."""
+        return self.bytes("dispatch") + self.bytes("combine")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The step budget of paper Eq. 1: ``SLO * L_accept = t_g + N_layers * N_BO * t_B``.
+
+    The library's one set of defaults: SLO 50 ms per token, L_accept 1.7 (MTP), fixed gap
+    t_g 15 ms, three micro-batches (3BO), as in the paper's Figure 4.
+    """
+
+    slo_s: float = 0.050
+    l_accept: float = 1.7
+    t_gap_s: float = 0.015
+    micro_batches: int = 3
+
+    def __post_init__(self):
+        for name in ("slo_s", "l_accept"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+                raise AfdError(f"budget {name} must be a positive number, got {v!r}")
+        if not (isinstance(self.t_gap_s, (int, float)) and math.isfinite(self.t_gap_s) and self.t_gap_s >= 0):
+            raise AfdError(f"budget t_gap_s must be a non-negative number, got {self.t_gap_s!r}")
+        if isinstance(self.micro_batches, bool) or not isinstance(self.micro_batches, int) or self.micro_batches < 1:
+            raise AfdError(f"budget micro_batches must be a positive integer, got {self.micro_batches!r}")
+
+
+# ----------------------------------------------------------------------------- validation
+
+def _positive(where: str, name: str, value: Any) -> float:
+    if isinstance(value, str):
+        try:
+            float(value)
+            hint = f" (YAML reads {value} as text: write it with a decimal point, e.g. 1.0e+3)"
+        except ValueError:
+            hint = ""
+        raise AfdError(f"{where}: {name} must be a number, got {value!r}{hint}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise AfdError(f"{where}: {name} must be a number, got {value!r}")
+    if value <= 0:
+        raise AfdError(f"{where}: {name} must be positive, got {value}")
+    return float(value)
+
+
+def check_hardware(hw: Hardware) -> None:
+    """Raise :class:`AfdError` unless every rate and size is a positive number."""
+    where = f"hardware '{hw.slug}'"
+    for f_ in ("flops", "hbm_bytes_per_s", "hbm_bytes", "scale_up_bytes_per_s", "scale_out_bytes_per_s"):
+        _positive(where, f_, getattr(hw, f_))
+    for f_ in ("bf16_flops", "inter_domain_bytes_per_s"):
+        if getattr(hw, f_) is not None:
+            _positive(where, f_, getattr(hw, f_))
+    for f_ in ("scale_out_latency_s", "scale_up_latency_s"):
+        v = getattr(hw, f_)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0):
+            raise AfdError(f"{where}: {f_} must be a non-negative number, got {v!r}")
+    for f_ in ("gpus_per_node", "scale_up_domain"):
+        v = getattr(hw, f_)
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise AfdError(f"{where}: {f_} must be a positive integer, got {v!r}")
+
+
+MODEL_INT_FIELDS = ("hidden_size", "moe_intermediate_size", "num_layers", "dense_layers", "moe_layers",
+                    "routed_experts", "experts_per_token", "shared_experts")
+MODEL_OPTIONAL_INT_FIELDS = ("shared_expert_intermediate_size", "dense_intermediate_size", "vocab_size",
+                             "mtp_layers")
+ATTENTION_INT_FIELDS = ("num_heads", "num_kv_heads", "head_dim", "v_head_dim", "q_lora_rank", "kv_lora_rank",
+                        "qk_rope_head_dim", "local_window", "local_layers")
+
+
+def _integer(where: str, name: str, v: Any, minimum: int) -> None:
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise AfdError(f"{where}: {name} must be an integer, got {v!r}")
+    if v < minimum:
+        raise AfdError(f"{where}: {name} must be {'positive' if minimum == 1 else 'non-negative'}, got {v}")
+
+
+def check_attention(att: Attention, where: str, num_layers: int) -> None:
+    """Raise :class:`AfdError` for an unknown family or impossible dimensions."""
+    if att.family not in ATTENTION_FAMILIES:
+        raise AfdError(f"{where}: attention family '{att.family}' unknown; valid: {', '.join(ATTENTION_FAMILIES)}")
+    for name in ATTENTION_INT_FIELDS:
+        _integer(where, f"attention.{name}", getattr(att, name),
+                 1 if name in ("num_heads", "num_kv_heads", "head_dim") else 0)
+    if att.num_kv_heads > att.num_heads:
+        raise AfdError(f"{where}: attention.num_kv_heads ({att.num_kv_heads}) exceeds num_heads ({att.num_heads})")
+    if att.family == "mla" and (att.kv_lora_rank < 1 or att.qk_rope_head_dim < 1):
+        raise AfdError(f"{where}: MLA attention needs kv_lora_rank and qk_rope_head_dim")
+    if att.local_layers > num_layers:
+        raise AfdError(f"{where}: attention.local_layers ({att.local_layers}) exceeds num_layers ({num_layers})")
+    if att.local_layers and not att.local_window:
+        raise AfdError(f"{where}: attention.local_layers needs a local_window")
+
+
+def check_model(m: Model, layer_sum: bool = True) -> None:
+    """Raise :class:`AfdError` for non-integer counts, TopK > E, or more MoE and dense layers than
+    layers (``layer_sum=False`` checks each alone: the paper's Table 4 prints GLM-4.7 with 92 MoE
+    layers beside 3 dense ones of 92, which its profile keeps)."""
+    where = f"model '{m.slug}'"
+    for f_ in MODEL_INT_FIELDS:
+        _integer(where, f_, getattr(m, f_), 0 if f_ in ("dense_layers", "shared_experts") else 1)
+    for f_ in MODEL_OPTIONAL_INT_FIELDS:
+        _integer(where, f_, getattr(m, f_), 0)
+    if m.experts_per_token > m.routed_experts:
+        raise AfdError(f"{where}: TopK ({m.experts_per_token}) exceeds the routed experts "
+                       f"({m.routed_experts})")
+    if m.moe_layers > m.num_layers or m.dense_layers > m.num_layers:
+        raise AfdError(f"{where}: moe_layers ({m.moe_layers}) and dense_layers ({m.dense_layers}) "
+                       f"cannot exceed num_layers ({m.num_layers})")
+    if layer_sum and m.moe_layers + m.dense_layers > m.num_layers:
+        raise AfdError(f"{where}: moe_layers ({m.moe_layers}) + dense_layers ({m.dense_layers}) exceed "
+                       f"num_layers ({m.num_layers})")
+    if m.attention is not None:
+        check_attention(m.attention, where, m.num_layers)
+
+
+# ----------------------------------------------------------------------------- grids
+
+def stack(items: Sequence, axis: int, ndim: int, names: Sequence[str]):
+    """The first item with each field of ``names`` replaced by an array over ``items``.
+
+    The array lies along ``axis`` of ``ndim`` dimensions (size 1 elsewhere), so stacked devices
+    and stacked models broadcast against each other in the formulas that take them.
+    """
+    items = list(items)
+    shape = [1] * ndim
+    shape[axis] = len(items)
+    arrays = {n: np.array([getattr(x, n) for x in items], dtype=float).reshape(shape) for n in names}
+    return replace(items[0], **arrays)

@@ -1,0 +1,1 @@
+"""Peers: the side-by-side with NVIDIA aiconfigurator."""

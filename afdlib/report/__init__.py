@@ -1,0 +1,1 @@
+"""The report: figures and their style, notebook parameters, and the book build."""

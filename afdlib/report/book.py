@@ -1,0 +1,437 @@
+"""Build the book: execute every notebook with papermill, then render HTML with jupyter-book 1.x.
+
+Notebooks are executed once, by papermill, into ``book/generated/`` (git-ignored); jupyter-book
+renders them with execution off, so nothing runs twice. The build fails (non-zero exit) on a
+notebook error or any Sphinx warning (``-W -n --keep-going``): no half-empty page is published.
+
+Nothing half-done looks current:
+
+- each notebook runs in its own staging folder (``book/generated/.executing/<name>/``, also its
+  working directory, so its ``figures/`` cannot collide with another's); only a notebook that
+  succeeded replaces ``book/generated/<name>.ipynb`` and the files it wrote, and one that failed
+  removes its earlier outputs (listed in the notebook's ``afd_outputs`` metadata);
+- jupyter-book renders in ``_build/work/`` (kept between builds, so ``--only`` renders only what
+  changed; a full build starts it afresh), is copied to ``_build/next/`` and replaces
+  ``_build/html`` only on success. A failed build removes ``_build/html`` and leaves what it
+  rendered in ``_build/html.failed`` (and Sphinx's state with it, so the next build is full);
+- notebooks are scheduled longest first, by the durations of the last build
+  (``book/generated/.durations.json``), so the two parallel slots finish together;
+- a lock (``_build/.lock``) keeps two builds in one clone apart: the second exits with status 2;
+- rebuilds are byte-stable: each executed notebook loses papermill's timings, absolute paths and
+  object addresses (``<... at 0x7f...>``), and pandas Styler's random table ids (``T_1a2b3``) are
+  replaced by ids derived from the notebook and the table's position. The HTML is rendered from
+  these notebooks, so it is stable too (as long as the notebooks themselves print the same).
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import json
+import multiprocessing
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from afdlib.errors import AfdError
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOK_DIR = ROOT / "notebooks"
+GENERATED = ROOT / "book" / "generated"
+BUILD = ROOT / "_build"          # _build/html is the published book
+STATIC = ROOT / "book" / "_static"
+STAGING = ".executing"
+DURATIONS = ".durations.json"     # seconds each notebook took in the last build (for scheduling)           # per-notebook staging folders, under the target folder
+
+
+def chapter_numbers(toc: Path | None = None) -> dict[str, int]:
+    """Chapter number of each page of the reference book, as Sphinx numbers them: the files of
+    the numbered parts of ``_toc.yml``, in order (``book/generated/fig2_intensity`` -> 3)."""
+    import yaml
+    spec = yaml.safe_load((toc or ROOT / "_toc.yml").read_text())
+    files = [c["file"] for part in spec.get("parts", []) if part.get("numbered")
+             for c in part.get("chapters", [])]
+    return {Path(f).name: k for k, f in enumerate(files, start=1)}
+
+
+def notebooks(folder: Path | None = None) -> list[Path]:
+    """Source notebooks (the .ipynb halves of the jupytext pairs), in name order."""
+    return sorted((folder or NOTEBOOK_DIR).glob("*.ipynb"))
+
+
+def select(names: list[str] | None, folder: Path | None = None) -> list[Path]:
+    """The notebooks of ``folder`` named in ``names`` (all when None); an unknown name is a user error."""
+    available = notebooks(folder)
+    unknown = sorted(set(names or []) - {nb.stem for nb in available})
+    if unknown:
+        raise AfdError(f"unknown notebook(s) {', '.join(unknown)}; valid: {', '.join(nb.stem for nb in available)}")
+    return [nb for nb in available if names is None or nb.stem in names]
+
+
+# --- byte-stable output ------------------------------------------------------------------------
+
+_STYLER_TABLE = re.compile(r'<table id=\\?"(T_\w+)')
+_TIMING = ("start_time", "end_time", "duration")
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+>")  # "<pandas...Styler at 0x7f56...>" in text/plain reprs
+
+
+def stable_table_ids(text: str, key: str) -> str:
+    """Replace pandas Styler's random table ids (``T_1a2b3``, ``#T_1a2b3_row0_col0``, ...) in HTML,
+    or a notebook's JSON, by ``T_<key>_<n>``, n counting the tables in order of appearance."""
+    ids = list(dict.fromkeys(_STYLER_TABLE.findall(text)))
+    if not ids:
+        return text
+    key = re.sub(r"\W", "_", key)
+    new = {old: f"T_{key}_{n}" for n, old in enumerate(ids)}
+    anywhere = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, ids)) + r")(?![A-Za-z0-9])")
+    return anywhere.sub(lambda m: new[m.group(1)], text)
+
+
+def _finish_notebook(path: Path, input_path: str, outputs: list[str]) -> None:
+    """Make an executed notebook byte-stable (no timings, absolute paths or object addresses; stable
+    table ids) and record the files it wrote (relative paths) as metadata ``afd_outputs``."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    meta = nb.setdefault("metadata", {})
+    pm = meta.get("papermill", {})
+    for k in _TIMING:
+        pm.pop(k, None)
+    pm.update(input_path=input_path, output_path=path.name)
+    meta["afd_outputs"] = outputs
+    for cell in nb.get("cells", []):
+        cell.get("metadata", {}).pop("execution", None)
+        for k in _TIMING:
+            cell.get("metadata", {}).get("papermill", {}).pop(k, None)
+    text = _ADDRESS.sub(">", json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+    path.write_text(stable_table_ids(text, path.stem), encoding="utf-8")
+
+
+def _remove_outputs(target: Path, name: str) -> None:
+    """Remove an executed notebook and the files its last successful run wrote."""
+    nb = target / name
+    if not nb.exists():
+        return
+    with contextlib.suppress(ValueError, OSError):
+        for rel in json.loads(nb.read_text(encoding="utf-8")).get("metadata", {}).get("afd_outputs", []):
+            (target / rel).unlink(missing_ok=True)
+    nb.unlink()
+
+
+def _publish_outputs(stage: Path, target: Path, source: Path) -> None:
+    """Move a successful run's notebook and files from its staging folder into ``target`` (the
+    notebook last: its presence says the notebook was executed)."""
+    wrote = sorted(p.relative_to(stage).as_posix() for p in stage.rglob("*")
+                   if p.is_file() and p.name != source.name and not p.name.startswith("."))
+    _finish_notebook(stage / source.name, os.path.relpath(source, target), wrote)
+    _remove_outputs(target, source.name)
+    for rel in wrote + [source.name]:
+        (target / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.replace(stage / rel, target / rel)
+    shutil.rmtree(stage)
+
+
+# --- execution ---------------------------------------------------------------------------------
+
+def _init_worker() -> None:
+    """A notebook worker: its kernels start with a fixed hash seed and the notebooks' own backend."""
+    os.environ.pop("MPLBACKEND", None)
+    os.environ["PYTHONHASHSEED"] = "0"
+    import papermill  # noqa: F401  (imported once per worker, not once per notebook)
+
+
+def _run_notebook(src: str, dst: str, cwd: str, parameters: dict | None = None) -> tuple[bool, float, str]:
+    """Execute one notebook with papermill in a fresh kernel: (success, seconds, error text)."""
+    import logging
+
+    import papermill as pm
+    logging.getLogger("papermill").setLevel(logging.WARNING)
+    t0 = time.perf_counter()
+    # the kernel inherits this worker's stderr: keep its chatter (start-up warnings) in a file, shown
+    # only when the notebook fails
+    import tempfile
+    with tempfile.TemporaryFile(mode="w+b") as log:
+        saved = os.dup(2)
+        os.dup2(log.fileno(), 2)
+        try:
+            pm.execute_notebook(src, dst, cwd=cwd, kernel_name="python3", progress_bar=False, log_output=False,
+                                execution_timeout=300, parameters=parameters or {})
+        except Exception as e:  # the notebook failed (or the kernel died): report, do not raise
+            os.dup2(saved, 2)
+            log.seek(0)
+            chatter = log.read().decode(errors="replace")
+            return False, time.perf_counter() - t0, f"{chatter[-2000:]}{type(e).__name__}: {e}"
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+    return True, time.perf_counter() - t0, ""
+
+
+def execute_notebooks(names: list[str] | None = None, jobs: int = 2, source: Path | None = None,
+                      target: Path | None = None, parameters: dict[str, dict] | None = None) -> bool:
+    """Execute notebooks of ``source`` into ``target``; True if every one succeeded.
+
+    Each runs in ``target/.executing/<name>/``; see the module docstring for what success and
+    failure leave behind.
+    """
+    target = target or GENERATED
+    # longest first, so the parallel slots finish together: the durations of the last build when
+    # known (``.durations.json``), else the notebook's size as a proxy
+    durations_file = target / DURATIONS
+    try:
+        known = json.loads(durations_file.read_text())
+    except (OSError, ValueError):
+        known = {}
+    todo = sorted(select(names, source), key=lambda p: (-float(known.get(p.stem, 0.0)), -p.stat().st_size))
+    stages = {}
+    for nb in todo:
+        stage = target / STAGING / nb.stem
+        if stage.exists():
+            shutil.rmtree(stage)
+        stage.mkdir(parents=True)
+        stages[nb] = stage
+    ok = True
+    # long-lived worker processes import papermill once and run one notebook after another (each
+    # in a fresh kernel); spawned, so that no state of this process leaks into them
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(max_workers=max(1, min(jobs, len(todo) or 1)), mp_context=context,
+                                                initializer=_init_worker) as pool:
+        futures = {pool.submit(_run_notebook, str(nb), str(stages[nb] / nb.name), str(stages[nb]),
+                               (parameters or {}).get(nb.stem)): nb
+                   for nb in todo}
+        for n_done, future in enumerate(concurrent.futures.as_completed(futures), 1):
+            nb = futures[future]
+            stage = stages[nb]
+            success, seconds, message = future.result()
+            took = f"{seconds:.1f} s"
+            if success:
+                _publish_outputs(stage, target, nb)
+                known[nb.stem] = round(seconds, 1)
+                print(f"[{n_done}/{len(todo)}] {nb.stem}: ok ({took})", flush=True)
+            else:
+                ok = False
+                _remove_outputs(target, nb.name)
+                print(f"[{n_done}/{len(todo)}] {nb.stem}: FAILED ({took}); partial output in {stage}", flush=True)
+                print(message[-4000:], file=sys.stderr)
+    with contextlib.suppress(OSError):
+        (target / STAGING).rmdir()  # gone unless a failed notebook left its partial output there
+    with contextlib.suppress(OSError):
+        target.mkdir(parents=True, exist_ok=True)
+        durations_file.write_text(json.dumps(known, sort_keys=True, indent=1) + "\n")
+    return ok
+
+
+# --- rendering and publishing --------------------------------------------------------------------
+
+def vendor_mathjax() -> None:
+    """Copy MathJax 3 (``tex-svg-full.js`` from the django-static-mathjax package, no dependencies)
+    into book/_static/mathjax. It embeds its fonts and TeX extensions in one file, so the book
+    renders its maths without a network; the copy is git-ignored.
+    """
+    import mathjax
+    src = Path(mathjax.__file__).parent / "static" / "mathjax" / "es5" / "tex-svg-full.js"
+    dst = STATIC / "mathjax" / "tex-svg-full.js"
+    if not dst.exists() or dst.stat().st_size != src.stat().st_size:
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dst)
+
+
+def render_html(path_output: Path, source: Path | None = None) -> bool:
+    """jupyter-book build of ``source`` (the repository root) into ``path_output/_build/html``
+    (execution off; warnings are errors). Run by this interpreter, not by the console script, whose
+    first line may name another clone's venv."""
+    if source is None:
+        vendor_mathjax()
+    cmd = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "build", str(source or ROOT),
+           "--path-output", str(path_output), "--builder", "html", "-W", "-n", "--keep-going", "--quiet"]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=source or ROOT, text=True, capture_output=True)
+    print(f"jupyter-book: {'ok' if proc.returncode == 0 else 'FAILED'} ({time.perf_counter() - t0:.1f} s)")
+    if proc.returncode != 0:
+        print(proc.stdout[-6000:], proc.stderr[-6000:], sep="\n", file=sys.stderr)
+    return proc.returncode == 0
+
+
+def _rmtree(path: Path) -> None:
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.exists():
+        shutil.rmtree(path)
+
+
+def _publish(new: Path, html: Path) -> None:
+    """Put the finished book ``new`` at ``html``: two renames, so the published path holds either
+    the old book or the new one (and, for an instant, nothing), never a mixture."""
+    old = html.with_name(html.name + ".old")
+    _rmtree(old)
+    if html.exists() or html.is_symlink():
+        os.replace(html, old)
+    os.replace(new, html)
+    _rmtree(old)
+
+
+@contextlib.contextmanager
+def _lock(build: Path):
+    """Exclusive lock on ``build/.lock`` for the whole build; a second build is a user error."""
+    import fcntl
+    build.mkdir(parents=True, exist_ok=True)
+    with open(build / ".lock", "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise AfdError(f"another build is running in this clone (it holds {build / '.lock'}); "
+                           "wait for it to finish") from None
+        yield  # the lock goes with the file
+
+
+def build_book(only: list[str] | None = None, jobs: int = 2, execute: bool = True) -> int:
+    """Execute (all, or ``only`` some) notebooks and build ``_build/html``; returns an exit code."""
+    t0 = time.perf_counter()
+    select(only)  # an unknown name fails here (status 2), before anything is touched
+    html, nxt, failed = BUILD / "html", BUILD / "next", BUILD / "html.failed"
+
+    def fail(reason: str, partial: Path | None = None) -> int:
+        _rmtree(failed)
+        where = "nothing rendered"
+        if partial is not None and partial.exists():
+            os.replace(partial, failed)
+            where = f"partial build (not the book) in {failed}"
+        _rmtree(html)
+        _rmtree(nxt)
+        print(f"afd book: FAILED, {reason} ({time.perf_counter() - t0:.1f} s); {where}; "
+              f"nothing published at {html}", file=sys.stderr)
+        return 1
+
+    with _lock(BUILD):
+        try:
+            work = BUILD / "work"    # Sphinx's environment, kept between builds so --only renders incrementally
+            if execute and only is None:
+                _rmtree(GENERATED)  # a full build never reuses stale outputs
+                _rmtree(work)
+            if execute and not execute_notebooks(only, jobs):
+                return fail("notebook execution failed")
+            missing = [nb.stem for nb in notebooks() if not (GENERATED / nb.name).exists()]
+            if missing:
+                return fail(f"not executed yet: {', '.join(missing)} (run without --no-execute)")
+            _rmtree(nxt)
+            if not render_html(work):
+                os.replace(work, nxt) if work.exists() else None
+                return fail("jupyter-book reported errors or warnings", nxt / "_build" / "html")
+            shutil.copytree(work / "_build" / "html", nxt / "_build" / "html")
+        except KeyboardInterrupt:
+            fail("interrupted", nxt / "_build" / "html")
+            return 130
+        _publish(nxt / "_build" / "html", html)
+        _rmtree(nxt)
+        _rmtree(failed)
+    print(f"book: {html / 'index.html'} (total {time.perf_counter() - t0:.1f} s)")
+    return 0
+
+
+# --- a book for your own hardware and model --------------------------------------------------------
+
+PAPER_HARDWARE = ["h20", "h800", "h100", "h200", "b200", "b300", "gb200", "gb300"]
+PAPER_MODELS = ["deepseek-v3", "kimi-k2", "step3", "qwen3-coder", "ernie-4.5", "glm-4.7"]
+
+
+def custom_parameters(hardware: str | None, model: str | None) -> dict[str, dict]:
+    """Papermill parameters of every notebook whose parameters admit the given hardware and/or
+    model (catalogue slugs or absolute paths), keyed by notebook name."""
+    out: dict[str, dict] = {}
+    if hardware and model:
+        out["fig2_intensity"] = {"hardware": hardware, "model": model}
+        out["pipeline_jitter"] = {"hardware": hardware, "model": model}
+    if hardware:
+        out["sigma_from_routing"] = {"hardware": hardware}       # DeepSeek-V3's routing data, on this hardware
+    fig4, fig3, app = {}, {}, {}
+    if hardware:
+        fig4["hardware"], fig3["hardware"], app["ordinary"] = [hardware], [hardware], hardware
+    if model:
+        fig4.update(models=[model], ceiling_model=model)
+        fig3["afd_model"] = model
+        app["models"] = [model]
+    # the sweet spots: the paper's devices and models with the given ones added, the given pair as
+    # the reference whose shape and bandwidth the maps move (the superpod stays GB200 for contrast)
+    sweet: dict = {}
+    if hardware:
+        sweet.update(hardware=[*PAPER_HARDWARE, *([] if hardware in PAPER_HARDWARE else [hardware])],
+                     ordinary=hardware, ffn_pool=hardware)
+    if model:
+        sweet.update(models=[*PAPER_MODELS, *([] if model in PAPER_MODELS else [model])], reference_model=model)
+    for name, params in (("fig4_dead_zone", fig4), ("fig3_grouped_gemm", fig3), ("appendix_a_ceiling", app),
+                         ("sweet_spots", sweet)):
+        if params:
+            out[name] = params
+    return out
+
+
+def _absolute(name: str | None) -> str | None:
+    """A user file as an absolute path (notebooks run in their own folders); a slug unchanged."""
+    if name is None:
+        return None
+    path = Path(name)
+    looks_like_file = name.endswith((".yaml", ".yml", ".json")) or os.sep in name
+    return str(path.resolve()) if looks_like_file else name
+
+
+def build_custom_book(out: Path, hardware: str | None = None, model: str | None = None, jobs: int = 2) -> int:
+    """Build a separate book in ``out`` for ``hardware`` and/or ``model`` (slugs or files): every
+    notebook whose parameters admit them, run with them, and a landing page saying what the book
+    was built for. The reference book (``_build/html``, ``book/generated``) is never touched."""
+    from afdlib.inputs.catalog import load_hardware, load_model
+    t0 = time.perf_counter()
+    if not hardware and not model:
+        raise AfdError("afd book --out needs --hardware and/or --model")
+    hardware, model = _absolute(hardware), _absolute(model)
+    hw = load_hardware(hardware) if hardware else None            # fail early, with one clear line
+    m = load_model(model) if model else None
+    out = Path(out).resolve()
+    for reference in (ROOT, BUILD.resolve(), (ROOT / "book").resolve()):
+        if out == reference or reference in out.parents or out in reference.parents:
+            raise AfdError(f"--out {out} overlaps the reference book ({reference}); give a folder of its own")
+    params = custom_parameters(hardware, model)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "book").mkdir(exist_ok=True)
+    vendor_mathjax()
+    shutil.copytree(STATIC, out / "book" / "_static", dirs_exist_ok=True)
+    shutil.copy(ROOT / "book" / "references.bib", out / "book" / "references.bib")
+    shutil.copy(ROOT / "book" / "bibliography.md", out / "book" / "bibliography.md")
+    what = ", ".join(x for x in (hw and hw.name, m and m.name) if x)
+    config = (ROOT / "_config.yml").read_text()
+    config = re.sub(r'^title: .*$', f'title: "AFD vs EP for {what}"', config, count=1, flags=re.M)
+    (out / "_config.yml").write_text(config)
+    numbers = chapter_numbers()                       # in the reference book's order
+    names = sorted(params, key=lambda n: numbers.get(n, len(numbers) + 1))
+    toc = ["format: jb-book", "root: book/intro", "parts:", "  - caption: Chapters", "    numbered: true",
+           "    chapters:"]
+    toc += [f"      - file: book/generated/{n}" for n in names]
+    toc += ["  - caption: Back matter", "    chapters:", "      - file: book/bibliography"]
+    (out / "_toc.yml").write_text("\n".join(toc) + "\n")
+    built_for = "\n".join(f"- **{label}**: {obj.name} (`{arg}`)" for label, obj, arg in
+                           (("hardware", hw, hardware), ("model", m, model)) if obj is not None)
+    (out / "book" / "intro.md").write_text(f"""# AFD vs EP for {what}
+
+This book was built by `afd book --out` for:
+
+{built_for}
+
+It runs the chapters of the reference book whose parameters take a hardware and/or a model, with
+these values instead of the reference selection: {", ".join(names)}. The chapters' figures and
+tables are computed for this selection; their prose was written for the reference settings, so a
+number glued there reads "n/a" where the reference device or model is not in this selection.
+The sweet-spot chapter adds this selection to the paper's devices and models and takes it as the
+reference pair of its maps. Chapters that do not take a hardware or a model (the penalty figures,
+the published deployments, the comparison with aiconfigurator) are in the reference book only; for
+one pair, `afd advise --hardware ... --model ...` gives the recommendation and its reasons.
+""")
+    with _lock(out / "_build"):
+        if not execute_notebooks(names, jobs, target=out / "book" / "generated", parameters=params):
+            print(f"afd book: FAILED, notebook execution failed ({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
+            return 1
+        if not render_html(out, source=out):
+            print(f"afd book: FAILED, jupyter-book reported errors or warnings ({time.perf_counter() - t0:.1f} s)",
+                  file=sys.stderr)
+            return 1
+    print(f"book for {what}: {out / '_build' / 'html' / 'index.html'} (total {time.perf_counter() - t0:.1f} s)")
+    return 0

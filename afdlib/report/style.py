@@ -1,0 +1,74 @@
+"""Figure style and saving, shared by the notebooks (one look, one place)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import matplotlib
+
+from afdlib.errors import AfdError
+
+REGIME_COLOURS = {"scale-up-bound": "#dbe9f6", "stable": "#e5f5e0", "scale-out-bound": "#fde0dd",
+                  "max-intensity": "#efedf5"}
+COMM_CEILING = {"color": "#a50000", "linewidth": 3.0, "alpha": 0.8}   # bold dark red, as the paper draws it
+
+
+def setup_style() -> None:
+    """Seaborn 'whitegrid' with a readable size; deterministic SVG output (no random ids)."""
+    import seaborn as sns
+    sns.set_theme(style="whitegrid", context="notebook", font_scale=0.95)
+    matplotlib.rcParams.update({"figure.dpi": 100, "savefig.bbox": "tight", "svg.hashsalt": "afd-roofline",
+                                "figure.figsize": (7.5, 4.2)})
+    try:   # figures shown in the book: twice the pixels, sharp on high-density screens and when zoomed
+        from matplotlib_inline.backend_inline import set_matplotlib_formats
+        set_matplotlib_formats("retina")
+    except ImportError:   # outside IPython's inline backend there is nothing to set
+        pass
+
+
+_RUN: dict = {"fingerprint": None}
+"""The parameters of the notebook run in this process (set by :func:`afdlib.report.params.check_parameters`)."""
+MANIFEST = ".runs.json"
+
+
+def set_run(parameters: dict) -> None:
+    """Record the run's parameters: outputs are stamped with them in ``<output_dir>/.runs.json``."""
+    _RUN["fingerprint"] = json.dumps(parameters, sort_keys=True, default=repr)
+
+
+def _claim(path: Path) -> None:
+    """Refuse to overwrite an output that a run with other parameters wrote (two runs sharing one
+    output_dir would otherwise silently mix their figures); record this run's claim."""
+    fp = _RUN["fingerprint"]
+    if fp is None:
+        return
+    manifest = path.parent / MANIFEST
+    try:
+        runs = json.loads(manifest.read_text()) if manifest.exists() else {}
+    except (OSError, ValueError):
+        runs = {}
+    if runs.get(path.name, fp) != fp:
+        raise AfdError(f"{path} holds the output of a run with other parameters; give this run its own "
+                       f"output_dir (or delete {manifest} to start afresh)")
+    runs[path.name] = fp
+    manifest.write_text(json.dumps(runs, indent=1, sort_keys=True))
+
+
+def save_figure(fig, stem: str, output_dir: str | Path = "figures") -> Path:
+    """Write ``<output_dir>/<stem>.svg`` (and return its path)."""
+    out = Path(output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{stem}.svg"
+    _claim(path)
+    fig.savefig(path, metadata={"Date": None})
+    return path
+
+
+def save_data(frame, stem: str, output_dir: str | Path = "figures") -> Path:
+    """Write a figure's data as ``<output_dir>/<stem>.csv`` (no index)."""
+    out = Path(output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{stem}.csv"
+    _claim(path)
+    frame.to_csv(path, index=False, float_format="%.6g")
+    return path

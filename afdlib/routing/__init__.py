@@ -1,0 +1,1 @@
+"""Routing: expert popularity, balancedness from routing statistics and measured loads, EPLB placement."""

@@ -1,0 +1,1 @@
+"""The batch-overlap pipeline simulated under jitter, and the studies built on it."""

@@ -1,0 +1,200 @@
+"""The batch-overlap pipeline simulated step by step under jitter.
+
+Stage times are the decode model's means times random factors of mean one, drawn independently
+per step, layer and micro-batch (:class:`Jitter`): lognormal with a given coefficient of
+variation for attention, FFN and network, or for the FFN the straggler factors of
+:func:`straggler_factors` (the busiest rank's load over the mean, from routing samples),
+rescaled to mean one. Each step is scheduled by the one core (:func:`afdlib.analysis.schedule.run`).
+``throughput_loss`` compares the mean step time with the same configuration's constant-time
+step, so jitter is the only difference.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from afdlib.analysis.schedule import POOLS, _route, _stage_times, run
+from afdlib.errors import AfdError
+from afdlib.routing.balance import balancedness, eplb_placement, route_tokens
+
+MAX_STEPS = 10 ** 7
+
+# ----------------------------------------------------------------------------- jitter
+
+def lognormal_factors(cv: float, size, rng: np.random.Generator) -> np.ndarray:
+    """Random factors of mean 1 and coefficient of variation ``cv`` (lognormal; 1 where cv = 0)."""
+    if cv == 0:
+        return np.ones(size)
+    s2 = np.log1p(cv * cv)
+    return np.exp(rng.standard_normal(size) * np.sqrt(s2) - s2 / 2)
+
+
+def gamma_factors(cv: float, size, rng: np.random.Generator) -> np.ndarray:
+    """Random factors of mean 1 and coefficient of variation ``cv`` (gamma; cv = 1: exponential)."""
+    if cv == 0:
+        return np.ones(size)
+    k = 1.0 / (cv * cv)
+    return rng.gamma(k, 1.0 / k, size)
+
+
+DISTRIBUTIONS = {"lognormal": lognormal_factors, "gamma": gamma_factors}
+
+
+@dataclass(frozen=True)
+class Jitter:
+    """Random stage times: each stage's time is its mean times a factor of mean one, drawn per
+    step, layer and micro-batch. ``cv_*``: coefficients of variation (``distribution``:
+    lognormal or gamma); ``ffn_factors``: an empirical straggler distribution for the FFN stage,
+    one row per layer (each row rescaled to mean one, so that what differs between layers in the
+    long run stays in the mean stage time, and only the step-to-step spread is jitter), resampled
+    per op and combined with ``cv_ffn`` when both are given."""
+
+    cv_attn: float = 0.0
+    cv_ffn: float = 0.0
+    cv_comm: float = 0.0
+    ffn_factors: np.ndarray | None = field(default=None, repr=False)
+    distribution: str = "lognormal"
+
+    def __post_init__(self):
+        for name in ("cv_attn", "cv_ffn", "cv_comm"):
+            v = getattr(self, name)
+            if not (np.isfinite(v) and 0 <= v <= 10):
+                raise AfdError(f"{name} must be in [0, 10], got {v}")
+        if self.distribution not in DISTRIBUTIONS:
+            raise AfdError(f"unknown distribution '{self.distribution}'; valid: {', '.join(DISTRIBUTIONS)}")
+        if self.ffn_factors is not None:
+            f = np.asarray(self.ffn_factors, dtype=float)
+            if f.size == 0 or np.any(~np.isfinite(f)) or np.any(f <= 0):
+                raise AfdError("ffn_factors must be a non-empty array of positive numbers")
+
+    @property
+    def none(self) -> bool:
+        return self.cv_attn == self.cv_ffn == self.cv_comm == 0 and self.ffn_factors is None
+
+
+def attention_cv(context_cv: ArrayLike, requests_per_microbatch: ArrayLike) -> np.ndarray:
+    """Coefficient of variation of a micro-batch's attention time when its requests' cached
+    lengths vary independently with ``context_cv``: attention reads every request's KV cache, so
+    its time follows the sum of ``requests_per_microbatch`` lengths, whose CV is
+    context_cv / sqrt(requests) (the fixed weight read and kernel costs, not counted, only lower
+    it further: an upper bound)."""
+    return np.asarray(context_cv, dtype=float) / np.sqrt(np.maximum(np.asarray(requests_per_microbatch, float), 1.0))
+
+
+def straggler_factors(popularity: ArrayLike, tokens: int, ranks: int, experts_per_token: int,
+                      redundant: int = 0, samples: int = 4, seed: int = 0) -> np.ndarray:
+    """The FFN stage's straggler factors: the busiest rank's load over the mean (1 / sigma) for
+    routing samples of ``tokens`` tokens over ``ranks`` ranks, ``samples`` per row of
+    ``popularity`` (one row per layer: measured expert loads, or ones for uniform routing), with
+    an EPLB-style placement of ``redundant`` replicas fitted to each row. Returns the factors,
+    shape (layers, samples)."""
+    p = np.atleast_2d(np.asarray(popularity, dtype=float))
+    if tokens < 1 or ranks < 1 or samples < 1:
+        raise AfdError(f"tokens, ranks and samples must be >= 1, got {tokens}, {ranks}, {samples}")
+    rng = np.random.default_rng(seed)
+    out = []
+    for row in p:
+        batches = np.stack([route_tokens(int(tokens), experts_per_token, row, rng) for _ in range(samples)])
+        sigma = balancedness(eplb_placement(row, ranks, redundant).rank_loads(batches))
+        out.append(1.0 / np.asarray(sigma, dtype=float))
+    return np.stack(out)
+
+
+def stage_times_of(step, design: str, moe_layers: int) -> dict:
+    """Per-micro-batch stage times of a decode-model step (:class:`afdlib.decode.step.Step`) for the
+    simulator: ``t_attn``, ``t_ffn``, ``t_comm`` (s), the micro-batches, the MoE layers, and
+    ``extra_s``, the rest of the step (dense layers, LM head, MTP drafts, fixed gap) taken as
+    constant, and ``l_accept``. EP steps report a layer's times over all micro-batches: they are
+    divided here. Arrays where the step is an array (one entry per setting)."""
+    if design == "ep":
+        m = int(step.extra.get("ep_micro_batches", 2))
+        per = {k: np.asarray(getattr(step, k), dtype=float) / m for k in ("t_attn", "t_ffn", "t_comm")}
+    else:
+        m = int(step.extra["micro_batches"])
+        per = {k: np.asarray(getattr(step, k), dtype=float) for k in ("t_attn", "t_ffn", "t_comm")}
+    extra = np.maximum(np.asarray(step.step_s, dtype=float) - moe_layers * np.asarray(step.t_layer, dtype=float), 0)
+    out = {**per, "micro_batches": m, "n_layers": int(moe_layers), "extra_s": extra,
+           "l_accept": float(np.ravel(np.asarray(step.step_s) / np.asarray(step.tpot_s))[0])}
+    if np.ndim(step.step_s) == 0:
+        out.update({k: float(out[k]) for k in ("t_attn", "t_ffn", "t_comm", "extra_s")})
+    return out
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """Mean results over the simulated steps, arrays over the settings (seconds, shares).
+
+    ``step_s``: mean time of the MoE layers' pipeline per step plus ``extra_s``;
+    ``step_const_s``: the same with constant stage times; ``throughput_loss`` = 1 - step_const_s /
+    step_s; ``bubble_attn``, ``bubble_ffn``: idle shares of the pools over the pipeline (EP: both
+    are the GPUs'); ``p99_step_s``: the 99th percentile of the step time."""
+
+    step_s: np.ndarray
+    step_const_s: np.ndarray
+    throughput_loss: np.ndarray
+    bubble_attn: np.ndarray
+    bubble_ffn: np.ndarray
+    bubble_attn_const: np.ndarray
+    bubble_ffn_const: np.ndarray
+    p99_step_s: np.ndarray
+    steps: int
+
+
+def simulate(design: str, t_attn: ArrayLike, t_ffn: ArrayLike, t_comm: ArrayLike, n_microbatches: int,
+             n_layers: int, steps: int = 1000, jitter: Jitter = Jitter(), seed: int = 0,
+             extra_s: ArrayLike = 0.0, chunk: int = 1 << 16) -> Simulation:
+    """Simulate ``steps`` decode steps (module docstring). Stage times are per micro-batch and
+    layer (seconds), arrays broadcasting over settings; ``extra_s`` is added to every step (dense
+    layers, LM head, fixed gap). Seeded: the same arguments give the same result. Steps are
+    simulated in chunks of ``chunk`` to bound memory."""
+    if not 1 <= steps <= MAX_STEPS:
+        raise AfdError(f"steps must be in 1..{MAX_STEPS}, got {steps}")
+    route = _route(design)
+    times = _stage_times(design, t_attn, t_ffn, t_comm)
+    settings = np.broadcast(*times.values(), np.asarray(extra_s, dtype=float)).shape
+    const = run(route, lambda k, layer, b: times[route[k][0]], n_microbatches, n_layers, settings)
+    pools = POOLS[design]
+    extra = np.asarray(extra_s, dtype=float)
+    if jitter.none:
+        step = const.makespan + extra
+        bub = (const.idle_share(pools[0]), const.idle_share(pools[1]))
+        return Simulation(step, step, np.zeros(settings), *bub, *bub, step, steps)
+    draw = DISTRIBUTIONS[jitter.distribution]
+    rng = np.random.default_rng(seed)
+    ffn_pool = None
+    if jitter.ffn_factors is not None:
+        f = np.asarray(jitter.ffn_factors, dtype=float)
+        f = np.atleast_2d(f)
+        ffn_pool = (f / f.mean(axis=1, keepdims=True)).ravel()
+    cv = {"attention": jitter.cv_attn, "ffn": jitter.cv_ffn, "comm": jitter.cv_comm, "dispatch": jitter.cv_comm,
+          "combine": jitter.cv_comm}
+    total, busy_a, busy_f, makespans = 0.0, 0.0, 0.0, []
+    done = 0
+    while done < steps:
+        n = min(chunk, steps - done)
+        size = (n,) + settings
+
+        def durations(k, layer, b, size=size):
+            stage = route[k][0]
+            factor = draw(cv[stage], size, rng) if cv[stage] else 1.0
+            if stage == "ffn" and ffn_pool is not None:
+                factor = factor * ffn_pool[rng.integers(0, ffn_pool.size, size)]
+            return times[stage] * factor
+
+        r = run(route, durations, n_microbatches, n_layers, size)
+        makespans.append(r.makespan)
+        total = total + r.makespan.sum(axis=0)
+        busy_a = busy_a + r.busy[pools[0]].sum(axis=0)
+        busy_f = busy_f + r.busy[pools[1]].sum(axis=0)
+        done += n
+    span = np.concatenate(makespans, axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bubble_a = np.where(total > 0, 1 - busy_a / total, 0.0)
+        bubble_f = np.where(total > 0, 1 - busy_f / total, 0.0)
+        step = total / steps + extra
+        step_const = const.makespan + extra
+        loss = np.where(step > 0, 1 - step_const / step, 0.0)
+    return Simulation(step, step_const, loss, bubble_a, bubble_f, const.idle_share(pools[0]),
+                      const.idle_share(pools[1]), np.percentile(span, 99, axis=0) + extra, steps)
