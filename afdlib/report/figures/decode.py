@@ -1,0 +1,181 @@
+"""The figures of the decode model: validation, breakdown, sensitivity, batch curves, DeepEP
+kernels, the advice heat map and the sweet-spot ratio maps."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.ticker import PercentFormatter
+
+from afdlib.report.figures.common import PAGE_WIDTH_IN
+
+
+def validation_figure(table: pd.DataFrame):
+    """Predicted against published tokens/s per GPU (EP: bar = nothing hidden .. all hidden), with
+    +-20% and +-35% bands; points numbered as the table's rows."""
+    from matplotlib.ticker import FuncFormatter
+    fig, ax = plt.subplots(figsize=(7.2, 5.4))
+    lo, hi = table[["published", "band_low"]].min().min() * 0.7, table[["published", "band_high"]].max().max() * 1.3
+    x = np.geomspace(lo, hi, 10)
+    ax.plot(x, x, color="black", lw=1)
+    for f, style in ((0.20, "--"), (0.35, ":")):
+        ax.fill_between(x, x * (1 - f), x * (1 + f), color="grey", alpha=0.12 if f == 0.20 else 0.06, lw=0)
+        for sign in (1, -1):
+            ax.plot(x, x * (1 + sign * f), style, color="grey", lw=0.8)
+    for k, r in enumerate(table.itertuples()):
+        colour = "#2c7fb8" if r.design == "ep" else "#d95f02"
+        marker = {"published": "o", "assumed": "s"}.get(r.batch_from, "D")
+        ax.errorbar(r.published, r.predicted, yerr=[[r.predicted - r.band_low], [r.band_high - r.predicted]],
+                    fmt=marker, color=colour, ms=7, capsize=4, lw=1.2)
+        ax.annotate(str(k + 1), (r.published, r.predicted), xytext=(7, -4), textcoords="offset points", fontsize=9)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ticks = [t for t in (1000, 2000, 3000, 5000, 7000, 10000, 15000) if lo <= t <= hi]
+    fmt = FuncFormatter(lambda v, _: f"{v:,.0f}")
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_locator(plt.FixedLocator(ticks))
+        axis.set_major_formatter(fmt)
+        axis.set_minor_formatter(plt.NullFormatter())
+    ax.set_xlabel("published output tokens/s per GPU")
+    ax.set_ylabel("predicted output tokens/s per GPU")
+    ax.set_title("blue EP (bar: all-to-all hidden none .. all), orange AFD; circles: published batch,\n"
+                 "squares: assumed batch, diamonds: batch from SLO and memory; bands ±20% and ±35%", fontsize=8)
+    return fig
+
+
+def breakdown_figure(table: pd.DataFrame):
+    """Each case's per-layer attention, FFN and all-to-all times (cases numbered as the table's rows)."""
+    fig, ax = plt.subplots(figsize=(7.2, 0.55 * len(table) + 1.2))
+    y = np.arange(len(table))
+    parts = (("t_attn_us", "attention", "#2c7fb8"), ("t_ffn_us", "FFN (experts)", "#1a9641"),
+             ("t_comm_us", "dispatch + combine", "#d7191c"))
+    for j, (col, name, colour) in enumerate(parts):
+        ax.barh(y + (j - 1) * 0.26, table[col], height=0.26, color=colour, label=name)
+    ax.set_yticks(y, [f"{k + 1}. {c}" for k, c in enumerate(table.label)], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("µs per MoE layer (EP: both micro-batches; AFD: one micro-batch)")
+    ax.legend(fontsize=8, loc="lower right")
+    return fig
+
+
+def sensitivity_figure(sens: pd.DataFrame, base: pd.DataFrame):
+    """Relative error of every case under one-at-a-time variations (the default first)."""
+    table = sens.pivot(index="variation", columns="case", values="error")
+    order = list(dict.fromkeys(sens.variation))
+    table = pd.concat([base.set_index("case")["error"].rename("defaults").to_frame().T, table.loc[order]])
+    table = table[list(base.case)]
+    fig, ax = plt.subplots(figsize=(10, 0.38 * len(table) + 1.6))
+    im = ax.imshow(table.to_numpy(dtype=float), cmap="RdBu_r", vmin=-0.6, vmax=0.6, aspect="auto")
+    for (i, j), v in np.ndenumerate(table.to_numpy(dtype=float)):
+        ax.text(j, i, f"{v:+.0%}", ha="center", va="center", fontsize=8,
+                color="white" if abs(v) > 0.35 else "black")
+    ax.set_xticks(range(table.shape[1]), [f"{k + 1}" for k in range(table.shape[1])])
+    ax.set_yticks(range(len(table)), table.index, fontsize=9)
+    ax.set_xlabel("case (numbered as in Table 1)")
+    fig.colorbar(im, ax=ax, format=PercentFormatter(1.0), label="predicted / published - 1")
+    fig.tight_layout()
+    return fig
+
+
+def batch_curves_figure(curves: dict, published: dict):
+    """Throughput per GPU against requests per GPU for some cases, the published figure as a line."""
+    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    for name, (reqs, rate, colour) in curves.items():
+        ax.plot(reqs, rate, color=colour, label=name)
+        ax.axhline(published[name], color=colour, ls=":", lw=1)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("requests per GPU")
+    ax.set_ylabel("predicted output tokens/s per GPU")
+    ax.set_title("dotted: published figure", fontsize=9)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def deepep_figure(rows: pd.DataFrame):
+    """The all-to-all operator against DeepEP's measured low-latency times, by EP size."""
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    for col, model_col, name, colour in (("dispatch_us", "model_dispatch_us", "dispatch", "#fdae61"),
+                                         ("both_us", "model_both_us", "dispatch + combine", "#d7191c")):
+        ax.plot(rows.ep_size, rows[col], "o", color=colour, label=f"{name}, DeepEP measured")
+        ax.plot(rows.ep_size, rows[model_col], "-", color=colour, label=f"{name}, model")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("EP size")
+    ax.set_ylabel("µs (128 tokens, top-8, H800)")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def advice_heatmap(table: pd.DataFrame, hardware: list[str], models: list[str], decisive: float):
+    """AFD / EP throughput ratio of every (model, device) pair; '?' marks ratios within the model's error."""
+    from matplotlib.colors import LogNorm
+    grid = table.pivot(index="model", columns="hardware", values="ratio").loc[models, hardware]
+    fig, ax = plt.subplots(figsize=(min(PAGE_WIDTH_IN, 0.8 * len(hardware) + 2.4), 0.45 * len(models) + 1.6))
+    im = ax.imshow(grid.to_numpy(dtype=float), cmap="PuOr_r", norm=LogNorm(vmin=0.5, vmax=2.0), aspect="auto")
+    for (i, j), v in np.ndenumerate(grid.to_numpy(dtype=float)):
+        mark = "" if (v > decisive or v < 1 / decisive) else "?"
+        ax.text(j, i, f"{v:.2f}{mark}", ha="center", va="center", fontsize=8)
+    ax.set_xticks(range(len(hardware)), hardware, rotation=30)
+    ax.set_yticks(range(len(models)), models)
+    _ratio_colour_bar(fig.colorbar(im, ax=ax, label="AFD / EP tokens/s per GPU (orange: AFD ahead)"))
+    ax.set_title(f"'?': within the spread of the model's errors (ratio between {1 / decisive:.2f} and {decisive:.2f})",
+                 fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def _ratio_colour_bar(bar) -> None:
+    """Plain ticks on the logarithmic AFD / EP colour scale (0.5 .. 2), not powers of ten."""
+    bar.set_ticks([0.5, 0.7, 1.0, 1.4, 2.0], labels=["0.5", "0.7", "1", "1.4", "2"])
+    bar.minorticks_off()
+
+
+def ratio_maps_figure(maps: dict, placements: dict):
+    """One panel per map: AFD / EP ratio over (bandwidth x model shape), the break-even contour, and
+    the catalogue models at their shape and their device's bandwidth."""
+    from matplotlib.colors import LogNorm
+    n = len(maps)
+    cols = min(2, n)
+    rows = int(np.ceil(n / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(PAGE_WIDTH_IN, 4.4 * rows), squeeze=False, layout="constrained")
+    im = None
+    for ax, (title, rm) in zip(axes.flat, maps.items()):
+        x, y = rm.values, rm.bandwidth / 1e9
+        im = ax.pcolormesh(x, y, rm.ratio, cmap="PuOr_r", norm=LogNorm(vmin=0.5, vmax=2.0), shading="nearest")
+        if np.nanmin(rm.ratio) < 1 < np.nanmax(rm.ratio):
+            ax.contour(x, y, rm.ratio, levels=[1.0], colors="black", linewidths=1.5)
+        # models at one point share a label ("8,11"); labels of nearby points are staggered upwards
+        points: dict = {}
+        for k, (name, (px, py)) in enumerate(placements.get(title, {}).items()):
+            points.setdefault((float(px), float(py)), []).append(str(k + 1))
+        previous, level = None, 0
+        for (px, py), numbers in sorted(points.items()):
+            level = (level + 1) % 3 if previous is not None and px / previous < 1.5 else 0
+            ax.plot(px, py / 1e9, "o", color="black", ms=4)
+            ax.annotate(",".join(numbers), (px, py / 1e9), xytext=(0, 5 + 9 * level), textcoords="offset points",
+                        fontsize=7, ha="center", bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.7))
+            previous = px
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("expert intermediate size M" if rm.axis == "moe_intermediate_size" else "sparsity E / K")
+        ax.set_ylabel("bandwidth per GPU, GB/s (sustained)")
+        ax.set_title(title, fontsize=9)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    _ratio_colour_bar(fig.colorbar(im, ax=axes, label="AFD / EP tokens/s per GPU (black line: break-even)"))
+    return fig
+
+
+def ratio_bandwidth_figure(curves: dict, current: dict):
+    """AFD / EP ratio against the network bandwidth per GPU for several devices; where a curve crosses
+    1 the answer flips; a marker at each device's own bandwidth."""
+    fig, ax = plt.subplots(figsize=(7.2, 4.2))
+    for name, (bw, ratio) in curves.items():
+        line, = ax.plot(bw / 1e9, ratio, "-o", ms=3, label=name)
+        if name in current:
+            ax.plot(current[name][0] / 1e9, current[name][1], "*", ms=12, color=line.get_color())
+    ax.axhline(1.0, color="black", lw=1)
+    ax.set_xscale("log")
+    ax.set_xlabel("network bandwidth per GPU, GB/s (sustained; star: the device's own)")
+    ax.set_ylabel("AFD / EP tokens/s per GPU")
+    ax.legend(fontsize=8)
+    return fig
