@@ -1,12 +1,16 @@
 """What the subcommands share: argparse value types, option groups and the output helpers.
 
-Each value type returns the clean value or raises :class:`argparse.ArgumentTypeError` with one line.
+Each value type returns the clean value or raises :class:`argparse.ArgumentTypeError` with one line,
+worded by :mod:`afdlib.inputs.checks` as everywhere else in the library.
 """
 from __future__ import annotations
 
 import argparse
 import json
-from typing import Sequence
+from typing import Any, Callable, Sequence
+
+from afdlib.errors import AfdError
+from afdlib.inputs import checks
 
 MAX_NODES = 100_000
 """Largest node count the command accepts (N_F, N_A): beyond any cluster, and every grid stays small."""
@@ -44,55 +48,37 @@ def n_ffn_list(text: str) -> list[int]:
     return out
 
 
-def finite_float(text: str, zero_allowed: bool) -> float:
-    """A finite number > 0 (or >= 0 where zero is allowed), with a one-line reason otherwise."""
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: '{text}'") from None
-    if not (v < float("inf") and (v >= 0 if zero_allowed else v > 0)):
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text}" if zero_allowed
-                                         else f"must be a finite positive number, got {text}")
-    return v
-
-
-def positive_float(text: str) -> float:
-    return finite_float(text, zero_allowed=False)
-
-
-def nonnegative_float(text: str) -> float:
-    return finite_float(text, zero_allowed=True)
-
-
-def fraction(text: str) -> float:
-    v = positive_float(text)
-    if v > 1:
-        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {text}")
-    return v
-
-
-def bounded_int(name: str, lo: int, hi: int):
-    def parse(text: str) -> int:
+def argument(check: Callable, convert: Callable[[str], Any] = float, **bounds) -> Callable[[str], Any]:
+    """An argparse value type: ``convert`` the text, then ``check`` it (:mod:`afdlib.inputs.checks`,
+    with ``bounds``); a refusal becomes argparse's one-line error, in the checker's words."""
+    def parse(text: str):
         try:
-            v = int(text)
+            value, shown = convert(text), text
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer, got '{text}'") from None
-        if not lo <= v <= hi:
-            raise argparse.ArgumentTypeError(f"{name} must be in {lo}..{hi}, got {v}")
-        return v
+            value, shown = text, repr(text)  # not even a number: the checker says so
+        try:
+            return check(value, **bounds)
+        except checks.Refused as e:  # the line as typed: "got 1e400", not "got inf"
+            raise argparse.ArgumentTypeError(checks.line(e.rule, shown, e.name, e.where)) from None
     return parse
 
 
-def bounded_float(name: str, lo: float, hi: float, lo_open: bool = False):
-    def parse(text: str) -> float:
-        try:
-            v = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a number, got '{text}'") from None
-        if not (v > lo if lo_open else v >= lo) or not v <= hi:
-            raise argparse.ArgumentTypeError(f"{name} must be in {'(' if lo_open else '['}{lo:g}, {hi:g}], got {text}")
-        return v
-    return parse
+positive_float = argument(checks.positive)
+"""A finite number > 0."""
+nonnegative_float = argument(checks.nonnegative)
+"""A finite number >= 0."""
+fraction = argument(checks.fraction)
+"""A number in (0, 1]."""
+
+
+def bounded_int(name: str, lo: int, hi: int) -> Callable[[str], int]:
+    """An integer in lo..hi; ``name`` (the option) heads the error."""
+    return argument(checks.integer, int, name=name, lo=lo, hi=hi)
+
+
+def bounded_float(name: str, lo: float, hi: float, lo_open: bool = False) -> Callable[[str], float]:
+    """A number in [lo, hi] (``lo_open``: (lo, hi]); ``name`` (the option) heads the error."""
+    return argument(checks.in_range, name=name, lo=lo, hi=hi, lo_open=lo_open)
 
 
 def add_system_args(p: argparse.ArgumentParser, model: bool = True) -> None:
@@ -108,12 +94,10 @@ def add_system_args(p: argparse.ArgumentParser, model: bool = True) -> None:
 
 
 def load_system(args) -> tuple:
-    from afdlib.errors import AfdError
     from afdlib.inputs.catalog import load_hardware, load_model
     hw = load_hardware(args.hardware, profile=args.hw_profile)
     if args.gpus_per_node is not None:
-        if not 1 <= args.gpus_per_node <= 4096:
-            raise AfdError(f"--gpus-per-node must be in 1..4096, got {args.gpus_per_node}")
+        checks.integer(args.gpus_per_node, "--gpus-per-node", lo=1, hi=4096)
         hw = hw.with_overrides(gpus_per_node=args.gpus_per_node)
     model = load_model(args.model, profile=args.model_profile) if hasattr(args, "model") else None
     return model, hw
@@ -189,7 +173,6 @@ def decode_setup(args):
                           kv_cache=args.kv_cache)
     skew = None
     if getattr(args, "counts", None):
-        from afdlib.errors import AfdError
         from afdlib.routing.balance import placement_skew
         from afdlib.routing.measured import load_counts
         if args.sigma is not None:
@@ -214,7 +197,6 @@ def print_table(rows: list[dict], columns: Sequence[str], fmt: dict[str, str] | 
 
 def dumps(doc, **kw) -> str:
     """JSON with no NaN or Infinity: a non-finite number is a bug or an input the checks missed."""
-    from afdlib.errors import AfdError
     try:
         return json.dumps(doc, allow_nan=False, **kw)
     except ValueError:
