@@ -49,15 +49,20 @@ import afdlib.report.params as _p
 _p.check_parameters(globals(), matmul_efficiency=_p.fraction, kernel_overhead_us=_p.nonnegative,
                     ep_overlap=_p.share, output_dir=_p.text)
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 from myst_nb import glue
 
-from afdlib.peers.aiconfigurator import (DISTRIBUTIONS, comparison_rows, deployment_settings, imbalance_factor, load_results, variant_rows)
+from afdlib.peers import comparison
 from afdlib.decode.step import Assumptions
+from afdlib.peers.aiconfigurator import comparison_rows, load_results, variant_rows
 from afdlib.report.figures import aic_ratio_figure, aic_scatter_figure, aic_stage_figure
 from afdlib.report.style import save_data, save_figure, setup_style
-from afdlib.decode.validation import load_deployments, validation_rows
+
+
+def glue_all(values: dict) -> None:
+    for key, value in values.items():
+        glue(key, value, display=False)
+
 
 setup_style()
 assumptions = Assumptions(matmul_efficiency=matmul_efficiency, kernel_overhead_s=kernel_overhead_us * 1e-6,
@@ -65,18 +70,7 @@ assumptions = Assumptions(matmul_efficiency=matmul_efficiency, kernel_overhead_s
 rows = load_results()
 comp = pd.DataFrame(comparison_rows(rows, assumptions))
 save_data(comp, "aiconfigurator_comparison", output_dir)
-grid = comp[comp.kind == "grid"]
-refused = [r for r in rows if r["status"] != "ok" and r["distribution"] == DISTRIBUTIONS[0]]
-glue("aic_version", rows[0]["tool_version"], display=False)
-glue("n_settings", len(comp), display=False)
-glue("n_refused", len(refused), display=False)
-for design in ("ep", "afd"):
-    part = comp[comp.design == design]
-    glue(f"{design}_median", f"{part.ratio_tpot_ms.median():.2f}", display=False)
-    glue(f"{design}_n", len(part), display=False)
-    glue(f"{design}_within", int(((part.ratio_tpot_ms - 1).abs() <= 0.2).sum()), display=False)
-    glue(f"{design}_range", f"{part.ratio_tpot_ms.min():.2f}-{part.ratio_tpot_ms.max():.2f}", display=False)
-    glue(f"{design}_max", f"{part.ratio_tpot_ms.max():.2f}", display=False)
+glue_all(comparison.overall_readings(rows, comp))
 
 # %% [markdown]
 # ## What is compared
@@ -118,19 +112,7 @@ fig = aic_ratio_figure(comp)
 save_figure(fig, "aiconfigurator_ratio", output_dir)
 glue("fig_aiconfigurator_ratio", fig, display=False)
 plt.close(fig)
-ep = grid[grid.design == "ep"]
-small, large = ep[ep.batch_per_gpu <= 16], ep[ep.batch_per_gpu >= 128]
-glue("ep_small", f"{small.ratio_tpot_ms.median():.2f}", display=False)
-glue("ep_large", f"{large.ratio_tpot_ms.median():.2f}", display=False)
-at128 = ep[ep.batch_per_gpu == 128]
-glue("ep_128_within", f"{int(((at128.ratio_tpot_ms - 1).abs() <= 0.2).sum())} of {len(at128)}", display=False)
-glue("ep_256", f"{ep[ep.batch_per_gpu == 256].ratio_tpot_ms.median():.2f}", display=False)
-h100 = grid[(grid.design == "afd") & (grid.hardware == "h100") & (grid.model == "deepseek-v3")]
-glue("afd_h100_min", f"{h100.ratio_tpot_ms.min():.2f}", display=False)
-glue("afd_h100_aic_tpot", f"{h100.aic_tpot_ms.max():.0f}", display=False)
-h200_afd = grid[(grid.design == "afd") & (grid.hardware == "h200") & (grid.model == "deepseek-v3")]
-glue("afd_h100_tf", f"{float(h100[h100.batch_per_gpu == 128].aic_t_ffn_us.iloc[0]):,.0f}", display=False)
-glue("afd_h200_tf", f"{float(h200_afd[h200_afd.batch_per_gpu == 128].aic_t_ffn_us.iloc[0]):,.0f}", display=False)
+glue_all(comparison.batch_readings(comp))
 
 # %% [markdown]
 # ```{glue:figure} fig_aiconfigurator_ratio
@@ -159,20 +141,7 @@ fig = aic_stage_figure(comp)
 save_figure(fig, "aiconfigurator_stages", output_dir)
 glue("fig_aiconfigurator_stages", fig, display=False)
 plt.close(fig)
-med = {c: grid[c].median() for c in ("ratio_attn_ms", "ratio_ffn_ms", "ratio_t_attn_us", "ratio_t_ffn_us",
-                                     "ratio_t_comm_us")}
-for c, v in med.items():
-    glue(c, f"{v:.2f}", display=False)
-glue("tc_range", f"{grid.ratio_t_comm_us.min():.2f} to {grid.ratio_t_comm_us.max():.2f}", display=False)
-at = grid[(grid.design == "afd") & (grid.model == "deepseek-v3") & (grid.hardware == "h200")].set_index(
-    "batch_per_gpu")
-et = grid[(grid.design == "ep") & (grid.model == "deepseek-v3") & (grid.hardware == "h200")].set_index(
-    "batch_per_gpu")
-glue("aic_attn_afd_128", f"{at.aic_t_attn_us[128]:.0f}", display=False)
-glue("aic_attn_ep_128", f"{et.aic_attn_ms[128] / 61 * 1e3:.0f}", display=False)
-glue("aic_attn_share", f"{at.aic_t_attn_us[128] / (et.aic_attn_ms[128] / 61 * 1e3):.0%}", display=False)
-glue("our_attn_share", f"{at.our_t_attn_us[128] / (et.our_attn_ms[128] / 61 * 1e3):.0%}", display=False)
-
+glue_all(comparison.stage_readings(comp))
 
 # %% [markdown]
 # ```{glue:figure} fig_aiconfigurator_stages
@@ -197,22 +166,7 @@ glue("our_attn_share", f"{at.our_t_attn_us[128] / (et.our_attn_ms[128] / 61 * 1e
 # layer and micro-batch).
 
 # %% tags=["hide-input"]
-stage_table = grid[grid.batch_per_gpu == 128].sort_values(["design", "model", "hardware"])
-shown = pd.DataFrame({
-    "design": stage_table.design.str.upper(), "model": stage_table.model, "system": stage_table.hardware.str.upper(),
-    "TPOT ms (its / ours)": [f"{a:.1f} / {o:.1f}" for a, o in zip(stage_table.aic_tpot_ms, stage_table.our_tpot_ms)],
-    "attention (its / ours)": [f"{a:.1f} / {o:.1f} ms" if d == "ep" else f"{ta:.0f} / {to:.0f} µs"
-                               for d, a, o, ta, to in zip(stage_table.design, stage_table.aic_attn_ms,
-                                                          stage_table.our_attn_ms, stage_table.aic_t_attn_us,
-                                                          stage_table.our_t_attn_us)],
-    "FFN side (its / ours)": [f"{a:.1f} / {o:.1f} ms" if d == "ep" else f"{ta:.0f} / {to:.0f} µs"
-                              for d, a, o, ta, to in zip(stage_table.design, stage_table.aic_ffn_ms,
-                                                         stage_table.our_ffn_ms, stage_table.aic_t_ffn_us,
-                                                         stage_table.our_t_ffn_us)],
-    "transfer t_c (its / ours)": [f"{a:.0f} / {o:.0f} µs" if d == "afd" else "in FFN side"
-                                  for d, a, o in zip(stage_table.design, stage_table.aic_t_comm_us,
-                                                     stage_table.our_t_comm_us)]})
-shown.style.hide(axis="index")
+comparison.stage_table(comp).style.hide(axis="index").set_uuid("aiconfigurator_comparison-stages")
 
 # %% [markdown]
 # ## Where we disagree by more than 20%, and which assumption explains it
@@ -223,50 +177,8 @@ shown.style.hide(axis="index")
 # %% tags=["hide-input"]
 var = pd.DataFrame(variant_rows(rows, assumptions))
 save_data(var, "aiconfigurator_variants", output_dir)
-base = var[var.variant == "our defaults"].set_index("id").ratio_tpot_ms
-apart = base[(base - 1).abs() > 0.2].index
-off = var[var.id.isin(apart)]
-# each design against the changes that concern it (an AFD-only change leaves EP as it is)
-off = off[~((off.design == "ep") & off.variant.str.startswith("AFD"))
-          & ~((off.design == "afd") & off.variant.str.startswith("EP"))]
-summary = off.groupby(["design", "variant"], sort=False).ratio_tpot_ms.agg(
-    median="median", within=lambda r: int(((r - 1).abs() <= 0.2).sum()), n="count").reset_index()
-summary = summary.sort_values("design", kind="stable", key=lambda d: d.map({"ep": 0, "afd": 1}))
-
-
-def pick(design, variant, col="median"):
-    return summary[(summary.design == design) & (summary.variant == variant)][col].iloc[0]
-
-
-for d in ("ep", "afd"):
-    glue(f"{d}_apart", int((comp[comp.design == d].ratio_tpot_ms.sub(1).abs() > 0.2).sum()), display=False)
-glue("afd_k10_median", f"{pick('afd', 'kernel overhead 10 us'):.2f}", display=False)
-glue("afd_k10_within", int(pick("afd", "kernel overhead 10 us", "within")), display=False)
-glue("afd_hbm_median", f"{pick('afd', 'HBM at 55% of datasheet (was 80%)'):.2f}", display=False)
-glue("afd_hbm_within", int(pick("afd", "HBM at 55% of datasheet (was 80%)", "within")), display=False)
-glue("ep_k0_median", f"{pick('ep', 'kernel overhead 0 us (was 3)'):.2f}", display=False)
-glue("ep_k0_within", int(pick("ep", "kernel overhead 0 us (was 3)", "within")), display=False)
-glue("ep_one_median", f"{pick('ep', 'EP: one batch, nothing overlapped'):.2f}", display=False)
-glue("ep_one_within", int(pick("ep", "EP: one batch, nothing overlapped", "within")), display=False)
-glue("afd_ov0_median", f"{pick('afd', 'AFD transfers not hidden (overlap 0)'):.2f}", display=False)
-glue("afd_ov0_within", int(pick("afd", "AFD transfers not hidden (overlap 0)", "within")), display=False)
-k10 = off[(off.variant == "kernel overhead 10 us") & (off.design == "afd")]
-k10_left = k10[(k10.ratio_tpot_ms - 1).abs() > 0.2]
-glue("afd_k10_left", len(k10_left), display=False)
-glue("afd_k10_left_h100", int(((k10_left.hardware == "h100") & (k10_left.model == "deepseek-v3")).sum()),
-     display=False)
-k0 = off[(off.variant == "kernel overhead 0 us (was 3)") & (off.design == "ep")]
-glue("ep_k0_left", int(((k0.ratio_tpot_ms - 1).abs() > 0.2).sum()), display=False)
-glue("ep_k0_left_high", int((k0.ratio_tpot_ms > 1.2).sum()), display=False)
-glue("ep_base_apart_median", f"{pick('ep', 'our defaults'):.2f}", display=False)
-glue("afd_base_apart_median", f"{pick('afd', 'our defaults'):.2f}", display=False)
-glue("afd_send_median", f"{pick('afd', 'AFD: its send probability'):.2f}", display=False)
-glue("afd_balanced_median", f"{pick('afd', 'its balanced MoE tables (no power-law load)'):.2f}", display=False)
-glue("ep_balanced_median", f"{pick('ep', 'its balanced MoE tables (no power-law load)'):.2f}", display=False)
-table2 = summary.assign(design=summary.design.str.upper(), median=summary["median"].map("{:.2f}".format),
-                        within=[f"{w} of {n}" for w, n in zip(summary.within, summary.n)]).drop(columns="n")
-table2.columns = ["design", "change (one at a time)", "median ours / its", "within 20%"]
-table2.style.hide(axis="index")
+glue_all(comparison.variant_readings(var))
+comparison.variant_table(var).style.hide(axis="index").set_uuid("aiconfigurator_comparison-variants")
 
 # %% [markdown]
 # Table 2: the {glue:text}`ep_apart` EP and {glue:text}`afd_apart` AFD settings more than 20% apart,
@@ -302,21 +214,8 @@ table2.style.hide(axis="index")
 #   same traffic here (median {glue:text}`afd_send_median`); Table 3 shows where the rules part.
 
 # %% tags=["hide-input"]
-from afdlib.evaluator.alltoall import afd_destinations
-from afdlib.inputs.catalog import load_model
-
-ds = load_model("deepseek-v3")
-n_f = np.array([1, 2, 4, 8, 16, 32])
-rules = pd.DataFrame({"N_F (FFN nodes)": n_f, **{
-    label: [f"{v:.2f}" for v in afd_destinations(rule, ds.experts_per_token, ds.routed_experts, n_f)]
-    for label, rule in (("ours (uniform, with replacement)", "expected"),
-                        ("aiconfigurator (K distinct experts)", "exact"),
-                        ("paper: every node, up to K", "paper"))}})
-glue("paper_over_8", f"{float(afd_destinations('paper', 8, 256, 8) / afd_destinations('exact', 8, 256, 8)) - 1:.0%}",
-     display=False)
-glue("rules_max_gap", f"{float(np.max(afd_destinations('exact', 8, 256, n_f) / afd_destinations('expected', 8, 256, n_f))) - 1:.1%}",
-     display=False)
-rules.style.hide(axis="index")
+glue_all(comparison.destination_readings())
+comparison.destination_table().style.hide(axis="index").set_uuid("aiconfigurator_comparison-destinations")
 
 # %% [markdown]
 # Table 3: FFN nodes one DeepSeek-V3 token crosses to under two-stage AFD (K = 8, E = 256). The
@@ -327,46 +226,10 @@ rules.style.hide(axis="index")
 # ## The published deployments: published, ours, the tool's
 
 # %% tags=["hide-input"]
-cases = load_deployments()
-ours_published = {r["case"]: r for r in validation_rows(cases)}
-settings, not_expressible = deployment_settings(cases)
-imb = imbalance_factor(rows)
-dep = comp[comp.kind == "deployment"].set_index("deployment")
-three = []
-for s in settings:
-    if s.deployment not in dep.index:
-        continue
-    d, v = dep.loc[s.deployment], ours_published[s.deployment]
-    three.append({"deployment": v["label"], "published": v["published"], "ours": v["predicted"],
-                  "ours at its setting": d.our_tokens_per_s_per_gpu, "aiconfigurator": d.aic_tokens_per_s_per_gpu,
-                  "its setting": s.note, "its power-law cost": imb[s.id] - 1})
-three = pd.DataFrame(three)
-three["our error"] = three.ours / three.published - 1
-three["its error"] = three.aiconfigurator / three.published - 1
-three["its error, balanced tables"] = three.aiconfigurator * (1 + three["its power-law cost"]) / three.published - 1
+three, not_expressible = comparison.deployment_comparison(rows, comp)
 save_data(three, "aiconfigurator_deployments", output_dir)
-glue("n_deployments", len(three), display=False)
-glue("our_dep_median", f"{three['our error'].abs().median():.1%}", display=False)
-glue("aic_dep_median", f"{three['its error'].abs().median():.1%}", display=False)
-glue("our_dep_max", f"{three['our error'].abs().max():.1%}", display=False)
-ours_there = three["ours at its setting"] / three.published - 1
-glue("our_there_median", f"{ours_there.abs().median():.1%}", display=False)
-glue("our_there_range", f"{ours_there.min():+.0%} to {ours_there.max():+.0%}", display=False)
-glue("aic_dep_max", f"{three['its error'].abs().max():.1%}", display=False)
-glue("aic_bal_median", f"{three['its error, balanced tables'].abs().median():.1%}", display=False)
-deepseek_cases = three[three.deployment.str.startswith("DeepSeek")]
-glue("ds_bal_range", f"{deepseek_cases['its error, balanced tables'].min():+.0%} to "
-     f"{deepseek_cases['its error, balanced tables'].max():+.0%}", display=False)
-glue("imb_range", f"{three['its power-law cost'].min():+.0%} to {three['its power-law cost'].max():+.0%}",
-     display=False)
-glue("not_expressible", "; ".join(f"{k} ({v})" for k, v in not_expressible.items()), display=False)
-fmt = three.assign(**{c: three[c].map("{:,.0f}".format) for c in ("published", "ours", "ours at its setting",
-                                                                     "aiconfigurator")},
-                   **{c: three[c].map("{:+.1%}".format) for c in ("our error", "its error", "its power-law cost",
-                                                                     "its error, balanced tables")})
-fmt = fmt[["deployment", "published", "ours", "our error", "aiconfigurator", "its error",
-           "its error, balanced tables", "ours at its setting", "its setting"]]
-fmt.style.hide(axis="index")
+glue_all(comparison.deployment_readings(three, not_expressible))
+comparison.deployment_table(three).style.hide(axis="index").set_uuid("aiconfigurator_comparison-deployments")
 
 # %% [markdown]
 # Table 4: output tokens per second per GPU. "Ours" is the validation chapter's prediction at the
@@ -400,17 +263,7 @@ fmt.style.hide(axis="index")
 # costs to run, not which is right.
 
 # %% tags=["hide-input"]
-from afdlib.inputs.catalog import data_dir
-
-speed = pd.read_csv(data_dir() / "aiconfigurator_speed.csv").set_index("what")
-glue("speed_cores", int(speed.cores.iloc[0]), display=False)
-glue("speed_theirs_one", f"{speed.aiconfigurator_s['one prediction']:.2f}", display=False)
-glue("speed_ours_one", f"{speed.ours_s['one prediction'] * 1e3:.1f}", display=False)
-glue("speed_theirs_sweep", f"{speed.aiconfigurator_s['100-point sweep, one call per point']:.0f}", display=False)
-glue("speed_ours_loop", f"{speed.ours_s['100-point sweep, one call per point']:.2f}", display=False)
-glue("speed_ratio_loop", f"{speed.aiconfigurator_s['100-point sweep, one call per point'] / speed.ours_s['100-point sweep, one call per point']:,.0f}",
-     display=False)
-glue("speed_ours_vector", f"{speed.ours_s['100-point sweep, ours as one vectorised call'] * 1e3:.1f}", display=False)
+glue_all(comparison.speed_readings())
 
 # %% [markdown]
 # ## Limitations
@@ -428,5 +281,4 @@ glue("speed_ours_vector", f"{speed.ours_s['100-point sweep, ours as one vectoris
 # - Settings the tool refused: listed below with its reason.
 
 # %% tags=["hide-input"]
-pd.DataFrame([{"setting": r["id"], "reason": r["status"].removeprefix("refused: ")} for r in refused]
-             ).style.hide(axis="index")
+comparison.refused_table(rows).style.hide(axis="index").set_uuid("aiconfigurator_comparison-refused")

@@ -67,19 +67,22 @@ from afdlib.errors import AfdError
 if 0 not in cvs or 0.2 not in ideal_cvs or 0 not in ideal_cvs:
     raise AfdError("cvs must include 0, and ideal_cvs 0 and 0.2 (the text compares against them)")
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 from myst_nb import glue
 
-from afdlib.evaluator.attention import attention_kernels
-from afdlib.routing.measured import counts_or_fit, default_counts_dir, moe_layers
 from afdlib.inputs.catalog import data_dir, load_hardware, load_model
-from afdlib.report.figures import jitter_deployment_figure, jitter_ideal_figure, overlap_timelines_figure
-from afdlib.simulation.studies import best_configs, ideal_sweep, jitter_study, megascale_min_microbatches
-from afdlib.analysis.schedule import constant_step
-from afdlib.report.style import save_data, save_figure, setup_style
 from afdlib.inputs.specs import Budget
-from afdlib.analysis.timeline import afd_timeline
+from afdlib.report.figures import bubble_timelines_figure, jitter_deployment_figure, jitter_ideal_figure
+from afdlib.report.style import save_data, save_figure, setup_style
+from afdlib.routing.measured import counts_or_fit, default_counts_dir
+from afdlib.simulation import readings
+from afdlib.simulation.studies import best_configs, ideal_sweep, jitter_study
+
+
+def glue_all(values: dict) -> None:
+    for key, value in values.items():
+        glue(key, value, display=False)
+
 
 setup_style()
 m_ = load_model(model, profile="reference")
@@ -100,18 +103,11 @@ glue("slo_ms", f"{slo_ms:g}", display=False)
 # directions of the network and the FFN pool are four resources.
 
 # %% tags=["hide-input"]
-one = np.ones(1)
-timelines = {f"{m} micro-batches ({'2BO' if m == 2 else '3BO'})": afd_timeline(1.0, 1.0, 1.0, one, one, n_layers=2,
-                                                                                 n_microbatches=m)
-             for m in (2, 3)}
-fig = overlap_timelines_figure(timelines)
+fig = bubble_timelines_figure()
 save_figure(fig, "pipeline_overlap", output_dir)
 glue("fig_pipeline_overlap", fig, display=False)
 plt.close(fig)
-long2 = constant_step("afd", 1.0, 1.0, 1.0, 2, 200)
-long3 = constant_step("afd", 1.0, 1.0, 1.0, 3, 200)
-glue("bubble_2", f"{float(long2.idle_share('attention')):.1%}", display=False)
-glue("bubble_3", f"{float(long3.idle_share('attention')):.1%}", display=False)
+glue_all(readings.bubble_shares())
 
 # %% [markdown]
 # ```{glue:figure} fig_pipeline_overlap
@@ -148,24 +144,14 @@ glue("bubble_3", f"{float(long3.idle_share('attention')):.1%}", display=False)
 # {numref}`pipeline-ideal` shows the same ordering at realistic CVs.
 
 # %% tags=["hide-input"]
-for m in (2, 3, 4):
-    glue(f"mva_{m}", f"{m / (m + 2):.2f}", display=False)
-    glue(f"mva_loss_{m}", f"{1 - (m / (m + 2)) / min(1, m / 3):.0%}", display=False)
+glue_all(readings.mva_readings())
 ideal = pd.DataFrame(ideal_sweep(ideal_cvs, (2, 3, 4), m_.moe_layers, steps, seed))
 save_data(ideal, "pipeline_ideal", output_dir)
 fig = jitter_ideal_figure(ideal)
 save_figure(fig, "pipeline_ideal", output_dir)
 glue("fig_pipeline_ideal", fig, display=False)
 plt.close(fig)
-at = ideal[np.isclose(ideal.cv, 0.2)].set_index("micro_batches")
-const = ideal[ideal.cv == 0].set_index("micro_batches")
-for m in (2, 3, 4):
-    glue(f"ideal_loss_{m}", f"{at.throughput_loss[m]:.1%}", display=False)
-    glue(f"ideal_thr_{m}", f"{at.throughput[m]:.2f}", display=False)
-glue("ideal_thr_3_const", f"{const.throughput[3]:.2f}", display=False)
-small = ideal[np.isclose(ideal.cv, min(c for c in ideal_cvs if c > 0))].set_index("micro_batches")
-glue("ideal_loss_3_005", f"{small.throughput_loss[3]:.1%}", display=False)
-glue("ideal_small_cv", f"{min(c for c in ideal_cvs if c > 0):g}", display=False)
+glue_all(readings.ideal_readings(ideal))
 
 # %% [markdown]
 # ```{glue:figure} fig_pipeline_ideal
@@ -203,8 +189,7 @@ glue("n_layers", m_.moe_layers, display=False)
 counts, origin = counts_or_fit(counts_dir or default_counts_dir(), counts_file,
                                data_dir() / "deepseek_v3_routing_fit.yaml")
 glue("counts_origin", origin, display=False)
-layers = moe_layers(counts)
-popularity = counts[layers[np.linspace(0, layers.size - 1, 15).round().astype(int)]]   # 15 layers, for speed
+popularity = readings.layer_sample(counts, 15)       # 15 layers, for speed
 configs = (best_configs(m_, hw, budget, context, "afd", (2, 3, 4))
            + best_configs(m_, hw, budget, context, "ep", (1, 2)))
 study = pd.DataFrame(jitter_study(m_, hw, budget, context, configs, cvs, popularity, steps, seed))
@@ -213,52 +198,8 @@ fig = jitter_deployment_figure(study)
 save_figure(fig, "pipeline_deployments", output_dir)
 glue("fig_pipeline_deployments", fig, display=False)
 plt.close(fig)
-
-afd = study[study.design == "afd"]
-ep2 = study[(study.design == "ep") & (study.micro_batches == 2)]
-
-
-def val(frame, m, cv, col):
-    return float(frame[(frame.micro_batches == m) & np.isclose(frame.cv, cv)][col].iloc[0])
-
-
-for cv, tag in ((0.1, "01"), (0.2, "02"), (0.3, "03")):
-    if np.isclose(study.cv, cv).any():
-        for m in (2, 3, 4):
-            glue(f"dep_loss_{m}_{tag}", f"{val(afd, m, cv, 'throughput_loss'):.1%}", display=False)
-            glue(f"dep_slo_{m}_{tag}", f"{val(afd, m, cv, 'tokens_per_s_per_gpu_slo'):,.0f}", display=False)
-            glue(f"dep_batch_{m}_{tag}", f"{val(afd, m, cv, 'batch_slo'):.0f}", display=False)
-        glue(f"dep_tpot_3_{tag}", f"{val(afd, 3, cv, 'tpot_ms'):.1f}", display=False)
-for m in (2, 3, 4):
-    glue(f"dep_slo_{m}_00", f"{val(afd, m, 0.0, 'tokens_per_s_per_gpu_slo'):,.0f}", display=False)
-    glue(f"dep_batch_{m}_00", f"{val(afd, m, 0.0, 'batch_slo'):.0f}", display=False)
-glue("dep_tpot_3_00", f"{val(afd, 3, 0.0, 'tpot_ms'):.1f}", display=False)
-best_m = afd.loc[afd.groupby("cv").tokens_per_s_per_gpu_slo.idxmax()].set_index("cv").micro_batches
-still = [cv for cv, m in best_m.items() if m == 3]
-glue("dep_cross", f"{max(still):g}" if still else "0", display=False)
-after = [(cv, m) for cv, m in best_m.items() if still and cv > max(still)]
-if after:
-    cv_a, m_a = after[0]
-    gap = val(afd, m_a, cv_a, "tokens_per_s_per_gpu_slo") / val(afd, 3, cv_a, "tokens_per_s_per_gpu_slo") - 1
-    glue("dep_after", f"at CV {cv_a:g} the best {m_a:.0f}-micro-batch deployment is {gap:.1%} ahead"
-         + (", a tie within the simulation's noise" if gap < 0.02 else ""), display=False)
-else:
-    glue("dep_after", "on the whole grid", display=False)
-from dataclasses import replace as _replace
-
-from afdlib.decode.step import afd_step
-same = {m: float(afd_step(m_, hw, hw, cfg3_["n_attn"], cfg3_["n_ffn"], np.array(float(cfg3_["requests"])), context,
-                          _replace(budget, micro_batches=m)).tpot_s) * 1e3
-        for cfg3_ in [next(c for c in configs if c["design"] == "afd" and c["micro_batches"] == 3)] for m in (3, 4)}
-glue("same_shape_3", f"{same[3]:.1f}", display=False)
-glue("same_shape_4", f"{same[4]:.1f}", display=False)
-glue("dep_4_behind", f"{1 - val(afd, 4, 0.0, 'tokens_per_s_per_gpu_slo') / val(afd, 3, 0.0, 'tokens_per_s_per_gpu_slo'):.0%}",
-     display=False)
-glue("straggler_cv", f"{study.straggler_cv.min():.1%}-{study.straggler_cv.max():.1%}", display=False)
-glue("straggler_loss", f"{afd[afd.cv == 0].throughput_loss.max():.2%}", display=False)
-glue("ep_loss_max", f"{study[study.design == 'ep'].throughput_loss.max():.1%}", display=False)
-glue("ep_loss_1", f"{study[(study.design == 'ep') & (study.micro_batches == 1)].throughput_loss.abs().max():.2%}",
-     display=False)
+glue_all(readings.deployment_readings(study))
+glue_all(readings.same_shape_tpot(m_, hw, budget, context, configs))
 
 # %% [markdown]
 # ```{glue:figure} fig_pipeline_deployments
@@ -275,21 +216,7 @@ glue("ep_loss_1", f"{study[(study.design == 'ep') & (study.micro_batches == 1)].
 
 # %% tags=["hide-input"]
 glue("n_steps", f"{steps:,}", display=False)
-shown = study.assign(
-    deployment=[f"AFD {r.n_attn:.0f}A{r.n_ffn:.0f}F" if r.design == "afd" else
-                f"EP{r.ep_size:.0f} ({r.kernels})" for r in study.itertuples()],
-    stages=[f"{a:.0f} / {f:.0f} / {c:.0f}" for a, f, c in zip(study.t_attn_us, study.t_ffn_us, study.t_comm_us)])
-shown = pd.DataFrame({
-    "deployment": shown.deployment, "micro-batches": shown.micro_batches, "CV": shown.cv.map("{:.1f}".format),
-    "t_a / t_f / t_c (µs)": shown.stages, "batch": shown.requests,
-    "TPOT ms (no jitter)": [f"{t:.1f} ({c:.1f})" for t, c in zip(shown.tpot_ms, shown.tpot_const_ms)],
-    "p99 TPOT ms": shown.p99_tpot_ms.map("{:.1f}".format),
-    "loss": shown.throughput_loss.map("{:.1%}".format),
-    "bubbles attention / FFN": [f"{a:.0%} / {f:.0%}" if d == "afd" else f"{a:.0%} (GPU)"
-                                for a, f, d in zip(shown.bubble_attn, shown.bubble_ffn, shown.design)],
-    "within the SLO: batch, tok/s/GPU": [f"{b:.0f}, {t:,.0f}" for b, t in zip(shown.batch_slo,
-                                                                              shown.tokens_per_s_per_gpu_slo)]})
-shown.style.hide(axis="index")
+readings.deployment_table(study).style.hide(axis="index").set_uuid("pipeline_jitter-deployments")
 
 # %% [markdown]
 # Table 1: per deployment and CV, the per-micro-batch stage times, the batch per (attention) GPU,
@@ -336,35 +263,13 @@ shown.style.hide(axis="index")
 # arriving together) is a correlated change, outside this model (Limitations).
 
 # %% tags=["hide-input"]
-from afdlib.simulation.pipeline import Jitter, attention_cv, simulate
-
-row3c = afd[(afd.micro_batches == 3) & (afd.cv == 0)].iloc[0]
-ctx_requests = int(round(row3c.requests / 3))
-ctx_cv = 1.0
-cv_a = float(attention_cv(ctx_cv, ctx_requests))
-ctx_sim = simulate("afd", row3c.t_attn_us * 1e-6, row3c.t_ffn_us * 1e-6, row3c.t_comm_us * 1e-6, 3, m_.moe_layers,
-                   steps, Jitter(cv_attn=cv_a), seed)
-glue("ctx_cv", f"{ctx_cv:g}", display=False)
-glue("ctx_requests", ctx_requests, display=False)
-glue("ctx_attn_cv", f"{cv_a:.2f}", display=False)
-glue("ctx_loss", f"{float(ctx_sim.throughput_loss):.1%}", display=False)
+glue_all(readings.context_readings(m_, study, steps, seed))
 
 # %% [markdown]
 # ## 3BO's extra kernels and the fixed gap
 
 # %% tags=["hide-input"]
-k_attn = attention_kernels(m_)
-for us in (3.0, 10.0):
-    extra = m_.num_layers * k_attn * us * 1e-6
-    glue(f"extra_kernels_{us:.0f}", f"{extra * 1e3:.1f}", display=False)
-    glue(f"extra_kernels_{us:.0f}_share", f"{extra / 0.015:.0%}", display=False)
-glue("k_attn", k_attn, display=False)
-glue("n_all_layers", m_.num_layers, display=False)
-cfg3 = next(c for c in configs if c["design"] == "afd" and c["micro_batches"] == 3)
-row3 = afd[(afd.micro_batches == 3) & (afd.cv == 0)].iloc[0]
-glue("ms_rule", f"{megascale_min_microbatches(row3.t_comm_us / 2, row3.t_ffn_us):.1f}", display=False)
-glue("ms_rule_one_lane", f"{megascale_min_microbatches(row3.t_comm_us, row3.t_ffn_us):.1f}", display=False)
-glue("cfg3", f"{cfg3['n_attn']}A{cfg3['n_ffn']}F", display=False)
+glue_all(readings.kernel_readings(m_, study, configs))
 
 # %% [markdown]
 # Each micro-batch launches the attention side's kernels once per layer: {glue:text}`k_attn` for

@@ -22,5 +22,5 @@ from afdlib.report.figures.aiconfigurator import (  # noqa: F401
     aic_ratio_figure, aic_scatter_figure, aic_stage_figure,
 )
 from afdlib.report.figures.pipeline import (  # noqa: F401
-    jitter_deployment_figure, jitter_ideal_figure, overlap_timelines_figure,
+    bubble_timelines_figure, jitter_deployment_figure, jitter_ideal_figure, overlap_timelines_figure,
 )

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 from matplotlib.ticker import PercentFormatter
 
+from afdlib.analysis.timeline import afd_timeline
 from afdlib.report.figures.common import PAGE_WIDTH_IN, STAGE_COLOURS, lanes_panel
 
 
@@ -63,3 +65,13 @@ def jitter_deployment_figure(table: pd.DataFrame):
             b.plot(g.cv, g.tokens_per_s_per_gpu_slo, **style)
     _jitter_axes(fig, a, b, "throughput loss at the same batch", "AFD tokens/s per GPU within the SLO", 7)
     return fig
+
+
+def bubble_timelines_figure(micro_batches=(2, 3), n_layers: int = 2):
+    """Figure 1(b) of the paper from the scheduler (:func:`afdlib.analysis.timeline.afd_timeline`):
+    one attention and one FFN node, t_a = t_f = t_c = 1 (dispatch and combine 1/2 each way),
+    ``n_layers`` layers, one panel per micro-batch count."""
+    one = np.ones(1)
+    return overlap_timelines_figure({
+        f"{m} micro-batches ({m}BO)": afd_timeline(1.0, 1.0, 1.0, one, one, n_layers=n_layers, n_microbatches=m)
+        for m in micro_batches})

@@ -1,0 +1,216 @@
+"""What the pipeline studies say: the numbers the pipeline chapter quotes and its table.
+
+Each function reads a study (:func:`afdlib.simulation.studies.ideal_sweep` or
+:func:`afdlib.simulation.studies.jitter_study` as a DataFrame) or runs a small one, and returns a
+dict of the values the prose quotes, keyed by the chapter's glue names and formatted as quoted
+(strings; counts stay ``int``), or a table. Stage times in the studies are in us, times here in s.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from afdlib.analysis.schedule import constant_step
+from afdlib.decode.step import afd_step
+from afdlib.errors import AfdError
+from afdlib.evaluator.attention import attention_kernels
+from afdlib.routing.measured import moe_layers
+from afdlib.simulation.pipeline import Jitter, attention_cv, simulate
+from afdlib.simulation.studies import megascale_min_microbatches
+
+MICRO_BATCHES = (2, 3, 4)
+"""The AFD micro-batch counts the chapter compares (2BO, 3BO, 4BO)."""
+
+PAPER_T_GAP_S = 0.015
+"""The paper's fixed gap per step t_g (15 ms), against which the extra kernels are weighed."""
+
+
+def bubble_shares(micro_batches=(2, 3), n_layers: int = 200) -> dict:
+    """Equal stages t_a = t_f = t_c: the attention pool's idle share over ``n_layers`` layers
+    with each micro-batch count (2BO: about a third, the paper's Figure 1(b) bubble; 3BO: the fill
+    and drain only)."""
+    return {f"bubble_{m}": f"{float(constant_step('afd', 1.0, 1.0, 1.0, m, n_layers).idle_share('attention')):.1%}"
+            for m in micro_batches}
+
+
+def mva_readings(micro_batches=MICRO_BATCHES) -> dict:
+    """Three equal stages with exponential times (CV = 1), m micro-batches in the cycle: mean-value
+    analysis gives a throughput of m / (m + 2) per stage time, against min(1, m / 3) without
+    jitter; the throughput and the relative loss 1 - (m / (m + 2)) / min(1, m / 3)."""
+    out = {}
+    for m in micro_batches:
+        rate = m / (m + 2)
+        out[f"mva_{m}"] = f"{rate:.2f}"
+        out[f"mva_loss_{m}"] = f"{1 - rate / min(1, m / 3):.0%}"
+    return out
+
+
+def _at_cv(table: pd.DataFrame, cv: float) -> pd.DataFrame:
+    rows = table[np.isclose(table.cv, cv)]
+    if rows.empty:
+        raise AfdError(f"the study has no CV {cv:g}; CVs: {', '.join(f'{c:g}' for c in sorted(set(table.cv)))}")
+    return rows
+
+
+def ideal_readings(ideal: pd.DataFrame, cv: float = 0.2, micro_batches=MICRO_BATCHES) -> dict:
+    """Equal stages under jitter (:func:`afdlib.simulation.studies.ideal_sweep`): at ``cv`` each
+    micro-batch count's loss and throughput (jitter-free 3BO = 1), 3BO's jitter-free throughput,
+    and 3BO's loss at the smallest CV above zero (glued as ``ideal_loss_3_005``) with that CV."""
+    at = _at_cv(ideal, cv).set_index("micro_batches")
+    const = _at_cv(ideal, 0.0).set_index("micro_batches")
+    small_cv = float(ideal.cv[ideal.cv > 0].min())
+    small = _at_cv(ideal, small_cv).set_index("micro_batches")
+    out = {}
+    for m in micro_batches:
+        out[f"ideal_loss_{m}"] = f"{at.throughput_loss[m]:.1%}"
+        out[f"ideal_thr_{m}"] = f"{at.throughput[m]:.2f}"
+    out.update({"ideal_thr_3_const": f"{const.throughput[3]:.2f}",
+                "ideal_loss_3_005": f"{small.throughput_loss[3]:.1%}", "ideal_small_cv": f"{small_cv:g}"})
+    return out
+
+
+def layer_sample(counts: np.ndarray, n_layers: int = 15) -> np.ndarray:
+    """``n_layers`` of the measured MoE layers' expert loads (rows of ``counts``), evenly spread
+    from the first to the last (first and last included), to keep the straggler sampling quick."""
+    layers = moe_layers(counts)
+    return counts[layers[np.linspace(0, layers.size - 1, n_layers).round().astype(int)]]
+
+
+def _value(frame: pd.DataFrame, m: int, cv: float, column: str) -> float:
+    hit = frame[(frame.micro_batches == m) & np.isclose(frame.cv, cv)][column]
+    if hit.empty:
+        raise AfdError(f"the study has no row for {m} micro-batches at CV {cv:g}")
+    return float(hit.iloc[0])
+
+
+def best_afd_crossing(study: pd.DataFrame) -> tuple[float | None, tuple[float, int, float] | None]:
+    """Up to which CV 3BO is still the AFD deployment with the most tokens/s per GPU within the
+    SLO (None: at no CV), and at the next CV the micro-batch count that overtakes it with its lead
+    (best / 3BO - 1), or None when 3BO stays best on the whole grid (or never is)."""
+    afd = study[study.design == "afd"]
+    best_m = afd.loc[afd.groupby("cv").tokens_per_s_per_gpu_slo.idxmax()].set_index("cv").micro_batches
+    still = [cv for cv, m in best_m.items() if m == 3]
+    after = [(cv, m) for cv, m in best_m.items() if still and cv > max(still)]
+    if not after:
+        return (max(still) if still else None), None
+    cv_a, m_a = after[0]
+    lead = _value(afd, m_a, cv_a, "tokens_per_s_per_gpu_slo") / _value(afd, 3, cv_a, "tokens_per_s_per_gpu_slo") - 1
+    return max(still), (cv_a, m_a, lead)
+
+
+def deployment_readings(study: pd.DataFrame, tie: float = 0.02) -> dict:
+    """The best deployments under jitter (:func:`afdlib.simulation.studies.jitter_study`): per
+    AFD micro-batch count at CV 0.1, 0.2 and 0.3 (those in the study) the loss, tokens/s per GPU
+    and batch within the SLO, 3BO's TPOT (also at CV 0); up to which CV 3BO stays the best AFD
+    choice and what overtakes it next (a lead below ``tie`` is called a tie); how far 4BO starts
+    behind 3BO; the routing stragglers' spread and loss; EP's largest loss and its loss with one batch."""
+    afd, ep = study[study.design == "afd"], study[study.design == "ep"]
+    out = {}
+    for cv, tag in ((0.1, "01"), (0.2, "02"), (0.3, "03")):
+        if np.isclose(study.cv, cv).any():
+            for m in MICRO_BATCHES:
+                out[f"dep_loss_{m}_{tag}"] = f"{_value(afd, m, cv, 'throughput_loss'):.1%}"
+                out[f"dep_slo_{m}_{tag}"] = f"{_value(afd, m, cv, 'tokens_per_s_per_gpu_slo'):,.0f}"
+                out[f"dep_batch_{m}_{tag}"] = f"{_value(afd, m, cv, 'batch_slo'):.0f}"
+            out[f"dep_tpot_3_{tag}"] = f"{_value(afd, 3, cv, 'tpot_ms'):.1f}"
+    for m in MICRO_BATCHES:
+        out[f"dep_slo_{m}_00"] = f"{_value(afd, m, 0.0, 'tokens_per_s_per_gpu_slo'):,.0f}"
+        out[f"dep_batch_{m}_00"] = f"{_value(afd, m, 0.0, 'batch_slo'):.0f}"
+    out["dep_tpot_3_00"] = f"{_value(afd, 3, 0.0, 'tpot_ms'):.1f}"
+    cross, after = best_afd_crossing(study)
+    out["dep_cross"] = "0" if cross is None else f"{cross:g}"
+    if after is None:
+        out["dep_after"] = "on the whole grid"
+    else:
+        cv_a, m_a, lead = after
+        out["dep_after"] = (f"at CV {cv_a:g} the best {m_a:.0f}-micro-batch deployment is {lead:.1%} ahead"
+                            + (", a tie within the simulation's noise" if lead < tie else ""))
+    behind = 1 - _value(afd, 4, 0.0, "tokens_per_s_per_gpu_slo") / _value(afd, 3, 0.0, "tokens_per_s_per_gpu_slo")
+    out.update({"dep_4_behind": f"{behind:.0%}",
+                "straggler_cv": f"{study.straggler_cv.min():.1%}-{study.straggler_cv.max():.1%}",
+                "straggler_loss": f"{afd[afd.cv == 0].throughput_loss.max():.2%}",
+                "ep_loss_max": f"{ep.throughput_loss.max():.1%}",
+                "ep_loss_1": f"{ep[ep.micro_batches == 1].throughput_loss.abs().max():.2%}"})
+    return out
+
+
+def _config(configs: list[dict], design: str = "afd", micro_batches: int = 3) -> dict:
+    hit = [c for c in configs if c["design"] == design and c["micro_batches"] == micro_batches]
+    if not hit:
+        raise AfdError(f"no {design.upper()} deployment with {micro_batches} micro-batches among the configurations")
+    return hit[0]
+
+
+def same_shape_tpot(model, hardware, budget, context: float, configs: list[dict], micro_batches=(3, 4)) -> dict:
+    """The decode model's TPOT (ms) of the best 3BO deployment's shape and batch (``configs``,
+    as :func:`afdlib.simulation.studies.best_configs` returns them) run with each micro-batch
+    count: what an extra micro-batch costs at the same deployment."""
+    cfg = _config(configs)
+    requests = np.array(float(cfg["requests"]))
+
+    def tpot_ms(m: int) -> float:
+        step = afd_step(model, hardware, hardware, cfg["n_attn"], cfg["n_ffn"], requests, context,
+                        replace(budget, micro_batches=m))
+        return float(step.tpot_s) * 1e3
+
+    return {f"same_shape_{m}": f"{tpot_ms(m):.1f}" for m in micro_batches}
+
+
+def _three_bo(study: pd.DataFrame) -> pd.Series:
+    """The study's row of the best 3BO AFD deployment without other noise (CV 0)."""
+    afd = study[study.design == "afd"]
+    return afd[(afd.micro_batches == 3) & (afd.cv == 0)].iloc[0]
+
+
+def context_readings(model, study: pd.DataFrame, steps: int, seed: int, context_cv: float = 1.0) -> dict:
+    """Varying context lengths at the best 3BO deployment: with each request's cached length
+    varying by ``context_cv`` (1: about an exponential distribution), the attention stage's CV
+    over a micro-batch's requests (:func:`afdlib.simulation.pipeline.attention_cv`) and the loss
+    it alone causes in the simulator."""
+    row = _three_bo(study)
+    requests = int(round(row.requests / 3))
+    cv_attn = float(attention_cv(context_cv, requests))
+    sim = simulate("afd", row.t_attn_us * 1e-6, row.t_ffn_us * 1e-6, row.t_comm_us * 1e-6, 3, model.moe_layers,
+                   steps, Jitter(cv_attn=cv_attn), seed)
+    return {"ctx_cv": f"{context_cv:g}", "ctx_requests": requests, "ctx_attn_cv": f"{cv_attn:.2f}",
+            "ctx_loss": f"{float(sim.throughput_loss):.1%}"}
+
+
+def kernel_readings(model, study: pd.DataFrame, configs: list[dict], kernel_costs_us=(3.0, 10.0)) -> dict:
+    """3BO's extra kernels: the attention side's kernels per layer and micro-batch, and what a
+    third micro-batch adds per step, L x k_attn x cost (ms, and as a share of the paper's t_g);
+    MegaScale-Infer's m >= 2 (1 + T_c / T_f) at the best 3BO deployment with T_c each way (half our
+    round trip t_c) and with the paper's one-lane t_c."""
+    k_attn = attention_kernels(model)
+    out = {}
+    for us in kernel_costs_us:
+        extra = model.num_layers * k_attn * us * 1e-6
+        out[f"extra_kernels_{us:.0f}"] = f"{extra * 1e3:.1f}"
+        out[f"extra_kernels_{us:.0f}_share"] = f"{extra / PAPER_T_GAP_S:.0%}"
+    cfg, row = _config(configs), _three_bo(study)
+    out.update({"k_attn": k_attn, "n_all_layers": model.num_layers,
+                "ms_rule": f"{megascale_min_microbatches(row.t_comm_us / 2, row.t_ffn_us):.1f}",
+                "ms_rule_one_lane": f"{megascale_min_microbatches(row.t_comm_us, row.t_ffn_us):.1f}",
+                "cfg3": f"{cfg['n_attn']}A{cfg['n_ffn']}F"})
+    return out
+
+
+def deployment_table(study: pd.DataFrame) -> pd.DataFrame:
+    """Table 1: per deployment and CV, the stage times, batch, mean TPOT with and without jitter,
+    its p99, the loss, the bubbles and the largest batch within the SLO with its tokens/s per GPU."""
+    s = study
+    return pd.DataFrame({
+        "deployment": [f"AFD {r.n_attn:.0f}A{r.n_ffn:.0f}F" if r.design == "afd"
+                       else f"EP{r.ep_size:.0f} ({r.kernels})" for r in s.itertuples()],
+        "micro-batches": s.micro_batches, "CV": s.cv.map("{:.1f}".format),
+        "t_a / t_f / t_c (µs)": [f"{a:.0f} / {f:.0f} / {c:.0f}"
+                                 for a, f, c in zip(s.t_attn_us, s.t_ffn_us, s.t_comm_us)],
+        "batch": s.requests,
+        "TPOT ms (no jitter)": [f"{t:.1f} ({c:.1f})" for t, c in zip(s.tpot_ms, s.tpot_const_ms)],
+        "p99 TPOT ms": s.p99_tpot_ms.map("{:.1f}".format), "loss": s.throughput_loss.map("{:.1%}".format),
+        "bubbles attention / FFN": [f"{a:.0%} / {f:.0%}" if d == "afd" else f"{a:.0%} (GPU)"
+                                    for a, f, d in zip(s.bubble_attn, s.bubble_ffn, s.design)],
+        "within the SLO: batch, tok/s/GPU": [f"{b:.0f}, {t:,.0f}"
+                                             for b, t in zip(s.batch_slo, s.tokens_per_s_per_gpu_slo)]})

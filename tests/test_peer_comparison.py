@@ -1,0 +1,158 @@
+"""What the aiconfigurator chapter quotes (afdlib.peers.comparison), checked against the committed
+CSV read by hand, the issue's measurements and closed forms."""
+from __future__ import annotations
+
+import csv
+import math
+import statistics
+
+import pandas as pd
+import pytest
+
+from afdlib.errors import AfdError
+from afdlib.inputs.catalog import data_dir
+from afdlib.peers import comparison as c
+from afdlib.peers.aiconfigurator import DISTRIBUTIONS, comparison_rows, deployment_settings, load_results, variant_rows
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return load_results()
+
+
+@pytest.fixture(scope="module")
+def comp(rows):
+    return pd.DataFrame(comparison_rows(rows))
+
+
+@pytest.fixture(scope="module")
+def var(rows):
+    return pd.DataFrame(variant_rows(rows))
+
+
+def test_within_and_apart_split_at_the_tolerance():
+    r = pd.Series([1.0, 1.2, 0.8, 1.21, 0.5, math.nan])
+    assert c.within(r) == 3                   # 1.0, 1.2 and 0.8: the band's edges count as agreeing
+    assert c.apart(r) == 2                    # 1.21 and 0.5; NaN is neither
+    assert c.within(r, 0.5) == 5
+
+
+def test_overall_readings_by_hand(rows, comp):
+    ok = [r for r in rows if r["status"] == "ok" and r["distribution"] == DISTRIBUTIONS[0]]
+    got = c.overall_readings(rows, comp)
+    assert got["n_settings"] == len(ok) and got["aic_version"] == "0.12.0"
+    assert got["n_refused"] == sum(r["status"].startswith("refused") for r in rows
+                                   if r["distribution"] == DISTRIBUTIONS[0])
+    for design in c.DESIGNS:
+        ratios = [x["our_tpot_ms"] / x["aic_tpot_ms"] for x in comparison_rows(rows) if x["design"] == design]
+        assert got[f"{design}_n"] == len(ratios)
+        assert got[f"{design}_median"] == f"{statistics.median(ratios):.2f}"
+        assert got[f"{design}_within"] == sum(abs(q - 1) <= 0.2 for q in ratios)
+        assert got[f"{design}_within"] + got[f"{design}_apart"] == len(ratios)
+        assert got[f"{design}_range"] == f"{min(ratios):.2f}-{max(ratios):.2f}"
+    assert got["ep_n"] + got["afd_n"] == got["n_settings"]
+
+
+def test_h200_stage_readings_are_the_issues_measurements(comp):
+    """The issue's H200 DeepSeek-V3 runs at 128 per GPU: AFD t_a 0.209 ms, t_f 0.590 ms; EP attention
+    21.1 ms per step over 61 layers: 346 us per layer, of which one AFD micro-batch takes 60%."""
+    stage = c.stage_readings(comp)
+    assert (stage["aic_attn_afd_128"], stage["aic_attn_ep_128"], stage["aic_attn_share"]) == ("209", "346", "60%")
+    assert c.batch_readings(comp)["afd_h200_tf"] == "590"
+    grid = comp[comp.kind == "grid"]
+    assert stage["ratio_t_comm_us"] == f"{statistics.median(grid.ratio_t_comm_us.dropna()):.2f}"
+
+
+def test_batch_readings_count_the_ep_settings_at_128(comp):
+    got = c.batch_readings(comp)
+    n, w = got["ep_128_within"].split(" of ")
+    assert int(n) <= int(w) == 8              # two models on four systems
+    h100 = comp[(comp.kind == "grid") & (comp.design == "afd") & (comp.hardware == "h100")
+                & (comp.model == "deepseek-v3")]
+    assert got["afd_h100_min"] == f"{min(h100.our_tpot_ms / h100.aic_tpot_ms):.2f}"
+
+
+def test_stage_table_at_128(comp):
+    t = c.stage_table(comp).set_index(["design", "model", "system"])
+    assert len(t) == 2 * 2 * 4                # designs x models x systems
+    ep = t.loc[("EP", "deepseek-v3", "H200")]
+    assert ep["TPOT ms (its / ours)"].startswith("64.1 / ")          # the issue's EP8 TPOT
+    assert ep["transfer t_c (its / ours)"] == "in FFN side"
+    afd = t.loc[("AFD", "deepseek-v3", "H200")]
+    assert afd["attention (its / ours)"].startswith("209 / ") and afd["attention (its / ours)"].endswith(" µs")
+    assert afd["TPOT ms (its / ours)"].startswith("108.3 / ")
+
+
+def test_variant_summary_covers_each_setting_apart_once_per_variant(comp, var, rows):
+    summary = c.variant_summary(var)
+    overall = c.overall_readings(rows, comp)
+    assert list(dict.fromkeys(summary.design)) == ["ep", "afd"]
+    for design in c.DESIGNS:
+        part = summary[summary.design == design].set_index("variant")
+        assert (part.n == overall[f"{design}_apart"]).all()        # every setting apart, under each change
+        assert part.loc[c.DEFAULTS, "within"] == 0                  # apart by definition
+        other = "AFD" if design == "ep" else "EP"
+        assert not part.index.str.startswith(other).any()           # no change that leaves it as it is
+    table = c.variant_table(var)
+    first = summary.iloc[0]
+    assert list(table.iloc[0]) == ["EP", c.DEFAULTS, f"{first['median']:.2f}", f"0 of {first.n}"]
+
+
+def test_variant_readings_split_the_settings_apart(comp, var, rows):
+    got, overall = c.variant_readings(var), c.overall_readings(rows, comp)
+    assert got["afd_k10_within"] + got["afd_k10_left"] == overall["afd_apart"]
+    assert got["ep_k0_within"] + got["ep_k0_left"] == overall["ep_apart"]
+    assert 0 <= got["ep_k0_left_high"] <= got["ep_k0_left"]
+    assert 0 <= got["afd_k10_left_h100"] <= got["afd_k10_left"]
+    with pytest.raises(AfdError, match="no afd setting apart under the variant 'kernel overhead 10 us'"):
+        c.variant_readings(var[var.variant != c.KERNEL_10])
+
+
+def test_destination_rules_by_hand():
+    """DeepSeek-V3, K = 8 of E = 256: K distinct experts reach N_F (1 - C(E - E/N_F, K) / C(E, K))
+    nodes, uniform routing with replacement N_F (1 - (1 - 1/N_F)^K), the paper min(K, N_F)."""
+    k, e = 8, 256
+    exact = {n: n * (1 - math.comb(e - e // n, k) / math.comb(e, k)) for n in (1, 2, 4, 8, 16, 32)}
+    expected = {n: n * (1 - (1 - 1 / n) ** k) for n in exact}
+    got = c.destination_readings()
+    assert got["paper_over_8"] == f"{8 / exact[8] - 1:.0%}"
+    assert got["rules_max_gap"] == f"{max(exact[n] / expected[n] for n in exact) - 1:.1%}"
+    table = c.destination_table()
+    assert list(table["paper: every node, up to K"]) == ["1.00", "2.00", "4.00", "8.00", "8.00", "8.00"]
+    assert list(table["aiconfigurator (K distinct experts)"]) == [f"{exact[n]:.2f}" for n in exact]
+
+
+def test_deployments_against_the_tools_balanced_rows(rows, comp):
+    three, not_expressible = c.deployment_comparison(rows, comp)
+    settings, refused = deployment_settings()
+    assert len(three) == len([s for s in settings if s.deployment in set(comp.deployment)])
+    assert not_expressible == refused
+    assert (three["our error"] == three.ours / three.published - 1).all()
+    # the tool's tokens/s with its balanced tables, read from its own rows (tokens/s ~ 1 / TPOT)
+    balanced = {r["deployment"]: r["tokens_per_s_per_gpu"] for r in rows
+                if r["kind"] == "deployment" and r["distribution"] == DISTRIBUTIONS[1] and r["status"] == "ok"}
+    shown = [s for s in settings if s.deployment in set(comp.deployment)]
+    for s, (_, row) in zip(shown, three.iterrows()):
+        assert row["its setting"] == s.note
+        assert row["its error, balanced tables"] == pytest.approx(balanced[s.deployment] / row.published - 1, abs=1e-4)
+    got = c.deployment_readings(three, not_expressible)
+    assert got["n_deployments"] == len(three) and "step3" in got["not_expressible"]
+    assert got["our_dep_median"] == f"{statistics.median(abs(x) for x in three['our error']):.1%}"
+    assert list(c.deployment_table(three).columns)[:4] == ["deployment", "published", "ours", "our error"]
+
+
+def test_speed_readings_from_the_file():
+    with open(data_dir() / "aiconfigurator_speed.csv", newline="") as fh:
+        by = {r["what"]: r for r in csv.DictReader(fh)}
+    sweep = by[c.SWEEP]
+    got = c.speed_readings()
+    assert got["speed_ratio_loop"] == f"{float(sweep['aiconfigurator_s']) / float(sweep['ours_s']):,.0f}"
+    assert got["speed_ours_one"] == f"{float(by['one prediction']['ours_s']) * 1e3:.1f}"
+    assert got["speed_cores"] == int(sweep["cores"])
+
+
+def test_refused_table_gives_the_reason_only(rows):
+    table = c.refused_table(rows)
+    refused = [r for r in rows if r["status"] != "ok" and r["distribution"] == DISTRIBUTIONS[0]]
+    assert list(table.setting) == [r["id"] for r in refused]
+    assert not table.reason.str.startswith("refused").any()

@@ -1,0 +1,150 @@
+"""What the pipeline chapter quotes (afdlib.simulation.readings): closed forms, numbers derived by
+hand, and small synthetic studies whose answer is known."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from afdlib.errors import AfdError
+from afdlib.inputs.catalog import load_hardware, load_model
+from afdlib.inputs.specs import Budget
+from afdlib.simulation import readings as r
+
+
+def test_bubble_shares_are_figure_1b():
+    """Equal stages: with two micro-batches a layer's cycle is t_a + t_f + t_c = 3 while attention
+    works 2, so it idles a third of the time (plus a little fill and drain); with three, only the
+    fill and drain."""
+    got = r.bubble_shares()
+    assert 33.3 <= float(got["bubble_2"].rstrip("%")) < 34.0
+    assert float(got["bubble_3"].rstrip("%")) < 1.0
+
+
+def test_mva_readings_by_hand():
+    # m / (m + 2): 2/4, 3/5, 4/6; loss against min(1, m/3): 1 - 0.5 / (2/3) = 25%, 1 - 0.6 = 40%, 1 - 2/3 = 33%
+    assert r.mva_readings() == {"mva_2": "0.50", "mva_loss_2": "25%", "mva_3": "0.60", "mva_loss_3": "40%",
+                                "mva_4": "0.67", "mva_loss_4": "33%"}
+
+
+def _ideal(cvs=(0.0, 0.05, 0.2)):
+    rows = []
+    for m in (2, 3, 4):
+        for cv in cvs:
+            rows.append({"micro_batches": m, "cv": cv, "throughput_loss": 0.01 * m + cv / 10,
+                         "throughput": min(1, m / 3) * (1 - cv / 10)})
+    return pd.DataFrame(rows)
+
+
+def test_ideal_readings_pick_the_quoted_cvs():
+    got = r.ideal_readings(_ideal())
+    assert got["ideal_loss_3"] == "5.0%"             # 0.03 + 0.2 / 10
+    assert got["ideal_thr_2"] == "0.65"              # 2/3 x 0.98 = 0.6533
+    assert got["ideal_thr_3_const"] == "1.00"
+    assert got["ideal_small_cv"] == "0.05" and got["ideal_loss_3_005"] == "3.5%"   # 0.03 + 0.005
+    with pytest.raises(AfdError, match="the study has no CV 0.2"):
+        r.ideal_readings(_ideal((0.0, 0.1)))
+
+
+def test_layer_sample_spreads_over_the_moe_layers():
+    counts = np.zeros((10, 4))
+    counts[3:] = np.arange(3, 10)[:, None]          # layers 0-2 dense (no routed tokens)
+    sample = r.layer_sample(counts, 3)
+    assert list(sample[:, 0]) == [3, 6, 9]           # first, middle and last MoE layer
+
+
+def _study(slo_tokens: dict, cvs=(0.0, 0.1, 0.2)):
+    """A synthetic study: AFD with 2, 3, 4 micro-batches (tokens/s per GPU within the SLO per
+    (m, cv) from ``slo_tokens``), EP with one and two batches."""
+    rows = []
+    for cv in cvs:
+        for m in (2, 3, 4):
+            rows.append({"design": "afd", "micro_batches": m, "cv": cv, "throughput_loss": cv * m / 10,
+                         "tokens_per_s_per_gpu_slo": slo_tokens[(m, cv)], "batch_slo": 100 + m, "tpot_ms": 40 + cv * 10,
+                         "straggler_cv": 0.02 + m / 1000, "requests": 210, "t_attn_us": 230.0, "t_ffn_us": 200.0,
+                         "t_comm_us": 200.0})
+        for m in (1, 2):
+            rows.append({"design": "ep", "micro_batches": m, "cv": cv, "throughput_loss": cv / 100 * (m - 1) - 1e-4,
+                         "tokens_per_s_per_gpu_slo": 1.0, "batch_slo": 1, "tpot_ms": 1.0, "straggler_cv": 0.03})
+    return pd.DataFrame(rows)
+
+
+def test_deployment_readings_find_where_3bo_stops_being_best():
+    # 3BO best at CV 0 and 0.1; at 0.2 4BO leads by 1%: a tie within the noise
+    tokens = {(2, 0.0): 2000, (3, 0.0): 2800, (4, 0.0): 2200, (2, 0.1): 1900, (3, 0.1): 2700, (4, 0.1): 2100,
+              (2, 0.2): 1800, (3, 0.2): 2000, (4, 0.2): 2020}
+    got = r.deployment_readings(_study(tokens))
+    assert got["dep_cross"] == "0.1"
+    assert got["dep_after"] == ("at CV 0.2 the best 4-micro-batch deployment is 1.0% ahead, "
+                                "a tie within the simulation's noise")
+    assert got["dep_4_behind"] == "21%"                      # 1 - 2200 / 2800
+    assert got["dep_slo_3_01"] == "2,700" and got["dep_loss_4_02"] == "8.0%"   # 0.2 x 4 / 10
+    assert "dep_loss_3_03" not in got                        # no CV 0.3 in the study
+    assert got["straggler_cv"] == "2.2%-3.0%" and got["ep_loss_1"] == "0.01%"   # 0.02 + 2 / 1000 to 0.03; abs(-1e-4)
+    assert got["ep_loss_max"] == "0.2%"                      # 0.2 / 100 - 1e-4
+
+
+def test_deployment_readings_when_3bo_wins_everywhere_or_nowhere():
+    best3 = {(m, cv): 3000 if m == 3 else 2000 for m in (2, 3, 4) for cv in (0.0, 0.1, 0.2)}
+    got = r.deployment_readings(_study(best3))
+    assert (got["dep_cross"], got["dep_after"]) == ("0.2", "on the whole grid")
+    never = {(m, cv): 3000 if m == 2 else 2000 for m in (2, 3, 4) for cv in (0.0, 0.1, 0.2)}
+    got = r.deployment_readings(_study(never))
+    assert (got["dep_cross"], got["dep_after"]) == ("0", "on the whole grid")
+
+
+def test_context_and_kernel_readings_at_the_3bo_deployment():
+    model = load_model("deepseek-v3", profile="reference")
+    study = _study({(m, cv): 1.0 for m in (2, 3, 4) for cv in (0.0, 0.1, 0.2)})
+    ctx = r.context_readings(model, study, steps=50, seed=0)
+    assert ctx["ctx_requests"] == 70                          # 210 requests in three micro-batches
+    assert ctx["ctx_attn_cv"] == f"{1 / np.sqrt(70):.2f}"     # CV 1 per request over 70 requests
+    assert 0 <= float(ctx["ctx_loss"].rstrip("%")) < 5
+    configs = [{"design": "afd", "micro_batches": 3, "n_attn": 5, "n_ffn": 3, "requests": 210}]
+    k = r.kernel_readings(model, study, configs)
+    # DeepSeek-V3: 61 layers x 11 kernels x 3 us = 2.013 ms, 13% of 15 ms; at 10 us 6.71 ms, 45%
+    assert (k["k_attn"], k["n_all_layers"]) == (11, 61)
+    assert (k["extra_kernels_3"], k["extra_kernels_3_share"]) == ("2.0", "13%")
+    assert (k["extra_kernels_10"], k["extra_kernels_10_share"]) == ("6.7", "45%")
+    # MegaScale-Infer: 2 (1 + 100 / 200) = 3 with t_c each way, 2 (1 + 200 / 200) = 4 one lane
+    assert (k["ms_rule"], k["ms_rule_one_lane"], k["cfg3"]) == ("3.0", "4.0", "5A3F")
+    with pytest.raises(AfdError, match="no AFD deployment with 3 micro-batches"):
+        r.kernel_readings(model, study, [{**configs[0], "micro_batches": 2}])
+
+
+def test_an_extra_micro_batch_costs_time_at_the_same_shape():
+    model, hw = load_model("deepseek-v3", profile="reference"), load_hardware("h800", profile="datasheet")
+    budget = Budget(slo_s=0.05, l_accept=1.0, t_gap_s=0.003)
+    got = r.same_shape_tpot(model, hw, budget, 4096, [{"design": "afd", "micro_batches": 3, "n_attn": 5, "n_ffn": 3,
+                                                       "requests": 211}])
+    assert float(got["same_shape_4"]) > float(got["same_shape_3"]) > 3.0   # above the fixed gap alone
+
+
+def test_deployment_table_rows():
+    study = pd.DataFrame([
+        {"design": "afd", "micro_batches": 3, "cv": 0.2, "n_attn": 5, "n_ffn": 3, "ep_size": None, "kernels": None,
+         "t_attn_us": 228.8, "t_ffn_us": 229.2, "t_comm_us": 212.8, "requests": 211, "tpot_ms": 50.9,
+         "tpot_const_ms": 47.48, "p99_tpot_ms": 51.86, "throughput_loss": 0.0672, "bubble_attn": 0.09,
+         "bubble_ffn": 0.088, "batch_slo": 199, "tokens_per_s_per_gpu_slo": 2496.6},
+        {"design": "ep", "micro_batches": 2, "cv": 0.0, "n_attn": None, "n_ffn": None, "ep_size": 32,
+         "kernels": "low-latency", "t_attn_us": 100, "t_ffn_us": 90, "t_comm_us": 50, "requests": 64, "tpot_ms": 30,
+         "tpot_const_ms": 30, "p99_tpot_ms": 31, "throughput_loss": 0.0, "bubble_attn": 0.1, "bubble_ffn": 0.1,
+         "batch_slo": 80, "tokens_per_s_per_gpu_slo": 1000.0}])
+    t = r.deployment_table(study)
+    assert list(t.deployment) == ["AFD 5A3F", "EP32 (low-latency)"]
+    assert list(t.iloc[0])[2:] == ["0.2", "229 / 229 / 213", 211, "50.9 (47.5)", "51.9", "6.7%", "9% / 9%",
+                                   "199, 2,497"]
+    assert t.iloc[1]["bubbles attention / FFN"] == "10% (GPU)"
+
+
+def test_bubble_timelines_figure_has_a_panel_per_micro_batch_count():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from afdlib.report.figures import bubble_timelines_figure
+    fig = bubble_timelines_figure((2, 3, 4))
+    try:
+        assert [ax.get_title() for ax in fig.axes] == [f"{m} micro-batches ({m}BO)" for m in (2, 3, 4)]
+    finally:
+        plt.close(fig)
