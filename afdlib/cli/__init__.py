@@ -309,13 +309,13 @@ def cmd_throughput(args) -> int:
                                                          "ffn": str(bound_names(st.bound_ffn)),
                                                          "comm": str(bound_names(st.bound_comm))},
         "per": "micro-batch" if args.design == "afd" else "layer (all micro-batches)",
-        "sigma": float(st.sigma), "dense_layer_us": float(st.extra["dense_layer_s"]) * us,
-        "lm_head_us": float(st.extra["lm_head_s"]) * us, "mtp_us": float(np.asarray(st.extra["mtp_s"])) * us,
+        "sigma": float(st.sigma), "dense_layer_us": float(st.dense_layer_s) * us,
+        "lm_head_us": float(st.lm_head_s) * us, "mtp_us": float(np.asarray(st.mtp_s)) * us,
         "t_gap_ms": budget.t_gap_s * ms, "memory_gb": float(st.memory_bytes) / 1e9, "fits_memory": bool(st.fits_memory),
     }
     if args.design == "afd":
-        breakdown.update({k: bool(st.extra[k]) for k in ("no_attention_bubble", "no_ffn_bubble")})
-        breakdown.update({k: float(st.extra[k]) for k in ("bubble_attn", "bubble_ffn")})
+        breakdown.update({k: bool(getattr(st.afd, k)) for k in ("no_attention_bubble", "no_ffn_bubble")})
+        breakdown.update({k: float(getattr(st.afd, k)) for k in ("bubble_attn", "bubble_ffn")})
     doc = {"tokens_per_s_per_gpu": float(st.tokens_per_s_per_gpu), "tpot_ms": float(st.tpot_s) * ms,
            "batch_per_gpu": int(st.requests), "step_ms": float(st.step_s) * ms, "gpus": int(gpus),
            "design": args.design, "breakdown": breakdown}
