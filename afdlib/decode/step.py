@@ -27,6 +27,9 @@ uniform routing's expected per-step balancedness (:func:`afdlib.routing.balance.
 the floor that even a perfect expert placement leaves.
 
 Everything broadcasts over numpy arrays (batch, context, deployment size), so sweeps are one call.
+These are the low-level evaluators; a deployment (:mod:`afdlib.decode.deployment`) reaches them
+through :func:`afdlib.decode.deployment.decode_step`. What they return is typed in
+:mod:`afdlib.decode.result`.
 """
 from __future__ import annotations
 
