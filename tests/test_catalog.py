@@ -143,7 +143,7 @@ def test_bad_model_values(tmp_path):
     assert load_model(str(_write(tmp_path, "ok.yaml", base.format(k=2)))).experts_per_token == 2
     with pytest.raises(AfdError, match=r"TopK \(9\) exceeds the routed experts \(8\)"):
         load_model(str(_write(tmp_path, "k.yaml", base.format(k=9))))
-    with pytest.raises(AfdError, match="must be positive"):
+    with pytest.raises(AfdError, match="experts_per_token must be a positive integer, got 0"):
         load_model(str(_write(tmp_path, "z.yaml", base.format(k=0))))
 
 

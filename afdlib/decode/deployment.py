@@ -20,6 +20,7 @@ code path); scalars are kept as Python ``int`` and ``str``.
 """
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, replace
 from typing import Callable, ClassVar, Union
 
@@ -30,17 +31,19 @@ from afdlib.decode.result import Step
 from afdlib.decode.step import Assumptions, afd_step, best_batch, ep_step
 from afdlib.errors import AfdError
 from afdlib.evaluator.alltoall import EP_MODES
+from afdlib.inputs import checks
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
 
-def _numbers(name: str, value, lo: float, whole: bool = True) -> None:
-    """AfdError unless ``value`` (a number or an array) is finite, >= ``lo`` and, if ``whole``, integral."""
-    try:
-        v = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise AfdError(f"{name} must be a number, got {value!r}") from None
-    if v.size == 0 or np.any(~np.isfinite(v)) or np.any(v < lo) or (whole and np.any(v != np.round(v))):
-        raise AfdError(f"{name} must be {'an integer ' if whole else 'a number '}>= {lo:g}, got {value!r}")
+def _count(value, name: str, lo: int):
+    """An integer >= ``lo``, or an array of whole numbers >= ``lo`` (the searches' candidates are
+    float arrays); the refusal in :mod:`afdlib.inputs.checks`' words."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        return checks.integer(value, name, lo=lo)
+    v = checks.number(value, name)
+    if not np.all(v >= lo) or not np.all(v == np.round(v)):
+        raise checks.Refused(checks.integer_rule(lo), value, name)
+    return value
 
 
 def _scalar(obj, name: str, kind: type) -> None:
@@ -67,10 +70,10 @@ def _take(value, index):
 
 
 def _check_common(d) -> None:
-    _numbers("micro-batches", d.micro_batches, 1)
+    _count(d.micro_batches, "micro-batches", 1)
     _scalar(d, "micro_batches", int)
     if d.requests is not None:
-        _numbers("requests per GPU", d.requests, 0, whole=False)
+        checks.nonnegative(d.requests, "requests per GPU")
     _plain(d, "requests")
 
 
@@ -84,7 +87,7 @@ class Pool:
     def __post_init__(self):
         if not isinstance(self.hardware, Hardware):
             raise AfdError(f"a pool needs a Hardware, got {type(self.hardware).__name__}")
-        _numbers("nodes", self.nodes, 1)
+        _count(self.nodes, "nodes", 1)
         _plain(self, "nodes")
 
     @property
@@ -109,12 +112,12 @@ class EPDeployment:
     def __post_init__(self):
         if not isinstance(self.hardware, Hardware):
             raise AfdError(f"an EP deployment needs a Hardware, got {type(self.hardware).__name__}")
-        _numbers("EP size", self.ep_size, 1)
-        _numbers("redundant experts", self.redundant, 0)
+        _count(self.ep_size, "EP size", 1)
+        _count(self.redundant, "redundant experts", 0)
         _plain(self, "ep_size", "redundant")
         _check_common(self)
-        if not np.all(np.isin(np.asarray(self.kernels), EP_MODES)):
-            raise AfdError(f"EP kernels must be one of {', '.join(EP_MODES)}, got {self.kernels!r}")
+        for kernels in np.unique(self.kernels) if isinstance(self.kernels, np.ndarray) else (self.kernels,):
+            checks.one_of(kernels, EP_MODES, "EP kernels")
         _scalar(self, "kernels", str)
 
     @property

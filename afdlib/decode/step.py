@@ -111,24 +111,17 @@ class Assumptions:
     afd_destinations: str = "expected"
 
     def __post_init__(self):
-        for name in ("matmul_efficiency", "hbm_usable_fraction"):
-            v = getattr(self, name)
-            if not (0 < v <= 1):
-                raise AfdError(f"{name} must be in (0, 1], got {v}")
-        for name in ("ep_overlap", "afd_overlap"):  # numbers, or arrays over a grid
-            if not np.all((np.asarray(getattr(self, name)) >= 0) & (np.asarray(getattr(self, name)) <= 1)):
-                raise AfdError(f"{name} must be in [0, 1], got {getattr(self, name)}")
-        if not (self.kernel_overhead_s >= 0):
-            raise AfdError(f"kernel_overhead_s must be >= 0, got {self.kernel_overhead_s}")
-        if self.ep_micro_batches < 1:
-            raise AfdError(f"ep_micro_batches must be >= 1, got {self.ep_micro_batches}")
-        if self.all_to_all not in EP_MODES:
-            raise AfdError(f"all_to_all must be one of {', '.join(EP_MODES)}, got '{self.all_to_all}'")
-        if self.afd_destinations not in DESTINATION_RULES:
-            raise AfdError(f"afd_destinations must be one of {', '.join(DESTINATION_RULES)}, "
-                           f"got '{self.afd_destinations}'")
-        if self.sigma is not None and not np.all((np.asarray(self.sigma) > 0) & (np.asarray(self.sigma) <= 1)):
-            raise AfdError(f"sigma (balancedness) must be in (0, 1], got {self.sigma}")
+        from afdlib.inputs import checks  # the library's one vocabulary of number checks
+        checks.fraction(self.matmul_efficiency, "matmul_efficiency")
+        checks.fraction(self.hbm_usable_fraction, "hbm_usable_fraction")
+        checks.share(self.ep_overlap, "ep_overlap")  # numbers, or arrays over a grid
+        checks.share(self.afd_overlap, "afd_overlap")
+        checks.nonnegative(self.kernel_overhead_s, "kernel_overhead_s")
+        checks.integer(self.ep_micro_batches, "ep_micro_batches", lo=1)
+        checks.one_of(self.all_to_all, EP_MODES, "all_to_all")
+        checks.one_of(self.afd_destinations, DESTINATION_RULES, "afd_destinations")
+        if self.sigma is not None:
+            checks.fraction(self.sigma, "sigma (balancedness)")
 
 
 def draft_tokens(l_accept: float) -> int:

@@ -1,1 +1,1 @@
-"""Inputs: the vocabulary (Hardware, Model, Precision, Budget, Efficiency), the catalogues, user files and Hugging Face configs."""
+"""Inputs: the vocabulary (Hardware, Model, Precision, Budget, Efficiency), the checks of numbers and names, the catalogues, user files and Hugging Face configs."""

@@ -24,12 +24,12 @@ Per-layer lists may carry the MTP layers at their end (``num_nextn_predict_layer
 """
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
 from afdlib.inputs.specs import Attention, Model, check_model
 from afdlib.errors import AfdError
+from afdlib.inputs import checks
 from afdlib.inputs.files import read_json
 
 # quantity -> candidate keys, in order (dotted = nested)
@@ -67,10 +67,7 @@ def _int(cfg: dict, keys: tuple[str, ...], path: Path) -> int | None:
         if isinstance(v, list):  # ERNIE-VL style [text, vision]: the text value first
             v = v[0] if v else None
         if v is not None:
-            if (isinstance(v, bool) or not isinstance(v, (int, float))
-                    or (isinstance(v, float) and not (math.isfinite(v) and v.is_integer()))):
-                raise AfdError(f"{path}: field '{key}' must be an integer, got {v!r}")
-            return int(v)
+            return checks.integer(v, f"field '{key}'", str(path), integral_float=True)
     return None
 
 
@@ -95,12 +92,8 @@ def _layout_int(cfg: dict, key: str, path: Path, minimum: int) -> int | None:
     """Integer layout field ``key`` (None if absent); null, a non-integer or a value below ``minimum`` refused."""
     if key not in cfg:
         return None
-    v = _int(cfg, (key,), path) if cfg[key] not in (None, []) else None
-    if v is None:
-        raise AfdError(f"{path}: field '{key}' must be an integer, got {cfg[key]!r}")
-    if v < minimum:
-        raise AfdError(f"{path}: field '{key}' must be at least {minimum}, got {v}")
-    return v
+    v = cfg[key][0] if isinstance(cfg[key], list) and cfg[key] else cfg[key]  # [text, vision]: as _int
+    return checks.integer(v, f"field '{key}'", str(path), lo=minimum, integral_float=True)
 
 
 def _per_layer(cfg: dict, key: str, n: int, mtp: int, path: Path, allowed: tuple | None) -> list | None:
@@ -176,8 +169,8 @@ def _layout(cfg: dict, path: Path) -> tuple[int, int, int]:
                        "disagree on the layer count")
     elif n is None:
         n = _first(cfg, "num_layers", path)
-    if not 1 <= n <= _MAX_LAYERS:
-        raise AfdError(f"{path}: field '{n_key or blocks[0]}' gives {n} layers; expected 1 to {_MAX_LAYERS}")
+    checks.integer(n, f"field '{n_key}'" if n_key else f"the layer count of field '{blocks[0]}'", str(path),
+                   lo=1, hi=_MAX_LAYERS)
     mtp = max(_int(cfg, ("num_nextn_predict_layers",), path) or 0, 0)
     if not (blocks and blocks[0] == "layer_types"):
         _per_layer(cfg, "layer_types", n, mtp, path, None)  # attention kinds: only checked here
@@ -279,8 +272,7 @@ def _attention(cfg: dict, hidden: int, num_layers: int, path: Path) -> Attention
     heads = _int(cfg, ("num_attention_heads", "n_heads", "n_head"), path)
     if heads is None:
         return None
-    if heads < 1:
-        raise AfdError(f"{path}: field 'num_attention_heads' must be positive, got {heads}")
+    checks.integer(heads, "field 'num_attention_heads'", str(path), lo=1)
     kv_heads = _int(cfg, ("num_key_value_heads", "attn_config.kv_n_heads", "num_kv_heads"), path)
     kv_heads = heads if kv_heads is None else kv_heads
     window, local = _local(cfg, num_layers, path)

@@ -14,13 +14,13 @@ Validation lives in :func:`check_hardware` and :func:`check_model` (called by th
 """
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from afdlib.errors import AfdError
+from afdlib.inputs import checks
 
 DTYPE_BYTES = {"fp4": 0.5, "fp8": 1.0, "int8": 1.0, "bf16": 2.0, "fp16": 2.0, "fp32": 4.0}
 """Bytes per element of each data type name used in the catalogues and :class:`Precision`."""
@@ -55,8 +55,7 @@ class Efficiency:
 
     def __post_init__(self):
         for k, v in asdict(self).items():
-            if not (0 < v <= 1):
-                raise AfdError(f"efficiency {k} must be in (0, 1], got {v}")
+            checks.fraction(v, f"efficiency {k}")
 
 
 @dataclass(frozen=True)
@@ -243,31 +242,30 @@ class Budget:
     micro_batches: int = 3
 
     def __post_init__(self):
-        for name in ("slo_s", "l_accept"):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-                raise AfdError(f"budget {name} must be a positive number, got {v!r}")
-        if not (isinstance(self.t_gap_s, (int, float)) and math.isfinite(self.t_gap_s) and self.t_gap_s >= 0):
-            raise AfdError(f"budget t_gap_s must be a non-negative number, got {self.t_gap_s!r}")
-        if isinstance(self.micro_batches, bool) or not isinstance(self.micro_batches, int) or self.micro_batches < 1:
-            raise AfdError(f"budget micro_batches must be a positive integer, got {self.micro_batches!r}")
+        checks.positive(self.slo_s, "budget slo_s")
+        checks.positive(self.l_accept, "budget l_accept")
+        checks.nonnegative(self.t_gap_s, "budget t_gap_s")
+        checks.integer(self.micro_batches, "budget micro_batches", lo=1)
 
 
 # ----------------------------------------------------------------------------- validation
 
 def _positive(where: str, name: str, value: Any) -> float:
-    if isinstance(value, str):
-        try:
-            float(value)
-            hint = f" (YAML reads {value} as text: write it with a decimal point, e.g. 1.0e+3)"
-        except ValueError:
-            hint = ""
-        raise AfdError(f"{where}: {name} must be a number, got {value!r}{hint}")
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise AfdError(f"{where}: {name} must be a number, got {value!r}")
-    if value <= 0:
-        raise AfdError(f"{where}: {name} must be positive, got {value}")
-    return float(value)
+    """A positive number from a catalogue file, as float; a number that YAML read as text gets a hint."""
+    try:
+        return float(checks.positive(value, name, where))
+    except checks.Refused as e:
+        if isinstance(value, str) and _reads_as_number(value):
+            raise AfdError(f"{e} (YAML reads {value} as text: write it with a decimal point, e.g. 1.0e+3)") from None
+        raise
+
+
+def _reads_as_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def check_hardware(hw: Hardware) -> None:
@@ -279,13 +277,10 @@ def check_hardware(hw: Hardware) -> None:
         if getattr(hw, f_) is not None:
             _positive(where, f_, getattr(hw, f_))
     for f_ in ("scale_out_latency_s", "scale_up_latency_s"):
-        v = getattr(hw, f_)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0):
-            raise AfdError(f"{where}: {f_} must be a non-negative number, got {v!r}")
+        if getattr(hw, f_) is not None:
+            checks.nonnegative(getattr(hw, f_), f_, where)
     for f_ in ("gpus_per_node", "scale_up_domain"):
-        v = getattr(hw, f_)
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            raise AfdError(f"{where}: {f_} must be a positive integer, got {v!r}")
+        checks.integer(getattr(hw, f_), f_, where, lo=1)
 
 
 MODEL_INT_FIELDS = ("hidden_size", "moe_intermediate_size", "num_layers", "dense_layers", "moe_layers",
@@ -296,20 +291,13 @@ ATTENTION_INT_FIELDS = ("num_heads", "num_kv_heads", "head_dim", "v_head_dim", "
                         "qk_rope_head_dim", "local_window", "local_layers")
 
 
-def _integer(where: str, name: str, v: Any, minimum: int) -> None:
-    if not isinstance(v, int) or isinstance(v, bool):
-        raise AfdError(f"{where}: {name} must be an integer, got {v!r}")
-    if v < minimum:
-        raise AfdError(f"{where}: {name} must be {'positive' if minimum == 1 else 'non-negative'}, got {v}")
-
-
 def check_attention(att: Attention, where: str, num_layers: int) -> None:
     """Raise :class:`AfdError` for an unknown family or impossible dimensions."""
     if att.family not in ATTENTION_FAMILIES:
         raise AfdError(f"{where}: attention family '{att.family}' unknown; valid: {', '.join(ATTENTION_FAMILIES)}")
     for name in ATTENTION_INT_FIELDS:
-        _integer(where, f"attention.{name}", getattr(att, name),
-                 1 if name in ("num_heads", "num_kv_heads", "head_dim") else 0)
+        checks.integer(getattr(att, name), f"attention.{name}", where,
+                       lo=1 if name in ("num_heads", "num_kv_heads", "head_dim") else 0)
     if att.num_kv_heads > att.num_heads:
         raise AfdError(f"{where}: attention.num_kv_heads ({att.num_kv_heads}) exceeds num_heads ({att.num_heads})")
     if att.family == "mla" and (att.kv_lora_rank < 1 or att.qk_rope_head_dim < 1):
@@ -326,9 +314,9 @@ def check_model(m: Model, layer_sum: bool = True) -> None:
     layers beside 3 dense ones of 92, which its profile keeps)."""
     where = f"model '{m.slug}'"
     for f_ in MODEL_INT_FIELDS:
-        _integer(where, f_, getattr(m, f_), 0 if f_ in ("dense_layers", "shared_experts") else 1)
+        checks.integer(getattr(m, f_), f_, where, lo=0 if f_ in ("dense_layers", "shared_experts") else 1)
     for f_ in MODEL_OPTIONAL_INT_FIELDS:
-        _integer(where, f_, getattr(m, f_), 0)
+        checks.integer(getattr(m, f_), f_, where, lo=0)
     if m.experts_per_token > m.routed_experts:
         raise AfdError(f"{where}: TopK ({m.experts_per_token}) exceeds the routed experts "
                        f"({m.routed_experts})")

@@ -3,21 +3,19 @@
 ``check_parameters(globals(), name=validator, ...)`` fails with one :class:`AfdError` line naming
 the parameter when a value has the wrong type or range, and when a name is not a parameter of the
 notebook at all (papermill only warns about a misspelt ``-p hardwar h800`` and runs the defaults).
-A validator takes the value and returns it (possibly normalised) or raises.
+A validator takes the value and returns it (possibly normalised) or raises
+:class:`afdlib.inputs.checks.Refused`; the number and name rules are those of
+:mod:`afdlib.inputs.checks`, worded as everywhere else in the library.
 """
 from __future__ import annotations
 
-import math
 import types
 from typing import Any, Callable
 
 from afdlib.errors import AfdError
+from afdlib.inputs import checks
 
 _IPYTHON = {"In", "Out", "get_ipython", "exit", "quit", "open"}
-
-
-class _Bad(Exception):
-    pass
 
 
 def check_parameters(namespace: dict, **spec: Callable[[Any], Any]) -> None:
@@ -32,72 +30,46 @@ def check_parameters(namespace: dict, **spec: Callable[[Any], Any]) -> None:
             raise AfdError(f"notebook parameter '{name}' is missing")
         try:
             namespace[name] = check(namespace[name])
-        except _Bad as e:
-            raise AfdError(f"notebook parameter '{name}' {e}, got {namespace[name]!r}") from None
+        except checks.Refused as e:
+            raise checks.Refused(e.rule, namespace[name], f"notebook parameter '{name}'") from None
     from afdlib.report.style import set_run
     set_run({name: namespace[name] for name in spec if name != "output_dir"})
 
 
-def _number(v) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        raise _Bad("must be a finite number")
-    return v
-
-
-def positive(v):
-    if _number(v) <= 0:
-        raise _Bad("must be positive")
-    return v
-
-
-def nonnegative(v):
-    if _number(v) < 0:
-        raise _Bad("must be >= 0")
-    return v
-
-
-def fraction(v):
-    if not 0 < _number(v) <= 1:
-        raise _Bad("must be in (0, 1]")
-    return v
-
-
-def share(v):
-    if not 0 <= _number(v) <= 1:
-        raise _Bad("must be in [0, 1]")
-    return v
+positive = checks.positive
+"""A finite number > 0."""
+nonnegative = checks.nonnegative
+"""A finite number >= 0."""
+fraction = checks.fraction
+"""A number in (0, 1]."""
+share = checks.share
+"""A number in [0, 1]."""
+text = checks.text
+"""A non-empty string."""
 
 
 def integer(lo: int = 1, hi: int = 10**6) -> Callable:
+    """An integer in lo..hi."""
     def check(v):
-        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-            raise _Bad(f"must be an integer in {lo}..{hi}")
-        return v
+        return checks.integer(v, lo=lo, hi=hi)
     return check
-
-
-def text(v):
-    if not isinstance(v, str) or not v.strip():
-        raise _Bad("must be a non-empty string")
-    return v
 
 
 def one_of(*choices: str) -> Callable:
     def check(v):
-        if v not in choices:
-            raise _Bad(f"must be one of {', '.join(choices)}")
-        return v
+        return checks.one_of(v, choices)
     return check
 
 
 def list_of(item: Callable, min_len: int = 1) -> Callable:
+    """A list (or tuple) of at least ``min_len`` items, each passing ``item``; returned as a list."""
     def check(v):
         if not isinstance(v, (list, tuple)) or len(v) < min_len:
-            raise _Bad(f"must be a list of at least {min_len}")
+            raise checks.Refused(f"a list of at least {min_len}", v)
         try:
             return [item(x) for x in v]
-        except _Bad as e:
-            raise _Bad(f"must be a list whose items each {e}") from None
+        except checks.Refused as e:
+            raise checks.Refused(f"a list whose items are each {e.rule}", v) from None
     return check
 
 
@@ -108,11 +80,17 @@ def optional(check: Callable) -> Callable:
 
 
 def price_map(v):
+    """None, or a mapping of hardware slug to a positive price (USD per GPU-hour)."""
     if v is None:
         return v
-    if not isinstance(v, dict) or not all(isinstance(k, str) and isinstance(p, (int, float)) and not isinstance(p, bool)
-                                          and math.isfinite(p) and p > 0 for k, p in v.items()):
-        raise _Bad("must be None or a mapping of hardware slug to a positive USD price per GPU-hour")
+    rule = "None or a mapping of hardware slug to a positive USD price per GPU-hour"
+    if not isinstance(v, dict) or not all(isinstance(k, str) for k in v):
+        raise checks.Refused(rule, v)
+    try:
+        for p in v.values():
+            checks.positive(p)
+    except checks.Refused:
+        raise checks.Refused(rule, v) from None
     return v
 
 

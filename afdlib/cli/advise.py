@@ -1,0 +1,88 @@
+"""afd advise: AFD or EP? the best deployment of each, and the computed reasons."""
+from __future__ import annotations
+
+import argparse
+
+from afdlib.cli.options import add_decode_options, decode_setup, dumps, print_table
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("advise", help="AFD or EP? the best deployment of each, and the computed reasons")
+    p.add_argument("--model", default=None, help="catalogue slug, or a config.json / .yaml path")
+    p.add_argument("--hardware", default=None, help="catalogue slug or .yaml (AFD: the FFN pool)")
+    p.add_argument("--all", action="store_true", help="every catalogue model x hardware pair")
+    p.add_argument("--counts", default=None, help='measured expert loads {"logical_count": [[...E...] x layers]}: '
+                   "imbalance from an EPLB-style placement of them (a few seconds more)")
+    p.add_argument("--price-per-gpu-hour", nargs="+", default=None, metavar="SLUG=USD",
+                   help="prices per GPU-hour, e.g. h800=2.0 h20=1.1: compare cost per token")
+    add_decode_options(p)
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args) -> int:
+    import time
+
+    from afdlib.decode.advise import advise, parse_prices
+    from afdlib.errors import AfdError
+    from afdlib.inputs.catalog import hardware_names, load_hardware, load_model, model_names
+    prices = parse_prices(args.price_per_gpu_hour)
+    precision, a, budget = decode_setup(args)
+    if args.all:
+        pairs = [(m, h) for m in model_names() for h in hardware_names()]
+    else:
+        if not args.model or not args.hardware:
+            raise AfdError("give --model and --hardware, or --all")
+        pairs = [(args.model, args.hardware)]
+    results = []
+    for m_name, h_name in pairs:
+        t0 = time.perf_counter()
+        model = load_model(m_name, profile=args.model_profile)
+        hw = load_hardware(h_name, profile=args.hw_profile)
+        attn = None if args.attn_hardware is None else load_hardware(args.attn_hardware, profile=args.hw_profile)
+        try:
+            adv = advise(model, hw, budget, args.context, precision, a, attn, prices, explain=not args.all)
+        except AfdError as e:
+            if not args.all:
+                raise
+            results.append({"model": model.slug, "hardware": hw.slug, "error": str(e)})
+            if not args.json:
+                print(f"{model.slug:18s} {hw.slug:12s} -   {e}", flush=True)
+            continue
+        doc = {"model": model.slug, "hardware": hw.slug, **adv.to_json(),
+               "seconds": round(time.perf_counter() - t0, 3)}
+        results.append(doc)
+        if args.all and not args.json:
+            ratio = "  EP -" if adv.ratio is None else f"{adv.ratio:5.2f}"
+            print(f"{model.slug:18s} {hw.slug:12s} {adv.recommendation:3s}{' ' if adv.decisive else '?'} "
+                  f"ratio {ratio}  "
+                  f"EP {adv.ep.get('tokens_per_s_per_gpu', 0):8,.0f}  AFD {adv.afd.get('tokens_per_s_per_gpu', 0):8,.0f}"
+                  " tokens/s per GPU", flush=True)
+    if args.json:
+        print(dumps(results if args.all else results[0]))
+        return 0
+    if args.all:
+        return 0
+    doc = results[0]
+    print(f"{doc['model']} on {doc['hardware']} ({args.hw_profile}), SLO {args.slo_ms:g} ms, context {args.context:g}, "
+          f"MTP {args.mtp:g}: {doc['recommendation']} ("
+          + ("EP has no feasible deployment" if doc["ratio"] is None else
+             f"AFD / EP tokens/s per GPU = {doc['ratio']:.2f}{'' if doc['decisive'] else ', a close call'}")
+          + ")")
+    rows = []
+    for name in ("ep", "afd"):
+        d = doc[name]
+        if not d.get("feasible"):
+            rows.append({"design": name.upper(), "config": "none feasible", "tokens/s/GPU": None, "TPOT ms": None,
+                         "batch": None, "GPUs": None})
+            continue
+        cfg = (f"EP{d['ep_size']}+{d['redundant']} ({d['kernels']})" if name == "ep"
+               else f"{d['n_attn']}A{d['n_ffn']}F, {d['micro_batches']} micro-batches")
+        rows.append({"design": name.upper(), "config": cfg, "tokens/s/GPU": d["tokens_per_s_per_gpu"],
+                     "TPOT ms": d["tpot_ms"], "batch": float(d["batch_per_gpu"]), "GPUs": float(d["gpus"])})
+    print_table(rows, ["design", "config", "tokens/s/GPU", "TPOT ms", "batch", "GPUs"],
+                 {"tokens/s/GPU": ",.0f", "TPOT ms": ".1f", "batch": ".0f", "GPUs": ".0f"})
+    print("\nwhy:")
+    for r in doc["reasons"]:
+        print(f"- {r}")
+    return 0

@@ -1,0 +1,204 @@
+"""What the subcommands share: argparse value types, option groups and the output helpers.
+
+Each value type returns the clean value or raises :class:`argparse.ArgumentTypeError` with one line,
+worded by :mod:`afdlib.inputs.checks` as everywhere else in the library.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any, Callable, Sequence
+
+from afdlib.errors import AfdError
+from afdlib.inputs import checks
+
+MAX_NODES = 100_000
+"""Largest node count the command accepts (N_F, N_A): beyond any cluster, and every grid stays small."""
+MAX_POINTS = 100_000
+"""Most N_F values one command evaluates."""
+MAX_BALANCE_RANKS = 65_536
+MAX_BALANCE_TOKENS = 10_000_000
+"""afd balance: at most 64Ki ranks or replicas, 10^7 tokens per sampled batch (about 8 s each)."""
+
+
+def n_ffn_list(text: str) -> list[int]:
+    """'1..64', '1,2,4' or '8' -> a list of positive integers (at most MAX_POINTS, each <= MAX_NODES)."""
+    out: list[int] = []
+    try:
+        for part in text.split(","):
+            part = part.strip()
+            if ".." in part:
+                lo, hi = (int(x) for x in part.split(".."))
+                if hi < lo:
+                    raise ValueError
+                if lo >= 1 and hi <= MAX_NODES:
+                    out.extend(range(lo, hi + 1))
+                else:
+                    out.extend((lo, hi))  # checked below
+            else:
+                out.append(int(part))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected N, A..B or a comma list, got '{text}'") from None
+    if not out or min(out) < 1:
+        raise argparse.ArgumentTypeError(f"FFN node counts must be >= 1, got '{text}'")
+    if max(out) > MAX_NODES:
+        raise argparse.ArgumentTypeError(f"FFN node counts must be <= {MAX_NODES:,}, got '{text}'")
+    if len(out) > MAX_POINTS:
+        raise argparse.ArgumentTypeError(f"at most {MAX_POINTS:,} values, got {len(out):,}")
+    return out
+
+
+def argument(check: Callable, convert: Callable[[str], Any] = float, **bounds) -> Callable[[str], Any]:
+    """An argparse value type: ``convert`` the text, then ``check`` it (:mod:`afdlib.inputs.checks`,
+    with ``bounds``); a refusal becomes argparse's one-line error, in the checker's words."""
+    def parse(text: str):
+        try:
+            value, shown = convert(text), text
+        except ValueError:
+            value, shown = text, repr(text)  # not even a number: the checker says so
+        try:
+            return check(value, **bounds)
+        except checks.Refused as e:  # the line as typed: "got 1e400", not "got inf"
+            raise argparse.ArgumentTypeError(checks.line(e.rule, shown, e.name, e.where)) from None
+    return parse
+
+
+positive_float = argument(checks.positive)
+"""A finite number > 0."""
+nonnegative_float = argument(checks.nonnegative)
+"""A finite number >= 0."""
+fraction = argument(checks.fraction)
+"""A number in (0, 1]."""
+
+
+def bounded_int(name: str, lo: int, hi: int) -> Callable[[str], int]:
+    """An integer in lo..hi; ``name`` (the option) heads the error."""
+    return argument(checks.integer, int, name=name, lo=lo, hi=hi)
+
+
+def bounded_float(name: str, lo: float, hi: float, lo_open: bool = False) -> Callable[[str], float]:
+    """A number in [lo, hi] (``lo_open``: (lo, hi]); ``name`` (the option) heads the error."""
+    return argument(checks.in_range, name=name, lo=lo, hi=hi, lo_open=lo_open)
+
+
+def add_system_args(p: argparse.ArgumentParser, model: bool = True) -> None:
+    if model:
+        p.add_argument("--model", required=True, help="catalogue slug, or a config.json / .yaml path")
+        p.add_argument("--model-profile", default="paper", choices=("paper", "reference"),
+                       help="paper: Table 4 values where they differ (default)")
+    p.add_argument("--hardware", required=True, help="catalogue slug, or a .yaml path")
+    p.add_argument("--hw-profile", default="paper", choices=("paper", "datasheet"),
+                   help="paper: Table 5 sustained values (default); datasheet: spec x efficiency")
+    p.add_argument("--gpus-per-node", type=int, default=None, help="override g (default: catalogue)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def load_system(args) -> tuple:
+    from afdlib.inputs.catalog import load_hardware, load_model
+    hw = load_hardware(args.hardware, profile=args.hw_profile)
+    if args.gpus_per_node is not None:
+        checks.integer(args.gpus_per_node, "--gpus-per-node", lo=1, hi=4096)
+        hw = hw.with_overrides(gpus_per_node=args.gpus_per_node)
+    model = load_model(args.model, profile=args.model_profile) if hasattr(args, "model") else None
+    return model, hw
+
+
+def add_budget_args(p: argparse.ArgumentParser, defaults=None) -> None:
+    """--slo-ms, --l-accept, --t-gap-ms; defaults from :class:`afdlib.inputs.specs.Budget` (or ``defaults``)."""
+    from afdlib.inputs.specs import Budget
+    b = defaults or Budget()
+    p.add_argument("--slo-ms", type=positive_float, default=b.slo_s * 1e3,
+                   help=f"per-token latency SLO, ms (default {b.slo_s * 1e3:g})")
+    p.add_argument("--l-accept", type=positive_float, default=b.l_accept,
+                   help=f"accepted tokens per step (MTP; default {b.l_accept:g})")
+    p.add_argument("--t-gap-ms", type=nonnegative_float, default=b.t_gap_s * 1e3,
+                   help=f"fixed gap per step t_g, ms (default {b.t_gap_s * 1e3:g})")
+
+
+def budget_of(args, micro_batches: int | None = None):
+    from afdlib.inputs.specs import Budget
+    kw = {} if micro_batches is None else {"micro_batches": micro_batches}
+    return Budget(slo_s=args.slo_ms / 1e3, l_accept=args.l_accept, t_gap_s=args.t_gap_ms / 1e3, **kw)
+
+
+def add_deployment_options(p: argparse.ArgumentParser, micro_batches: int | None, micro_batches_help: str) -> None:
+    """The design and its deployment (EP size and replicas, or N_A and N_F; micro-batches; batch),
+    shared by `afd throughput` and `afd simulate`."""
+    p.add_argument("--design", required=True, choices=("ep", "afd"))
+    p.add_argument("--ep-size", type=bounded_int("--ep-size", 1, 1_000_000), default=None, help="EP: GPUs")
+    p.add_argument("--redundant", type=bounded_int("--redundant", 0, 1_000_000), default=0,
+                   help="EP: redundant expert replicas (default 0)")
+    p.add_argument("--n-attn", type=bounded_int("--n-attn", 1, MAX_NODES), default=None, help="AFD: attention nodes")
+    p.add_argument("--n-ffn", type=bounded_int("--n-ffn", 1, MAX_NODES), default=None, help="AFD: FFN nodes")
+    p.add_argument("--micro-batches", type=bounded_int("--micro-batches", 1, 64), default=micro_batches,
+                   help=micro_batches_help)
+    p.add_argument("--batch-per-gpu", type=bounded_int("--batch-per-gpu", 1, 1_000_000), default=None,
+                   help="requests per (attention) GPU; default: the largest meeting the SLO and memory")
+
+
+def add_decode_options(p: argparse.ArgumentParser) -> None:
+    from afdlib.decode.step import Assumptions
+    from afdlib.inputs.specs import Budget
+    p.add_argument("--model-profile", default="reference", choices=("paper", "reference"))
+    p.add_argument("--attn-hardware", default=None, help="AFD attention pool, if other than --hardware")
+    p.add_argument("--hw-profile", default="datasheet", choices=("paper", "datasheet"),
+                   help="datasheet (default): spec x efficiency; paper: Table 5")
+    p.add_argument("--context", type=bounded_float("--context", 0, 1e7), default=4096.0,
+                   help="cached tokens per request (default 4096)")
+    p.add_argument("--slo-ms", type=bounded_float("--slo-ms", 0, 1e6, lo_open=True), default=Budget.slo_s * 1e3,
+                   help=f"per-token latency target, ms (default {Budget.slo_s * 1e3:g})")
+    p.add_argument("--mtp", type=bounded_float("--mtp", 1, 64), default=1.0,
+                   help="accepted tokens per step with MTP (default 1: no MTP)")
+    p.add_argument("--t-gap-ms", type=bounded_float("--t-gap-ms", 0, 1e5), default=None,
+                   help="fixed gap per step, ms (default 3; the paper's 15 includes work this model computes)")
+    p.add_argument("--weights", default="fp8", help="weight data type (default fp8)")
+    p.add_argument("--attention-dtype", default=None, help="attention weights' data type (default: --weights)")
+    p.add_argument("--kv-cache", default="bf16", help="KV-cache data type (default bf16)")
+    p.add_argument("--sigma", type=bounded_float("--sigma", 0, 1, lo_open=True), default=None,
+                   help="FFN balancedness mean/max (default: uniform routing's per-step value)")
+    p.add_argument("--ep-overlap", type=bounded_float("--ep-overlap", 0, 1), default=Assumptions.ep_overlap,
+                   help=f"EP: share of all-to-all hidden behind compute (default {Assumptions.ep_overlap:g})")
+    p.add_argument("--afd-overlap", type=bounded_float("--afd-overlap", 0, 1), default=Assumptions.afd_overlap,
+                   help=f"AFD: share of transfers hidden behind compute (default {Assumptions.afd_overlap:g}: 3BO)")
+    p.add_argument("--matmul-efficiency", type=bounded_float("--matmul-efficiency", 0, 1, lo_open=True),
+                   default=Assumptions.matmul_efficiency)
+    p.add_argument("--json", action="store_true")
+
+
+def decode_setup(args):
+    """(precision, assumptions, budget) from the options shared by throughput and advise."""
+    from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
+    from afdlib.inputs.specs import Budget, Precision
+    precision = Precision(weights=args.weights, attention=args.attention_dtype or args.weights,
+                          kv_cache=args.kv_cache)
+    skew = None
+    if getattr(args, "counts", None):
+        from afdlib.routing.balance import placement_skew
+        from afdlib.routing.measured import load_counts
+        if args.sigma is not None:
+            raise AfdError("give --sigma or --counts, not both")
+        skew = placement_skew(load_counts(args.counts))
+    a = Assumptions(ep_overlap=args.ep_overlap, afd_overlap=args.afd_overlap, sigma=args.sigma,
+                    matmul_efficiency=args.matmul_efficiency, skew=skew)
+    t_gap_s = DECODE_T_GAP_S if args.t_gap_ms is None else args.t_gap_ms / 1e3
+    budget = Budget(slo_s=args.slo_ms / 1e3, l_accept=args.mtp, t_gap_s=t_gap_s)
+    return precision, a, budget
+
+
+def print_table(rows: list[dict], columns: Sequence[str], fmt: dict[str, str] | None = None) -> None:
+    fmt = fmt or {}
+    cells = [["-" if r[c] is None else r[c] if isinstance(r[c], str) else format(r[c], fmt.get(c, "")) for c in columns]
+             for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
+    print("  ".join(c.rjust(w) for c, w in zip(columns, widths)))
+    for row in cells:
+        print("  ".join(v.rjust(w) for v, w in zip(row, widths)))
+
+
+def dumps(doc, **kw) -> str:
+    """JSON with no NaN or Infinity: a non-finite number is a bug or an input the checks missed."""
+    try:
+        return json.dumps(doc, allow_nan=False, **kw)
+    except ValueError:
+        raise AfdError("the result is not finite for these inputs (NaN or infinity); please report the "
+                       "command line") from None

@@ -1,0 +1,134 @@
+"""afd simulate: the batch-overlap pipeline simulated step by step (bubbles, throughput lost to jitter)."""
+from __future__ import annotations
+
+import argparse
+
+from afdlib.cli.options import (
+    add_decode_options,
+    add_deployment_options,
+    bounded_float,
+    bounded_int,
+    decode_setup,
+    dumps,
+)
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("simulate", help="the batch-overlap pipeline simulated step by step: bubbles and the "
+                       "throughput lost to jitter")
+    p.add_argument("--model", default=None, help="catalogue slug, or a config.json / .yaml path")
+    p.add_argument("--hardware", default=None, help="catalogue slug or .yaml")
+    add_deployment_options(p, micro_batches=None, micro_batches_help="micro-batches (default 3 for AFD, 2 for EP)")
+    p.add_argument("--cv-ffn", type=bounded_float("--cv-ffn", 0, 10), default=0.0,
+                   help="coefficient of variation of the FFN stage time (lognormal; default 0)")
+    p.add_argument("--cv-comm", type=bounded_float("--cv-comm", 0, 10), default=0.0,
+                   help="coefficient of variation of dispatch + combine (default 0)")
+    p.add_argument("--cv-attn", type=bounded_float("--cv-attn", 0, 10), default=0.0,
+                   help="coefficient of variation of attention (e.g. varying context; default 0)")
+    p.add_argument("--stragglers", choices=("none", "uniform"), default="none",
+                   help="FFN stragglers from sampled routing: uniform routing (or --counts: measured loads)")
+    p.add_argument("--counts", default=None, help='measured expert loads {"logical_count": [[...E...] x layers]}: '
+                   "FFN stragglers sampled from them (EPLB-style placement)")
+    p.add_argument("--steps", type=bounded_int("--steps", 1, 10_000_000), default=10_000,
+                   help="decode steps simulated (default 10000)")
+    p.add_argument("--seed", type=bounded_int("--seed", 0, 2**63 - 1), default=0)
+    p.add_argument("--t-attn-us", type=bounded_float("--t-attn-us", 0, 1e9), default=None,
+                   help="attention time per micro-batch and layer, us (instead of the decode model)")
+    p.add_argument("--t-ffn-us", type=bounded_float("--t-ffn-us", 0, 1e9), default=None)
+    p.add_argument("--t-comm-us", type=bounded_float("--t-comm-us", 0, 1e9), default=None,
+                   help="dispatch + combine per micro-batch and layer, us")
+    p.add_argument("--layers", type=bounded_int("--layers", 1, 10_000), default=None,
+                   help="MoE layers, with given stage times (default: the model's)")
+    add_decode_options(p)
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args) -> int:
+    from dataclasses import replace
+
+    import numpy as np
+
+    from afdlib.decode.step import afd_step, best_batch, ep_step
+    from afdlib.errors import AfdError
+    from afdlib.inputs.catalog import load_hardware, load_model
+    from afdlib.simulation.pipeline import Jitter, simulate, stage_times_of, straggler_factors
+    given = [args.t_attn_us, args.t_ffn_us, args.t_comm_us]
+    if any(v is not None for v in given):
+        if any(v is None for v in given):
+            raise AfdError("give all of --t-attn-us, --t-ffn-us and --t-comm-us, or none (stage times from the "
+                           "decode model)")
+        if args.stragglers != "none" or args.counts:
+            raise AfdError("--stragglers and --counts need the decode model (--model, --hardware), not given times")
+        m = args.micro_batches or (2 if args.design == "ep" else 3)
+        layers = args.layers or (load_model(args.model, profile=args.model_profile).moe_layers if args.model else None)
+        if layers is None:
+            raise AfdError("with given stage times, give --layers or --model")
+        st = {"t_attn": args.t_attn_us * 1e-6, "t_ffn": args.t_ffn_us * 1e-6, "t_comm": args.t_comm_us * 1e-6,
+              "micro_batches": m, "n_layers": layers, "extra_s": (args.t_gap_ms or 0.0) / 1e3, "l_accept": args.mtp}
+        factors = None
+    else:
+        if not args.model or not args.hardware:
+            raise AfdError("give --model and --hardware (stage times from the decode model), or --t-attn-us, "
+                           "--t-ffn-us, --t-comm-us")
+        model = load_model(args.model, profile=args.model_profile)
+        hw = load_hardware(args.hardware, profile=args.hw_profile)
+        precision, a, budget = decode_setup(args)
+        if args.design == "ep":
+            if args.ep_size is None:
+                raise AfdError("--design ep needs --ep-size (GPUs in the EP group)")
+            m = args.micro_batches or 2
+            a = replace(a, ep_micro_batches=m)
+            step_of = lambda r: ep_step(model, hw, args.ep_size, r, args.context, budget, precision, a,  # noqa: E731
+                                        args.redundant)
+            attn_gpus, ffn_gpus, redundant = args.ep_size, args.ep_size, args.redundant
+        else:
+            if args.n_attn is None or args.n_ffn is None:
+                raise AfdError("--design afd needs --n-attn and --n-ffn (nodes)")
+            m = args.micro_batches or 3
+            budget = replace(budget, micro_batches=m)
+            step_of = lambda r: afd_step(model, hw, hw, args.n_attn, args.n_ffn, r, args.context, budget,  # noqa: E731
+                                         precision, a)
+            attn_gpus, ffn_gpus, redundant = args.n_attn * hw.gpus_per_node, args.n_ffn * hw.gpus_per_node, 0
+        if args.batch_per_gpu is not None:
+            step = step_of(np.array(float(args.batch_per_gpu)))
+        else:
+            step = best_batch(step_of, budget.slo_s)[1]
+        st = stage_times_of(step, args.design, model.moe_layers)
+        factors = None
+        if args.stragglers != "none" or args.counts:
+            from afdlib.routing.measured import load_counts, moe_layers
+            if args.counts:
+                counts = load_counts(args.counts)
+                popularity = counts[moe_layers(counts)]
+                if popularity.shape[1] != model.routed_experts:
+                    raise AfdError(f"{args.counts}: {popularity.shape[1]} experts per layer, the model has "
+                                   f"{model.routed_experts}")
+            else:
+                popularity = np.ones((min(model.moe_layers, 16), model.routed_experts))
+            tokens = int(round(float(step.requests) / m * st["l_accept"] * attn_gpus)) if args.design == "afd" else \
+                int(round(float(step.requests) / m * st["l_accept"] * args.ep_size))
+            factors = straggler_factors(popularity, max(tokens, 1), ffn_gpus, model.experts_per_token,
+                                        redundant, samples=4, seed=args.seed)
+    jitter = Jitter(cv_attn=args.cv_attn, cv_ffn=args.cv_ffn, cv_comm=args.cv_comm, ffn_factors=factors)
+    sim = simulate(args.design if args.design == "ep" else "afd", st["t_attn"], st["t_ffn"], st["t_comm"],
+                   st["micro_batches"], st["n_layers"], args.steps, jitter, args.seed, st["extra_s"])
+    ms = 1e3 / st["l_accept"]
+    doc = {"tpot_ms": float(sim.step_s) * ms, "bubble_attn": float(sim.bubble_attn),
+           "bubble_ffn": float(sim.bubble_ffn), "throughput_loss": float(sim.throughput_loss),
+           "tpot_ms_no_jitter": float(sim.step_const_s) * ms, "p99_tpot_ms": float(sim.p99_step_s) * ms,
+           "bubble_attn_no_jitter": float(sim.bubble_attn_const), "bubble_ffn_no_jitter": float(sim.bubble_ffn_const),
+           "design": args.design, "micro_batches": st["micro_batches"], "layers": st["n_layers"],
+           "stage_us": {"attention": st["t_attn"] * 1e6, "ffn": st["t_ffn"] * 1e6, "comm": st["t_comm"] * 1e6},
+           "rest_of_step_ms": st["extra_s"] * 1e3, "steps": args.steps, "seed": args.seed,
+           "ffn_straggler_cv": None if factors is None else float(np.std(factors / factors.mean(axis=1, keepdims=True)))}
+    if args.json:
+        print(dumps(doc))
+        return 0
+    print(f"{args.design.upper()}, {st['micro_batches']} micro-batches, {st['n_layers']} MoE layers; per micro-batch "
+          f"attention {doc['stage_us']['attention']:.0f} us, FFN {doc['stage_us']['ffn']:.0f} us, "
+          f"dispatch+combine {doc['stage_us']['comm']:.0f} us")
+    print(f"TPOT {doc['tpot_ms']:.2f} ms (no jitter {doc['tpot_ms_no_jitter']:.2f} ms, p99 {doc['p99_tpot_ms']:.2f}); "
+          f"throughput loss {doc['throughput_loss']:.1%}; bubbles: attention {doc['bubble_attn']:.1%}, "
+          f"FFN {doc['bubble_ffn']:.1%} ({args.steps} steps, seed {args.seed})")
+    return 0
