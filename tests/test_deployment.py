@@ -170,3 +170,22 @@ def test_the_rest_of_the_step_adds_up(ds, h800):
     assert st.tokens_per_request == 2 and float(st.mtp_s) > 0 and st.t_gap_s == DECODE_T_GAP_S
     total = ds.moe_layers * st.t_layer + ds.dense_layers * st.dense_layer_s + st.lm_head_s + st.mtp_s + st.t_gap_s
     assert float(st.step_s) == pytest.approx(float(total), rel=1e-12)
+
+
+def test_the_command_builds_its_deployment_in_one_place(ds, h800):
+    from afdlib.cli import build_parser
+    from afdlib.cli.options import deployment_of
+    parse = build_parser().parse_args
+    common = ["--model", "deepseek-v3", "--hardware", "h800"]
+    ep = deployment_of(parse(["throughput", *common, "--design", "ep", "--ep-size", "144", "--redundant", "32",
+                              "--all-to-all", "normal", "--ep-micro-batches", "1"]), ds, h800)
+    assert (ep.label, ep.micro_batches, ep.kernels, ep.requests) == ("EP144+32", 1, "normal", None)
+    # afd simulate has no --ep-micro-batches nor --all-to-all: --micro-batches (default 2) and DeepEP's low-latency
+    sim = deployment_of(parse(["simulate", *common, "--design", "ep", "--ep-size", "64", "--batch-per-gpu", "32"]),
+                        ds, h800)
+    assert (sim.label, sim.micro_batches, sim.kernels, sim.requests) == ("EP64+0", 2, "low-latency", 32)
+    for cmd, m in (("throughput", 3), ("simulate", 3)):
+        afd = deployment_of(parse([cmd, *common, "--design", "afd", "--n-attn", "6", "--n-ffn", "3",
+                                   "--attn-hardware", "h20"]), ds, h800)
+        assert (afd.label, afd.micro_batches, afd.attention.hardware.slug, afd.ffn.hardware.slug) == ("6A3F", m, "h20",
+                                                                                                      "h800")

@@ -34,8 +34,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from afdlib.inputs.catalog import data_dir, load_hardware, load_model
 from afdlib.decode.deployment import AFDDeployment, Deployment, EPDeployment, decode_step
 from afdlib.decode.result import Step
