@@ -89,8 +89,7 @@ def test_decode_step_is_ep_step_and_afd_step(ds, h800, h20):
         size = int(rng.choice([8, 16, 64, 144, 256]))
         red, mb, kernels = int(rng.choice([0, 32])), int(rng.choice([1, 2])), str(rng.choice(["low-latency", "normal"]))
         ep = decode_step(ds, EPDeployment(h800, size, red, mb, kernels, reqs), context, budget, prec, a)
-        low = ep_step(ds, h800, size, reqs, context, budget, prec,
-                      replace(a, ep_micro_batches=mb, all_to_all=kernels), red)
+        low = ep_step(ds, h800, size, reqs, context, budget, prec, a, red, micro_batches=mb, kernels=kernels)
         na, nf, m = int(rng.integers(1, 9)), int(rng.integers(1, 5)), int(rng.choice([2, 3, 4]))
         attn = h20 if rng.uniform() < 0.5 else h800
         afd = decode_step(ds, AFDDeployment.of(h800, na, nf, attn, micro_batches=m, requests=reqs), context,

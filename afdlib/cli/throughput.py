@@ -7,14 +7,14 @@ from afdlib.cli.options import add_decode_options, add_deployment_options, bound
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    from afdlib.decode.step import Assumptions
+    from afdlib.decode.deployment import EPDeployment
     p = subparsers.add_parser("throughput", help="end-to-end decode: output tokens/s per GPU for EP or AFD, and what limits it")
     p.add_argument("--model", required=True, help="catalogue slug, or a config.json / .yaml path")
     p.add_argument("--hardware", required=True, help="catalogue slug or .yaml (AFD: the FFN pool)")
     p.add_argument("--gpus-per-node", type=bounded_int("--gpus-per-node", 1, 4096), default=None)
     add_deployment_options(p, micro_batches=3, micro_batches_help="AFD micro-batches (default 3: 3BO)")
     p.add_argument("--all-to-all", default="low-latency", choices=("low-latency", "normal"))
-    p.add_argument("--ep-micro-batches", type=int, choices=(1, 2), default=Assumptions.ep_micro_batches,
+    p.add_argument("--ep-micro-batches", type=int, choices=(1, 2), default=EPDeployment.micro_batches,
                    help="EP: 1 (nothing of the all-to-all hidden) or 2 (two-batch overlap; default)")
     add_decode_options(p)
     p.set_defaults(func=run)
