@@ -60,8 +60,8 @@ def decode_sweep() -> None:
     """The end-to-end decode model over 10^5 points (batch x EP size x context) in one call."""
     import numpy as np
 
+    from afdlib.decode.deployment import AFDDeployment, EPDeployment, decode_step
     from afdlib.inputs.catalog import load_hardware, load_model
-    from afdlib.decode.step import afd_step, ep_step
     from afdlib.inputs.specs import Budget
     model, hw = load_model("deepseek-v3", profile="reference"), load_hardware("h800", profile="datasheet")
     budget = Budget(slo_s=0.05, l_accept=1.0, t_gap_s=0.003)
@@ -69,8 +69,10 @@ def decode_sweep() -> None:
     ep = np.array([16, 32, 64, 128])[None, :, None]
     ctx = np.geomspace(512, 65536, 100)[None, None, :]
     points = reqs.size * ep.size * ctx.size
-    for name, call in (("EP", lambda: ep_step(model, hw, ep, reqs, ctx, budget, redundant=32)),
-                       ("AFD", lambda: afd_step(model, hw, hw, ep / 8, 2, reqs, ctx, budget))):
+    ep_grid = EPDeployment(hw, ep, redundant=32, requests=reqs)      # one deployment, arrays broadcasting
+    afd_grid = AFDDeployment.of(hw, ep // 8, 2, micro_batches=3, requests=reqs)
+    for name, call in (("EP", lambda: decode_step(model, ep_grid, ctx, budget)),
+                       ("AFD", lambda: decode_step(model, afd_grid, ctx, budget))):
         best = float("inf")
         for _ in range(3):
             t0 = time.perf_counter()
@@ -143,13 +145,14 @@ def versus_aiconfigurator(write: Path | None = None) -> None:
     for b in range(1, 101):
         our_step(Setting("bench", "grid", "ep", "deepseek-v3", "h200", "h200_sxm", "trtllm", b, 4096, ep_size=8))
     ours_loop = time.perf_counter() - t0
+    from afdlib.decode.deployment import EPDeployment, decode_step
     from afdlib.inputs.catalog import load_hardware, load_model
-    from afdlib.decode.step import ep_step
     from afdlib.inputs.specs import Budget, Precision
     model, hw = load_model("deepseek-v3", profile="reference"), load_hardware("h200", profile="datasheet")
     prec = Precision(kv_cache="fp8", dispatch="bf16")
     t0 = time.perf_counter()
-    ep_step(model, hw, 8, np.arange(1, 101, dtype=float), 4096, Budget(l_accept=1.0, t_gap_s=0.0), prec)
+    decode_step(model, EPDeployment(hw, 8, requests=np.arange(1, 101, dtype=float)), 4096,
+                Budget(l_accept=1.0, t_gap_s=0.0), prec)
     ours_vector = time.perf_counter() - t0
     if write:
         import csv

@@ -146,8 +146,8 @@ def test_afd_bubbles_are_the_papers_conditions_and_ffn_hfu_stays_under_the_ceili
         longest = np.maximum.reduce([st.t_attn, st.t_ffn, st.t_comm])
         attn_paces, ffn_paces = st.t_attn >= longest, st.t_ffn >= longest
         seen_attn, seen_ffn = seen_attn | attn_paces.any(), seen_ffn | ffn_paces.any()
-        assert np.array_equal((st.extra["bubble_attn"] <= 1e-12)[attn_paces], st.extra["no_attention_bubble"][attn_paces])
-        assert np.array_equal((st.extra["bubble_ffn"] <= 1e-12)[ffn_paces], st.extra["no_ffn_bubble"][ffn_paces])
+        assert np.array_equal((st.afd.bubble_attn <= 1e-12)[attn_paces], st.afd.no_attention_bubble[attn_paces])
+        assert np.array_equal((st.afd.bubble_ffn <= 1e-12)[ffn_paces], st.afd.no_ffn_bubble[ffn_paces])
         # the FFN GPU's FLOPs over its share of the layer never beat the paper's ceiling (N_F = 1: each
         # token crosses scale-out once and fans out over scale-up); the model lets the 1/g of copies
         # that land on the forwarding GPU itself skip scale-up, hence the factor g / (g - 1)

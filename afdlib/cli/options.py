@@ -136,6 +136,32 @@ def add_deployment_options(p: argparse.ArgumentParser, micro_batches: int | None
                    help="requests per (attention) GPU; default: the largest meeting the SLO and memory")
 
 
+def deployment_of(args, model, hardware):
+    """The deployment the options describe (:mod:`afdlib.decode.deployment`): ``--design``;
+    ``--ep-size`` and ``--redundant``, or ``--n-attn`` and ``--n-ffn`` (the attention pool on
+    ``--attn-hardware``, default ``hardware``); the micro-batches (EP: ``--ep-micro-batches`` where
+    the command has it, else ``--micro-batches``, default 2; AFD: ``--micro-batches``, default 3);
+    EP's ``--all-to-all`` kernels where the command has them; ``--batch-per-gpu`` (None: the
+    largest batch meeting the SLO and memory). One line naming the option where one is missing."""
+    from afdlib.decode.deployment import AFDDeployment, EPDeployment
+    from afdlib.inputs.catalog import load_hardware
+    if args.design == "ep":
+        if args.ep_size is None:
+            raise AfdError("--design ep needs --ep-size (GPUs in the EP group)")
+        if args.ep_size > model.routed_experts + args.redundant:
+            raise AfdError(f"--ep-size ({args.ep_size}) exceeds the routed + redundant experts "
+                           f"({model.routed_experts} + {args.redundant}): every GPU must hold an expert")
+        m = getattr(args, "ep_micro_batches", None) or args.micro_batches or EPDeployment.micro_batches
+        return EPDeployment(hardware, args.ep_size, args.redundant, m,
+                            getattr(args, "all_to_all", EPDeployment.kernels), args.batch_per_gpu)
+    if args.n_attn is None or args.n_ffn is None:
+        raise AfdError("--design afd needs --n-attn and --n-ffn (nodes)")
+    attn = None if args.attn_hardware is None else load_hardware(args.attn_hardware, profile=args.hw_profile)
+    return AFDDeployment.of(hardware, args.n_attn, args.n_ffn, attn,
+                            micro_batches=args.micro_batches or AFDDeployment.micro_batches,
+                            requests=args.batch_per_gpu)
+
+
 def add_decode_options(p: argparse.ArgumentParser) -> None:
     from afdlib.decode.step import Assumptions
     from afdlib.inputs.specs import Budget

@@ -9,6 +9,7 @@ from afdlib.cli.options import (
     bounded_float,
     bounded_int,
     decode_setup,
+    deployment_of,
     dumps,
 )
 
@@ -45,11 +46,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
-    from dataclasses import replace
-
     import numpy as np
 
-    from afdlib.decode.step import afd_step, best_batch, ep_step
+    from afdlib.decode.deployment import decode_step
     from afdlib.errors import AfdError
     from afdlib.inputs.catalog import load_hardware, load_model
     from afdlib.simulation.pipeline import Jitter, simulate, stage_times_of, straggler_factors
@@ -74,26 +73,8 @@ def run(args) -> int:
         model = load_model(args.model, profile=args.model_profile)
         hw = load_hardware(args.hardware, profile=args.hw_profile)
         precision, a, budget = decode_setup(args)
-        if args.design == "ep":
-            if args.ep_size is None:
-                raise AfdError("--design ep needs --ep-size (GPUs in the EP group)")
-            m = args.micro_batches or 2
-            a = replace(a, ep_micro_batches=m)
-            step_of = lambda r: ep_step(model, hw, args.ep_size, r, args.context, budget, precision, a,  # noqa: E731
-                                        args.redundant)
-            attn_gpus, ffn_gpus, redundant = args.ep_size, args.ep_size, args.redundant
-        else:
-            if args.n_attn is None or args.n_ffn is None:
-                raise AfdError("--design afd needs --n-attn and --n-ffn (nodes)")
-            m = args.micro_batches or 3
-            budget = replace(budget, micro_batches=m)
-            step_of = lambda r: afd_step(model, hw, hw, args.n_attn, args.n_ffn, r, args.context, budget,  # noqa: E731
-                                         precision, a)
-            attn_gpus, ffn_gpus, redundant = args.n_attn * hw.gpus_per_node, args.n_ffn * hw.gpus_per_node, 0
-        if args.batch_per_gpu is not None:
-            step = step_of(np.array(float(args.batch_per_gpu)))
-        else:
-            step = best_batch(step_of, budget.slo_s)[1]
+        d = deployment_of(args, model, hw)
+        step = decode_step(model, d, args.context, budget, precision, a)
         st = stage_times_of(step, args.design, model.moe_layers)
         factors = None
         if args.stragglers != "none" or args.counts:
@@ -106,8 +87,10 @@ def run(args) -> int:
                                    f"{model.routed_experts}")
             else:
                 popularity = np.ones((min(model.moe_layers, 16), model.routed_experts))
-            tokens = int(round(float(step.requests) / m * st["l_accept"] * attn_gpus)) if args.design == "afd" else \
-                int(round(float(step.requests) / m * st["l_accept"] * args.ep_size))
+            # tokens of one micro-batch over all attention GPUs (EP: every GPU), spread over the FFN GPUs
+            attn_gpus, ffn_gpus, redundant = ((d.ep_size, d.ep_size, d.redundant) if d.design == "ep"
+                                              else (d.attention.gpus, d.ffn.gpus, 0))
+            tokens = int(round(float(step.requests) / d.micro_batches * st["l_accept"] * attn_gpus))
             factors = straggler_factors(popularity, max(tokens, 1), ffn_gpus, model.experts_per_token,
                                         redundant, samples=4, seed=args.seed)
     jitter = Jitter(cv_attn=args.cv_attn, cv_ffn=args.cv_ffn, cv_comm=args.cv_comm, ffn_factors=factors)

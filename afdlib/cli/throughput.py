@@ -3,18 +3,18 @@ from __future__ import annotations
 
 import argparse
 
-from afdlib.cli.options import add_decode_options, add_deployment_options, bounded_int, decode_setup, dumps
+from afdlib.cli.options import add_decode_options, add_deployment_options, bounded_int, decode_setup, deployment_of, dumps
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    from afdlib.decode.step import Assumptions
+    from afdlib.decode.deployment import EPDeployment
     p = subparsers.add_parser("throughput", help="end-to-end decode: output tokens/s per GPU for EP or AFD, and what limits it")
     p.add_argument("--model", required=True, help="catalogue slug, or a config.json / .yaml path")
     p.add_argument("--hardware", required=True, help="catalogue slug or .yaml (AFD: the FFN pool)")
     p.add_argument("--gpus-per-node", type=bounded_int("--gpus-per-node", 1, 4096), default=None)
     add_deployment_options(p, micro_batches=3, micro_batches_help="AFD micro-batches (default 3: 3BO)")
     p.add_argument("--all-to-all", default="low-latency", choices=("low-latency", "normal"))
-    p.add_argument("--ep-micro-batches", type=int, choices=(1, 2), default=Assumptions.ep_micro_batches,
+    p.add_argument("--ep-micro-batches", type=int, choices=(1, 2), default=EPDeployment.micro_batches,
                    help="EP: 1 (nothing of the all-to-all hidden) or 2 (two-batch overlap; default)")
     add_decode_options(p)
     p.set_defaults(func=run)
@@ -22,11 +22,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
-    from dataclasses import replace
-
     import numpy as np
 
-    from afdlib.decode.step import afd_step, best_batch, bound_names, ep_step
+    from afdlib.decode.deployment import decode_step
+    from afdlib.decode.step import bound_names
     from afdlib.errors import AfdError
     from afdlib.inputs.catalog import load_hardware, load_model
     model = load_model(args.model, profile=args.model_profile)
@@ -34,32 +33,13 @@ def run(args) -> int:
     if args.gpus_per_node is not None:
         hw = hw.with_overrides(gpus_per_node=args.gpus_per_node)
     precision, a, budget = decode_setup(args)
-    a = replace(a, all_to_all=args.all_to_all, ep_micro_batches=args.ep_micro_batches)
-    budget = replace(budget, micro_batches=args.micro_batches)
-    if args.design == "ep":
-        if args.ep_size is None:
-            raise AfdError("--design ep needs --ep-size (GPUs in the EP group)")
-        if args.ep_size > model.routed_experts + args.redundant:
-            raise AfdError(f"--ep-size ({args.ep_size}) exceeds the routed + redundant experts "
-                           f"({model.routed_experts} + {args.redundant}): every GPU must hold an expert")
-        gpus = args.ep_size
-        step_of = lambda r: ep_step(model, hw, args.ep_size, r, args.context, budget, precision, a, args.redundant)  # noqa: E731
-        attn_hw = hw
-    else:
-        if args.n_attn is None or args.n_ffn is None:
-            raise AfdError("--design afd needs --n-attn and --n-ffn (nodes)")
-        attn_hw = hw if args.attn_hardware is None else load_hardware(args.attn_hardware, profile=args.hw_profile)
-        gpus = args.n_attn * attn_hw.gpus_per_node + args.n_ffn * hw.gpus_per_node
-        step_of = lambda r: afd_step(model, attn_hw, hw, args.n_attn, args.n_ffn, r, args.context, budget,  # noqa: E731
-                                     precision, a)
-    if args.batch_per_gpu is not None:
-        st = step_of(np.array(float(args.batch_per_gpu)))
-        if not bool(st.fits_memory):
-            raise AfdError(f"{args.batch_per_gpu} requests per GPU at context {args.context:g} do not fit in memory "
-                           f"({float(st.memory_bytes) / 1e9:.1f} GB needed, "
-                           f"{a.hbm_usable_fraction:.0%} of HBM usable)")
-    else:
-        st = best_batch(step_of, budget.slo_s)[1]
+    d = deployment_of(args, model, hw)
+    st = decode_step(model, d, args.context, budget, precision, a)
+    if d.requests is not None and not bool(st.fits_memory):
+        raise AfdError(f"{args.batch_per_gpu} requests per GPU at context {args.context:g} do not fit in memory "
+                       f"({float(st.memory_bytes) / 1e9:.1f} GB needed, "
+                       f"{a.hbm_usable_fraction:.0%} of HBM usable)")
+    gpus = d.gpus
     ms, us = 1e3, 1e6
     breakdown = {
         "attention_us": float(st.t_attn) * us, "ffn_us": float(st.t_ffn) * us, "comm_us": float(st.t_comm) * us,
@@ -67,13 +47,13 @@ def run(args) -> int:
                                                          "ffn": str(bound_names(st.bound_ffn)),
                                                          "comm": str(bound_names(st.bound_comm))},
         "per": "micro-batch" if args.design == "afd" else "layer (all micro-batches)",
-        "sigma": float(st.sigma), "dense_layer_us": float(st.extra["dense_layer_s"]) * us,
-        "lm_head_us": float(st.extra["lm_head_s"]) * us, "mtp_us": float(np.asarray(st.extra["mtp_s"])) * us,
+        "sigma": float(st.sigma), "dense_layer_us": float(st.dense_layer_s) * us,
+        "lm_head_us": float(st.lm_head_s) * us, "mtp_us": float(np.asarray(st.mtp_s)) * us,
         "t_gap_ms": budget.t_gap_s * ms, "memory_gb": float(st.memory_bytes) / 1e9, "fits_memory": bool(st.fits_memory),
     }
     if args.design == "afd":
-        breakdown.update({k: bool(st.extra[k]) for k in ("no_attention_bubble", "no_ffn_bubble")})
-        breakdown.update({k: float(st.extra[k]) for k in ("bubble_attn", "bubble_ffn")})
+        breakdown.update({k: bool(getattr(st.afd, k)) for k in ("no_attention_bubble", "no_ffn_bubble")})
+        breakdown.update({k: float(getattr(st.afd, k)) for k in ("bubble_attn", "bubble_ffn")})
     doc = {"tokens_per_s_per_gpu": float(st.tokens_per_s_per_gpu), "tpot_ms": float(st.tpot_s) * ms,
            "batch_per_gpu": int(st.requests), "step_ms": float(st.step_s) * ms, "gpus": int(gpus),
            "design": args.design, "breakdown": breakdown}
@@ -81,7 +61,7 @@ def run(args) -> int:
         print(dumps(doc))
         return 0
     where = (f"EP{args.ep_size} (+{args.redundant} redundant)" if args.design == "ep" else
-             f"AFD {args.n_attn}A{args.n_ffn}F ({attn_hw.name} / {hw.name}, {args.micro_batches} micro-batches)")
+             f"AFD {d.label} ({d.attention.hardware.name} / {hw.name}, {d.micro_batches} micro-batches)")
     print(f"{model.name} on {hw.name} ({hw.profile}), {where}, {gpus} GPUs, context {args.context:g}, "
           f"MTP L_accept {args.mtp:g}, t_g {budget.t_gap_s * ms:g} ms")
     how = "given" if args.batch_per_gpu is not None else f"largest meeting {args.slo_ms:g} ms and memory"

@@ -13,12 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from afdlib.evaluator.alltoall import EP_MODES
-from afdlib.decode.step import Assumptions, afd_step, bound_names, ep_step
+from afdlib.decode.deployment import decode_step
+from afdlib.decode.step import Assumptions, bound_names
 from afdlib.errors import AfdError
 from afdlib.analysis.hfu import dead_zone_floor, hfu_sweep
 from afdlib.analysis.intensity import regime
-from afdlib.decode.search import Best, best_ep, compare
+from afdlib.decode.search import best_ep, compare
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
 FLIP_FACTORS = np.geomspace(1 / 16, 64, 21)
@@ -97,14 +97,12 @@ def _advice_of(model, hardware, budget, context, precision, assumptions, ep, afd
 
 
 def _ep_doc(model, hw, budget, context, precision, a, best) -> dict:
-    c = {k: _f(v) for k, v in best.config.items()}
-    a = replace(a, all_to_all=EP_MODES[int(c["kernels"])], ep_micro_batches=int(c["micro_batches"]))
-    st = ep_step(model, hw, c["ep_size"], c["requests"], context, budget, precision, a, c["redundant"])
-    flat = ep_step(model, hw, c["ep_size"], c["requests"], context, budget, precision, replace(a, sigma=1.0),
-                   c["redundant"])
-    return {"feasible": True, "tokens_per_s_per_gpu": _f(st.tokens_per_s_per_gpu), "ep_size": int(c["ep_size"]),
-            "redundant": int(c["redundant"]), "batch_per_gpu": int(c["requests"]), "gpus": int(c["ep_size"]),
-            "kernels": a.all_to_all, "micro_batches": a.ep_micro_batches,
+    d = best.deployment
+    st = decode_step(model, d, context, budget, precision, a)
+    flat = decode_step(model, d, context, budget, precision, replace(a, sigma=1.0))
+    return {"feasible": True, "tokens_per_s_per_gpu": _f(st.tokens_per_s_per_gpu), "ep_size": int(d.ep_size),
+            "redundant": int(d.redundant), "batch_per_gpu": int(d.requests), "gpus": int(d.gpus),
+            "kernels": d.kernels, "micro_batches": d.micro_batches,
             "tpot_ms": _f(st.tpot_s) * 1e3, "attention_us": _us(st.t_attn), "ffn_us": _us(st.t_ffn),
             "comm_us": _us(st.t_comm),
             "bound": {"attention": str(bound_names(st.bound_attn)), "ffn": str(bound_names(st.bound_ffn)),
@@ -113,20 +111,18 @@ def _ep_doc(model, hw, budget, context, precision, a, best) -> dict:
 
 
 def _afd_doc(model, attn, ffn, budget, context, precision, a, best) -> dict:
-    c = {k: _f(v) for k, v in best.config.items()}
-    b = replace(budget, micro_batches=int(c["micro_batches"]))
-    args = (model, attn, ffn, c["n_attn"], c["n_ffn"], c["requests"], context, b, precision)
-    st, flat = afd_step(*args, a), afd_step(*args, replace(a, sigma=1.0))
+    d = best.deployment
+    st = decode_step(model, d, context, budget, precision, a)
+    flat = decode_step(model, d, context, budget, precision, replace(a, sigma=1.0))
     stages = {"attention": _f(st.t_attn), "ffn": _f(st.t_ffn), "comm": _f(st.t_comm)}
-    return {"feasible": True, "tokens_per_s_per_gpu": _f(st.tokens_per_s_per_gpu), "n_attn": int(c["n_attn"]),
-            "n_ffn": int(c["n_ffn"]), "micro_batches": int(c["micro_batches"]),
-            "batch_per_gpu": int(c["requests"]),
-            "gpus": int(c["n_attn"] * attn.gpus_per_node + c["n_ffn"] * ffn.gpus_per_node),
+    return {"feasible": True, "tokens_per_s_per_gpu": _f(st.tokens_per_s_per_gpu), "n_attn": int(d.attention.nodes),
+            "n_ffn": int(d.ffn.nodes), "micro_batches": d.micro_batches,
+            "batch_per_gpu": int(d.requests), "gpus": int(d.gpus),
             "tpot_ms": _f(st.tpot_s) * 1e3, "attention_us": _us(st.t_attn), "ffn_us": _us(st.t_ffn),
             "comm_us": _us(st.t_comm), "pace": max(stages, key=stages.get),
             "bound": {"attention": str(bound_names(st.bound_attn)), "ffn": str(bound_names(st.bound_ffn)),
                       "comm": str(bound_names(st.bound_comm))},
-            "bubble_attn": _f(st.extra["bubble_attn"]), "bubble_ffn": _f(st.extra["bubble_ffn"]),
+            "bubble_attn": _f(st.afd.bubble_attn), "bubble_ffn": _f(st.afd.bubble_ffn),
             "sigma": _f(st.sigma), "imbalance_alpha": _f(st.tokens_per_s_per_gpu / flat.tokens_per_s_per_gpu)}
 
 
@@ -309,9 +305,8 @@ def advice_table(models: list[Model], hardware: list[Hardware], budget: Budget, 
             ep, afd = compare(m, hw, budget, context, precision, assumptions, None,
                               cell_shape=() if len(devices) == 1 else (len(devices),))
             for c, i in enumerate(idx):
-                pick = (lambda b, c=c: b) if len(devices) == 1 else (
-                    lambda b, c=c: Best(b.design, b.tokens_per_s_per_gpu[c], {k: v[c] for k, v in b.config.items()}))
-                found[(j, i)] = (pick(ep), pick(afd))
+                found[(j, i)] = (ep, afd) if len(devices) == 1 else tuple(
+                    b.at(c).on(hardware[i]) for b in (ep, afd))
     rows = []
     for j, m in enumerate(models):
         for i, h in enumerate(hardware):

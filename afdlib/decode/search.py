@@ -25,8 +25,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from afdlib.decode.deployment import AFDDeployment, Deployment, EPDeployment, Pool, step_function
+from afdlib.decode.step import Assumptions, largest_batch
 from afdlib.evaluator.alltoall import EP_MODES
-from afdlib.decode.step import Assumptions, Step, afd_step, ep_step, largest_batch
 from afdlib.errors import AfdError
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
@@ -58,14 +59,22 @@ def afd_candidates(max_nodes: int = AFD_NODES[-1]) -> tuple[np.ndarray, np.ndarr
 class Best:
     """The best candidate of one design (per map cell when the inputs are arrays).
 
-    ``config``: arrays of the candidate's parameters (``ep_size``, ``redundant`` or ``n_attn``,
-    ``n_ffn``, ``micro_batches``) and ``requests``; ``tokens_per_s_per_gpu`` 0 where no
-    candidate is feasible.
+    ``deployment``: the best candidate, its fields arrays over the cells (scalars without cells),
+    its ``requests`` the batch found; ``tokens_per_s_per_gpu`` 0 (and ``requests`` 0) where no
+    candidate is feasible. :meth:`at` gives one cell's.
     """
 
     design: str
     tokens_per_s_per_gpu: np.ndarray
-    config: dict
+    deployment: Deployment
+
+    def at(self, index) -> Best:
+        """One cell's best (its hardware as searched: stacked devices keep their arrays, see :meth:`on`)."""
+        return Best(self.design, self.tokens_per_s_per_gpu[index], self.deployment.at(index))
+
+    def on(self, hardware: Hardware, attn_hardware: Hardware | None = None) -> Best:
+        """The same best on one device (AFD: its FFN pool; ``attn_hardware`` its attention pool)."""
+        return replace(self, deployment=self.deployment.on(hardware, attn_hardware))
 
 
 def _pick(rate: np.ndarray, configs: dict) -> tuple[np.ndarray, dict]:
@@ -80,10 +89,11 @@ def best_ep(model: Model, hardware: Hardware, budget: Budget, context, precision
             assumptions: Assumptions = Assumptions(), cell_shape: tuple = (), modes=EP_MODES,
             micro_batches=EP_MICRO_BATCHES) -> Best:
     """The best EP candidate per cell (model and hardware fields may be arrays of ``cell_shape``),
-    over EP sizes, redundant experts, the all-to-all kernels (``config["kernels"]`` indexes
-    :data:`afdlib.evaluator.alltoall.EP_MODES`) and one or two micro-batches (``config["micro_batches"]``;
-    with one, nothing of the all-to-all is hidden)."""
+    over EP sizes, redundant experts, the all-to-all kernels (``modes``, of
+    :data:`afdlib.evaluator.alltoall.EP_MODES`) and one or two micro-batches (with one, nothing of
+    the all-to-all is hidden)."""
     size, red = ep_candidates(model, hardware)
+    cells = hardware
     model, hardware, context = (_with_candidate_axis(x) for x in (model, hardware, context))
     axis = (1,) * len(cell_shape)
     size, red = size.reshape(axis + (-1,)), red.reshape(axis + (-1,))
@@ -91,11 +101,8 @@ def best_ep(model: Model, hardware: Hardware, budget: Budget, context, precision
 
     rates, configs = [], []
     for mode, mb in ((mode, mb) for mode in modes for mb in micro_batches):
-        a = replace(assumptions, all_to_all=mode, ep_micro_batches=int(mb))
-
-        def step_of(requests, a=a) -> Step:
-            return ep_step(model, hardware, size, requests, context, budget, precision, a, red)
-
+        step_of = step_function(model, EPDeployment(hardware, size, red, int(mb), mode), context, budget,
+                                precision, assumptions)
         n = largest_batch(step_of, budget.slo_s, shape)
         st = step_of(np.maximum(n, 1.0))
         valid = size <= np.asarray(model.routed_experts) + red   # every GPU holds an expert (per cell)
@@ -104,8 +111,10 @@ def best_ep(model: Model, hardware: Hardware, budget: Budget, context, precision
                         "requests": n, "kernels": np.full(shape, float(EP_MODES.index(mode))),
                         "micro_batches": np.full(shape, float(mb))})
     rate = np.concatenate(rates, axis=-1)
-    best, cfg = _pick(rate, {k: np.concatenate([c[k] for c in configs], axis=-1) for k in configs[0]})
-    return Best("ep", best, cfg)
+    best, c = _pick(rate, {k: np.concatenate([c[k] for c in configs], axis=-1) for k in configs[0]})
+    kernels = np.asarray(EP_MODES)[c["kernels"].astype(int)]
+    return Best("ep", best, EPDeployment(cells, c["ep_size"], c["redundant"], c["micro_batches"], kernels,
+                                         c["requests"]))
 
 
 def best_afd(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, budget: Budget, context,
@@ -113,6 +122,7 @@ def best_afd(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, budg
              cell_shape: tuple = (), micro_batches=AFD_MICRO_BATCHES, max_nodes: int = AFD_NODES[-1]) -> Best:
     """The best AFD candidate per cell over N_A, N_F and the micro-batch counts."""
     na, nf = afd_candidates(max_nodes)
+    cells = attn_hardware, ffn_hardware
     model, attn_hardware, ffn_hardware, context = (_with_candidate_axis(x) for x in
                                                    (model, attn_hardware, ffn_hardware, context))
     axis = (1,) * len(cell_shape)
@@ -120,20 +130,18 @@ def best_afd(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, budg
     shape = cell_shape + (na.shape[-1],)
     rates, configs = [], []
     for m in micro_batches:
-        b = replace(budget, micro_batches=int(m))
-
-        def step_of(requests, b=b) -> Step:
-            return afd_step(model, attn_hardware, ffn_hardware, na, nf, requests, context, b, precision, assumptions)
-
-        n = largest_batch(step_of, b.slo_s, shape)
+        candidates = AFDDeployment(Pool(attn_hardware, na), Pool(ffn_hardware, nf), int(m))
+        step_of = step_function(model, candidates, context, budget, precision, assumptions)
+        n = largest_batch(step_of, budget.slo_s, shape)
         st = step_of(np.maximum(n, 1.0))
         rates.append(np.where(n > 0, st.tokens_per_s_per_gpu, 0.0))
         configs.append({"n_attn": np.broadcast_to(na, shape), "n_ffn": np.broadcast_to(nf, shape),
                         "micro_batches": np.full(shape, float(m)), "requests": n})
     rate = np.concatenate(rates, axis=-1)
     merged = {k: np.concatenate([c[k] for c in configs], axis=-1) for k in configs[0]}
-    best, cfg = _pick(rate, merged)
-    return Best("afd", best, cfg)
+    best, c = _pick(rate, merged)
+    return Best("afd", best, AFDDeployment(Pool(cells[0], c["n_attn"]), Pool(cells[1], c["n_ffn"]),
+                                           c["micro_batches"], c["requests"]))
 
 
 def compare(model: Model, hardware: Hardware, budget: Budget, context, precision: Precision = Precision(),
@@ -151,9 +159,23 @@ def compare(model: Model, hardware: Hardware, budget: Budget, context, precision
         sub = (min(lo + chunk, cell_shape[0]) - lo,) + cell_shape[1:]
         parts.append(compare(_rows(model, rows), _rows(hardware, rows), budget, _rows(context, rows), precision,
                              assumptions, _rows(attn, rows) if attn_hardware else None, sub))
-    join = lambda bests: Best(bests[0].design, np.concatenate([b.tokens_per_s_per_gpu for b in bests]),  # noqa: E731
-                              {k: np.concatenate([b.config[k] for b in bests]) for k in bests[0].config})
-    return join([p[0] for p in parts]), join([p[1] for p in parts])
+    return _join([p[0] for p in parts], hardware, attn), _join([p[1] for p in parts], hardware, attn)
+
+
+def _join(bests: list[Best], hardware: Hardware, attn: Hardware) -> Best:
+    """The chunks' bests as one, on the whole (unchunked) hardware."""
+    ds = [b.deployment for b in bests]
+
+    def cat(get):
+        return np.concatenate([np.atleast_1d(get(d)) for d in ds])
+    rate = np.concatenate([b.tokens_per_s_per_gpu for b in bests])
+    if bests[0].design == "ep":
+        d = EPDeployment(hardware, cat(lambda d: d.ep_size), cat(lambda d: d.redundant),
+                         cat(lambda d: d.micro_batches), cat(lambda d: d.kernels), cat(lambda d: d.requests))
+    else:
+        d = AFDDeployment(Pool(attn, cat(lambda d: d.attention.nodes)), Pool(hardware, cat(lambda d: d.ffn.nodes)),
+                          cat(lambda d: d.micro_batches), cat(lambda d: d.requests))
+    return Best(bests[0].design, rate, d)
 
 
 def _with_candidate_axis(obj):

@@ -27,12 +27,13 @@ uniform routing's expected per-step balancedness (:func:`afdlib.routing.balance.
 the floor that even a perfect expert placement leaves.
 
 Everything broadcasts over numpy arrays (batch, context, deployment size), so sweeps are one call.
+These are the low-level evaluators; a deployment (:mod:`afdlib.decode.deployment`) reaches them
+through :func:`afdlib.decode.deployment.decode_step`. What they return is typed in
+:mod:`afdlib.decode.result`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -41,8 +42,10 @@ from afdlib.evaluator.alltoall import DESTINATION_RULES, EP_MODES, afd_transfer_
 from afdlib.evaluator.attention import attention_kernels, attention_weight_bytes, attention_work, kv_cache_bytes
 from afdlib.routing.balance import uniform_balancedness
 from afdlib.evaluator.dense import (KERNELS_FFN, KERNELS_HEAD, dense_ffn_work, dense_intermediate_size, lm_head_work, router_work, shared_experts_work)
+from afdlib.analysis.budget import no_attention_bubble, no_ffn_bubble
+from afdlib.decode.result import AFDPipeline, PoolMemory, Step
 from afdlib.errors import AfdError
-from afdlib.evaluator.grouped_gemm import KERNELS_ROUTED, routed_experts_work
+from afdlib.evaluator.grouped_gemm import KERNELS_ROUTED, expert_weight_bytes, routed_experts_work
 from afdlib.evaluator.roofline import TIERS, overlap, stage_time
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
@@ -64,7 +67,10 @@ class Assumptions:
       hardware profile (``datasheet``: HBM 0.8, networks 0.8, :class:`afdlib.inputs.specs.Efficiency`).
     * ``kernel_overhead_s`` 3 us: fixed cost per kernel (launch gaps, ramp and tail), after
       AIConfigurator's "+3 us per memory op" correction (ai-dynamo/aiconfigurator systems/*.yaml).
-    * ``ep_micro_batches`` 2: DeepSeek's and SGLang's two-batch overlap in decode.
+    * ``ep_micro_batches`` 2: DeepSeek's and SGLang's two-batch overlap in decode. A deployment
+      choice, not an assumption: a :class:`afdlib.decode.deployment.EPDeployment` carries its own
+      (as its ``kernels``, for ``all_to_all``); this field and ``all_to_all`` are only the defaults
+      of :func:`ep_step` for callers that pass none.
     * ``ep_overlap`` 0.5: the share of the shorter of (compute, dispatch + combine) hidden behind
       the longer. No published measurement isolates it for decode: 1 is the roofline's lower bound
       (all hidden, the max), 0 its upper bound (nothing hidden, the sum); the default is the midpoint
@@ -125,50 +131,6 @@ def draft_tokens(l_accept: float) -> int:
     return int(np.ceil(l_accept - 1e-9)) - 1
 
 
-@dataclass(frozen=True)
-class Step:
-    """One decode step, arrays broadcast over the inputs.
-
-    Per-layer times are those of one MoE layer (per micro-batch for AFD's ``t_attn``, ``t_ffn``,
-    ``t_comm``; for EP the whole layer's compute of all micro-batches split into attention and
-    FFN, and its dispatch + combine). ``bound_*`` index :data:`afdlib.evaluator.roofline.TIERS`; they are
-    found when first asked for (``bounds`` computes them), so that a search ranking thousands of
-    candidates by throughput does not pay for them.
-    """
-
-    design: str
-    requests: np.ndarray           # per attention (EP: every) GPU
-    step_s: np.ndarray
-    tpot_s: np.ndarray
-    tokens_per_s_per_gpu: np.ndarray
-    t_attn: np.ndarray
-    t_ffn: np.ndarray
-    t_comm: np.ndarray
-    t_layer: np.ndarray
-    sigma: np.ndarray
-    memory_bytes: np.ndarray       # per GPU (AFD: the fuller of the two pools, relative to its HBM)
-    fits_memory: np.ndarray
-    extra: dict = field(default_factory=dict)
-    bounds: Callable[[], tuple] | None = field(default=None, repr=False)   # () -> (attention, FFN, comm)
-
-    @cached_property
-    def _bounds(self) -> tuple:
-        shape = np.shape(self.requests)
-        return tuple(np.broadcast_to(b, shape) for b in self.bounds())
-
-    @property
-    def bound_attn(self) -> np.ndarray:
-        return self._bounds[0]
-
-    @property
-    def bound_ffn(self) -> np.ndarray:
-        return self._bounds[1]
-
-    @property
-    def bound_comm(self) -> np.ndarray:
-        return self._bounds[2]
-
-
 def _time(works, hw, a: Assumptions, kernels: float = 0.0):
     """(seconds with the kernels' fixed cost, the :class:`~afdlib.evaluator.roofline.StageTime`, whose
     binding tier is found only if asked for)."""
@@ -183,6 +145,13 @@ def _weights_dense_side(model: Model, precision: Precision) -> float:
     dense = model.dense_layers * 3 * h * dense_intermediate_size(model) * precision.bytes("weights")
     embed = model.vocab_size * h * (2.0 + precision.bytes("lm_head"))  # BF16 embedding + LM head
     return attn + dense + embed
+
+
+def _weights_ffn_side(model: Model, precision: Precision, local: ArrayLike) -> np.ndarray:
+    """Bytes of the MoE layers' experts on one GPU: ``local`` routed experts and the shared ones."""
+    w = precision.bytes("weights")
+    return model.moe_layers * (expert_weight_bytes(local, model.hidden_size, model.moe_intermediate_size, w)
+                               + expert_weight_bytes(model.shared_experts, model.hidden_size, model.shared_size, w))
 
 
 def _balancedness(a: "Assumptions", tokens, k, e, ranks, redundant):
@@ -244,28 +213,32 @@ def _checks(requests, context, *sizes) -> np.ndarray:
 
 def ep_step(model: Model, hardware: Hardware, ep_size: ArrayLike, requests: ArrayLike, context: ArrayLike,
             budget: Budget, precision: Precision = Precision(), assumptions: Assumptions = Assumptions(),
-            redundant: ArrayLike = 0) -> Step:
+            redundant: ArrayLike = 0, micro_batches: int | None = None, kernels: str | None = None) -> Step:
     """Large-scale EP over ``ep_size`` GPUs, ``requests`` per GPU at ``context`` cached tokens.
 
     ``budget.l_accept`` tokens are accepted per step (MTP: ceil(L_accept) - 1 drafts verified);
     ``budget.t_gap_s`` is added once per step; ``budget.micro_batches`` is AFD's and not used here.
+    ``micro_batches`` and ``kernels`` (DeepEP's all-to-all mode) are the deployment's
+    (:class:`afdlib.decode.deployment.EPDeployment`); None: ``assumptions.ep_micro_batches`` and
+    ``assumptions.all_to_all``, for callers that do not pass a deployment yet.
     """
     a = assumptions
     r_size = np.asarray(ep_size, dtype=float)
     req = _checks(requests, context, ("EP size", ep_size))
     red = np.asarray(redundant, dtype=float)
     q = 1 + draft_tokens(budget.l_accept)
-    m = a.ep_micro_batches
+    m = a.ep_micro_batches if micro_batches is None else micro_batches
+    mode = a.all_to_all if kernels is None else kernels
     k, e = model.experts_per_token, model.routed_experts
+    local = np.ceil((e + red) / r_size - 1e-9)   # the busiest GPU holds the rounded-up share
 
     def moe_layer(tokens_per_request):
         req_mb = req / m
         t_mb = req_mb * tokens_per_request
         sigma = _balancedness(a, t_mb * r_size, k, e, r_size, red)
-        local = np.ceil((e + red) / r_size - 1e-9)   # the busiest GPU holds the rounded-up share
         t_att, b_att = _attention_stage(model, precision, hardware, a, req_mb, context, tokens_per_request)
         t_ffn, b_ffn = _ffn_stage(model, precision, hardware, a, t_mb, local, sigma)
-        comm = ep_all_to_all_work(model, precision, hardware, t_mb, r_size, a.all_to_all)
+        comm = ep_all_to_all_work(model, precision, hardware, t_mb, r_size, mode)
         comm = comm.network_scaled(1.0 / sigma)
         t_comm, b_comm = _time(comm, hardware, a)
         hidden = a.ep_overlap if (m > 1 or a.single_batch_overlap) else 0.0
@@ -275,36 +248,34 @@ def ep_step(model: Model, hardware: Hardware, ep_size: ArrayLike, requests: Arra
     layer, t_att, t_ffn, t_comm, b_att, b_ffn, b_comm, sigma = moe_layer(q)
     dense, head, mtp = _rest_of_step(model, precision, hardware, a, req, context, q, m, moe_layer)
     step = model.moe_layers * layer + model.dense_layers * dense + head + mtp + budget.t_gap_s
-    routed_bytes = (model.moe_layers * np.ceil((e + red) / r_size - 1e-9) * 3 * model.hidden_size
-                    * model.moe_intermediate_size)
-    shared_bytes = model.moe_layers * 3 * model.hidden_size * model.shared_size * model.shared_experts
-    weights = (routed_bytes + shared_bytes) * precision.bytes("weights") + _weights_dense_side(model, precision)
+    weights = _weights_ffn_side(model, precision, local) + _weights_dense_side(model, precision)
     memory = weights + req * kv_cache_bytes(model, precision, context)
-    fits = memory <= a.hbm_usable_fraction * hardware.hbm_bytes
+    capacity = a.hbm_usable_fraction * hardware.hbm_bytes
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = np.where(step > 0, req * budget.l_accept / step, 0.0)
-    room = {"weights_bytes": weights, "capacity_bytes": a.hbm_usable_fraction * hardware.hbm_bytes}
-    return Step("ep", *np.broadcast_arrays(req, step, step / budget.l_accept, rate, t_att, t_ffn, t_comm, layer,
-                                           sigma, memory, fits),
-                bounds=lambda: (b_att.bound, b_ffn.bound, b_comm.bound),
-                extra={"dense_layer_s": dense, "lm_head_s": head, "mtp_s": mtp, "t_gap_s": budget.t_gap_s,
-                       "tokens_per_request": q, "ep_micro_batches": m, "memory": {"GPU": room}})
+    arrays = np.broadcast_arrays(req, step, step / budget.l_accept, rate, t_att, t_ffn, t_comm, layer, sigma, memory,
+                                 memory <= capacity)
+    return Step("ep", *arrays, dense_layer_s=dense, lm_head_s=head, mtp_s=mtp, t_gap_s=budget.t_gap_s,
+                tokens_per_request=q, micro_batches=m, memory=(PoolMemory("GPU", weights, capacity),),
+                bounds=lambda: (b_att.bound, b_ffn.bound, b_comm.bound))
 
 
 def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_attn: ArrayLike, n_ffn: ArrayLike,
              requests: ArrayLike, context: ArrayLike, budget: Budget, precision: Precision = Precision(),
-             assumptions: Assumptions = Assumptions(), superpod: bool | None = None) -> Step:
+             assumptions: Assumptions = Assumptions(), superpod: bool | None = None,
+             micro_batches: int | None = None) -> Step:
     """AFD with ``n_attn`` attention nodes of ``attn_hardware`` and ``n_ffn`` FFN nodes of
-    ``ffn_hardware``; ``requests`` per attention GPU at ``context``; ``budget.micro_batches``
-    micro-batches. ``superpod``: both pools in one scale-up fabric (default: both devices are
-    Superpod-class and of the same kind)."""
+    ``ffn_hardware``; ``requests`` per attention GPU at ``context``; ``micro_batches``
+    micro-batches (the deployment's, :class:`afdlib.decode.deployment.AFDDeployment`; None:
+    ``budget.micro_batches``). ``superpod``: both pools in one scale-up fabric (default: both
+    devices are Superpod-class and of the same kind)."""
     a = assumptions
     na, nf = np.asarray(n_attn, dtype=float), np.asarray(n_ffn, dtype=float)
     req = _checks(requests, context, ("N_A", n_attn), ("N_F", n_ffn))
     if superpod is None:
         superpod = bool(attn_hardware.superpod and ffn_hardware.superpod and attn_hardware.slug == ffn_hardware.slug)
     q = 1 + draft_tokens(budget.l_accept)
-    m = budget.micro_batches
+    m = budget.micro_batches if micro_batches is None else micro_batches
     k, e = model.experts_per_token, model.routed_experts
     g_a, g_f = attn_hardware.gpus_per_node, ffn_hardware.gpus_per_node
     ffn_gpus = nf * g_f
@@ -332,9 +303,9 @@ def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_at
     layer, t_a, t_f, t_c, b_a, b_f, b_c, sigma = moe_layer(q)
     dense, head, mtp = _rest_of_step(model, precision, attn_hardware, a, req, context, q, m, moe_layer)
     step = model.moe_layers * layer + model.dense_layers * dense + head + mtp + budget.t_gap_s
-    attn_memory = _weights_dense_side(model, precision) + req * kv_cache_bytes(model, precision, context)
-    ffn_memory = model.moe_layers * 3 * model.hidden_size * precision.bytes("weights") * (
-        local * model.moe_intermediate_size + model.shared_experts * model.shared_size)
+    attn_weights = _weights_dense_side(model, precision)
+    attn_memory = attn_weights + req * kv_cache_bytes(model, precision, context)
+    ffn_memory = _weights_ffn_side(model, precision, local)
     cap_a = a.hbm_usable_fraction * attn_hardware.hbm_bytes
     cap_f = a.hbm_usable_fraction * ffn_hardware.hbm_bytes
     fits = (attn_memory <= cap_a) & (ffn_memory <= cap_f)
@@ -342,18 +313,14 @@ def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_at
     attn_gpus = na * g_a
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = np.where(step > 0, attn_gpus * req * budget.l_accept / step / (attn_gpus + ffn_gpus), 0.0)
-    t_b = np.maximum.reduce(np.broadcast_arrays(t_a, t_f, t_c))
-    return Step("afd", *np.broadcast_arrays(req, step, step / budget.l_accept, rate, t_a, t_f, t_c, layer,
-                                            sigma, memory, fits),
-                bounds=lambda: (b_a.bound, b_f.bound, np.where(b_c[0], b_c[1].bound, b_c[2].bound)),
-                extra={"dense_layer_s": dense, "lm_head_s": head, "mtp_s": mtp, "t_gap_s": budget.t_gap_s,
-                       "tokens_per_request": q, "micro_batches": m, "superpod": superpod,
-                       "bubble_attn": 1 - m * t_a / layer, "bubble_ffn": 1 - m * t_f / layer,
-                       "no_attention_bubble": 2 * t_a >= t_f + t_c, "no_ffn_bubble": 2 * t_f >= t_a + t_c,
-                       "stage_max_s": t_b, "attn_memory_bytes": attn_memory, "ffn_memory_bytes": ffn_memory,
-                       "memory": {"attention GPU": {"weights_bytes": _weights_dense_side(model, precision),
-                                                    "capacity_bytes": cap_a},
-                                  "FFN GPU": {"weights_bytes": ffn_memory, "capacity_bytes": cap_f}}})
+    pipeline = AFDPipeline(superpod, 1 - m * t_a / layer, 1 - m * t_f / layer, no_attention_bubble(t_a, t_f, t_c),
+                           no_ffn_bubble(t_a, t_f, t_c), np.maximum.reduce(np.broadcast_arrays(t_a, t_f, t_c)),
+                           attn_memory, ffn_memory)
+    arrays = np.broadcast_arrays(req, step, step / budget.l_accept, rate, t_a, t_f, t_c, layer, sigma, memory, fits)
+    return Step("afd", *arrays, dense_layer_s=dense, lm_head_s=head, mtp_s=mtp, t_gap_s=budget.t_gap_s,
+                tokens_per_request=q, micro_batches=m,
+                memory=(PoolMemory("attention GPU", attn_weights, cap_a), PoolMemory("FFN GPU", ffn_memory, cap_f)),
+                afd=pipeline, bounds=lambda: (b_a.bound, b_f.bound, np.where(b_c[0], b_c[1].bound, b_c[2].bound)))
 
 
 MAX_REQUESTS = 2 ** 16
@@ -414,10 +381,9 @@ def best_batch(step_of, slo_s: float, max_requests: int = MAX_REQUESTS) -> tuple
         if bool(first.fits_memory):
             why = f"one request per GPU takes TPOT {float(first.tpot_s) * 1e3:.1f} ms, over the SLO {slo_s * 1e3:g} ms"
         else:
-            full = [f"the {pool}'s weights need {float(np.max(m['weights_bytes'])) / 1e9:.1f} GB of the "
-                    f"{float(np.max(m['capacity_bytes'])) / 1e9:.1f} GB usable"
-                    for pool, m in first.extra.get("memory", {}).items()
-                    if np.any(m["weights_bytes"] > m["capacity_bytes"])]
+            full = [f"the {m.pool}'s weights need {float(np.max(m.weights_bytes)) / 1e9:.1f} GB of the "
+                    f"{float(np.max(m.capacity_bytes)) / 1e9:.1f} GB usable"
+                    for m in first.memory if np.any(m.weights_bytes > m.capacity_bytes)]
             why = "; ".join(full) or "one request per GPU does not fit in memory (KV cache)"
         raise AfdError(f"no batch meets the SLO and fits in memory: {why}")
     return int(best), step_of(np.array(best))

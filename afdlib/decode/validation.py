@@ -14,7 +14,9 @@ from typing import Any
 import numpy as np
 
 from afdlib.inputs.catalog import data_dir, load_hardware, load_model
-from afdlib.decode.step import DECODE_T_GAP_S, Assumptions, Step, afd_step, best_batch, ep_step
+from afdlib.decode.deployment import AFDDeployment, Deployment, EPDeployment, decode_step
+from afdlib.decode.result import Step
+from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.errors import AfdError
 from afdlib.inputs.files import read_yaml
 from afdlib.inputs.specs import Budget, Efficiency, Precision
@@ -62,30 +64,38 @@ def load_deployments(path: str | Path | None = None) -> dict[str, Case]:
     return cases
 
 
-def _step(case: Case, assumptions: Assumptions, requests, efficiency: Efficiency | None = None) -> Step:
+def deployment_of(case: Case, efficiency: Efficiency | None = None) -> Deployment:
+    """The case's deployment: its sizes, micro-batches, kernels and published batch (None: the
+    largest meeting its SLO), on its hardware under ``hw_profile`` (``efficiency``: the datasheet
+    profile's, if other than the default)."""
     f = case.facts
-    profile = f.get("hw_profile", "datasheet")
-    model = load_model(f["model"], profile="reference")
-    precision = Precision(**(f.get("precision") or {}))
-    a = replace(assumptions, all_to_all=f.get("kernels", assumptions.all_to_all))
-    budget = Budget(slo_s=(f.get("slo_ms") or 1e6) / 1e3, l_accept=float(f["l_accept"]),
-                    t_gap_s=f.get("t_gap_ms", DECODE_T_GAP_S * 1e3) / 1e3,
-                    micro_batches=int(f.get("micro_batches", Budget.micro_batches)))
+
+    def device(slug):
+        return load_hardware(slug, profile=f.get("hw_profile", "datasheet"), efficiency=efficiency)
+    batch = f.get("batch_per_gpu")
     if case.design == "ep":
-        hw = load_hardware(f["hardware"], profile=profile, efficiency=efficiency)
-        return ep_step(model, hw, f["ep_size"], requests, f["context"], budget, precision, a,
-                       f.get("redundant_experts", 0))
-    attn = load_hardware(f["attn_hardware"], profile=profile, efficiency=efficiency)
-    ffn = load_hardware(f["ffn_hardware"], profile=profile, efficiency=efficiency)
-    return afd_step(model, attn, ffn, f["n_attn"], f["n_ffn"], requests, f["context"], budget, precision, a)
+        return EPDeployment(device(f["hardware"]), f["ep_size"], f.get("redundant_experts", 0),
+                            int(f.get("micro_batches", EPDeployment.micro_batches)),
+                            f.get("kernels", EPDeployment.kernels), batch)
+    return AFDDeployment.of(device(f["ffn_hardware"]), f["n_attn"], f["n_ffn"], device(f["attn_hardware"]),
+                            micro_batches=int(f.get("micro_batches", AFDDeployment.micro_batches)), requests=batch)
+
+
+def _step(case: Case, assumptions: Assumptions, requests=None, efficiency: Efficiency | None = None) -> Step:
+    """The case's step at ``requests`` (None: its published batch, else the largest meeting its SLO)."""
+    f = case.facts
+    budget = Budget(slo_s=(f.get("slo_ms") or 1e6) / 1e3, l_accept=float(f["l_accept"]),
+                    t_gap_s=f.get("t_gap_ms", DECODE_T_GAP_S * 1e3) / 1e3)
+    deployment = deployment_of(case, efficiency)
+    if requests is not None:
+        deployment = replace(deployment, requests=requests)
+    return decode_step(load_model(f["model"], profile="reference"), deployment, f["context"], budget,
+                       Precision(**(f.get("precision") or {})), assumptions)
 
 
 def predict(case: Case, assumptions: Assumptions = Assumptions(), efficiency: Efficiency | None = None) -> Step:
     """The model's step for a case: at its published batch, or at the largest batch meeting its SLO."""
-    batch = case.facts.get("batch_per_gpu")
-    if batch is not None:
-        return _step(case, assumptions, np.array(float(batch)), efficiency)
-    return best_batch(lambda r: _step(case, assumptions, r, efficiency), case.facts["slo_ms"] / 1e3)[1]
+    return _step(case, assumptions, None, efficiency)
 
 
 def with_facts(case: Case, **facts) -> Case:

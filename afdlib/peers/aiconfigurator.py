@@ -34,10 +34,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from afdlib.inputs.catalog import data_dir, load_hardware, load_model
-from afdlib.decode.step import Assumptions, Step, afd_step, draft_tokens, ep_step
+from afdlib.decode.deployment import AFDDeployment, Deployment, EPDeployment, decode_step
+from afdlib.decode.result import Step
+from afdlib.decode.step import Assumptions, draft_tokens
 from afdlib.errors import AfdError
 from afdlib.inputs.specs import Budget, Efficiency, Precision
 
@@ -293,21 +293,27 @@ def _hardware(slug: str, efficiency: Efficiency | None):
     return load_hardware(slug, profile="datasheet", efficiency=efficiency)
 
 
+def our_deployment(s: Setting, hardware, ep: dict | None = None) -> Deployment:
+    """The setting as our deployment on ``hardware``: EP over ``ep_size`` GPUs (two micro-batches,
+    low-latency kernels, no redundant experts), or AFD's attention and FFN GPUs as nodes, at the
+    setting's batch. ``ep``: EP deployment fields to change (a variant, e.g. one micro-batch)."""
+    batch = float(s.batch_per_gpu)
+    if s.design == "ep":
+        return EPDeployment(hardware, s.ep_size, requests=batch, **(ep or {}))
+    g = hardware.gpus_per_node
+    return AFDDeployment.of(hardware, s.attn_gpus / g, s.ffn_gpus / g,
+                            micro_batches=s.micro_batches or AFDDeployment.micro_batches, requests=batch)
+
+
 def our_step(s: Setting, assumptions: Assumptions = Assumptions(), t_gap_s: float = 0.0,
-             hardware: str | None = None, efficiency: Efficiency | None = None) -> Step:
+             hardware: str | None = None, efficiency: Efficiency | None = None, ep: dict | None = None) -> Step:
     """Our decode model at a setting: the same model, GPUs, batch, context, MTP and data types
     (datasheet hardware profile, reference model profile); ``hardware`` overrides the device
-    (e.g. ``h100`` to put our model on the tool's H800 proxy)."""
+    (e.g. ``h100`` to put our model on the tool's H800 proxy); ``ep`` changes EP deployments
+    (:func:`our_deployment`)."""
     model, hw = _model(s.model), _hardware(hardware or s.hardware, efficiency)
-    budget = Budget(slo_s=1.0, l_accept=1.0 + s.nextn_accepted, t_gap_s=t_gap_s,
-                    micro_batches=s.micro_batches or Budget.micro_batches)
-    precision = precision_of(s.quant)
-    if s.design == "ep":
-        return ep_step(model, hw, s.ep_size, np.array(float(s.batch_per_gpu)), s.context, budget, precision,
-                       assumptions)
-    g = hw.gpus_per_node
-    return afd_step(model, hw, hw, s.attn_gpus / g, s.ffn_gpus / g, np.array(float(s.batch_per_gpu)), s.context,
-                    budget, precision, assumptions)
+    budget = Budget(slo_s=1.0, l_accept=1.0 + s.nextn_accepted, t_gap_s=t_gap_s)
+    return decode_step(model, our_deployment(s, hw, ep), s.context, budget, precision_of(s.quant), assumptions)
 
 
 def our_breakdown(s: Setting, st: Step) -> dict[str, float]:
@@ -318,7 +324,7 @@ def our_breakdown(s: Setting, st: Step) -> dict[str, float]:
            "fits_memory": bool(st.fits_memory)}
     if s.design == "ep":
         attn = model.num_layers * float(st.t_attn)
-        other = float(st.extra["lm_head_s"]) + float(st.extra["mtp_s"]) + float(st.extra["t_gap_s"])
+        other = float(st.lm_head_s) + float(st.mtp_s) + float(st.t_gap_s)
         out.update(attn_ms=attn * 1e3, ffn_ms=(float(st.step_s) - attn - other) * 1e3, other_ms=other * 1e3)
     else:
         out.update(t_attn_us=float(st.t_attn) * 1e6, t_ffn_us=float(st.t_ffn) * 1e6, t_comm_us=float(st.t_comm) * 1e6)
@@ -326,17 +332,17 @@ def our_breakdown(s: Setting, st: Step) -> dict[str, float]:
 
 
 def comparison_rows(rows: list[dict] | None = None, assumptions: Assumptions = Assumptions(),
-                    distribution: str = DISTRIBUTIONS[0], efficiency: Efficiency | None = None
-                    ) -> list[dict[str, Any]]:
+                    distribution: str = DISTRIBUTIONS[0], efficiency: Efficiency | None = None,
+                    ep: dict | None = None) -> list[dict[str, Any]]:
     """One row per setting the tool answered (status ok, ``distribution`` tables): its prediction,
-    ours, and the ratio ours / its for TPOT and each stage."""
+    ours, and the ratio ours / its for TPOT and each stage (``ep``: changes to our EP deployments)."""
     rows = load_results() if rows is None else rows
     out = []
     for r in rows:
         if r["status"] != "ok" or r["distribution"] != distribution:
             continue
         s = setting_of(r)
-        ours = our_breakdown(s, our_step(s, assumptions, efficiency=efficiency))
+        ours = our_breakdown(s, our_step(s, assumptions, efficiency=efficiency, ep=ep))
         row = {k: r[k] for k in ("id", "kind", "deployment", "note", "design", "model", "hardware", "system",
                                  "batch_per_gpu", "ep_size", "attn_gpus", "ffn_gpus", "oom")}
         row["gpus"] = s.gpus
@@ -367,13 +373,14 @@ VARIANTS = (
     ("HBM at 55% of datasheet (was 80%)", "efficiency", {"hbm": 0.55}),
     ("networks at 50% of datasheet (was 80%)", "efficiency", {"scale_up": 0.5, "scale_out": 0.5}),
     ("EP all-to-all not hidden (overlap 0)", "assumption", {"ep_overlap": 0.0}),
-    ("EP: one batch, nothing overlapped", "assumption", {"ep_micro_batches": 1}),
+    ("EP: one batch, nothing overlapped", "deployment", {"micro_batches": 1}),
     ("AFD transfers not hidden (overlap 0)", "assumption", {"afd_overlap": 0.0}),
     ("AFD: its send probability", "assumption", {"afd_destinations": "exact"}),
     ("AFD: the paper's max(1, K/N_F)", "assumption", {"afd_destinations": "paper"}),
 )
 """One-at-a-time changes, to see which closes a gap to the tool: (label, kind, values). Kinds:
-``assumption`` (:class:`afdlib.decode.step.Assumptions` fields), ``efficiency`` (the datasheet
+``assumption`` (:class:`afdlib.decode.step.Assumptions` fields), ``deployment`` (fields of our EP
+deployments, :class:`afdlib.decode.deployment.EPDeployment`), ``efficiency`` (the datasheet
 profile's :class:`afdlib.inputs.specs.Efficiency`), ``tables`` (compare against the tool's balanced MoE
 tables instead of its power-law ones: the imbalance assumption changed on its side, since our
 uniform-routing balancedness is already close to balanced)."""
@@ -389,7 +396,7 @@ def variant_rows(rows: list[dict] | None = None, assumptions: Assumptions = Assu
         a = replace(assumptions, **values) if kind == "assumption" else assumptions
         eff = Efficiency(**values) if kind == "efficiency" else None
         dist = DISTRIBUTIONS[1] if kind == "tables" else DISTRIBUTIONS[0]
-        for c in comparison_rows(rows, a, dist, eff):
+        for c in comparison_rows(rows, a, dist, eff, values if kind == "deployment" else None):
             out.append({"variant": label, "id": c["id"], "kind": c["kind"], "design": c["design"],
                         "model": c["model"], "hardware": c["hardware"], "batch_per_gpu": c["batch_per_gpu"],
                         **{k: c[k] for k in c if k.startswith("ratio_")}})

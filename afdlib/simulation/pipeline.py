@@ -108,11 +108,10 @@ def stage_times_of(step, design: str, moe_layers: int) -> dict:
     ``extra_s``, the rest of the step (dense layers, LM head, MTP drafts, fixed gap) taken as
     constant, and ``l_accept``. EP steps report a layer's times over all micro-batches: they are
     divided here. Arrays where the step is an array (one entry per setting)."""
+    m = int(step.micro_batches)
     if design == "ep":
-        m = int(step.extra.get("ep_micro_batches", 2))
         per = {k: np.asarray(getattr(step, k), dtype=float) / m for k in ("t_attn", "t_ffn", "t_comm")}
     else:
-        m = int(step.extra["micro_batches"])
         per = {k: np.asarray(getattr(step, k), dtype=float) for k in ("t_attn", "t_ffn", "t_comm")}
     extra = np.maximum(np.asarray(step.step_s, dtype=float) - moe_layers * np.asarray(step.t_layer, dtype=float), 0)
     out = {**per, "micro_batches": m, "n_layers": int(moe_layers), "extra_s": extra,

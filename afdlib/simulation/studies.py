@@ -3,15 +3,13 @@ deployment, jitter at the SLO, and the jitter-free ideal (the pipeline chapter's
 """
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 from numpy.typing import ArrayLike
 
 from afdlib.analysis.schedule import constant_step
+from afdlib.decode.deployment import AFDDeployment, Deployment, EPDeployment, from_record, step_function
 from afdlib.decode.search import best_afd, best_ep
-from afdlib.decode.step import Assumptions, afd_step, ep_step, largest_batch
-from afdlib.evaluator.alltoall import EP_MODES
+from afdlib.decode.step import Assumptions, largest_batch
 from afdlib.inputs.specs import Precision
 from afdlib.simulation.pipeline import Jitter, simulate, stage_times_of, straggler_factors
 
@@ -29,30 +27,26 @@ def megascale_min_microbatches(t_c: float, t_f: float) -> float:
 def best_configs(model, hardware, budget, context: float, design: str, micro_batches=(2, 3, 4),
                  precision=None, assumptions=None) -> list[dict]:
     """For each micro-batch count, the decode model's best deployment of ``design`` under the SLO
-    (:mod:`afdlib.decode.search`): AFD's N_A, N_F and batch; EP's size, redundant experts, kernels and
-    batch. The jitter study compares micro-batch counts each at its own best deployment."""
+    (:mod:`afdlib.decode.search`), as a flat record (:meth:`afdlib.decode.deployment.EPDeployment.record`):
+    AFD's N_A, N_F and batch; EP's size, redundant experts, kernels and batch. The jitter study
+    compares micro-batch counts each at its own best deployment."""
     precision, a = precision or Precision(), assumptions or Assumptions()
     out = []
     for m in micro_batches:
         if design == "afd":
             best = best_afd(model, hardware, hardware, budget, context, precision, a, micro_batches=(int(m),))
-            c = {k: float(v) for k, v in best.config.items()}
-            out.append({"design": "afd", "micro_batches": int(m), "n_attn": int(c["n_attn"]),
-                        "n_ffn": int(c["n_ffn"]), "requests": int(c["requests"])})
         else:
             best = best_ep(model, hardware, budget, context, precision, a, micro_batches=(int(m),))
-            c = {k: float(v) for k, v in best.config.items()}
-            out.append({"design": "ep", "micro_batches": int(m), "ep_size": int(c["ep_size"]),
-                        "redundant": int(c["redundant"]), "kernels": EP_MODES[int(c["kernels"])],
-                        "requests": int(c["requests"])})
+        out.append(best.deployment.record())
     return out
 
 
-def jitter_study(model, hardware, budget, context: float, configs: list[dict], cvs=(0.0, 0.1, 0.2, 0.3),
+def jitter_study(model, hardware, budget, context: float, configs: list[dict | Deployment], cvs=(0.0, 0.1, 0.2, 0.3),
                  popularity: ArrayLike | None = None, steps: int = 2000, seed: int = 0, precision=None,
                  assumptions=None, straggler_samples: int = 4, slo_steps: int = 400) -> list[dict]:
-    """Deployments of the decode model (``configs``, as :func:`best_configs` returns them) under
-    jitter of the FFN and network stages with each CV.
+    """Deployments of the decode model (``configs``: deployments with their batch, or records as
+    :func:`best_configs` returns them, on ``hardware``) under jitter of the FFN and network stages
+    with each CV.
 
     Per (deployment, CV) row: at the deployment's batch, the mean and p99 TPOT, the loss, the
     bubbles and the tokens/s per GPU (all GPUs), with and without jitter; and under the SLO
@@ -63,24 +57,15 @@ def jitter_study(model, hardware, budget, context: float, configs: list[dict], c
 
     precision = precision or Precision()
     base = assumptions or Assumptions()
-    g = hardware.gpus_per_node
     rows = []
-    for cfg in configs:
-        m, design, requests = int(cfg["micro_batches"]), cfg["design"], float(cfg["requests"])
-        if design == "afd":
-            attn_gpus, ffn_gpus, gpus, redundant = cfg["n_attn"] * g, cfg["n_ffn"] * g, (cfg["n_attn"] + cfg["n_ffn"]) * g, 0
-
-            def step_of(r, cfg=cfg, m=m):
-                return afd_step(model, hardware, hardware, cfg["n_attn"], cfg["n_ffn"], r, context,
-                                replace(budget, micro_batches=m), precision, base)
-        else:
-            attn_gpus = ffn_gpus = gpus = cfg["ep_size"]
-            redundant = cfg.get("redundant", 0)
-
-            def step_of(r, cfg=cfg, m=m):
-                a = replace(base, ep_micro_batches=m, all_to_all=cfg.get("kernels", base.all_to_all))
-                return ep_step(model, hardware, cfg["ep_size"], r, context, budget, precision, a,
-                               cfg.get("redundant", 0))
+    for given in configs:
+        d = given if isinstance(given, (EPDeployment, AFDDeployment)) else from_record(given, hardware)
+        cfg = d.record() if given is d else given
+        m, design, requests = d.micro_batches, d.design, float(d.requests)
+        attn_gpus, ffn_gpus, gpus = ((d.attention.gpus, d.ffn.gpus, d.gpus) if design == "afd"
+                                     else (d.ep_size, d.ep_size, d.ep_size))
+        redundant = d.redundant if design == "ep" else 0
+        step_of = step_function(model, d, context, budget, precision, base)
         step = step_of(np.array(requests))
         st = stage_times_of(step, design, model.moe_layers)
         batch_hi = int(largest_batch(step_of, float("inf"))) or 1      # the largest that fits in memory

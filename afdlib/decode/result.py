@@ -1,0 +1,92 @@
+"""What one decode step gives (:func:`afdlib.decode.step.ep_step`, :func:`~afdlib.decode.step.afd_step`):
+typed records, arrays broadcast over the inputs, seconds and bytes."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Callable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class PoolMemory:
+    """What one GPU of a pool must hold before its KV cache: ``weights_bytes`` of its
+    ``capacity_bytes`` usable (:attr:`Assumptions.hbm_usable_fraction` of its HBM), bytes."""
+
+    pool: str                      # "GPU" (EP), "attention GPU" or "FFN GPU" (AFD)
+    weights_bytes: np.ndarray
+    capacity_bytes: float
+
+
+@dataclass(frozen=True)
+class AFDPipeline:
+    """AFD's pipeline in one MoE layer, per micro-batch (arrays as the step's).
+
+    ``bubble_attn``, ``bubble_ffn``: the pools' idle shares of the layer, 1 - m t / t_layer, in
+    [0, 1); ``no_attention_bubble``, ``no_ffn_bubble``: the paper's Eqs. 3-4 of (t_a, t_f, t_c)
+    (:func:`afdlib.analysis.budget.no_attention_bubble`, :func:`~afdlib.analysis.budget.no_ffn_bubble`);
+    ``stage_max_s``: t_B = max(t_a, t_f, t_c); the two pools' memory per GPU (bytes)."""
+
+    superpod: bool
+    bubble_attn: np.ndarray
+    bubble_ffn: np.ndarray
+    no_attention_bubble: np.ndarray
+    no_ffn_bubble: np.ndarray
+    stage_max_s: np.ndarray
+    attn_memory_bytes: np.ndarray
+    ffn_memory_bytes: np.ndarray
+
+
+@dataclass(frozen=True)
+class Step:
+    """One decode step, arrays broadcast over the inputs.
+
+    Per-layer times are those of one MoE layer (per micro-batch for AFD's ``t_attn``, ``t_ffn``,
+    ``t_comm``; for EP the whole layer's compute of all micro-batches split into attention and
+    FFN, and its dispatch + combine). The rest of the step, seconds: ``dense_layer_s`` (one dense
+    layer), ``lm_head_s``, ``mtp_s`` (the MTP drafts), ``t_gap_s``; ``tokens_per_request`` per step
+    (1 + drafts); ``memory``: each pool's weights against its capacity; ``afd``: AFD's pipeline
+    (None for EP). ``bound_*`` index :data:`afdlib.evaluator.roofline.TIERS`; they are found when
+    first asked for (``bounds`` computes them), so that a search ranking thousands of candidates
+    by throughput does not pay for them.
+    """
+
+    design: str
+    requests: np.ndarray           # per attention (EP: every) GPU
+    step_s: np.ndarray
+    tpot_s: np.ndarray
+    tokens_per_s_per_gpu: np.ndarray
+    t_attn: np.ndarray
+    t_ffn: np.ndarray
+    t_comm: np.ndarray
+    t_layer: np.ndarray
+    sigma: np.ndarray
+    memory_bytes: np.ndarray       # per GPU (AFD: the fuller of the two pools, relative to its HBM)
+    fits_memory: np.ndarray
+    dense_layer_s: np.ndarray
+    lm_head_s: np.ndarray
+    mtp_s: np.ndarray
+    t_gap_s: float
+    tokens_per_request: int
+    micro_batches: int
+    memory: tuple[PoolMemory, ...]
+    afd: AFDPipeline | None = None
+    bounds: Callable[[], tuple] | None = field(default=None, repr=False)   # () -> (attention, FFN, comm)
+
+    @cached_property
+    def _bounds(self) -> tuple:
+        shape = np.shape(self.requests)
+        return tuple(np.broadcast_to(b, shape) for b in self.bounds())
+
+    @property
+    def bound_attn(self) -> np.ndarray:
+        return self._bounds[0]
+
+    @property
+    def bound_ffn(self) -> np.ndarray:
+        return self._bounds[1]
+
+    @property
+    def bound_comm(self) -> np.ndarray:
+        return self._bounds[2]
