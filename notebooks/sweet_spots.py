@@ -94,7 +94,8 @@ save_data(pd.DataFrame(sym_rows), "sweet_spots_advice_equal_overlap", output_dir
 n, sym, err = advice_summary(rows), advice_summary(sym_rows), error_spread(validation_rows())
 for key, value in {
         "n_pairs": n.pairs, "n_afd": n.afd, "n_ep": n.ep, "n_decisive": n.decisive, "n_ep_sym": sym.ep,
-        "decisive": f"{DECISIVE:g} or below {1 / DECISIVE:.2f}", "tie_band": f"between {1 / DECISIVE:.2f} and {DECISIVE:g}",
+        "decisive": f"{DECISIVE:g} or below {1 / DECISIVE:.2f}",
+        "tie_band": f"between {1 / DECISIVE:.2f} and {DECISIVE:g}",
         "max_validation_error": f"{err.high:+.1%}", "min_validation_error": f"{err.low:+.1%}",
         "afd_validation_error": ", ".join(f"{e:+.1%}" for e in err.afd),
         "ep_validation_errors": f"{err.ep_low:+.1%} to {err.ep_high:+.1%}",
@@ -127,14 +128,16 @@ half = advice_table([ref], [hw_o], budget, context, assumptions=Assumptions(ep_o
 coarse = ratio_span(rows, ["step3", "ernie-4.5"], ["gb200", "gb300"])   # the paper's coarse experts on Superpods
 bw_even, side = break_even(ref, hw_o, budget, context)
 for key, value in {
-        "slo": f"{slo_ms:g}", "ctx": f"{context:g}", "ref_ordinary_ratio": f"{ratio_of(rows, ref.slug, hw_o.slug):.2f}",
+        "slo": f"{slo_ms:g}", "ctx": f"{context:g}", "ref_ordinary_half": f"{half[0]['ratio']:.2f}",
+        "ref_ordinary_ratio": f"{ratio_of(rows, ref.slug, hw_o.slug):.2f}",
         "ref_ordinary_paper_like": f"{ratio_of(sym_rows, ref.slug, hw_o.slug):.2f}",
-        "ref_ordinary_half": f"{half[0]['ratio']:.2f}", "ref_superpod_ratio": f"{ratio_of(rows, ref.slug, hw_s.slug):.2f}",
+        "ref_superpod_ratio": f"{ratio_of(rows, ref.slug, hw_s.slug):.2f}",
         "coarse_superpod": f"{coarse[0]:.2f} to {coarse[1]:.2f}",
         "ref_break_even": "none in range" if bw_even is None else f"{bw_even / 1e9:.0f}",
         "break_even_side": {"never": "AFD never ahead in the range searched",
                             "always": "AFD ahead throughout the range searched",
-                            "above": "the ratio above 1 just above it", "below": "the ratio above 1 just below it"}[side],
+                            "above": "the ratio above 1 just above it",
+                            "below": "the ratio above 1 just below it"}[side],
         "ordinary_bw": f"{hw_o.scale_out_bytes_per_s / 1e9:.0f}"}.items():
     glue(key, value, display=False)
 
@@ -171,18 +174,18 @@ r, s_over_o = maps.readings(), median_ratio_between(rows, hw_s.slug, hw_o.slug)
 for key, value in {
         "superpod_name": hw_s.name, "map_points": f"{maps.points:,}", "superpod_over_ordinary": f"{s_over_o:.2f}",
         "model_numbers": ", ".join(f"{k + 1} {m.name}" for k, m in enumerate(catalogue)),
-        "m_row_bw": f"{r.m_row_bw / 1e9:.0f}", "m_row_small": f"{r.m_row_small:.2f}",
-        "m_row_large": f"{r.m_row_large:.2f}", "m_row_peak": f"{r.m_row_peak:.2f}", "m_row_peak_m": f"{r.m_row_peak_m:.0f}",
-        "m_small": f"{r.m_small:.0f}", "m_large": f"{r.m_large:.0f}", "m_top_bw": f"{r.m_top_bw / 1e9:.0f}",
+        "m_small": f"{r.m_small:.0f}", "m_large": f"{r.m_large:.0f}", "s_low": f"{r.s_low:.0f}", "s_high": f"{r.s_high:.0f}",
+        "m_row_bw": f"{r.m_row_bw / 1e9:.0f}", "m_row_small": f"{r.m_row_small:.2f}", "m_row_large": f"{r.m_row_large:.2f}",
+        "m_row_peak": f"{r.m_row_peak:.2f}", "m_row_peak_m": f"{r.m_row_peak_m:.0f}", "m_top_bw": f"{r.m_top_bw / 1e9:.0f}",
         "m_top_small": f"{r.m_top_small:.2f}", "m_top_large": f"{r.m_top_large:.2f}",
         "ms_row_bw": f"{r.ms_row_bw / 1e9:.0f}", "ms_row_small": f"{r.ms_row_small:.2f}",
-        "ms_row_large": f"{r.ms_row_large:.2f}", "ss_row_low": f"{r.ss_row_low:.2f}", "ss_row_high": f"{r.ss_row_high:.2f}",
-        "s_row_low": f"{r.s_row_low:.2f}", "s_row_high": f"{r.s_row_high:.2f}", "s_low": f"{r.s_low:.0f}",
-        "s_high": f"{r.s_high:.0f}", "fabric_low": f"{r.fabric_low:.2f}", "fabric_high": f"{r.fabric_high:.2f}",
+        "ms_row_large": f"{r.ms_row_large:.2f}", "ss_row_low": f"{r.ss_row_low:.2f}",
+        "ss_row_high": f"{r.ss_row_high:.2f}", "s_row_low": f"{r.s_row_low:.2f}", "s_row_high": f"{r.s_row_high:.2f}",
+        "ref_m_grid": f"{r.ref_m_grid:.0f}", "fabric_low": f"{r.fabric_low:.2f}", "fabric_high": f"{r.fabric_high:.2f}",
         "fabric_low_bw": f"{r.fabric_low_bw / 1e9:.0f}", "fabric_high_bw": f"{r.fabric_high_bw / 1e9:,.0f}",
-        "ref_m_grid": f"{r.ref_m_grid:.0f}", "o_peak": f"{r.o_peak:.2f}", "o_peak_bw": f"{r.o_peak_bw / 1e9:.0f}",
         "o_low": f"{r.o_low:.2f}", "o_high": f"{r.o_high:.2f}", "o_low_bw": f"{r.o_low_bw / 1e9:.0f}",
-        "o_high_bw": f"{r.o_high_bw / 1e9:.0f}", "afd_gain": f"{r.afd_gain:.0%}", "ep_gain": f"{r.ep_gain:.0%}"}.items():
+        "o_high_bw": f"{r.o_high_bw / 1e9:.0f}", "o_peak": f"{r.o_peak:.2f}", "o_peak_bw": f"{r.o_peak_bw / 1e9:.0f}",
+        "afd_gain": f"{r.afd_gain:.0%}", "ep_gain": f"{r.ep_gain:.0%}"}.items():
     glue(key, value, display=False)
 
 # %% [markdown]
@@ -284,7 +287,8 @@ for key, value in {"attn_pool": attn_hw.name, "ffn_pool_name": ffn_hw.name, "afd
                    "ep_2bo_gain": f"{o.ep_2bo_gain:.0%}"}.items():
     glue(key, value, display=False)
 methods.rename(columns={"tokens_per_s_per_gpu": "tokens/s per GPU", "batch_per_gpu": "requests per GPU"}).style.set_uuid(
-    "sweet_spots-overlap_methods").hide(axis="index").format({"tokens/s per GPU": "{:,.0f}", "requests per GPU": "{:.0f}"})
+    "sweet_spots-overlap_methods").hide(axis="index").format({"tokens/s per GPU": "{:,.0f}",
+                                                              "requests per GPU": "{:.0f}"})
 
 # %% [markdown]
 # Table 2: the best deployment of {glue:text}`ref_name` on {glue:text}`ordinary_name` under each
