@@ -36,6 +36,7 @@ class AdviceSummary:
 
 
 def advice_summary(rows: list[dict]) -> AdviceSummary:
+    """Pairs, recommendations and the span of the ratios of :func:`afdlib.decode.advise.advice_table` rows."""
     ratio = np.array([r["ratio"] for r in rows], dtype=float)
     has = ratio[~np.isnan(ratio)]
     return AdviceSummary(len(rows), sum(r["recommendation"] == "AFD" for r in rows),
