@@ -76,26 +76,23 @@ _p.check_parameters(
     like_layer_step=_p.integer(1, 1000), token_factors=_p.list_of(_p.positive), dp_sigmas=_p.list_of(_p.fraction),
     output_dir=_p.text)
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 from myst_nb import glue
 
-from afdlib.routing.balance import balance_sweep, balancedness, contiguous_rank_loads, route_tokens, uniform_balancedness
-from afdlib.routing.measured import counts_from_fit, counts_or_fit, default_counts_dir, fit_zipf, moe_layers
-from afdlib.inputs.catalog import data_dir, load_hardware, load_model
 from afdlib.analysis.imbalance import alpha_afd, alpha_ep
-from afdlib.analysis.imbalance_cost import imbalance_cost
+from afdlib.analysis.imbalance_cost import alpha_plateau, dp_break_even, imbalance_cost, like_with_like_study
+from afdlib.inputs.catalog import data_dir, load_hardware, load_model
 from afdlib.report.figures import measured_sigma_figure, uniform_sigma_figure
 from afdlib.report.style import save_data, save_figure, setup_style
+from afdlib.routing.measured import counts_from_fit, counts_or_fit, default_counts_dir, moe_layers
+from afdlib.routing.sweeps import (
+    longrun_balance, per_batch_balance, sample_layers, uniform_check, zipf_fit_summary, zipf_fit_table)
 
 setup_style()
-rng = np.random.default_rng(seed)
-counts, origin = counts_or_fit(counts_dir or default_counts_dir(), counts_file,
-                               data_dir() / "deepseek_v3_routing_fit.yaml")
+fit_file = data_dir() / "deepseek_v3_routing_fit.yaml"
+counts, origin = counts_or_fit(counts_dir or default_counts_dir(), counts_file, fit_file)
 layers = moe_layers(counts)
 n_experts = counts.shape[1]
-glue("n_moe_layers", int(layers.size), display=False)
-glue("n_experts_counts", int(n_experts), display=False)
 
 # %% [markdown]
 # ## Uniform routing: analytic against Monte-Carlo
@@ -108,25 +105,16 @@ glue("n_experts_counts", int(n_experts), display=False)
 # ({numref}`sigma-uniform`).
 
 # %% tags=["hide-input"]
-ranks_u = np.array([r for r in ep_sizes if n_experts % r == 0])
-draws = {t: np.stack([route_tokens(t, experts_per_token, np.ones(n_experts), rng) for _ in range(uniform_trials)])
-         for t in batch_tokens}
-mc = np.array([[balancedness(contiguous_rank_loads(draws[t], r)).mean() for r in ranks_u] for t in batch_tokens])
-analytic = uniform_balancedness(np.array(batch_tokens)[:, None], experts_per_token, n_experts, ranks_u[None, :])
-leading = uniform_balancedness(np.array(batch_tokens)[:, None], experts_per_token, n_experts, ranks_u[None, :],
-                               method="leading")
-fig = uniform_sigma_figure(batch_tokens, ranks_u, analytic, leading, mc, experts_per_token)
+u = uniform_check(batch_tokens, experts_per_token, n_experts, ep_sizes, uniform_trials, seed)
+fig = uniform_sigma_figure(batch_tokens, u.ranks, u.analytic, u.leading, u.monte_carlo, experts_per_token)
 save_figure(fig, "sigma_uniform", output_dir)
 glue("fig_sigma_uniform", fig, display=False)
 plt.close(fig)
-glue("u_tokens", ", ".join(str(t) for t in batch_tokens), display=False)
-glue("u_trials", uniform_trials, display=False)
-glue("u_experts", n_experts, display=False)
-glue("u_k", experts_per_token, display=False)
-mu = np.array(batch_tokens)[:, None] * experts_per_token / ranks_u[None, :]
-big = mu >= 64
-glue("mc_gap", f"{np.abs(mc - analytic)[big].max():.3f}", display=False)
-glue("mc_gap_leading", f"{np.abs(mc - leading)[big].max():.3f}", display=False)
+gap, gap_leading = u.gap(min_load=64)
+for key, value in {"n_moe_layers": int(layers.size), "n_experts_counts": int(n_experts), "u_trials": uniform_trials,
+                   "u_tokens": ", ".join(str(t) for t in batch_tokens), "u_experts": n_experts,
+                   "u_k": experts_per_token, "mc_gap": f"{gap:.3f}", "mc_gap_leading": f"{gap_leading:.3f}"}.items():
+    glue(key, value, display=False)
 
 # %% [markdown]
 # ```{glue:figure} fig_sigma_uniform
@@ -150,30 +138,19 @@ glue("mc_gap_leading", f"{np.abs(mc - leading)[big].max():.3f}", display=False)
 # with and without redundant replicas.
 
 # %% tags=["hide-input"]
-red_counts = [redundant if (n_experts + redundant) >= r else r - n_experts for r in ep_sizes]
-_, cont_lr, red_lr = balance_sweep(counts, ep_sizes, red_counts)
-_, _, pack_lr = balance_sweep(counts, ep_sizes, [max(0, r - n_experts) for r in ep_sizes])
-longrun = pd.DataFrame({"ep_size": ep_sizes, "contiguous": np.median(cont_lr, axis=1),
-                        "eplb_no_replicas": np.median(pack_lr, axis=1),
-                        f"eplb_plus_{redundant}": np.median(red_lr, axis=1)})
-longrun["contiguous_max_over_mean"] = 1 / longrun.contiguous
-longrun[f"eplb_plus_{redundant}_max_over_mean"] = 1 / longrun[f"eplb_plus_{redundant}"]
+eplb = f"eplb_plus_{redundant}"
+longrun = pd.DataFrame(longrun_balance(counts, ep_sizes, redundant, max_over_mean=True))
 save_data(longrun, "sigma_deepseek_longrun", output_dir)
 # the same for the shipped Zipf fits of this file (per-layer exponents, experts in a seeded order)
-fit_counts = counts_from_fit(data_dir() / "deepseek_v3_routing_fit.yaml", counts_file)
-_, cont_f, red_f = balance_sweep(fit_counts, ep_sizes, red_counts)
-_, _, pack_f = balance_sweep(fit_counts, ep_sizes, [max(0, r - n_experts) for r in ep_sizes])
-fitted = pd.DataFrame({"ep_size": ep_sizes, "contiguous": np.median(cont_f, axis=1),
-                       "eplb_no_replicas": np.median(pack_f, axis=1), f"eplb_plus_{redundant}": np.median(red_f, axis=1)})
+fitted = pd.DataFrame(longrun_balance(counts_from_fit(fit_file, counts_file), ep_sizes, redundant))
 save_data(fitted, "sigma_zipf_fit_longrun", output_dir)
-glue("fit_gap_eplb", f"{(fitted[f'eplb_plus_{redundant}'] - longrun[f'eplb_plus_{redundant}']).abs().max():.3f}",
-     display=False)
+glue("fit_gap_eplb", f"{(fitted[eplb] - longrun[eplb]).abs().max():.3f}", display=False)
 glue("fit_gap_contiguous", f"{(fitted.contiguous - longrun.contiguous).abs().max():.3f}", display=False)
 longrun.rename(columns={
     "ep_size": "EP ranks", "contiguous": "σ, contiguous", "eplb_no_replicas": "σ, EPLB",
-    f"eplb_plus_{redundant}": f"σ, EPLB + {redundant}", "contiguous_max_over_mean": "max/mean, contiguous",
-    f"eplb_plus_{redundant}_max_over_mean": f"max/mean, EPLB + {redundant}"}).style.hide(axis="index").format(
-    precision=3)
+    eplb: f"σ, EPLB + {redundant}", "contiguous_max_over_mean": "max/mean, contiguous",
+    f"{eplb}_max_over_mean": f"max/mean, EPLB + {redundant}"}
+).style.set_uuid("sigma_from_routing-longrun").hide(axis="index").format(precision=3)
 
 # %% [markdown]
 # Then per-batch: batches of $T$ tokens drawn from each layer's long-run popularity (a lower bound
@@ -181,23 +158,16 @@ longrun.rename(columns={
 # counts, as a static placement would be.
 
 # %% tags=["hide-input"]
-sample = layers[np.linspace(0, layers.size - 1, min(layer_sample, layers.size)).astype(int)]
-per_batch = []
-for t in batch_tokens:
-    _, cont_b, red_b = balance_sweep(counts, ep_sizes, red_counts, tokens=t, experts_per_token=experts_per_token,
-                                     trials=trials, seed=seed, layers=sample)
-    per_batch += [{"tokens": t, "ep_size": r, "contiguous": float(np.median(cont_b[i])),
-                   f"eplb_plus_{redundant}": float(np.median(red_b[i]))} for i, r in enumerate(ep_sizes)]
-per_batch = pd.DataFrame(per_batch)
+sample = sample_layers(layers, layer_sample)
+per_batch = pd.DataFrame(per_batch_balance(counts, ep_sizes, redundant, batch_tokens, experts_per_token, trials, seed,
+                                           sample))
 save_data(per_batch, "sigma_deepseek_batches", output_dir)
-
 fig = measured_sigma_figure(longrun, per_batch, redundant, len(sample), trials, fitted)
 save_figure(fig, "sigma_deepseek", output_dir)
 glue("fig_sigma_deepseek", fig, display=False)
 plt.close(fig)
-glue("d_layers", len(sample), display=False)
-glue("d_trials", trials, display=False)
-glue("d_redundant", redundant, display=False)
+for key, value in {"d_layers": len(sample), "d_trials": trials, "d_redundant": redundant}.items():
+    glue(key, value, display=False)
 
 # %% [markdown]
 # ```{glue:figure} fig_sigma_deepseek
@@ -227,24 +197,15 @@ glue("d_redundant", redundant, display=False)
 # layer by one exponent $s$; total variation is the share of load the fit puts on the wrong ranks.
 
 # %% tags=["hide-input"]
-fits = [fit_zipf(counts[i]) for i in layers]
-fit_table = pd.DataFrame({"layer": layers, "zipf_exponent": [f.exponent for f in fits],
-                          "total_variation": [f.total_variation for f in fits],
-                          "max_over_mean_measured": [f.max_over_mean_measured for f in fits],
-                          "max_over_mean_fitted": [f.max_over_mean_fitted for f in fits]})
-save_data(fit_table, "sigma_zipf_fit", output_dir)
-s_med = float(fit_table.zipf_exponent.median())
-glue("s_median", f"{s_med:.2f}", display=False)
-glue("s_range", f"{fit_table.zipf_exponent.min():.2f}-{fit_table.zipf_exponent.max():.2f}", display=False)
-glue("tv_median", f"{fit_table.total_variation.median():.3f}", display=False)
-glue("mm_measured", f"{fit_table.max_over_mean_measured.median():.2f}", display=False)
-glue("mm_fitted", f"{fit_table.max_over_mean_fitted.median():.2f}", display=False)
-summary = pd.DataFrame({
-    "quantity": ["Zipf exponent s", "total variation (0 = perfect fit)", "max / mean, measured", "max / mean, fitted"],
-    **{stat: [fn(fit_table[c]) for c in ("zipf_exponent", "total_variation", "max_over_mean_measured",
-                                         "max_over_mean_fitted")]
-       for stat, fn in (("median", np.median), ("min", np.min), ("max", np.max))}})
-summary.style.hide(axis="index").format(precision=3)
+fit_table = zipf_fit_table(counts, layers)
+save_data(pd.DataFrame(fit_table), "sigma_zipf_fit", output_dir)
+summary = pd.DataFrame(zipf_fit_summary(fit_table))   # rows: exponent, total variation, max/mean measured, fitted
+median = summary["median"]
+for key, value in {"s_median": f"{median[0]:.2f}", "s_range": f"{summary['min'][0]:.2f}-{summary['max'][0]:.2f}",
+                   "tv_median": f"{median[1]:.3f}", "mm_measured": f"{median[2]:.2f}",
+                   "mm_fitted": f"{median[3]:.2f}"}.items():
+    glue(key, value, display=False)
+summary.style.set_uuid("sigma_from_routing-zipf_summary").hide(axis="index").format(precision=3)
 
 # %% [markdown]
 # The median exponent is $s$ = {glue:text}`s_median` (range {glue:text}`s_range`), with a median
@@ -266,23 +227,20 @@ afd, ep = imbalance_cost(counts, load_model("deepseek-v3"), load_hardware(hardwa
                          redundant, lambda_ep, ep_tokens_per_gpu, trials=trials, seed=seed, layers=sample)
 answer = pd.DataFrame([afd.__dict__, ep.__dict__])
 save_data(answer, "sigma_cost", output_dir)
-glue("origin", origin, display=False)
-glue("afd_tokens", f"{afd.tokens_per_step:,}", display=False)
-glue("ep_tokens", f"{ep.tokens_per_step:,}", display=False)
-for key, c in (("afd", afd), ("ep", ep)):
-    glue(f"sigma_{key}", f"{c.sigma:.3f}", display=False)
-    glue(f"alpha_{key}", f"{c.alpha:.3f}", display=False)
-    glue(f"loss_{key}", f"{1 - c.alpha:.1%}", display=False)
-afd_wins = afd.alpha > ep.alpha
-glue("verdict", "less than" if afd_wins else "more than", display=False)
-glue("consequence", "AFD ahead" if afd_wins else "EP ahead", display=False)
-glue("ep_slots_per_gpu", f"{(n_experts + redundant) / ep_size:.2g}", display=False)
-glue("afd_experts_per_gpu", f"{n_experts / afd.gpus:.3g}", display=False)
-glue("alpha_afd_at_ep_sigma", f"{float(alpha_afd(ep.sigma, n_attn_afd, n_ffn_afd).alpha):.3f}", display=False)
-glue("alpha_ep_at_ep_sigma", f"{float(alpha_ep(ep.sigma, n_attn_afd / n_ffn_afd)):.3f}", display=False)
+for key, value in {
+        "origin": origin, "afd_tokens": f"{afd.tokens_per_step:,}", "ep_tokens": f"{ep.tokens_per_step:,}",
+        "sigma_afd": f"{afd.sigma:.3f}", "alpha_afd": f"{afd.alpha:.3f}", "loss_afd": f"{1 - afd.alpha:.1%}",
+        "sigma_ep": f"{ep.sigma:.3f}", "alpha_ep": f"{ep.alpha:.3f}", "loss_ep": f"{1 - ep.alpha:.1%}",
+        "verdict": "less than" if afd.alpha > ep.alpha else "more than",
+        "consequence": "AFD ahead" if afd.alpha > ep.alpha else "EP ahead",
+        "ep_slots_per_gpu": f"{(n_experts + redundant) / ep_size:.2g}",
+        "afd_experts_per_gpu": f"{n_experts / afd.gpus:.3g}",
+        "alpha_afd_at_ep_sigma": f"{float(alpha_afd(ep.sigma, n_attn_afd, n_ffn_afd).alpha):.3f}",
+        "alpha_ep_at_ep_sigma": f"{float(alpha_ep(ep.sigma, n_attn_afd / n_ffn_afd)):.3f}"}.items():
+    glue(key, value, display=False)
 answer.rename(columns={"gpus": "GPUs", "tokens_per_step": "tokens per layer step", "sigma": "σ (step)",
-                       "alpha": "α (throughput kept)", "rounding": "attention rounding"}).style.hide(
-    axis="index").format(precision=3)
+                       "alpha": "α (throughput kept)", "rounding": "attention rounding"}).style.set_uuid(
+    "sigma_from_routing-cost").hide(axis="index").format(precision=3)
 
 # %% [markdown]
 # From {glue:text}`origin`: AFD's FFN pool sees {glue:text}`afd_tokens` tokens per layer step
@@ -311,57 +269,23 @@ answer.rename(columns={"gpus": "GPUs", "tokens_per_step": "tokens per layer step
 # $\sigma$ the harmonic mean over layers, the range the 10th-90th percentile over trials.
 
 # %% tags=["hide-input"]
-from afdlib.analysis.imbalance import alpha_dp_afd, alpha_dp_ep
-from afdlib.analysis.imbalance_cost import like_with_like
-
 like_layers = layers[::like_layer_step]
-afd_gpus_total = (n_attn_afd + n_ffn_afd) * load_hardware(hardware).gpus_per_node
-per_gpu = afd.tokens_per_step / afd_gpus_total
-runs = {r: like_with_like(counts, experts_per_token, n_attn_afd, n_ffn_afd, load_hardware(hardware).gpus_per_node,
-                          [r], redundant, lambda_ep, int(round(per_gpu * r)), like_trials, seed, like_layers)
-        for r in like_ep_sizes}
-
-
-def rng_of(x):
-    return f"{np.median(x):.3f} ({np.percentile(x, 10):.3f}-{np.percentile(x, 90):.3f})"
-
-
-rows = []
-equal = like_ep_sizes[0]
-first = runs[equal]
-rows.append({"design": first.designs[0], "GPUs": int(first.gpus[0]), "tokens per step": first.tokens,
-             "sigma (10-90%)": rng_of(first.sigma[0]), "layers' sigma 10-90%":
-             f"{np.percentile(first.layer_sigma[0], 10):.3f}-{np.percentile(first.layer_sigma[0], 90):.3f}",
-             "alpha (10-90%)": rng_of(first.alpha[0])})
-for r, run in runs.items():
-    rows.append({"design": run.designs[1], "GPUs": int(run.gpus[1]), "tokens per step": run.tokens,
-                 "sigma (10-90%)": rng_of(run.sigma[1]), "layers' sigma 10-90%":
-                 f"{np.percentile(run.layer_sigma[1], 10):.3f}-{np.percentile(run.layer_sigma[1], 90):.3f}",
-                 "alpha (10-90%)": rng_of(run.alpha[1])})
-like_table = pd.DataFrame(rows)
+like = like_with_like_study(counts, experts_per_token, n_attn_afd, n_ffn_afd, load_hardware(hardware).gpus_per_node,
+                            like_ep_sizes, redundant, lambda_ep, afd.tokens_per_step, like_trials, seed, like_layers)
+like_table = pd.DataFrame(like.rows())
 save_data(like_table, "sigma_like_with_like", output_dir)
-# leads are taken between the values as printed (three decimals), so that a reader's subtraction agrees
-a_afd, a_eq = round(float(np.median(first.alpha[0])), 3), round(float(np.median(first.alpha[1])), 3)
-glue("afd_name", first.designs[0].replace("AFD ", ""), display=False)
-glue("afd_gpus_total", afd_gpus_total, display=False)
-glue("ep_equal", equal, display=False)
-glue("like_trials", like_trials, display=False)
-glue("like_layers", like_layers.size, display=False)
-glue("like_alpha_afd", f"{a_afd:.3f}", display=False)
-glue("like_alpha_ep", f"{a_eq:.3f}", display=False)
-glue("like_sigma_afd", f"{np.median(first.sigma[0]):.3f}", display=False)
-glue("like_sigma_ep", f"{np.median(first.sigma[1]):.3f}", display=False)
-glue("like_gap", f"{100 * (a_afd - a_eq):+.1f}", display=False)
-# other EP sizes at AFD's tokens per GPU, against AFD at its own size (the first row)
-others = [(r, round(float(np.median(runs[r].alpha[1])), 3), a_afd) for r in like_ep_sizes[1:]]
-glue("like_others", "; ".join(f"EP{r} {ae:.3f}" for r, ae, _ in others) + f" (AFD {a_afd:.3f})", display=False)
-# AFD's alpha is set by whole attention nodes: the sigma range over which it stays put
-grid_s = np.linspace(0.80, 1.0, 2001)
-a_grid = alpha_afd(grid_s, n_attn_afd, n_ffn_afd).alpha
-a_pinned = float(np.median(first.alpha[0]))           # unrounded: the plateau whole nodes hold it on
-flat = grid_s[np.isclose(a_grid, a_pinned, rtol=0, atol=1e-9)]
-glue("afd_flat", f"{flat.min():.3f} to {flat.max():.3f}" if flat.size else "n/a", display=False)
-like_table.style.hide(axis="index")
+a_afd, a_eq = like.printed_alphas()                      # leads are taken between the values as printed
+med = like.medians()
+flat = alpha_plateau(med["alpha_afd"], n_attn_afd, n_ffn_afd)   # AFD's alpha is set by whole attention nodes
+for key, value in {
+        "afd_name": like.first.designs[0].replace("AFD ", ""), "afd_gpus_total": like.afd_gpus, "ep_equal": like.equal,
+        "like_trials": like_trials, "like_layers": like_layers.size, "like_alpha_afd": f"{a_afd:.3f}",
+        "like_alpha_ep": f"{a_eq:.3f}", "like_sigma_afd": f"{med['sigma_afd']:.3f}",
+        "like_sigma_ep": f"{med['sigma_ep']:.3f}", "like_gap": f"{100 * (a_afd - a_eq):+.1f}",
+        "like_others": "; ".join(f"EP{r} {ae:.3f}" for r, ae in like.others()) + f" (AFD {a_afd:.3f})",
+        "afd_flat": f"{flat[0]:.3f} to {flat[1]:.3f}" if flat else "n/a"}.items():
+    glue(key, value, display=False)
+like_table.style.set_uuid("sigma_from_routing-like_with_like").hide(axis="index")
 
 # %% [markdown]
 # Table 2: step balancedness $\sigma$ and the share of throughput kept, $\alpha$ (medians over
@@ -375,34 +299,22 @@ like_table.style.hide(axis="index")
 # GPU: {glue:text}`like_others`.
 
 # %% tags=["hide-input"]
-sens = []
 sens_trials = max(2, like_trials // 2)   # the other factors: Table 2's layers and seed, half its trials (for speed)
-for f in token_factors:          # its row at factor 1 is Table 2's run
-    tok = int(round(afd.tokens_per_step * f))
-    run = first if tok == first.tokens else like_with_like(   # factor 1 is Table 2's run: reused, not redrawn
-        counts, experts_per_token, n_attn_afd, n_ffn_afd, load_hardware(hardware).gpus_per_node,
-        [equal], redundant, lambda_ep, tok, sens_trials, seed, like_layers)
-    sens.append({"tokens per step": tok, "AFD sigma": float(np.median(run.sigma[0])),
-                 f"EP{equal} sigma": float(np.median(run.sigma[1])), "AFD alpha": float(np.median(run.alpha[0])),
-                 f"EP{equal} alpha": float(np.median(run.alpha[1]))})
-sens = pd.DataFrame(sens)
+sens = pd.DataFrame(like.token_sensitivity(afd.tokens_per_step, token_factors, sens_trials))   # factor 1: Table 2's run
 save_data(sens, "sigma_like_tokens", output_dir)
-lead = sens["AFD alpha"].round(3) - sens[f"EP{equal} alpha"].round(3)
-glue("sens_range", f"{100 * lead.min():+.1f} to {100 * lead.max():+.1f}", display=False)
-dp = pd.DataFrame([{"DP sigma": d, "AFD alpha": a_afd * float(alpha_dp_afd(d)),
-                    f"EP{equal} alpha": a_eq * float(alpha_dp_ep(d, lambda_ep))} for d in dp_sigmas])
+dp = pd.DataFrame(like.dp_rows(dp_sigmas))
 save_data(dp, "sigma_like_dp", output_dir)
-dp_lead = dp["AFD alpha"].round(3) - dp[f"EP{equal} alpha"].round(3)
-glue("dp_lead", f"{100 * dp_lead.min():+.1f} to {100 * dp_lead.max():+.1f}", display=False)
-glue("dp_list", ", ".join(f"{d:g}" for d in dp_sigmas), display=False)
-glue("dp_max", f"{max(dp_sigmas):g}", display=False)
-# DP balancedness below which EP keeps more: a_afd s = a_ep s (lambda + 1) / (lambda + s)
-s_even = a_eq * (lambda_ep + 1) / a_afd - lambda_ep
-glue("dp_break_even", f"{min(s_even, 1.0):.3f}", display=False)
-glue("dp_max_loss", f"{1 - max(dp_sigmas):.0%}", display=False)
-glue("lambda_value", f"{lambda_ep:g}", display=False)
-glue("ep_sizes_others", ", ".join(f"EP{r} {100 * (aa - ae):+.1f}" for r, ae, aa in others), display=False)
-sens.style.hide(axis="index").format({"tokens per step": "{:,.0f}", **{c: "{:.3f}" for c in sens.columns[1:]}})
+lead, dp_lead = like.printed_lead(sens), like.printed_lead(dp)
+for key, value in {
+        "sens_range": f"{100 * lead[0]:+.1f} to {100 * lead[1]:+.1f}",
+        "dp_lead": f"{100 * dp_lead[0]:+.1f} to {100 * dp_lead[1]:+.1f}",
+        "dp_list": ", ".join(f"{d:g}" for d in dp_sigmas), "dp_max": f"{max(dp_sigmas):g}",
+        "dp_break_even": f"{dp_break_even(a_afd, a_eq, lambda_ep):.3f}", "dp_max_loss": f"{1 - max(dp_sigmas):.0%}",
+        "lambda_value": f"{lambda_ep:g}",
+        "ep_sizes_others": ", ".join(f"EP{r} {100 * (a_afd - ae):+.1f}" for r, ae in like.others())}.items():
+    glue(key, value, display=False)
+sens.style.set_uuid("sigma_from_routing-tokens").hide(axis="index").format(
+    {"tokens per step": "{:,.0f}", **{c: "{:.3f}" for c in sens.columns[1:]}})
 
 # %% [markdown]
 # Table 3: expert imbalance alone, AFD's tokens per step scaled by {glue:text}`factors_list`
@@ -413,7 +325,7 @@ sens.style.hide(axis="index").format({"tokens per step": "{:,.0f}", **{c: "{:.3f
 # %% tags=["hide-input"]
 glue("factors_list", ", ".join(f"{f:g}" for f in token_factors), display=False)
 glue("sens_trials_v", sens_trials, display=False)
-dp.style.hide(axis="index").format("{:.3f}")
+dp.style.set_uuid("sigma_from_routing-dp").hide(axis="index").format("{:.3f}")
 
 # %% [markdown]
 # Table 4: what DP imbalance on the attention side adds, at AFD's tokens per step: AFD keeps at

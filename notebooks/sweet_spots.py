@@ -63,56 +63,47 @@ _p.check_parameters(
     reference_model=_p.text, attention_pool=_p.text, ffn_pool=_p.text, prices=_p.price_map,
     output_dir=_p.text)
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 from myst_nb import glue
 
-from afdlib.decode.advise import DECISIVE, FLIP_FACTORS, advice_table, break_even_scale_out
-from afdlib.inputs.catalog import load_hardware, load_model, model_names
+from afdlib.decode.advise import DECISIVE, advice_table
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
+from afdlib.decode.sweetspot import overlap_methods, pools_table
+from afdlib.decode.sweetspot_study import (
+    advice_summary, bandwidth_curves, break_even, error_spread, heterogeneous_design, median_ratio_between,
+    overlap_readings, pools_rows, property_maps, ratio_of, ratio_span, table3_rows, twins)
+from afdlib.decode.validation import validation_rows
+from afdlib.inputs.catalog import load_hardware, load_model, model_names
+from afdlib.inputs.specs import Budget
 from afdlib.report.figures import advice_heatmap, ratio_bandwidth_figure, ratio_maps_figure
 from afdlib.report.style import save_data, save_figure, setup_style
-from afdlib.inputs.specs import Budget, Precision
-from afdlib.decode.sweetspot import overlap_methods, pools_table, ratio_map
 
 setup_style()
 budget = Budget(slo_s=slo_ms / 1e3, l_accept=mtp, t_gap_s=DECODE_T_GAP_S)
 hws = [load_hardware(h, profile=hw_profile) for h in hardware]
 ms = [load_model(m, profile="reference") for m in models]
-table = pd.DataFrame(advice_table(ms, hws, budget, context))
+rows = advice_table(ms, hws, budget, context)
+table = pd.DataFrame(rows)
 save_data(table, "sweet_spots_advice", output_dir)
-hw_slugs, model_slugs = [h.slug for h in hws], [m.slug for m in ms]   # the table's keys (files have their own)
-fig = advice_heatmap(table, hw_slugs, model_slugs, DECISIVE)
+fig = advice_heatmap(table, [h.slug for h in hws], [m.slug for m in ms], DECISIVE)   # the table's keys
 save_figure(fig, "sweet_spots_advice", output_dir)
 glue("fig_sweet_spots_advice", fig, display=False)
 plt.close(fig)
-glue("n_pairs", len(table), display=False)
-glue("n_afd", int((table.recommendation == "AFD").sum()), display=False)
-glue("n_ep", int((table.recommendation == "EP").sum()), display=False)
-glue("n_decisive", int(table.decisive.sum()), display=False)
-glue("decisive", f"{DECISIVE:g} or below {1 / DECISIVE:.2f}", display=False)
-glue("tie_band", f"between {1 / DECISIVE:.2f} and {DECISIVE:g}", display=False)
-from afdlib.decode.validation import validation_rows
-
-validation = validation_rows()
-glue("max_validation_error", f"{max(r['error'] for r in validation):+.1%}", display=False)
-glue("min_validation_error", f"{min(r['error'] for r in validation):+.1%}", display=False)
-afd_errors = [r["error"] for r in validation if r["design"] == "afd"]
-ep_errors = [r["error"] for r in validation if r["design"] == "ep"]
-glue("afd_validation_error", ", ".join(f"{e:+.1%}" for e in afd_errors), display=False)
-glue("ep_validation_errors", f"{min(ep_errors):+.1%} to {max(ep_errors):+.1%}", display=False)
-lean = [(1 + max(afd_errors)) / (1 + e) - 1 for e in (max(ep_errors), min(ep_errors))]
-glue("afd_lean", f"{lean[0]:.0%} to {lean[1]:.0%}", display=False)
-glue("ratio_range", f"{table.ratio.min():.2f} to {table.ratio.max():.2f}", display=False)
-symmetric = pd.DataFrame(advice_table(ms, hws, budget, context,
-                                      assumptions=Assumptions(ep_overlap=1.0, afd_overlap=1.0)))
-save_data(symmetric, "sweet_spots_advice_equal_overlap", output_dir)
-glue("n_ep_sym", int((symmetric.recommendation == "EP").sum()), display=False)
-glue("median_sym", f"{float(np.median(1 / symmetric.ratio)):.2f}", display=False)
-glue("range_sym", f"{symmetric.ratio.min():.2f} to {symmetric.ratio.max():.2f}", display=False)
-same = table.pivot(index="model", columns="hardware", values="ratio")
-twins = [(a, b) for i, a in enumerate(hw_slugs) for b in hw_slugs[i + 1:] if np.allclose(same[a], same[b])]
-glue("twins", "; ".join(f"{a} and {b}" for a, b in twins) or "none", display=False)
+sym_rows = advice_table(ms, hws, budget, context, assumptions=Assumptions(ep_overlap=1.0, afd_overlap=1.0))
+save_data(pd.DataFrame(sym_rows), "sweet_spots_advice_equal_overlap", output_dir)
+n, sym, err = advice_summary(rows), advice_summary(sym_rows), error_spread(validation_rows())
+for key, value in {
+        "n_pairs": n.pairs, "n_afd": n.afd, "n_ep": n.ep, "n_decisive": n.decisive, "n_ep_sym": sym.ep,
+        "decisive": f"{DECISIVE:g} or below {1 / DECISIVE:.2f}",
+        "tie_band": f"between {1 / DECISIVE:.2f} and {DECISIVE:g}",
+        "max_validation_error": f"{err.high:+.1%}", "min_validation_error": f"{err.low:+.1%}",
+        "afd_validation_error": ", ".join(f"{e:+.1%}" for e in err.afd),
+        "ep_validation_errors": f"{err.ep_low:+.1%} to {err.ep_high:+.1%}",
+        "afd_lean": f"{err.afd_lean[0]:.0%} to {err.afd_lean[1]:.0%}",
+        "ratio_range": f"{n.ratio_min:.2f} to {n.ratio_max:.2f}", "median_sym": f"{sym.median_ep_over_afd:.2f}",
+        "range_sym": f"{sym.ratio_min:.2f} to {sym.ratio_max:.2f}",
+        "twins": "; ".join(f"{a} and {b}" for a, b in twins(rows)) or "none"}.items():
+    glue(key, value, display=False)
 
 # %% [markdown]
 # ```{glue:figure} fig_sweet_spots_advice
@@ -131,32 +122,24 @@ glue("twins", "; ".join(f"{a} and {b}" for a, b in twins) or "none", display=Fal
 # ```
 
 # %% tags=["hide-input"]
-glue("slo", f"{slo_ms:g}", display=False)
-glue("ctx", f"{context:g}", display=False)
 ref = load_model(reference_model, profile="reference")
 hw_o, hw_s = load_hardware(ordinary, profile=hw_profile), load_hardware(superpod, profile=hw_profile)
-row = table.set_index(["model", "hardware"])
-ref_key, o_key, s_key = ref.slug, hw_o.slug, hw_s.slug
-glue("ref_ordinary_ratio", f"{row.loc[(ref_key, o_key), 'ratio']:.2f}", display=False)
-sym_row = symmetric.set_index(["model", "hardware"])
-glue("ref_ordinary_paper_like", f"{sym_row.loc[(ref_key, o_key), 'ratio']:.2f}", display=False)
-half = pd.DataFrame(advice_table([ref], [hw_o], budget, context,
-                                 assumptions=Assumptions(ep_overlap=0.5, afd_overlap=0.5)))
-glue("ref_ordinary_half", f"{half.ratio.iloc[0]:.2f}", display=False)
-glue("ref_superpod_ratio", f"{row.loc[(ref_key, s_key), 'ratio']:.2f}", display=False)
-coarse = table[table.model.isin(["step3", "ernie-4.5"]) & table.hardware.isin(["gb200", "gb300"])]
-glue("coarse_superpod", f"{coarse.ratio.min():.2f} to {coarse.ratio.max():.2f}", display=False)
-bw_even, flip_ratio = break_even_scale_out(ref, hw_o, budget, context, Precision(), Assumptions())
-glue("ref_break_even", "none in range" if bw_even is None else f"{bw_even / 1e9:.0f}", display=False)
-if bw_even is None:
-    glue("break_even_side", "AFD never ahead in the range searched" if (flip_ratio <= 1).all() else
-         "AFD ahead throughout the range searched", display=False)
-else:   # which side of this crossing AFD leads on: the ratio at the next bandwidth searched above it
-    grid = hw_o.scale_out_bytes_per_s * FLIP_FACTORS
-    next_up = flip_ratio[grid > bw_even]
-    glue("break_even_side", f"the ratio above 1 just {'above' if next_up.size and next_up[0] > 1 else 'below'} it",
-         display=False)
-glue("ordinary_bw", f"{hw_o.scale_out_bytes_per_s / 1e9:.0f}", display=False)
+half = advice_table([ref], [hw_o], budget, context, assumptions=Assumptions(ep_overlap=0.5, afd_overlap=0.5))
+coarse = ratio_span(rows, ["step3", "ernie-4.5"], ["gb200", "gb300"])   # the paper's coarse experts on Superpods
+bw_even, side = break_even(ref, hw_o, budget, context)
+for key, value in {
+        "slo": f"{slo_ms:g}", "ctx": f"{context:g}", "ref_ordinary_half": f"{half[0]['ratio']:.2f}",
+        "ref_ordinary_ratio": f"{ratio_of(rows, ref.slug, hw_o.slug):.2f}",
+        "ref_ordinary_paper_like": f"{ratio_of(sym_rows, ref.slug, hw_o.slug):.2f}",
+        "ref_superpod_ratio": f"{ratio_of(rows, ref.slug, hw_s.slug):.2f}",
+        "coarse_superpod": f"{coarse[0]:.2f} to {coarse[1]:.2f}",
+        "ref_break_even": "none in range" if bw_even is None else f"{bw_even / 1e9:.0f}",
+        "break_even_side": {"never": "AFD never ahead in the range searched",
+                            "always": "AFD ahead throughout the range searched",
+                            "above": "the ratio above 1 just above it",
+                            "below": "the ratio above 1 just below it"}[side],
+        "ordinary_bw": f"{hw_o.scale_out_bytes_per_s / 1e9:.0f}"}.items():
+    glue(key, value, display=False)
 
 # %% [markdown]
 # ## The paper's own cases
@@ -180,75 +163,30 @@ glue("ordinary_bw", f"{hw_o.scale_out_bytes_per_s / 1e9:.0f}", display=False)
 #   DeepSeek-V3 on {glue:text}`superpod_name` sits at {glue:text}`ref_superpod_ratio`.
 
 # %% tags=["hide-input"]
-glue("superpod_name", hw_s.name, display=False)
-bw_o = np.geomspace(12.5e9, 800e9, map_size) * 0.8
-bw_s = np.geomspace(100e9, 3600e9, map_size) * 0.8
-sizes = np.geomspace(512, 16384, map_size)
-sparsity = np.geomspace(4, 128, map_size)
-maps = {}
-for title, hw, bw, axis, values in (
-        (f"{hw_o.name}, 8-GPU nodes: scale-out x M", hw_o, bw_o, "moe_intermediate_size", sizes),
-        (f"{hw_o.name}, 8-GPU nodes: scale-out x E/K", hw_o, bw_o, "sparsity", sparsity),
-        (f"{hw_s.name}: fabric x M", hw_s, bw_s, "moe_intermediate_size", sizes),
-        (f"{hw_s.name}: fabric x E/K", hw_s, bw_s, "sparsity", sparsity)):
-    maps[title] = ratio_map(ref, hw, budget, context, bw, values, axis)
+maps = property_maps(ref, hw_o, hw_s, budget, context, map_size)
 catalogue = [load_model(m, profile="reference") for m in model_names()]
-placements = {t: {m.name: ((m.moe_intermediate_size if rm.axis == "moe_intermediate_size" else m.sparsity),
-                           (hw_o if "8-GPU" in t else hw_s).scale_out_bytes_per_s) for m in catalogue}
-              for t, rm in maps.items()}
-fig = ratio_maps_figure(maps, placements)
+fig = ratio_maps_figure(maps.titled(), maps.placements(catalogue))
 save_figure(fig, "sweet_spots_maps", output_dir)
 glue("fig_sweet_spots_maps", fig, display=False)
 plt.close(fig)
-save_data(pd.concat([pd.DataFrame({"map": t, "bandwidth_gb_per_s": np.repeat(rm.bandwidth / 1e9, rm.values.size),
-                                   rm.axis: np.tile(rm.values, rm.bandwidth.size), "ratio": rm.ratio.ravel(),
-                                   "ep": rm.ep.ravel(), "afd": rm.afd.ravel()}) for t, rm in maps.items()]),
-          "sweet_spots_maps", output_dir)
-glue("map_points", f"{max(r.points for r in maps.values()):,}", display=False)
-glue("model_numbers", ", ".join(f"{k + 1} {m.name}" for k, m in enumerate(catalogue)), display=False)
-m_o = maps[f"{hw_o.name}, 8-GPU nodes: scale-out x M"]
-i_now = m_o.row(hw_o.scale_out_bytes_per_s)
-glue("m_row_bw", f"{m_o.bandwidth[i_now] / 1e9:.0f}", display=False)
-row_o = m_o.ratio[i_now]
-glue("m_row_small", f"{row_o[0]:.2f}", display=False)
-glue("m_row_large", f"{row_o[-1]:.2f}", display=False)
-glue("m_row_peak", f"{np.nanmax(row_o):.2f}", display=False)
-glue("m_row_peak_m", f"{m_o.values[int(np.nanargmax(row_o))]:.0f}", display=False)
-glue("m_small", f"{m_o.values[0]:.0f}", display=False)
-glue("m_top_bw", f"{m_o.bandwidth[-1] / 1e9:.0f}", display=False)
-glue("m_top_small", f"{m_o.ratio[-1, 0]:.2f}", display=False)
-glue("m_top_large", f"{m_o.ratio[-1, -1]:.2f}", display=False)
-glue("m_large", f"{m_o.values[-1]:.0f}", display=False)
-m_s_map = maps[f"{hw_s.name}: fabric x M"]
-i_s = m_s_map.row(hw_s.scale_out_bytes_per_s)
-glue("ms_row_bw", f"{m_s_map.bandwidth[i_s] / 1e9:.0f}", display=False)
-glue("ms_row_small", f"{m_s_map.ratio[i_s, 0]:.2f}", display=False)
-glue("ms_row_large", f"{m_s_map.ratio[i_s, -1]:.2f}", display=False)
-s_s_map = maps[f"{hw_s.name}: fabric x E/K"]
-glue("ss_row_low", f"{s_s_map.ratio[i_s, 0]:.2f}", display=False)
-glue("ss_row_high", f"{s_s_map.ratio[i_s, -1]:.2f}", display=False)
-s_o = maps[f"{hw_o.name}, 8-GPU nodes: scale-out x E/K"]
-glue("s_row_low", f"{s_o.ratio[i_now, 0]:.2f}", display=False)
-glue("s_row_high", f"{s_o.ratio[i_now, -1]:.2f}", display=False)
-glue("s_low", f"{s_o.values[0]:.0f}", display=False)
-glue("s_high", f"{s_o.values[-1]:.0f}", display=False)
-j_ref = m_s_map.column(ref.moe_intermediate_size)
-glue("fabric_low", f"{m_s_map.ratio[0, j_ref]:.2f}", display=False)
-glue("fabric_high", f"{m_s_map.ratio[-1, j_ref]:.2f}", display=False)
-glue("fabric_low_bw", f"{m_s_map.bandwidth[0] / 1e9:.0f}", display=False)
-glue("fabric_high_bw", f"{m_s_map.bandwidth[-1] / 1e9:,.0f}", display=False)
-col = m_o.ratio[:, j_ref]
-glue("o_peak", f"{np.nanmax(col):.2f}", display=False)
-glue("o_peak_bw", f"{m_o.bandwidth[int(np.nanargmax(col))] / 1e9:.0f}", display=False)
-glue("ref_m_grid", f"{m_o.values[j_ref]:.0f}", display=False)
-glue("o_low", f"{m_o.ratio[0, j_ref]:.2f}", display=False)
-peak = int(np.nanargmax(col))
-glue("afd_gain", f"{m_o.afd[-1, j_ref] / m_o.afd[peak, j_ref] - 1:.0%}", display=False)
-glue("ep_gain", f"{m_o.ep[-1, j_ref] / m_o.ep[peak, j_ref] - 1:.0%}", display=False)
-glue("superpod_over_ordinary", f"{float(np.median(same[s_key] / same[o_key])):.2f}", display=False)
-glue("o_high", f"{m_o.ratio[-1, j_ref]:.2f}", display=False)
-glue("o_low_bw", f"{m_o.bandwidth[0] / 1e9:.0f}", display=False)
-glue("o_high_bw", f"{m_o.bandwidth[-1] / 1e9:.0f}", display=False)
+save_data(pd.concat([pd.DataFrame(c) for c in maps.columns()]), "sweet_spots_maps", output_dir)
+r, s_over_o = maps.readings(), median_ratio_between(rows, hw_s.slug, hw_o.slug)
+for key, value in {
+        "superpod_name": hw_s.name, "map_points": f"{maps.points:,}", "superpod_over_ordinary": f"{s_over_o:.2f}",
+        "model_numbers": ", ".join(f"{k + 1} {m.name}" for k, m in enumerate(catalogue)),
+        "m_small": f"{r.m_small:.0f}", "m_large": f"{r.m_large:.0f}", "s_low": f"{r.s_low:.0f}", "s_high": f"{r.s_high:.0f}",
+        "m_row_bw": f"{r.m_row_bw / 1e9:.0f}", "m_row_small": f"{r.m_row_small:.2f}", "m_row_large": f"{r.m_row_large:.2f}",
+        "m_row_peak": f"{r.m_row_peak:.2f}", "m_row_peak_m": f"{r.m_row_peak_m:.0f}", "m_top_bw": f"{r.m_top_bw / 1e9:.0f}",
+        "m_top_small": f"{r.m_top_small:.2f}", "m_top_large": f"{r.m_top_large:.2f}",
+        "ms_row_bw": f"{r.ms_row_bw / 1e9:.0f}", "ms_row_small": f"{r.ms_row_small:.2f}",
+        "ms_row_large": f"{r.ms_row_large:.2f}", "ss_row_low": f"{r.ss_row_low:.2f}",
+        "ss_row_high": f"{r.ss_row_high:.2f}", "s_row_low": f"{r.s_row_low:.2f}", "s_row_high": f"{r.s_row_high:.2f}",
+        "ref_m_grid": f"{r.ref_m_grid:.0f}", "fabric_low": f"{r.fabric_low:.2f}", "fabric_high": f"{r.fabric_high:.2f}",
+        "fabric_low_bw": f"{r.fabric_low_bw / 1e9:.0f}", "fabric_high_bw": f"{r.fabric_high_bw / 1e9:,.0f}",
+        "o_low": f"{r.o_low:.2f}", "o_high": f"{r.o_high:.2f}", "o_low_bw": f"{r.o_low_bw / 1e9:.0f}",
+        "o_high_bw": f"{r.o_high_bw / 1e9:.0f}", "o_peak": f"{r.o_peak:.2f}", "o_peak_bw": f"{r.o_peak_bw / 1e9:.0f}",
+        "afd_gain": f"{r.afd_gain:.0%}", "ep_gain": f"{r.ep_gain:.0%}"}.items():
+    glue(key, value, display=False)
 
 # %% [markdown]
 # ```{glue:figure} fig_sweet_spots_maps
@@ -291,27 +229,18 @@ glue("o_high_bw", f"{m_o.bandwidth[-1] / 1e9:.0f}", display=False)
 
 # %% tags=["hide-input"]
 glue("ref_name", ref.name, display=False)
-curves, current, crossings = {}, {}, {}
-sweep = np.geomspace(12.5e9, 800e9, 2 * map_size) * 0.8
-for name in dict.fromkeys((ordinary, "h20", "b200")):   # each device once (the pair may be one of them)
-    hw = load_hardware(name, profile=hw_profile)
-    rm = ratio_map(ref, hw, budget, context, sweep, [ref.moe_intermediate_size], "moe_intermediate_size")
-    curves[hw.name] = (rm.bandwidth, rm.ratio[:, 0])
-    now = advice_table([ref], [hw], budget, context)[0]["ratio"]
-    current[hw.name] = (hw.scale_out_bytes_per_s, now)
-    above = rm.ratio[:, 0] > 1
-    cross = rm.bandwidth[1:][above[1:] != above[:-1]]
-    crossings[hw.name] = ("never" if cross.size == 0 else
-                          ", ".join(f"{c / 1e9:.0f}" for c in cross) + " GB/s")
-    if hw.slug == hw_o.slug:
-        glue("cross_note", f"on the grid drawn the ratio crosses 1 {cross.size} times, so no single bandwidth "
-             "separates the designs" if cross.size > 1 else "on the grid drawn this is the only crossing",
-             display=False)
-fig = ratio_bandwidth_figure(curves, current)
+devices = [load_hardware(h, profile=hw_profile) for h in dict.fromkeys((ordinary, "h20", "b200"))]   # each once
+curves = bandwidth_curves(ref, devices, budget, context, 2 * map_size)
+fig = ratio_bandwidth_figure({c.name: (c.bandwidth, c.ratio) for c in curves},
+                             {c.name: (c.own_bandwidth, c.own_ratio) for c in curves})
 save_figure(fig, "sweet_spots_ratio_bandwidth", output_dir)
 glue("fig_sweet_spots_ratio_bandwidth", fig, display=False)
 plt.close(fig)
-glue("crossings", "; ".join(f"{k}: {v}" for k, v in crossings.items()), display=False)
+n_cross = next(c.crossings.size for c in curves if c.slug == hw_o.slug)
+glue("cross_note", f"on the grid drawn the ratio crosses 1 {n_cross} times, so no single bandwidth separates the "
+     "designs" if n_cross > 1 else "on the grid drawn this is the only crossing", display=False)
+glue("crossings", "; ".join(f"{c.name}: " + (", ".join(f"{x / 1e9:.0f}" for x in c.crossings) + " GB/s"
+                                              if c.crossings.size else "never") for c in curves), display=False)
 
 # %% [markdown]
 # ```{glue:figure} fig_sweet_spots_ratio_bandwidth
@@ -332,16 +261,12 @@ glue("crossings", "; ".join(f"{k}: {v}" for k, v in crossings.items()), display=
 attn_hw, ffn_hw = (load_hardware(h, profile=hw_profile) for h in (attention_pool, ffn_pool))
 pools = pools_table(ref, [(attn_hw, ffn_hw), (ffn_hw, attn_hw), (ffn_hw, ffn_hw), (attn_hw, attn_hw)], budget,
                     context, prices=prices)
-pools_frame = pd.DataFrame([{"design": r["design"], "tokens/s per GPU": r["tokens_per_s_per_gpu"],
-                             **{f"{k} GPU-h/Mtok": r["gpu_hours_per_mtok"].get(k, 0.0)
-                                for k in (attn_hw.slug, ffn_hw.slug)},
-                             "GPU-h/Mtok": r["total_gpu_hours_per_mtok"],
-                             **({"USD/Mtok": r["usd_per_mtok"]} if prices else {})} for r in pools])
+pool_rows = pools_rows(pools, [attn_hw.slug, ffn_hw.slug], priced=bool(prices))
+pools_frame = pd.DataFrame(pool_rows)
 save_data(pools_frame, "sweet_spots_pools", output_dir)
-hetero = pools_frame[pools_frame.design.str.contains(f"\\({attn_hw.slug}\\).*\\({ffn_hw.slug}\\)")]
-glue("hetero_design", hetero.design.iloc[0] if len(hetero) else "none", display=False)
-pools_frame.style.hide(axis="index").format({c: "{:,.0f}" if c == "tokens/s per GPU" else "{:.3f}"
-                                             for c in pools_frame.columns if c != "design"})
+glue("hetero_design", heterogeneous_design(pools, attn_hw.slug, ffn_hw.slug), display=False)
+pools_frame.style.set_uuid("sweet_spots-pools").hide(axis="index").format(
+    {c: "{:,.0f}" if c == "tokens/s per GPU" else "{:.3f}" for c in pools_frame.columns if c != "design"})
 
 # %% [markdown]
 # Table 1: {glue:text}`ref_name` with memory-rich attention GPUs ({glue:text}`attn_pool`) and
@@ -353,19 +278,17 @@ pools_frame.style.hide(axis="index").format({c: "{:,.0f}" if c == "tokens/s per 
 # ## The paper's Table 2: batch-overlap methods, computed
 
 # %% tags=["hide-input"]
-glue("attn_pool", attn_hw.name, display=False)
-glue("ffn_pool_name", ffn_hw.name, display=False)
-methods = pd.DataFrame(overlap_methods(ref, hw_o, budget, context))
+method_rows = overlap_methods(ref, hw_o, budget, context)
+methods = pd.DataFrame(method_rows)
 save_data(methods, "sweet_spots_overlap_methods", output_dir)
-rate = {(r.method, r.design, r.note.split(" ")[0] if r.note else ""): r.tokens_per_s_per_gpu for r in methods.itertuples()}
-ep_rates = methods[methods.design == "EP"].tokens_per_s_per_gpu.to_numpy()
-afd_rates = dict(zip(methods[methods.design == "AFD"].method, methods[methods.design == "AFD"].tokens_per_s_per_gpu))
-glue("afd_3_over_2", f"{afd_rates['3BO'] / afd_rates['2BO']:.2f}x", display=False)
-glue("afd_3_over_4", f"{afd_rates['3BO'] / afd_rates['4BO']:.2f}x", display=False)
-glue("ep_2bo_loss", f"{1 - ep_rates[2] / ep_rates[0]:.0%}", display=False)
-glue("ep_2bo_gain", f"{ep_rates[3] / ep_rates[0] - 1:.0%}", display=False)
-methods.rename(columns={"tokens_per_s_per_gpu": "tokens/s per GPU", "batch_per_gpu": "requests per GPU"}).style.hide(
-    axis="index").format({"tokens/s per GPU": "{:,.0f}", "requests per GPU": "{:.0f}"})
+o = overlap_readings(method_rows)
+for key, value in {"attn_pool": attn_hw.name, "ffn_pool_name": ffn_hw.name, "afd_3_over_2": f"{o.afd_3_over_2:.2f}x",
+                   "afd_3_over_4": f"{o.afd_3_over_4:.2f}x", "ep_2bo_loss": f"{o.ep_2bo_loss:.0%}",
+                   "ep_2bo_gain": f"{o.ep_2bo_gain:.0%}"}.items():
+    glue(key, value, display=False)
+methods.rename(columns={"tokens_per_s_per_gpu": "tokens/s per GPU", "batch_per_gpu": "requests per GPU"}).style.set_uuid(
+    "sweet_spots-overlap_methods").hide(axis="index").format({"tokens/s per GPU": "{:,.0f}",
+                                                              "requests per GPU": "{:.0f}"})
 
 # %% [markdown]
 # Table 2: the best deployment of {glue:text}`ref_name` on {glue:text}`ordinary_name` under each
@@ -383,26 +306,9 @@ methods.rename(columns={"tokens_per_s_per_gpu": "tokens/s per GPU", "batch_per_g
 
 # %% tags=["hide-input"]
 glue("ordinary_name", hw_o.name, display=False)
-by_hw = table.pivot(index="model", columns="hardware", values="ratio")
-t3 = pd.DataFrame([
-    {"condition (paper)": "Superpod-class interconnect",
-     "evidence in the model": f"ratio on {hw_s.name} / on {hw_o.name}, median over the models: "
-                              f"{float(np.median(by_hw[s_key] / by_hw[o_key])):.2f} (against the paper)"},
-    {"condition (paper)": "coarse experts (large M)",
-     "evidence in the model": f"{ref.name} shape on {hw_o.name}: {m_o.ratio[i_now, 0]:.2f} at M = {m_o.values[0]:.0f}, "
-                              f"peak {np.nanmax(m_o.ratio[i_now]):.2f}, {m_o.ratio[i_now, -1]:.2f} at M = "
-                              f"{m_o.values[-1]:.0f}; on {hw_s.name}: {m_s_map.ratio[i_s, 0]:.2f} to "
-                              f"{m_s_map.ratio[i_s, -1]:.2f} (mixed)"},
-    {"condition (paper)": "lower sparsity (small E/K)",
-     "evidence in the model": f"{ref.name} shape on {hw_o.name}: {s_o.ratio[i_now, 0]:.2f} at E/K = {s_o.values[0]:.0f}, "
-                              f"{s_o.ratio[i_now, -1]:.2f} at E/K = {s_o.values[-1]:.0f} (against); on {hw_s.name}: "
-                              f"{s_s_map.ratio[i_s, 0]:.2f} to {s_s_map.ratio[i_s, -1]:.2f} (with the paper)"},
-    {"condition (paper)": "heterogeneous hardware",
-     "evidence in the model": "; ".join(f"{d}: {h:.3f} GPU-h per Mtok" for d, h in
-                                        zip(pools_frame.design, pools_frame["GPU-h/Mtok"]))},
-])
+t3 = pd.DataFrame(table3_rows(maps, s_over_o, pool_rows))
 save_data(t3, "sweet_spots_table3", output_dir)
-t3.style.hide(axis="index")
+t3.style.set_uuid("sweet_spots-table3").hide(axis="index")
 
 # %% [markdown]
 # Table 3: each of the paper's favourable conditions and the number behind it in this model

@@ -304,3 +304,31 @@ def test_landing_page_jitter_row_matches_the_pipeline_chapter(tmp_path):
     row = pd.read_csv(out / "intro_results.csv").set_index("claim").loc[
         "3BO lowers the tolerance to t_B fluctuations (Section 2)"]
     assert expected in row["this book"]
+
+
+MAX_CODE_LINES = 150
+THINNED_ELSEWHERE = {"aiconfigurator_comparison", "pipeline_jitter"}
+
+
+def code_lines(path: Path) -> int:
+    """Non-blank, non-comment lines in the code cells of a jupytext notebook (markdown cells excluded)."""
+    return sum(1 for cell in jupytext.read(path).cells if cell.cell_type == "code"
+               for line in cell.source.splitlines() if line.strip() and not line.strip().startswith("#"))
+
+
+def test_code_lines_count_code_cells_only(tmp_path):
+    nb = tmp_path / "nb.py"
+    nb.write_text('# %% [markdown]\n# # Title\n# x = 1\n\n# %%\nx = 1\n\n# a comment\n    # indented comment\n'
+                  'y = [1,\n     2]  # trailing\n\n# %% tags=["hide-input"]\nprint(x)\n')
+    assert code_lines(nb) == 4          # x = 1; y = [1,; 2]; print(x)
+
+
+@pytest.mark.parametrize("chapter", [
+    pytest.param(p.stem, marks=pytest.mark.xfail(reason="thinned on branch wt-ch2", strict=False))
+    if p.stem in THINNED_ELSEWHERE else p.stem
+    for p in sorted((ROOT / "notebooks").glob("*.py"))])
+def test_chapters_are_thin(chapter):
+    """A chapter is parameters, calls into the library, figures, glued numbers and prose: what it
+    computes lives in the library, where it is tested."""
+    n = code_lines(ROOT / "notebooks" / f"{chapter}.py")
+    assert n <= MAX_CODE_LINES, f"{chapter}: {n} code lines (at most {MAX_CODE_LINES}); move computation to afdlib"

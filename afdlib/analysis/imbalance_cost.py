@@ -17,10 +17,11 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from afdlib.routing.balance import balance_sweep, effective_balancedness
 from afdlib.analysis.hfu import hfu_sweep
+from afdlib.analysis.imbalance import alpha_afd, alpha_dp_afd, alpha_dp_ep, alpha_ep
+from afdlib.errors import AfdError
 from afdlib.inputs.specs import Budget
-from afdlib.analysis.imbalance import alpha_afd, alpha_ep
+from afdlib.routing.balance import balance_sweep, effective_balancedness
 
 
 @dataclass(frozen=True)
@@ -106,3 +107,127 @@ def like_with_like(counts: ArrayLike, experts_per_token: int, n_attn: int, n_ffn
         alpha[1:] *= alpha_dp_ep(dp_sigma, lambda_ep)
     gpus = np.array([n_attn * gpus_per_node + ffn_gpus] + list(ep_sizes))
     return Comparison([d[0] for d in designs], gpus, sigma, alpha, layer_sigma, int(tokens))
+
+
+def alpha_plateau(alpha: float, n_attn: int, n_ffn: int, low: float = 0.80, points: int = 2001
+                  ) -> tuple[float, float] | None:
+    """The range of sigma in [``low``, 1] (a grid of ``points``) over which AFD keeps ``alpha``
+    (within 1e-9): whole attention nodes pin alpha_AFD on plateaus (Section 3.3). None if it never does."""
+    grid = np.linspace(low, 1.0, points)
+    flat = grid[np.isclose(alpha_afd(grid, n_attn, n_ffn).alpha, alpha, rtol=0, atol=1e-9)]
+    return (float(flat.min()), float(flat.max())) if flat.size else None
+
+
+def dp_break_even(alpha_afd_value: float, alpha_ep_value: float, lambda_ep: float) -> float:
+    """The DP balancedness s below which EP keeps more than AFD, both scaled by the DP forms
+    (AFD x s, :func:`afdlib.analysis.imbalance.alpha_dp_afd`; EP x s (lambda + 1) / (lambda + s),
+    :func:`afdlib.analysis.imbalance.alpha_dp_ep`): a_AFD s = a_EP s (lambda + 1) / (lambda + s) gives
+    s = a_EP (lambda + 1) / a_AFD - lambda; at most 1 (above 1 EP keeps more at any s)."""
+    return min(alpha_ep_value * (lambda_ep + 1) / alpha_afd_value - lambda_ep, 1.0)
+
+
+def _spread(x) -> str:
+    """Median and 10th-90th percentile, as printed: '0.912 (0.900-0.930)'."""
+    return f"{np.median(x):.3f} ({np.percentile(x, 10):.3f}-{np.percentile(x, 90):.3f})"
+
+
+@dataclass(frozen=True)
+class LikeWithLikeStudy:
+    """AFD N_A + N_F against EP at AFD's tokens per GPU (:func:`like_with_like`), for several EP sizes:
+    ``runs[R]`` holds AFD (design 0) and EP R (design 1) on the same batches; the first EP size is
+    the one compared like with like (AFD's GPU count). The setup is kept to rerun at other batches."""
+
+    counts: np.ndarray
+    experts_per_token: int
+    n_attn: int
+    n_ffn: int
+    gpus_per_node: int
+    redundant: int
+    lambda_ep: float
+    seed: int
+    layers: np.ndarray
+    runs: dict
+
+    @property
+    def equal(self) -> int:
+        return next(iter(self.runs))
+
+    @property
+    def first(self) -> Comparison:
+        return self.runs[self.equal]
+
+    @property
+    def afd_gpus(self) -> int:
+        """AFD's GPUs, (N_A + N_F) g."""
+        return int(self.first.gpus[0])
+
+    def medians(self) -> dict[str, float]:
+        """Medians over trials of the first run's step sigma and alpha (keys sigma_afd, sigma_ep,
+        alpha_afd, alpha_ep), unrounded."""
+        f = self.first
+        return {f"{q}_{d}": float(np.median(getattr(f, q)[i]))
+                for q in ("sigma", "alpha") for i, d in ((0, "afd"), (1, "ep"))}
+
+    def printed_alphas(self) -> tuple[float, float]:
+        """Median alpha of AFD and of the equal EP, rounded to the three decimals printed (leads are
+        taken between the printed values, so that a reader's subtraction agrees)."""
+        return round(float(np.median(self.first.alpha[0])), 3), round(float(np.median(self.first.alpha[1])), 3)
+
+    def others(self) -> list[tuple[int, float]]:
+        """The other EP sizes and their median alpha, rounded as printed."""
+        return [(r, round(float(np.median(self.runs[r].alpha[1])), 3)) for r in list(self.runs)[1:]]
+
+    def rows(self) -> list[dict]:
+        """The table: AFD, then each EP size, with the step's sigma and alpha (median, 10th-90th
+        percentile over trials) and the 10th-90th percentile of single layers' sigma."""
+        def row(run, d):
+            return {"design": run.designs[d], "GPUs": int(run.gpus[d]), "tokens per step": run.tokens,
+                    "sigma (10-90%)": _spread(run.sigma[d]), "layers' sigma 10-90%":
+                    f"{np.percentile(run.layer_sigma[d], 10):.3f}-{np.percentile(run.layer_sigma[d], 90):.3f}",
+                    "alpha (10-90%)": _spread(run.alpha[d])}
+        return [row(self.first, 0)] + [row(run, 1) for run in self.runs.values()]
+
+    def token_sensitivity(self, afd_tokens: int, factors: list[float], trials: int) -> list[dict]:
+        """Median sigma and alpha of AFD and the equal EP with AFD's tokens per step scaled by each
+        factor; a factor that gives the first run's tokens reuses that run, the others draw ``trials``
+        batches per layer."""
+        rows = []
+        for f in factors:
+            tok = int(round(afd_tokens * f))
+            run = self.first if tok == self.first.tokens else like_with_like(
+                self.counts, self.experts_per_token, self.n_attn, self.n_ffn, self.gpus_per_node, [self.equal],
+                self.redundant, self.lambda_ep, tok, trials, self.seed, self.layers)
+            rows.append({"tokens per step": tok, "AFD sigma": float(np.median(run.sigma[0])),
+                         f"EP{self.equal} sigma": float(np.median(run.sigma[1])),
+                         "AFD alpha": float(np.median(run.alpha[0])),
+                         f"EP{self.equal} alpha": float(np.median(run.alpha[1]))})
+        return rows
+
+    def dp_rows(self, dp_sigmas: list[float]) -> list[dict]:
+        """The printed alphas (:meth:`printed_alphas`) with DP imbalance on the attention side too."""
+        a_afd, a_ep = self.printed_alphas()
+        return [{"DP sigma": d, "AFD alpha": a_afd * float(alpha_dp_afd(d)),
+                 f"EP{self.equal} alpha": a_ep * float(alpha_dp_ep(d, self.lambda_ep))} for d in dp_sigmas]
+
+    def printed_lead(self, table) -> tuple[float, float]:
+        """Smallest and largest lead of AFD in alpha over a table (columns by name: a DataFrame or a
+        dict of columns) of :meth:`token_sensitivity` or :meth:`dp_rows` rows, between the values
+        rounded to three decimals."""
+        lead = (np.round(np.asarray(table["AFD alpha"], dtype=float), 3)
+                - np.round(np.asarray(table[f"EP{self.equal} alpha"], dtype=float), 3))
+        return float(lead.min()), float(lead.max())
+
+
+def like_with_like_study(counts: ArrayLike, experts_per_token: int, n_attn: int, n_ffn: int, gpus_per_node: int,
+                         ep_sizes: list[int], redundant: int, lambda_ep: float, afd_tokens: int, trials: int,
+                         seed: int, layers: ArrayLike) -> LikeWithLikeStudy:
+    """:func:`like_with_like` for each EP size R at AFD's tokens per GPU: ``afd_tokens`` per step over
+    its (N_A + N_F) g GPUs, so R x afd_tokens / ((N_A + N_F) g) tokens per step (rounded). The first
+    size is the one compared like with like (AFD's GPU count in the chapter)."""
+    if not ep_sizes:
+        raise AfdError("give at least one EP size to compare with")
+    tokens_per_gpu = afd_tokens / ((n_attn + n_ffn) * gpus_per_node)
+    runs = {r: like_with_like(counts, experts_per_token, n_attn, n_ffn, gpus_per_node, [r], redundant, lambda_ep,
+                              int(round(tokens_per_gpu * r)), trials, seed, layers) for r in ep_sizes}
+    return LikeWithLikeStudy(np.asarray(counts, dtype=float), experts_per_token, n_attn, n_ffn, gpus_per_node,
+                             redundant, lambda_ep, seed, np.asarray(layers), runs)

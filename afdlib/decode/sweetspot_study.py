@@ -1,0 +1,351 @@
+"""The sweet-spot study (paper Section 4, Tables 2 and 3): what the chapter reads off the advice table,
+the property maps and the bandwidth threshold.
+
+:mod:`afdlib.decode.sweetspot` computes one map, the pools and the overlap methods; this module runs
+the chapter's set of them and reduces each to the numbers its prose quotes. Rows are plain dicts (the
+notebook turns them into tables); ratios are AFD / EP output tokens per second per GPU (above 1 favours
+AFD), bandwidths bytes/s per GPU (sustained).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from afdlib.decode.advise import FLIP_FACTORS, advice_table, break_even_scale_out
+from afdlib.decode.step import Assumptions
+from afdlib.decode.sweetspot import RatioMap, ratio_map
+from afdlib.errors import AfdError
+from afdlib.inputs.specs import Budget, Hardware, Model, Precision
+
+
+# --- the advice table ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class AdviceSummary:
+    """Counts over an advice table (:func:`afdlib.decode.advise.advice_table` rows)."""
+
+    pairs: int
+    afd: int                       # pairs recommending AFD
+    ep: int
+    decisive: int                  # pairs beyond the model's error band
+    ratio_min: float               # over the pairs with a ratio
+    ratio_max: float
+    median_ep_over_afd: float      # median of EP / AFD = 1 / ratio (nan if any pair has none)
+
+
+def advice_summary(rows: list[dict]) -> AdviceSummary:
+    """Pairs, recommendations and the span of the ratios of :func:`afdlib.decode.advise.advice_table` rows."""
+    ratio = np.array([r["ratio"] for r in rows], dtype=float)
+    has = ratio[~np.isnan(ratio)]
+    return AdviceSummary(len(rows), sum(r["recommendation"] == "AFD" for r in rows),
+                         sum(r["recommendation"] == "EP" for r in rows), int(sum(bool(r["decisive"]) for r in rows)),
+                         float(has.min()) if has.size else np.nan, float(has.max()) if has.size else np.nan,
+                         float(np.median(1 / ratio)))
+
+
+def ratio_of(rows: list[dict], model: str, hardware: str) -> float:
+    """The ratio of one (model slug, hardware slug) pair of an advice table."""
+    for r in rows:
+        if r["model"] == model and r["hardware"] == hardware:
+            return r["ratio"]
+    raise AfdError(f"no advice for model '{model}' on '{hardware}' in the table")
+
+
+def _by_hardware(rows: list[dict]) -> dict[str, np.ndarray]:
+    """Ratio per device over the table's models (in the order they first appear)."""
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    cell = {(r["model"], r["hardware"]): r["ratio"] for r in rows}
+    return {h: np.array([cell.get((m, h), np.nan) for m in models], dtype=float)
+            for h in dict.fromkeys(r["hardware"] for r in rows)}
+
+
+def ratio_span(rows: list[dict], models: list[str], hardware: list[str]) -> tuple[float, float]:
+    """Smallest and largest ratio over the pairs of ``models`` x ``hardware`` in the table (nan, nan if none)."""
+    r = np.array([x["ratio"] for x in rows if x["model"] in models and x["hardware"] in hardware], dtype=float)
+    r = r[~np.isnan(r)]
+    return (float(r.min()), float(r.max())) if r.size else (np.nan, np.nan)
+
+
+def median_ratio_between(rows: list[dict], hardware: str, reference: str) -> float:
+    """Median over the models of ratio(``hardware``) / ratio(``reference``): how much a device
+    favours AFD over another one."""
+    by = _by_hardware(rows)
+    for h in (hardware, reference):
+        if h not in by:
+            raise AfdError(f"device '{h}' is not in the advice table")
+    return float(np.median(by[hardware] / by[reference]))
+
+
+def twins(rows: list[dict]) -> list[tuple[str, str]]:
+    """Pairs of devices that give the same ratio (numpy ``allclose``) for every model: their
+    differences do not bind."""
+    by = _by_hardware(rows)
+    slugs = list(by)
+    return [(a, b) for i, a in enumerate(slugs) for b in slugs[i + 1:] if np.allclose(by[a], by[b])]
+
+
+@dataclass(frozen=True)
+class ErrorSpread:
+    """The decode model's relative errors against published deployments (predicted / published - 1)."""
+
+    low: float
+    high: float
+    afd: tuple                     # the AFD cases' errors
+    ep_low: float
+    ep_high: float
+    afd_lean: tuple                # (least, most): how far a ratio would lean to AFD were AFD's predictions
+                                   # as high as its largest error against EP's highest, and lowest, error
+
+
+def error_spread(validation: list[dict]) -> ErrorSpread:
+    """From :func:`afdlib.decode.validation.validation_rows`: lean = (1 + max e_AFD) / (1 + e_EP) - 1."""
+    afd = tuple(r["error"] for r in validation if r["design"] == "afd")
+    ep = [r["error"] for r in validation if r["design"] == "ep"]
+    if not afd or not ep:
+        raise AfdError("the validation rows need at least one AFD and one EP case")
+    lean = tuple((1 + max(afd)) / (1 + e) - 1 for e in (max(ep), min(ep)))
+    errors = [r["error"] for r in validation]
+    return ErrorSpread(min(errors), max(errors), afd, min(ep), max(ep), lean)
+
+
+def break_even_side(bandwidth: float | None, ratio: np.ndarray, grid: np.ndarray) -> str:
+    """Which side of the break-even AFD leads on, from the ratio at each bandwidth of ``grid``:
+    'never' / 'always' (no crossing: AFD never / always ahead), else 'above' or 'below' (the ratio
+    exceeds 1 just above the crossing, at the next bandwidth searched, or it does not)."""
+    if bandwidth is None:
+        return "never" if (np.asarray(ratio) <= 1).all() else "always"
+    next_up = np.asarray(ratio)[np.asarray(grid) > bandwidth]
+    return "above" if next_up.size and next_up[0] > 1 else "below"
+
+
+def break_even(model: Model, hardware: Hardware, budget: Budget, context: float,
+               precision: Precision = Precision(), assumptions: Assumptions = Assumptions()
+               ) -> tuple[float | None, str]:
+    """The scale-out bandwidth (bytes/s per GPU) nearest the device's own at which AFD and EP break
+    even (:func:`afdlib.decode.advise.break_even_scale_out`), and :func:`break_even_side` of it."""
+    bw, ratio = break_even_scale_out(model, hardware, budget, context, precision, assumptions)
+    return bw, break_even_side(bw, ratio, hardware.scale_out_bytes_per_s * FLIP_FACTORS)
+
+
+# --- the property maps -----------------------------------------------------------------------------
+
+def _grids(size: int) -> dict[str, np.ndarray]:
+    """The maps' axes: NIC 10-640 GB/s (8-GPU nodes), fabric 80-2880 GB/s (Superpod), sustained (80% of
+    the nominal 12.5-800 and 100-3600 GB/s); M 512-16384; E/K 4-128; ``size`` points each, log spaced."""
+    return {"ordinary": np.geomspace(12.5e9, 800e9, size) * 0.8, "superpod": np.geomspace(100e9, 3600e9, size) * 0.8,
+            "moe_intermediate_size": np.geomspace(512, 16384, size), "sparsity": np.geomspace(4, 128, size)}
+
+
+@dataclass(frozen=True)
+class PropertyMaps:
+    """The reference model's shape with one property (M or E / K) changed, over the network bandwidth,
+    on an ordinary device (8-GPU nodes: the NIC) and on a Superpod (the whole fabric)."""
+
+    model: Model
+    ordinary: Hardware
+    superpod: Hardware
+    m_ordinary: RatioMap
+    sparsity_ordinary: RatioMap
+    m_superpod: RatioMap
+    sparsity_superpod: RatioMap
+
+    def _panels(self):
+        o, s = self.ordinary, self.superpod
+        return ((f"{o.name}, 8-GPU nodes: scale-out x M", o, self.m_ordinary),
+                (f"{o.name}, 8-GPU nodes: scale-out x E/K", o, self.sparsity_ordinary),
+                (f"{s.name}: fabric x M", s, self.m_superpod), (f"{s.name}: fabric x E/K", s, self.sparsity_superpod))
+
+    def titled(self) -> dict[str, RatioMap]:
+        """The four maps by panel title, in drawing order."""
+        return {t: rm for t, _, rm in self._panels()}
+
+    def placements(self, models: list[Model]) -> dict[str, dict[str, tuple[float, float]]]:
+        """Per panel, each model at its own M (or E / K) and the panel device's bandwidth."""
+        return {t: {m.name: (m.moe_intermediate_size if rm.axis == "moe_intermediate_size" else m.sparsity,
+                             hw.scale_out_bytes_per_s) for m in models} for t, hw, rm in self._panels()}
+
+    def columns(self) -> list[dict]:
+        """Per map, its cells as columns: map title, bandwidth (GB/s), M or E / K, ratio, EP and AFD
+        tokens/s per GPU (bandwidth-major)."""
+        return [{"map": t, "bandwidth_gb_per_s": np.repeat(rm.bandwidth / 1e9, rm.values.size),
+                 rm.axis: np.tile(rm.values, rm.bandwidth.size), "ratio": rm.ratio.ravel(), "ep": rm.ep.ravel(),
+                 "afd": rm.afd.ravel()} for t, _, rm in self._panels()]
+
+    @property
+    def points(self) -> int:
+        """Candidate-cells of the largest map."""
+        return max(rm.points for _, _, rm in self._panels())
+
+    def readings(self) -> MapReadings:
+        return map_readings(self)
+
+
+def property_maps(model: Model, ordinary: Hardware, superpod: Hardware, budget: Budget, context: float,
+                  size: int) -> PropertyMaps:
+    """The four maps of ``size`` x ``size`` cells (axes: :func:`_grids`)."""
+    g = _grids(size)
+    return PropertyMaps(model, ordinary, superpod, *(
+        ratio_map(model, hw, budget, context, g[net], g[axis], axis)
+        for hw, net, axis in ((ordinary, "ordinary", "moe_intermediate_size"), (ordinary, "ordinary", "sparsity"),
+                              (superpod, "superpod", "moe_intermediate_size"), (superpod, "superpod", "sparsity"))))
+
+
+@dataclass(frozen=True)
+class MapReadings:
+    """The maps read at the reference model's own point (ratios; bandwidths bytes/s per GPU).
+
+    Rows at a device's own bandwidth (the grid's nearest): ``m_row_*`` the M map on the ordinary
+    device (``m_row_bw`` that row's bandwidth; small/large: the smallest/largest M; peak over M and
+    the M there), ``m_top_*`` its top bandwidth row; ``ms_row_*`` the M map on the Superpod at its
+    fabric, ``ss_row_*`` its E / K map there; ``s_row_*`` the E / K map on the ordinary device.
+    Columns at the grid's M nearest the model's (``ref_m_grid``): ``fabric_*`` the Superpod's M map
+    (lowest / highest fabric bandwidth), ``o_*`` the ordinary device's M map (low / high bandwidth,
+    the peak over bandwidth and where; ``afd_gain``, ``ep_gain``: each design's relative gain in
+    tokens/s per GPU from that peak to the top of the range)."""
+
+    m_small: float
+    m_large: float
+    s_low: float
+    s_high: float
+    m_row_bw: float
+    m_row_small: float
+    m_row_large: float
+    m_row_peak: float
+    m_row_peak_m: float
+    m_top_bw: float
+    m_top_small: float
+    m_top_large: float
+    ms_row_bw: float
+    ms_row_small: float
+    ms_row_large: float
+    ss_row_low: float
+    ss_row_high: float
+    s_row_low: float
+    s_row_high: float
+    ref_m_grid: float
+    fabric_low: float
+    fabric_high: float
+    fabric_low_bw: float
+    fabric_high_bw: float
+    o_low: float
+    o_high: float
+    o_low_bw: float
+    o_high_bw: float
+    o_peak: float
+    o_peak_bw: float
+    afd_gain: float
+    ep_gain: float
+
+
+def map_readings(maps: PropertyMaps) -> MapReadings:
+    mo, so, ms, ss = maps.m_ordinary, maps.sparsity_ordinary, maps.m_superpod, maps.sparsity_superpod
+    i, i_s = mo.row(maps.ordinary.scale_out_bytes_per_s), ms.row(maps.superpod.scale_out_bytes_per_s)
+    j = ms.column(maps.model.moe_intermediate_size)
+    row, col = mo.ratio[i], mo.ratio[:, j]
+    peak = int(np.nanargmax(col))
+    return MapReadings(
+        m_small=mo.values[0], m_large=mo.values[-1], s_low=so.values[0], s_high=so.values[-1],
+        m_row_bw=mo.bandwidth[i], m_row_small=row[0], m_row_large=row[-1], m_row_peak=np.nanmax(row),
+        m_row_peak_m=mo.values[int(np.nanargmax(row))], m_top_bw=mo.bandwidth[-1], m_top_small=mo.ratio[-1, 0],
+        m_top_large=mo.ratio[-1, -1], ms_row_bw=ms.bandwidth[i_s], ms_row_small=ms.ratio[i_s, 0],
+        ms_row_large=ms.ratio[i_s, -1], ss_row_low=ss.ratio[i_s, 0], ss_row_high=ss.ratio[i_s, -1],
+        s_row_low=so.ratio[i, 0], s_row_high=so.ratio[i, -1], ref_m_grid=mo.values[j],
+        fabric_low=ms.ratio[0, j], fabric_high=ms.ratio[-1, j], fabric_low_bw=ms.bandwidth[0],
+        fabric_high_bw=ms.bandwidth[-1], o_low=col[0], o_high=col[-1], o_low_bw=mo.bandwidth[0],
+        o_high_bw=mo.bandwidth[-1], o_peak=np.nanmax(col), o_peak_bw=mo.bandwidth[peak],
+        afd_gain=mo.afd[-1, j] / mo.afd[peak, j] - 1, ep_gain=mo.ep[-1, j] / mo.ep[peak, j] - 1)
+
+
+# --- the threshold, the pools, the overlap methods, Table 3 -----------------------------------------
+
+def grid_crossings(bandwidth: np.ndarray, ratio: np.ndarray) -> np.ndarray:
+    """The first grid bandwidth past each place where ``ratio`` crosses 1 (nan counts as below)."""
+    above = np.asarray(ratio) > 1
+    return np.asarray(bandwidth)[1:][above[1:] != above[:-1]]
+
+
+@dataclass(frozen=True)
+class ThresholdCurve:
+    """One device's AFD / EP ratio over the NIC bandwidth, with the device as it is."""
+
+    name: str
+    slug: str
+    bandwidth: np.ndarray
+    ratio: np.ndarray
+    own_bandwidth: float
+    own_ratio: float
+    crossings: np.ndarray          # :func:`grid_crossings`
+
+
+def bandwidth_curves(model: Model, devices: list[Hardware], budget: Budget, context: float,
+                     points: int) -> list[ThresholdCurve]:
+    """The ratio of ``model``'s shape against the NIC bandwidth per GPU (10-640 GB/s sustained,
+    ``points`` log spaced) on each device, and at the device's own bandwidth (its advice)."""
+    sweep = np.geomspace(12.5e9, 800e9, points) * 0.8
+    out = []
+    for hw in devices:
+        rm = ratio_map(model, hw, budget, context, sweep, [model.moe_intermediate_size], "moe_intermediate_size")
+        own = advice_table([model], [hw], budget, context)[0]["ratio"]
+        out.append(ThresholdCurve(hw.name, hw.slug, rm.bandwidth, rm.ratio[:, 0], hw.scale_out_bytes_per_s, own,
+                                  grid_crossings(rm.bandwidth, rm.ratio[:, 0])))
+    return out
+
+
+def pools_rows(pools: list[dict], slugs: list[str], priced: bool) -> list[dict]:
+    """:func:`afdlib.decode.sweetspot.pools_table` rows flattened for a table: GPU-hours per million
+    output tokens on each device of ``slugs`` (0 where a design uses none), their total, and the cost
+    when ``priced``."""
+    return [{"design": r["design"], "tokens/s per GPU": r["tokens_per_s_per_gpu"],
+             **{f"{s} GPU-h/Mtok": r["gpu_hours_per_mtok"].get(s, 0.0) for s in slugs},
+             "GPU-h/Mtok": r["total_gpu_hours_per_mtok"], **({"USD/Mtok": r["usd_per_mtok"]} if priced else {})}
+            for r in pools]
+
+
+def heterogeneous_design(pools: list[dict], attention: str, ffn: str) -> str:
+    """The first AFD design with ``attention`` (slug) attention nodes and ``ffn`` FFN nodes, or 'none'."""
+    pattern = re.compile(rf"\({re.escape(attention)}\).*\({re.escape(ffn)}\)")
+    return next((r["design"] for r in pools if pattern.search(r["design"])), "none")
+
+
+@dataclass(frozen=True)
+class OverlapReadings:
+    """Table 2 read: AFD's 3BO over 2BO and over 4BO (ratios of tokens/s per GPU); EP's 2BO against
+    one plain batch (NBO), as a loss at the default hidden share and a gain with all of it hidden."""
+
+    afd_3_over_2: float
+    afd_3_over_4: float
+    ep_2bo_loss: float
+    ep_2bo_gain: float
+
+
+def overlap_readings(methods: list[dict]) -> OverlapReadings:
+    """From :func:`afdlib.decode.sweetspot.overlap_methods` rows (its EP 2BO rows: default share first)."""
+    rate = {r["method"]: r["tokens_per_s_per_gpu"] for r in methods if r["design"] == "AFD"}
+    ep_nbo = next(r["tokens_per_s_per_gpu"] for r in methods if r["design"] == "EP" and r["method"] == "NBO")
+    ep_2bo = [r["tokens_per_s_per_gpu"] for r in methods if r["design"] == "EP" and r["method"] == "2BO"]
+    return OverlapReadings(rate["3BO"] / rate["2BO"], rate["3BO"] / rate["4BO"], 1 - ep_2bo[0] / ep_nbo,
+                           ep_2bo[1] / ep_nbo - 1)
+
+
+def table3_rows(maps: PropertyMaps, superpod_over_ordinary: float, pools: list[dict]) -> list[dict]:
+    """The paper's Table 3 (its favourable conditions for AFD), each with the number behind it here:
+    ``superpod_over_ordinary`` (:func:`median_ratio_between`), the maps' readings and the pools'
+    GPU-hours (:func:`pools_rows`)."""
+    r, name, o, s = maps.readings(), maps.model.name, maps.ordinary.name, maps.superpod.name
+    return [
+        {"condition (paper)": "Superpod-class interconnect",
+         "evidence in the model": f"ratio on {s} / on {o}, median over the models: "
+                                  f"{superpod_over_ordinary:.2f} (against the paper)"},
+        {"condition (paper)": "coarse experts (large M)",
+         "evidence in the model": f"{name} shape on {o}: {r.m_row_small:.2f} at M = {r.m_small:.0f}, peak "
+                                  f"{r.m_row_peak:.2f}, {r.m_row_large:.2f} at M = {r.m_large:.0f}; on {s}: "
+                                  f"{r.ms_row_small:.2f} to {r.ms_row_large:.2f} (mixed)"},
+        {"condition (paper)": "lower sparsity (small E/K)",
+         "evidence in the model": f"{name} shape on {o}: {r.s_row_low:.2f} at E/K = {r.s_low:.0f}, {r.s_row_high:.2f} "
+                                  f"at E/K = {r.s_high:.0f} (against); on {s}: {r.ss_row_low:.2f} to "
+                                  f"{r.ss_row_high:.2f} (with the paper)"},
+        {"condition (paper)": "heterogeneous hardware",
+         "evidence in the model": "; ".join(f"{p['design']}: {p['GPU-h/Mtok']:.3f} GPU-h per Mtok" for p in pools)},
+    ]

@@ -1,0 +1,177 @@
+"""The sweet-spot chapter's readings (afdlib.decode.sweetspot_study): hand-built tables and maps with the
+numbers the readings must return, and the searches they run on a small grid."""
+import math
+
+import numpy as np
+import pytest
+
+from afdlib.decode.step import DECODE_T_GAP_S
+from afdlib.decode.sweetspot import RatioMap
+from afdlib.decode.sweetspot_study import (
+    PropertyMaps, advice_summary, break_even_side, error_spread, grid_crossings, heterogeneous_design,
+    median_ratio_between, overlap_readings, pools_rows, property_maps, ratio_of, ratio_span, table3_rows, twins,
+)
+from afdlib.errors import AfdError
+from afdlib.inputs.catalog import load_hardware, load_model
+from afdlib.inputs.specs import Budget
+
+BUDGET = Budget(slo_s=0.05, l_accept=1.0, t_gap_s=DECODE_T_GAP_S)
+
+
+def _row(model, hw, ratio, rec=None, decisive=False):
+    return {"model": model, "hardware": hw, "ratio": ratio, "decisive": decisive,
+            "recommendation": rec or ("-" if math.isnan(ratio) else "AFD" if ratio > 1 else "EP")}
+
+
+ROWS = [_row("a", "x", 2.0, decisive=True), _row("a", "y", 0.5), _row("a", "z", 2.0, decisive=True),
+        _row("b", "x", 0.8), _row("b", "y", 1.25), _row("b", "z", 0.8)]
+
+
+def test_advice_summary_counts_and_skips_missing_ratios():
+    s = advice_summary(ROWS + [_row("c", "x", float("nan"))])
+    assert (s.pairs, s.afd, s.ep, s.decisive) == (7, 3, 3, 2)
+    assert (s.ratio_min, s.ratio_max) == (0.5, 2.0)
+    assert math.isnan(s.median_ep_over_afd)          # a pair without a ratio: no median
+    # EP / AFD of the six: 0.5, 2, 0.5, 1.25, 0.8, 1.25 -> sorted 0.5 0.5 0.8 1.25 1.25 2: median (0.8 + 1.25) / 2
+    assert advice_summary(ROWS).median_ep_over_afd == pytest.approx(1.025)
+
+
+def test_ratio_lookups():
+    assert ratio_of(ROWS, "b", "y") == 1.25
+    with pytest.raises(AfdError, match="no advice for model 'c' on 'x'"):
+        ratio_of(ROWS, "c", "x")
+    assert ratio_span(ROWS, ["a", "b"], ["y"]) == (0.5, 1.25)
+    assert all(math.isnan(v) for v in ratio_span(ROWS, ["nope"], ["x"]))   # no such pair: nothing to span
+    # x / y per model: a 2 / 0.5 = 4, b 0.8 / 1.25 = 0.64 -> median 2.32
+    assert median_ratio_between(ROWS, "x", "y") == pytest.approx(2.32)
+    with pytest.raises(AfdError, match="device 'w' is not in the advice table"):
+        median_ratio_between(ROWS, "w", "y")
+
+
+def test_twins_are_devices_with_the_same_ratio_for_every_model():
+    assert twins(ROWS) == [("x", "z")]
+    assert twins(ROWS[:3]) == [("x", "z")]          # one model: x and z agree on it
+    assert twins([_row("a", "x", 1.0), _row("a", "y", 1.1)]) == []
+
+
+def test_error_spread_and_the_lean_toward_afd():
+    rows = [{"design": "afd", "error": 0.272}, {"design": "ep", "error": -0.104}, {"design": "ep", "error": 0.05}]
+    e = error_spread(rows)
+    assert (e.low, e.high, e.afd, e.ep_low, e.ep_high) == (-0.104, 0.272, (0.272,), -0.104, 0.05)
+    # 1.272 / 1.05 = 1.2114; 1.272 / 0.896 = 1.4196 (the DECISIVE band's 1.42)
+    assert e.afd_lean == pytest.approx((0.2114, 0.4196), abs=1e-4)
+    with pytest.raises(AfdError, match="at least one AFD and one EP case"):
+        error_spread(rows[1:])
+
+
+def test_break_even_side():
+    grid = np.array([1.0, 2.0, 4.0, 8.0])
+    assert break_even_side(None, np.array([0.5, 0.9, 1.0, 0.7]), grid) == "never"
+    assert break_even_side(None, np.array([1.5, 0.9, 1.2, 1.1]), grid) == "always"   # not all at or below 1
+    assert break_even_side(3.0, np.array([0.5, 0.9, 1.2, 1.3]), grid) == "above"     # next grid point, 4: 1.2
+    assert break_even_side(3.0, np.array([1.5, 1.2, 0.9, 0.8]), grid) == "below"
+    assert break_even_side(9.0, np.array([1.5, 1.2, 1.1, 1.2]), grid) == "below"     # nothing searched above
+
+
+def test_grid_crossings_are_the_first_points_past_each_crossing():
+    bw = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    assert list(grid_crossings(bw, np.array([0.8, 1.2, 1.3, 0.9, np.nan]))) == [2.0, 4.0]
+    assert grid_crossings(bw, np.full(5, 0.9)).size == 0
+    assert list(grid_crossings(bw, np.array([1.0, 1.0, 1.01, 1.0, 1.0]))) == [3.0, 4.0]   # 1 itself is not above
+
+
+def _map(axis, bandwidth, values, ratio, ep=None, afd=None):
+    ratio = np.asarray(ratio, dtype=float)
+    ep = np.ones_like(ratio) if ep is None else np.asarray(ep, dtype=float)
+    return RatioMap(axis, np.asarray(bandwidth, dtype=float), np.asarray(values, dtype=float), ratio, ep,
+                    ratio * ep if afd is None else np.asarray(afd, dtype=float), 0.0, ratio.size * 10)
+
+
+@pytest.fixture(scope="module")
+def hand_maps():
+    """DeepSeek-V3 (M = 2048) on H800 (NIC 40 GB/s) and GB200 (fabric 720 GB/s), 3 x 3 maps."""
+    ds = load_model("deepseek-v3", profile="reference")
+    h800, gb200 = (load_hardware(h, profile="datasheet") for h in ("h800", "gb200"))
+    m, s = [1024, 2048, 4096], [8, 32, 128]
+    bw_o, bw_s = [10e9, 45e9, 640e9], [80e9, 700e9, 2880e9]
+    mo = _map("moe_intermediate_size", bw_o, m, [[0.5, 0.6, 0.7], [0.9, 1.3, 0.8], [0.4, 1.1, 0.2]],
+              ep=[[1, 1, 1], [1, 2, 1], [1, 3, 1]], afd=[[1, 1, 1], [1, 2.6, 1], [1, 3.9, 1]])
+    so = _map("sparsity", bw_o, s, [[0.1, 0.2, 0.3], [0.7, 0.8, 0.95], [0.4, 0.5, 0.6]])
+    ms = _map("moe_intermediate_size", bw_s, m, [[0.6, 0.65, 0.7], [0.85, 0.75, 0.66], [0.9, 0.95, 0.99]])
+    ss = _map("sparsity", bw_s, s, [[0.1, 0.1, 0.1], [0.5, 0.6, 0.7], [0.2, 0.2, 0.2]])
+    return PropertyMaps(ds, h800, gb200, mo, so, ms, ss)
+
+
+def test_map_readings_at_the_reference_point(hand_maps):
+    r = hand_maps.readings()
+    # H800's 40 GB/s is nearest 45 GB/s (row 1); GB200's 720 nearest 700 (row 1); M = 2048 is column 1
+    assert (r.m_row_bw, r.m_row_small, r.m_row_large, r.m_row_peak, r.m_row_peak_m) == (45e9, 0.9, 0.8, 1.3, 2048)
+    assert (r.m_top_bw, r.m_top_small, r.m_top_large) == (640e9, 0.4, 0.2)
+    assert (r.ms_row_bw, r.ms_row_small, r.ms_row_large, r.ss_row_low, r.ss_row_high) == (700e9, 0.85, 0.66, 0.5, 0.7)
+    assert (r.s_row_low, r.s_row_high, r.s_low, r.s_high, r.m_small, r.m_large) == (0.7, 0.95, 8, 128, 1024, 4096)
+    assert (r.ref_m_grid, r.fabric_low, r.fabric_high, r.fabric_low_bw, r.fabric_high_bw) == (2048, 0.65, 0.95, 80e9,
+                                                                                              2880e9)
+    assert (r.o_low, r.o_high, r.o_low_bw, r.o_high_bw, r.o_peak, r.o_peak_bw) == (0.6, 1.1, 10e9, 640e9, 1.3, 45e9)
+    # from the peak (45 GB/s) to the top: AFD 2.6 -> 3.9 (+50%), EP 2 -> 3 (+50%)
+    assert (r.afd_gain, r.ep_gain) == pytest.approx((0.5, 0.5))
+
+
+def test_map_titles_placements_columns_and_table3(hand_maps):
+    titles = list(hand_maps.titled())
+    assert titles == ["NVIDIA H800 SXM, 8-GPU nodes: scale-out x M", "NVIDIA H800 SXM, 8-GPU nodes: scale-out x E/K",
+                      "NVIDIA GB200 NVL72: fabric x M", "NVIDIA GB200 NVL72: fabric x E/K"]
+    kimi = load_model("kimi-k2", profile="reference")          # E = 384, K = 8: E / K = 48
+    places = hand_maps.placements([kimi])
+    assert places[titles[1]]["Kimi-K2"] == (48, 40e9) and places[titles[2]]["Kimi-K2"][1] == 720e9
+    cols = hand_maps.columns()
+    assert [c["map"] for c in cols] == titles and "sparsity" in cols[1] and "moe_intermediate_size" in cols[0]
+    assert list(cols[0]["bandwidth_gb_per_s"][:4]) == [10, 10, 10, 45] and list(cols[0]["ratio"][3:6]) == [0.9, 1.3, 0.8]
+    assert hand_maps.points == 90
+    pools = [{"design": "EP on h800", "GPU-h/Mtok": 0.1234}, {"design": "AFD 2A (h20) 1F (h800)", "GPU-h/Mtok": 0.2}]
+    t3 = table3_rows(hand_maps, 0.876, pools)
+    assert [r["condition (paper)"] for r in t3][0] == "Superpod-class interconnect"
+    assert "median over the models: 0.88" in t3[0]["evidence in the model"]
+    assert t3[1]["evidence in the model"] == ("DeepSeek-V3 shape on NVIDIA H800 SXM: 0.90 at M = 1024, peak 1.30, 0.80 "
+                                              "at M = 4096; on NVIDIA GB200 NVL72: 0.85 to 0.66 (mixed)")
+    assert "0.70 at E/K = 8, 0.95 at E/K = 128" in t3[2]["evidence in the model"]
+    assert t3[3]["evidence in the model"] == "EP on h800: 0.123 GPU-h per Mtok; AFD 2A (h20) 1F (h800): 0.200 GPU-h per Mtok"
+
+
+def test_pools_rows_and_the_heterogeneous_design():
+    pools = [{"design": "EP on h20", "tokens_per_s_per_gpu": 500.0, "gpu_hours_per_mtok": {"h20": 0.5},
+              "total_gpu_hours_per_mtok": 0.5, "usd_per_mtok": 1.0},
+             {"design": "AFD 4A (h800) 1F (h20)", "tokens_per_s_per_gpu": 800.0,
+              "gpu_hours_per_mtok": {"h800": 0.3, "h20": 0.05}, "total_gpu_hours_per_mtok": 0.35, "usd_per_mtok": 0.7},
+             {"design": "AFD 4A (h20) 1F (h800)", "tokens_per_s_per_gpu": 900.0,
+              "gpu_hours_per_mtok": {"h20": 0.2, "h800": 0.1}, "total_gpu_hours_per_mtok": 0.3, "usd_per_mtok": 0.5}]
+    flat = pools_rows(pools, ["h20", "h800"], priced=False)
+    assert flat[0] == {"design": "EP on h20", "tokens/s per GPU": 500.0, "h20 GPU-h/Mtok": 0.5, "h800 GPU-h/Mtok": 0.0,
+                       "GPU-h/Mtok": 0.5}
+    assert pools_rows(pools, ["h20"], priced=True)[2]["USD/Mtok"] == 0.5
+    assert heterogeneous_design(pools, "h20", "h800") == "AFD 4A (h20) 1F (h800)"
+    assert heterogeneous_design(pools, "b200", "h800") == "none"
+
+
+def test_overlap_readings():
+    rate = {("NBO", "EP"): 1000.0, ("SBO", "EP"): 1100.0, ("NBO", "AFD"): 500.0, ("2BO", "AFD"): 800.0,
+            ("3BO", "AFD"): 1000.0, ("4BO", "AFD"): 900.0}
+    methods = [{"method": m, "design": d, "tokens_per_s_per_gpu": v} for (m, d), v in rate.items()]
+    methods[2:2] = [{"method": "2BO", "design": "EP", "tokens_per_s_per_gpu": v} for v in (850.0, 1200.0)]
+    o = overlap_readings(methods)
+    assert (o.afd_3_over_2, o.afd_3_over_4) == pytest.approx((1.25, 1000 / 900))
+    assert (o.ep_2bo_loss, o.ep_2bo_gain) == pytest.approx((0.15, 0.2))
+
+
+def test_property_maps_on_a_small_grid():
+    ds = load_model("deepseek-v3", profile="reference")
+    h800, gb200 = (load_hardware(h, profile="datasheet") for h in ("h800", "gb200"))
+    maps = property_maps(ds, h800, gb200, BUDGET, 4096, 2)
+    # grids' ends: 80% of 12.5-800 GB/s (NIC) and 100-3600 GB/s (fabric), M 512-16384, E/K 4-128
+    assert maps.m_ordinary.bandwidth == pytest.approx([10e9, 640e9])
+    assert maps.sparsity_superpod.bandwidth == pytest.approx([80e9, 2880e9])
+    assert list(maps.m_superpod.values) == pytest.approx([512, 16384])
+    assert list(maps.sparsity_ordinary.values) == pytest.approx([4, 128])
+    for rm in maps.titled().values():
+        assert rm.ratio.shape == (2, 2)
+        ok = rm.ep > 0
+        assert np.allclose(rm.ratio[ok], rm.afd[ok] / rm.ep[ok])
