@@ -307,7 +307,6 @@ def test_landing_page_jitter_row_matches_the_pipeline_chapter(tmp_path):
 
 
 MAX_CODE_LINES = 150
-THINNED_ELSEWHERE = {"aiconfigurator_comparison", "pipeline_jitter"}
 
 
 def code_lines(path: Path) -> int:
@@ -323,10 +322,7 @@ def test_code_lines_count_code_cells_only(tmp_path):
     assert code_lines(nb) == 4          # x = 1; y = [1,; 2]; print(x)
 
 
-@pytest.mark.parametrize("chapter", [
-    pytest.param(p.stem, marks=pytest.mark.xfail(reason="thinned on branch wt-ch2", strict=False))
-    if p.stem in THINNED_ELSEWHERE else p.stem
-    for p in sorted((ROOT / "notebooks").glob("*.py"))])
+@pytest.mark.parametrize("chapter", [p.stem for p in sorted((ROOT / "notebooks").glob("*.py"))])
 def test_chapters_are_thin(chapter):
     """A chapter is parameters, calls into the library, figures, glued numbers and prose: what it
     computes lives in the library, where it is tested."""
