@@ -35,3 +35,20 @@ def test_jupyter_book_pinned_below_2(root):
 def test_tomli_only_where_tomllib_is_missing(root):
     tomli = [r for r in _project(root)["optional-dependencies"]["test"] if _norm(r).startswith("tomli")]
     assert [re.sub(r"\s+", "", r) for r in tomli] == ['tomli>=2;python_version<"3.11"']
+
+
+def test_lock_pins_every_dependency_within_its_range(root):
+    """requirements.lock (what ./run setup installs) pins each package pyproject.toml asks for, at
+    a version pyproject allows, for the Python version named in its header."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    lock = (root / "requirements.lock").read_text()
+    python = re.search(r"^# python: (\d+\.\d+)$", lock, re.M).group(1)
+    pins = dict(line.split("==") for line in lock.splitlines() if line and not line.startswith("#"))
+    pins = {canonicalize_name(name): version for name, version in pins.items()}
+    project = _project(root)
+    for req in map(Requirement, project["dependencies"] + project["optional-dependencies"]["test"]):
+        if req.marker and not req.marker.evaluate({"python_version": python}):
+            continue
+        assert req.specifier.contains(pins[canonicalize_name(req.name)]), (req, pins.get(req.name))
