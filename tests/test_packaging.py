@@ -52,3 +52,16 @@ def test_lock_pins_every_dependency_within_its_range(root):
         if req.marker and not req.marker.evaluate({"python_version": python}):
             continue
         assert req.specifier.contains(pins[canonicalize_name(req.name)]), (req, pins.get(req.name))
+
+
+def test_citation_cff_cites_the_project_and_the_paper(root):
+    """CITATION.cff is YAML in the CFF 1.2.0 layout and names the paper by its arXiv id."""
+    cff = yaml.safe_load((root / "CITATION.cff").read_text())
+    assert cff["cff-version"] == "1.2.0"
+    assert {"message", "title", "authors"} <= set(cff)
+    assert cff["license"] == _project(root)["license"] == "MIT"
+    assert cff["version"] == _project(root)["version"]
+    paper = cff["references"][0]
+    assert "arXiv:2602.09721" in [i["value"] for i in paper["identifiers"]]
+    assert paper["title"].startswith("Revealing the Challenges of Attention-FFN Disaggregation")
+    assert len(paper["authors"]) == 8
