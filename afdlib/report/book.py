@@ -110,7 +110,7 @@ def _finish_notebook(path: Path, input_path: str, outputs: list[str]) -> None:
     text = _ADDRESS.sub(">", json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
     stable = stable_table_ids(text, path.stem)
     if stable != text:
-        print(f"{path.stem}: a table without .set_uuid(...); its random id was replaced", file=sys.stderr)
+        print(f"{path.stem}: table(s) shown without .set_uuid(...); their random ids were replaced", file=sys.stderr)
     path.write_text(stable, encoding="utf-8")
 
 
