@@ -107,7 +107,7 @@ shown = table.rename(columns={"M": "expert size M", "K": "top-K", f"best_{ordina
                               f"floor_{ordinary}": f"dead-zone floor, {hw_o.name}"})
 shown.insert(2, "top-K", [m.experts_per_token for m in ms])
 shown.insert(0, "#", range(1, len(ms) + 1))          # the numbers that label the models in the figure
-shown.style.format({c: "{:.1%}" for c in shown.columns[4:]}, na_rep="infeasible").hide(axis="index")
+shown.style.set_uuid("appendix_a_ceiling_models").format({c: "{:.1%}" for c in shown.columns[4:]}, na_rep="infeasible").hide(axis="index")
 
 # %% tags=["hide-input"]
 m_full = {k: float(intermediate_size_for_full_hfu(bw, hw.flops)) for k, hw, bw in (

@@ -73,7 +73,7 @@ MODEL_HEADERS = {"slug": "slug", "name": "model", "hidden_size": "hidden H", "nu
                  "experts_per_token": "top-K", "moe_intermediate_size": "expert size M",
                  "granularity_h_over_m": "H / M", "sparsity_e_over_k": "E / K"}
 model_table.sort_values(["in paper", "slug"], ascending=[False, True]).drop(columns="in paper").rename(
-    columns=MODEL_HEADERS).style.hide(axis="index").format(precision=2)
+    columns=MODEL_HEADERS).style.set_uuid("configurations_models").hide(axis="index").format(precision=2)
 
 # %% [markdown]
 # ## The paper's Table 5: hardware
@@ -92,7 +92,7 @@ HW_HEADERS = {"slug": "slug", "name": "device", "profile": "profile", "peak_tflo
               "scale_up_gb_per_s": "scale-up GB/s", "scale_out_gb_per_s": "scale-out GB/s",
               "gpus_per_node": "GPUs per node", "superpod": "superpod"}
 hw_table.sort_values(["in paper", "slug"], ascending=[False, True]).drop(columns="in paper").rename(
-    columns=HW_HEADERS).style.hide(axis="index").format(precision=2)
+    columns=HW_HEADERS).style.set_uuid("configurations_hardware").hide(axis="index").format(precision=2)
 
 # %% [markdown]
 # ## Expert granularity against sparsity

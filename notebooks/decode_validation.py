@@ -123,7 +123,7 @@ shown = pd.DataFrame({
     "batch": [f"{b:.0f} ({w.split()[0]})" for b, w in zip(table.batch_per_gpu, table.batch_from)],
     "TPOT ms": table.tpot_ms.map("{:.1f}".format)})
 shown.insert(0, "#", np.arange(1, len(shown) + 1))   # the case numbers of the figures
-shown.style.hide(axis="index")
+shown.style.set_uuid("decode_validation_cases").hide(axis="index")
 
 # %% [markdown]
 # Table 1: published and predicted output tokens per second per GPU. EP band: the prediction with

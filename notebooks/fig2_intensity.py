@@ -65,7 +65,8 @@ sweep = pd.DataFrame(intensity_sweep(m, hw, np.arange(1, n_ffn_max + 1)))
 save_data(sweep, "fig2_intensity", output_dir)
 sweep.head(12).rename(columns={
     "n_ffn": "FFN nodes N_F", "local_experts": "experts per GPU G", "intensity": "intensity I (B_out = 1)",
-    "intensity_continuous": "I with continuous G", "regime": "regime"}).style.hide(axis="index").format(precision=3)
+    "intensity_continuous": "I with continuous G", "regime": "regime"}).style.set_uuid("fig2_intensity_sweep").hide(
+    axis="index").format(precision=3)
 
 # %% tags=["hide-input"]
 fig = intensity_figure(sweep, m, hw, n_ffn_max)

@@ -135,14 +135,15 @@ maxima = pd.DataFrame({h.slug: {x.name: (np.nan if summ[h.slug, x.slug].max_hfu 
                                           else 100 * summ[h.slug, x.slug].max_hfu) for x in ms} for h in hws}).T
 best_n = pd.DataFrame({h.slug: {x.name: summ[h.slug, x.slug].best_n_ffn for x in ms} for h in hws}).T
 save_data(maxima.reset_index(names="hardware"), "fig4_maxima_percent", output_dir)
-maxima.rename_axis("device").reset_index().style.hide(axis="index").format(
+maxima.rename_axis("device").reset_index().style.set_uuid("fig4_dead_zone_maxima").hide(axis="index").format(
     {x.name: "{:.1f}%" for x in ms}, na_rep="infeasible")
 
 # %% [markdown]
 # The $N_F$ at which each maximum is first reached:
 
 # %% tags=["hide-input"]
-best_n.rename_axis("device").reset_index().style.hide(axis="index").format(na_rep="-", precision=0)
+best_n.rename_axis("device").reset_index().style.set_uuid("fig4_dead_zone_best_n").hide(axis="index").format(
+    na_rep="-", precision=0)
 
 # %% tags=["hide-input"]
 def pct(hw, model):

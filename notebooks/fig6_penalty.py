@@ -125,7 +125,7 @@ check = pd.DataFrame([{"N_A": na, "N_F": nf, "lambda": na / nf, "sigma": 1.0,
                        "alpha, corrected (c = (N_A+N_F)/N_A)": float(alpha_afd(1.0, na, nf).alpha)}
                       for na, nf in ((4, 2), (8, 2), (10, 2), (12, 4))])
 glue("printed_at_1", f"{float(alpha_afd_as_printed(1.0, 8, 2)):g}", display=False)
-check.style.hide(axis="index").format(precision=3)
+check.style.set_uuid("fig6_penalty_check").hide(axis="index").format(precision=3)
 
 # %% [markdown]
 # For $N_A$ = 8, $N_F$ = 2 the printed formula gives {glue:text}`printed_at_1` at $\sigma$ = 1. The

@@ -135,7 +135,7 @@ save_data(results, "intro_results", output_dir)
 chapters = chapter_numbers()
 glue("ch_sweet", chapters["sweet_spots"], display=False)
 shown = results.assign(chapter=[f'<a href="{c}.html">{chapters[c]}</a>' for c in results.chapter])
-shown.style.hide(axis="index")
+shown.style.set_uuid("intro_results").hide(axis="index")
 
 # %% [markdown]
 # Table 1: the paper's claims and this book's numbers (computed when the book is built; SLO

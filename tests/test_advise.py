@@ -35,7 +35,7 @@ def test_bisection_agrees_with_the_batch_search(ds, h800):
 def test_best_ep_beats_every_candidate_it_was_given(ds, h800):
     best = best_ep(ds, h800, BUDGET, 4096)
     for size, red in ((64, 0), (144, 32), (256, 0)):
-        step_of = lambda r: ep_step(ds, h800, size, r, 4096, BUDGET, redundant=red)  # noqa: E731
+        step_of = lambda r, size=size, red=red: ep_step(ds, h800, size, r, 4096, BUDGET, redundant=red)  # noqa: E731
         _, st = best_batch(step_of, BUDGET.slo_s)
         assert float(best.tokens_per_s_per_gpu) >= float(st.tokens_per_s_per_gpu) - 1e-9
 

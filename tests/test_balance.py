@@ -65,7 +65,7 @@ def test_analytic_properties():
 
 def test_eplb_conserves_load_and_never_worsens_the_max():
     rng = np.random.default_rng(5)
-    for trial in range(20):
+    for _ in range(20):
         loads = rng.pareto(1.2, size=64) * 100 + 1
         for ranks, extra in ((8, 0), (8, 8), (16, 16), (32, 0), (64, 0), (60, 4), (48, 16)):
             pl = eplb_placement(loads, ranks, extra)

@@ -200,21 +200,30 @@ def test_an_unknown_notebook_is_a_user_error(capsys):
 # --- ./run: a .venv copied from another clone is pointed back at this one --------------------------
 
 FAKE_PYTHON = """#!/usr/bin/env bash
-# stands in for .venv/bin/python: says afdlib lives in $AFDLIB_AT, and logs pip calls
+# stands in for .venv/bin/python: says afdlib lives in $AFDLIB_AT, that it is Python $PYVER, and logs pip calls
 if [ "$1" = "-I" ]; then echo "$AFDLIB_AT"; exit 0; fi
+if [ "$1" = "-c" ]; then echo "${PYVER:-3.11}"; exit 0; fi
 echo "$@" >> "$(dirname "$0")/pip.log"
 """
 
 
-def test_run_reinstalls_a_venv_copied_from_another_clone(tmp_path):
-    shutil.copy(ROOT / "run", tmp_path / "run")
-    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+def _fake_clone(tmp_path, stamp: bool) -> Path:
+    """./run, pyproject.toml and requirements.lock in tmp_path, and a stand-in .venv/bin/python;
+    with ``stamp`` the venv says it has the packages of these two files installed."""
+    for name in ("run", "pyproject.toml", "requirements.lock"):
+        shutil.copy(ROOT / name, tmp_path / name)
     python = tmp_path / ".venv" / "bin" / "python"
     python.parent.mkdir(parents=True)
     python.write_text(FAKE_PYTHON)
     python.chmod(0o755)
-    (tmp_path / ".venv" / ".installed.stamp").write_text(
-        hashlib.sha256((tmp_path / "pyproject.toml").read_bytes()).hexdigest() + "\n")
+    if stamp:
+        files = (tmp_path / "pyproject.toml").read_bytes() + (tmp_path / "requirements.lock").read_bytes()
+        (tmp_path / ".venv" / ".installed.stamp").write_text(hashlib.sha256(files).hexdigest() + "\n")
+    return python
+
+
+def test_run_reinstalls_a_venv_copied_from_another_clone(tmp_path):
+    python = _fake_clone(tmp_path, stamp=True)
     here = tmp_path.resolve()
 
     def setup(afdlib_at):
@@ -228,6 +237,26 @@ def test_run_reinstalls_a_venv_copied_from_another_clone(tmp_path):
     (python.parent / "pip.log").unlink()
     proc = setup(here)
     assert proc.returncode == 0 and proc.stderr == "" and not (python.parent / "pip.log").exists()
+
+
+@pytest.mark.parametrize("version, installs", [
+    ("3.11", ["-m pip install --quiet -r requirements.lock", "-m pip install --quiet --no-deps -e ."]),
+    ("3.12", ["-m pip install --quiet -e .[test]"]),
+])
+def test_run_installs_the_lock_for_its_python_and_pyproject_s_ranges_otherwise(tmp_path, version, installs):
+    python = _fake_clone(tmp_path, stamp=False)
+    env = {**os.environ, "AFDLIB_AT": str(tmp_path.resolve()), "PYVER": version}
+    proc = subprocess.run(["bash", "run", "setup"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert (python.parent / "pip.log").read_text().splitlines() == ["-m pip install --quiet --upgrade pip", *installs]
+    assert ("is for Python 3.11" in proc.stderr) == (version != "3.11")
+    (python.parent / "pip.log").unlink()
+    proc = subprocess.run(["bash", "run", "setup"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert proc.stderr == "" and not (python.parent / "pip.log").exists()   # the stamp: nothing to do
+    with (tmp_path / "requirements.lock").open("a") as lock:
+        lock.write("extra-package==1.0\n")
+    subprocess.run(["bash", "run", "setup"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert len((python.parent / "pip.log").read_text().splitlines()) == 1 + len(installs)   # a new lock: again
 
 
 # --- the real jupyter-book, twice on a one-page book: byte-identical --------------------------------

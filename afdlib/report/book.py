@@ -18,8 +18,9 @@ Nothing half-done looks current:
   (``book/generated/.durations.json``), so the two parallel slots finish together;
 - a lock (``_build/.lock``) keeps two builds in one clone apart: the second exits with status 2;
 - rebuilds are byte-stable: each executed notebook loses papermill's timings, absolute paths and
-  object addresses (``<... at 0x7f...>``), and pandas Styler's random table ids (``T_1a2b3``) are
-  replaced by ids derived from the notebook and the table's position. The HTML is rendered from
+  object addresses (``<... at 0x7f...>``); each pandas Styler is given its table id by the notebook
+  (``.set_uuid(...)``), and a random one (``T_1a2b3``) left by a Styler without it is replaced by an
+  id derived from the notebook and the table's position. The HTML is rendered from
   these notebooks, so it is stable too (as long as the notebooks themselves print the same).
 """
 from __future__ import annotations
@@ -73,15 +74,17 @@ def select(names: list[str] | None, folder: Path | None = None) -> list[Path]:
 
 # --- byte-stable output ------------------------------------------------------------------------
 
-_STYLER_TABLE = re.compile(r'<table id=\\?"(T_\w+)')
+_RANDOM_TABLE = re.compile(r'<table id=\\?"(T_[0-9a-f]{5})\\?"')  # pandas' default: "T_" + uuid4().hex[:5]
 _TIMING = ("start_time", "end_time", "duration")
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+>")  # "<pandas...Styler at 0x7f56...>" in text/plain reprs
 
 
 def stable_table_ids(text: str, key: str) -> str:
-    """Replace pandas Styler's random table ids (``T_1a2b3``, ``#T_1a2b3_row0_col0``, ...) in HTML,
-    or a notebook's JSON, by ``T_<key>_<n>``, n counting the tables in order of appearance."""
-    ids = list(dict.fromkeys(_STYLER_TABLE.findall(text)))
+    """Replace the random table ids (``T_1a2b3``, ``#T_1a2b3_row0_col0``, ...) of pandas Stylers
+    shown without ``.set_uuid(...)``, in HTML or a notebook's JSON, by ``T_<key>_<n>``, n counting
+    those tables in order of appearance. A fallback: the notebooks give every Styler its own uuid
+    (``frame.style.set_uuid("<notebook>_<table>")``, tests/test_table_ids.py), whose ids are kept."""
+    ids = list(dict.fromkeys(_RANDOM_TABLE.findall(text)))
     if not ids:
         return text
     key = re.sub(r"\W", "_", key)
@@ -105,7 +108,10 @@ def _finish_notebook(path: Path, input_path: str, outputs: list[str]) -> None:
         for k in _TIMING:
             cell.get("metadata", {}).get("papermill", {}).pop(k, None)
     text = _ADDRESS.sub(">", json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
-    path.write_text(stable_table_ids(text, path.stem), encoding="utf-8")
+    stable = stable_table_ids(text, path.stem)
+    if stable != text:
+        print(f"{path.stem}: table(s) shown without .set_uuid(...); their random ids were replaced", file=sys.stderr)
+    path.write_text(stable, encoding="utf-8")
 
 
 def _remove_outputs(target: Path, name: str) -> None:

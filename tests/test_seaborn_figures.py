@@ -1,0 +1,57 @@
+"""The figures drawn with seaborn: what they write in their cells, and the same bytes every run."""
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from afdlib.report.figures import advice_heatmap, aic_stage_figure, sensitivity_figure  # noqa: E402
+from afdlib.report.style import setup_style  # noqa: E402
+
+
+def _texts(fig) -> list[str]:
+    return [t.get_text() for t in fig.axes[0].texts]
+
+
+def test_advice_heatmap_marks_only_ratios_within_the_spread():
+    # decisive 1.42: 0.5 and 2.0 lie outside [1/1.42, 1.42] = [0.704, 1.42]; 1.0 and 1.3 inside
+    table = pd.DataFrame({"model": ["m1", "m1", "m2", "m2"], "hardware": ["a", "b", "a", "b"],
+                          "ratio": [0.5, 1.0, 1.3, 2.0]})
+    fig = advice_heatmap(table, ["a", "b"], ["m1", "m2"], 1.42)
+    assert _texts(fig) == ["0.50", "1.00?", "1.30?", "2.00"]   # row by row: m1 (a, b), then m2
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["m1", "m2"]
+    plt.close(fig)
+
+
+def test_sensitivity_figure_writes_signed_percentages_defaults_first():
+    base = pd.DataFrame({"case": ["c1", "c2"], "error": [0.17, -0.06]})
+    sens = pd.DataFrame({"variation": ["v", "v"], "case": ["c2", "c1"], "error": [-0.27, 0.61]})
+    fig = sensitivity_figure(sens, base)
+    assert _texts(fig) == ["+17%", "-6%", "+61%", "-27%"]
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["1", "2"]
+    plt.close(fig)
+
+
+@pytest.mark.filterwarnings("ignore:The copy keyword is deprecated")   # seaborn 0.13.2's objects on pandas 3
+def test_stage_figure_is_the_same_whatever_numpy_s_global_seed():
+    """The strip plot's jitter is seeded: rebuilds of the book give the same figure."""
+    setup_style()
+    rng = np.random.default_rng(1)
+    n = 12
+    comp = pd.DataFrame({"kind": "grid", "design": ["ep", "afd"] * (n // 2),
+                         "hardware": ["h100", "h200", "b200"] * (n // 3)})
+    for col in ("ratio_attn_ms", "ratio_ffn_ms", "ratio_t_attn_us", "ratio_t_ffn_us", "ratio_t_comm_us"):
+        comp[col] = rng.lognormal(0, 0.3, n)
+    svgs = []
+    for seed in (0, 1):
+        np.random.seed(seed)
+        fig = aic_stage_figure(comp)
+        buf = io.StringIO()
+        fig.savefig(buf, format="svg", metadata={"Date": None})
+        svgs.append(buf.getvalue())
+        plt.close(fig)
+    assert svgs[0] == svgs[1]
