@@ -166,7 +166,7 @@ glue_all(comparison.stage_readings(comp))
 # layer and micro-batch).
 
 # %% tags=["hide-input"]
-comparison.stage_table(comp).style.hide(axis="index").set_uuid("aiconfigurator_comparison-stages")
+comparison.stage_table(comp).style.set_uuid("aiconfigurator_comparison_stages").hide(axis="index")
 
 # %% [markdown]
 # ## Where we disagree by more than 20%, and which assumption explains it
@@ -178,7 +178,7 @@ comparison.stage_table(comp).style.hide(axis="index").set_uuid("aiconfigurator_c
 var = pd.DataFrame(variant_rows(rows, assumptions))
 save_data(var, "aiconfigurator_variants", output_dir)
 glue_all(comparison.variant_readings(var))
-comparison.variant_table(var).style.hide(axis="index").set_uuid("aiconfigurator_comparison-variants")
+comparison.variant_table(var).style.set_uuid("aiconfigurator_comparison_variants").hide(axis="index")
 
 # %% [markdown]
 # Table 2: the {glue:text}`ep_apart` EP and {glue:text}`afd_apart` AFD settings more than 20% apart,
@@ -215,7 +215,7 @@ comparison.variant_table(var).style.hide(axis="index").set_uuid("aiconfigurator_
 
 # %% tags=["hide-input"]
 glue_all(comparison.destination_readings())
-comparison.destination_table().style.hide(axis="index").set_uuid("aiconfigurator_comparison-destinations")
+comparison.destination_table().style.set_uuid("aiconfigurator_comparison_destinations").hide(axis="index")
 
 # %% [markdown]
 # Table 3: FFN nodes one DeepSeek-V3 token crosses to under two-stage AFD (K = 8, E = 256). The
@@ -229,7 +229,7 @@ comparison.destination_table().style.hide(axis="index").set_uuid("aiconfigurator
 three, not_expressible = comparison.deployment_comparison(rows, comp)
 save_data(three, "aiconfigurator_deployments", output_dir)
 glue_all(comparison.deployment_readings(three, not_expressible))
-comparison.deployment_table(three).style.hide(axis="index").set_uuid("aiconfigurator_comparison-deployments")
+comparison.deployment_table(three).style.set_uuid("aiconfigurator_comparison_deployments").hide(axis="index")
 
 # %% [markdown]
 # Table 4: output tokens per second per GPU. "Ours" is the validation chapter's prediction at the
@@ -281,4 +281,4 @@ glue_all(comparison.speed_readings())
 # - Settings the tool refused: listed below with its reason.
 
 # %% tags=["hide-input"]
-comparison.refused_table(rows).style.hide(axis="index").set_uuid("aiconfigurator_comparison-refused")
+comparison.refused_table(rows).style.set_uuid("aiconfigurator_comparison_refused").hide(axis="index")

@@ -55,7 +55,7 @@ from myst_nb import glue
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.report.figures import (batch_curves_figure, breakdown_figure, deepep_figure, sensitivity_figure, validation_figure)
 from afdlib.report.style import save_data, save_figure, setup_style
-from afdlib.decode.validation import (batch_curve, deepep_rows, load_deployments, sensitivity_rows, validation_rows, with_facts)
+from afdlib.decode.validation import (batch_curve, deepep_rows, load_deployments, sensitivity_rows, validation_rows)
 
 setup_style()
 assumptions = Assumptions(matmul_efficiency=matmul_efficiency, kernel_overhead_s=kernel_overhead_us * 1e-6,

@@ -216,7 +216,7 @@ glue_all(readings.same_shape_tpot(m_, hw, budget, context, configs))
 
 # %% tags=["hide-input"]
 glue("n_steps", f"{steps:,}", display=False)
-readings.deployment_table(study).style.hide(axis="index").set_uuid("pipeline_jitter-deployments")
+readings.deployment_table(study).style.set_uuid("pipeline_jitter_deployments").hide(axis="index")
 
 # %% [markdown]
 # Table 1: per deployment and CV, the per-micro-batch stage times, the batch per (attention) GPU,

@@ -150,7 +150,7 @@ longrun.rename(columns={
     "ep_size": "EP ranks", "contiguous": "σ, contiguous", "eplb_no_replicas": "σ, EPLB",
     eplb: f"σ, EPLB + {redundant}", "contiguous_max_over_mean": "max/mean, contiguous",
     f"{eplb}_max_over_mean": f"max/mean, EPLB + {redundant}"}
-).style.set_uuid("sigma_from_routing-longrun").hide(axis="index").format(precision=3)
+).style.set_uuid("sigma_from_routing_longrun").hide(axis="index").format(precision=3)
 
 # %% [markdown]
 # Then per-batch: batches of $T$ tokens drawn from each layer's long-run popularity (a lower bound
@@ -205,7 +205,7 @@ for key, value in {"s_median": f"{median[0]:.2f}", "s_range": f"{summary['min'][
                    "tv_median": f"{median[1]:.3f}", "mm_measured": f"{median[2]:.2f}",
                    "mm_fitted": f"{median[3]:.2f}"}.items():
     glue(key, value, display=False)
-summary.style.set_uuid("sigma_from_routing-zipf_summary").hide(axis="index").format(precision=3)
+summary.style.set_uuid("sigma_from_routing_zipf_summary").hide(axis="index").format(precision=3)
 
 # %% [markdown]
 # The median exponent is $s$ = {glue:text}`s_median` (range {glue:text}`s_range`), with a median
@@ -240,7 +240,7 @@ for key, value in {
     glue(key, value, display=False)
 answer.rename(columns={"gpus": "GPUs", "tokens_per_step": "tokens per layer step", "sigma": "σ (step)",
                        "alpha": "α (throughput kept)", "rounding": "attention rounding"}).style.set_uuid(
-    "sigma_from_routing-cost").hide(axis="index").format(precision=3)
+    "sigma_from_routing_cost").hide(axis="index").format(precision=3)
 
 # %% [markdown]
 # From {glue:text}`origin`: AFD's FFN pool sees {glue:text}`afd_tokens` tokens per layer step
@@ -285,7 +285,7 @@ for key, value in {
         "like_others": "; ".join(f"EP{r} {ae:.3f}" for r, ae in like.others()) + f" (AFD {a_afd:.3f})",
         "afd_flat": f"{flat[0]:.3f} to {flat[1]:.3f}" if flat else "n/a"}.items():
     glue(key, value, display=False)
-like_table.style.set_uuid("sigma_from_routing-like_with_like").hide(axis="index")
+like_table.style.set_uuid("sigma_from_routing_like_with_like").hide(axis="index")
 
 # %% [markdown]
 # Table 2: step balancedness $\sigma$ and the share of throughput kept, $\alpha$ (medians over
@@ -313,7 +313,7 @@ for key, value in {
         "lambda_value": f"{lambda_ep:g}",
         "ep_sizes_others": ", ".join(f"EP{r} {100 * (a_afd - ae):+.1f}" for r, ae in like.others())}.items():
     glue(key, value, display=False)
-sens.style.set_uuid("sigma_from_routing-tokens").hide(axis="index").format(
+sens.style.set_uuid("sigma_from_routing_tokens").hide(axis="index").format(
     {"tokens per step": "{:,.0f}", **{c: "{:.3f}" for c in sens.columns[1:]}})
 
 # %% [markdown]
@@ -325,7 +325,7 @@ sens.style.set_uuid("sigma_from_routing-tokens").hide(axis="index").format(
 # %% tags=["hide-input"]
 glue("factors_list", ", ".join(f"{f:g}" for f in token_factors), display=False)
 glue("sens_trials_v", sens_trials, display=False)
-dp.style.set_uuid("sigma_from_routing-dp").hide(axis="index").format("{:.3f}")
+dp.style.set_uuid("sigma_from_routing_dp").hide(axis="index").format("{:.3f}")
 
 # %% [markdown]
 # Table 4: what DP imbalance on the attention side adds, at AFD's tokens per step: AFD keeps at

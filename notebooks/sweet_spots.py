@@ -265,7 +265,7 @@ pool_rows = pools_rows(pools, [attn_hw.slug, ffn_hw.slug], priced=bool(prices))
 pools_frame = pd.DataFrame(pool_rows)
 save_data(pools_frame, "sweet_spots_pools", output_dir)
 glue("hetero_design", heterogeneous_design(pools, attn_hw.slug, ffn_hw.slug), display=False)
-pools_frame.style.set_uuid("sweet_spots-pools").hide(axis="index").format(
+pools_frame.style.set_uuid("sweet_spots_pools").hide(axis="index").format(
     {c: "{:,.0f}" if c == "tokens/s per GPU" else "{:.3f}" for c in pools_frame.columns if c != "design"})
 
 # %% [markdown]
@@ -287,7 +287,7 @@ for key, value in {"attn_pool": attn_hw.name, "ffn_pool_name": ffn_hw.name, "afd
                    "ep_2bo_gain": f"{o.ep_2bo_gain:.0%}"}.items():
     glue(key, value, display=False)
 methods.rename(columns={"tokens_per_s_per_gpu": "tokens/s per GPU", "batch_per_gpu": "requests per GPU"}).style.set_uuid(
-    "sweet_spots-overlap_methods").hide(axis="index").format({"tokens/s per GPU": "{:,.0f}",
+    "sweet_spots_overlap_methods").hide(axis="index").format({"tokens/s per GPU": "{:,.0f}",
                                                               "requests per GPU": "{:.0f}"})
 
 # %% [markdown]
@@ -308,7 +308,7 @@ methods.rename(columns={"tokens_per_s_per_gpu": "tokens/s per GPU", "batch_per_g
 glue("ordinary_name", hw_o.name, display=False)
 t3 = pd.DataFrame(table3_rows(maps, s_over_o, pool_rows))
 save_data(t3, "sweet_spots_table3", output_dir)
-t3.style.set_uuid("sweet_spots-table3").hide(axis="index")
+t3.style.set_uuid("sweet_spots_table3").hide(axis="index")
 
 # %% [markdown]
 # Table 3: each of the paper's favourable conditions and the number behind it in this model

@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted((ROOT / "notebooks").glob("*.py"))
 # Rewritten on other branches of issue 17, which add .set_uuid(...) there; until then the book
 # replaces their random ids (afdlib.report.book.stable_table_ids). Empty this set after the merges.
-PENDING = {"aiconfigurator_comparison", "pipeline_jitter", "sigma_from_routing", "sweet_spots"}
+PENDING: set[str] = set()
 _AFTER_STYLE = re.compile(r"\.style\s*\.\s*(\w+)\(\s*([^)]*)\)")
 
 

@@ -144,7 +144,7 @@ def ratio_maps_figure(maps: dict, placements: dict):
             ax.contour(x, y, rm.ratio, levels=[1.0], colors="black", linewidths=1.5)
         # models at one point share a label ("8,11"); labels of nearby points are staggered upwards
         points: dict = {}
-        for k, (name, (px, py)) in enumerate(placements.get(title, {}).items()):
+        for k, (px, py) in enumerate(placements.get(title, {}).values()):
             points.setdefault((float(px), float(py)), []).append(str(k + 1))
         previous, level = None, 0
         for (px, py), numbers in sorted(points.items()):
