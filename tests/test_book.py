@@ -14,7 +14,7 @@ import papermill as pm
 import pytest
 
 from afdlib.report import book
-from afdlib.report.book import execute_notebooks, stable_table_ids
+from afdlib.report.book import execute_notebooks, random_table_ids
 from afdlib.cli import main
 from afdlib.errors import AfdError
 
@@ -58,7 +58,7 @@ import pandas as pd
 pathlib.Path("figures").mkdir()
 pathlib.Path("figures/table.csv").write_text("a\\n1\\n")
 {fail}
-pd.DataFrame({{"a": [1, 2]}}).style.highlight_max()
+pd.DataFrame({{"a": [1, 2]}}).style.set_uuid("table_t").highlight_max()
 """
 
 
@@ -74,7 +74,7 @@ def test_executed_notebooks_are_staged_byte_stable_and_unpublished_on_failure(tm
     nb = json.loads(first["table.ipynb"])
     assert nb["metadata"]["afd_outputs"] == ["figures/table.csv"]
     assert "start_time" not in nb["metadata"]["papermill"] and str(tmp_path) not in first["table.ipynb"].decode()
-    assert b"T_table_0_row1_col0" in first["table.ipynb"] and b" at 0x" not in first["table.ipynb"]
+    assert b"T_table_t_row1_col0" in first["table.ipynb"] and b" at 0x" not in first["table.ipynb"]
 
     assert execute_notebooks(source=src, target=out)
     assert _tree(out) == first  # a rerun is byte-identical (timings, addresses, Styler ids)
@@ -88,18 +88,19 @@ def test_executed_notebooks_are_staged_byte_stable_and_unpublished_on_failure(tm
 
 # --- Styler ids ------------------------------------------------------------------------------------
 
-def test_styler_ids_are_replaced_by_stable_ones():
-    frame = pd.DataFrame({"a": [1.0, 2.0], "b": [3.0, 4.0]})
-    pages = [f"<p>x</p>{frame.style.highlight_max().to_html()}{frame.style.to_html()}" for _ in range(2)]
-    assert pages[0] != pages[1]  # pandas draws a random uuid per table
-    stable = [stable_table_ids(p, "fig-2") for p in pages]
-    assert stable[0] == stable[1]
-    assert 'id="T_fig_2_0"' in stable[0] and "#T_fig_2_0_row1_col0" in stable[0] and 'id="T_fig_2_1"' in stable[0]
-    assert stable_table_ids(stable[0], "fig-2") == stable[0]  # idempotent
-    # inside a notebook's JSON the quotes are escaped
-    as_json = [stable_table_ids(json.dumps(p), "nb") for p in pages]
-    assert as_json[0] == as_json[1] and json.loads(as_json[0]).count("T_nb_1") >= 1
-    assert stable_table_ids("<table id='x'>plain</table>", "k") == "<table id='x'>plain</table>"
+def test_a_table_without_its_own_id_fails_its_notebook(tmp_path, capsys):
+    """pandas draws a random table id per Styler, so two builds would differ: a notebook showing a
+    Styler without .set_uuid(...) fails, and says why."""
+    frame = pd.DataFrame({"a": [1.0, 2.0]})
+    assert len(random_table_ids(frame.style.to_html())) == 1
+    assert random_table_ids(frame.style.set_uuid("nb_table").to_html()) == []
+    assert random_table_ids(json.dumps(frame.style.to_html()))              # escaped quotes in a notebook's JSON
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    _notebook(src / "bare.ipynb", "import pandas as pd\npd.DataFrame({'a': [1, 2]}).style.highlight_max()")
+    assert execute_notebooks(source=src, target=out) is False
+    assert "without .set_uuid" in capsys.readouterr().err
+    assert not (out / "bare.ipynb").exists()
 
 
 # --- afd book: fresh build directory, publish on success only, lock, user errors -------------------
@@ -268,7 +269,8 @@ def test_rebuilds_are_byte_identical(tmp_path):
     (src / "_config.yml").write_text("title: t\nonly_build_toc_files: true\nexecute:\n  execute_notebooks: 'off'\n")
     (src / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n  - file: generated/table\n")
     (src / "intro.md").write_text("# Intro\n")
-    _notebook(src / "nb" / "table.ipynb", "import pandas as pd\npd.DataFrame({'a': [1, 2]}).style.highlight_max()",
+    _notebook(src / "nb" / "table.ipynb",
+              "import pandas as pd\npd.DataFrame({'a': [1, 2]}).style.set_uuid('table_t').highlight_max()",
               title="A table")
     trees = []
     for run in ("out1", "out2"):
@@ -276,7 +278,7 @@ def test_rebuilds_are_byte_identical(tmp_path):
         assert book.render_html(tmp_path / run, source=src)
         trees.append(_tree(tmp_path / run / "_build" / "html"))
     assert trees[0] == trees[1]
-    assert b"T_table_0" in trees[0]["generated/table.html"]
+    assert b"T_table_t" in trees[0]["generated/table.html"]
 
 
 # --- a separate book for your own hardware and model -------------------------------------------------

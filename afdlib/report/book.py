@@ -19,8 +19,7 @@ Nothing half-done looks current:
 - a lock (``_build/.lock``) keeps two builds in one clone apart: the second exits with status 2;
 - rebuilds are byte-stable: each executed notebook loses papermill's timings, absolute paths and
   object addresses (``<... at 0x7f...>``); each pandas Styler is given its table id by the notebook
-  (``.set_uuid(...)``), and a random one (``T_1a2b3``) left by a Styler without it is replaced by an
-  id derived from the notebook and the table's position. The HTML is rendered from
+  (``.set_uuid(...)``), and a notebook that shows one with pandas' random id (``T_1a2b3``) fails. The HTML is rendered from
   these notebooks, so it is stable too (as long as the notebooks themselves print the same).
 """
 from __future__ import annotations
@@ -79,18 +78,12 @@ _TIMING = ("start_time", "end_time", "duration")
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+>")  # "<pandas...Styler at 0x7f56...>" in text/plain reprs
 
 
-def stable_table_ids(text: str, key: str) -> str:
-    """Replace the random table ids (``T_1a2b3``, ``#T_1a2b3_row0_col0``, ...) of pandas Stylers
-    shown without ``.set_uuid(...)``, in HTML or a notebook's JSON, by ``T_<key>_<n>``, n counting
-    those tables in order of appearance. A fallback: the notebooks give every Styler its own uuid
-    (``frame.style.set_uuid("<notebook>_<table>")``, tests/test_table_ids.py), whose ids are kept."""
-    ids = list(dict.fromkeys(_RANDOM_TABLE.findall(text)))
-    if not ids:
-        return text
-    key = re.sub(r"\W", "_", key)
-    new = {old: f"T_{key}_{n}" for n, old in enumerate(ids)}
-    anywhere = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, ids)) + r")(?![A-Za-z0-9])")
-    return anywhere.sub(lambda m: new[m.group(1)], text)
+def random_table_ids(text: str) -> list[str]:
+    """The random table ids (``T_1a2b3``: pandas' default) of Stylers shown without
+    ``.set_uuid(...)``, in HTML or a notebook's JSON, in order of appearance. Every Styler of the
+    book is given its id by its notebook (``frame.style.set_uuid("<notebook>_<table>")``,
+    tests/test_table_ids.py); a random one would make two builds differ."""
+    return list(dict.fromkeys(_RANDOM_TABLE.findall(text)))
 
 
 def _finish_notebook(path: Path, input_path: str, outputs: list[str]) -> None:
@@ -108,10 +101,7 @@ def _finish_notebook(path: Path, input_path: str, outputs: list[str]) -> None:
         for k in _TIMING:
             cell.get("metadata", {}).get("papermill", {}).pop(k, None)
     text = _ADDRESS.sub(">", json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
-    stable = stable_table_ids(text, path.stem)
-    if stable != text:
-        print(f"{path.stem}: table(s) shown without .set_uuid(...); their random ids were replaced", file=sys.stderr)
-    path.write_text(stable, encoding="utf-8")
+    path.write_text(text, encoding="utf-8")
 
 
 def _remove_outputs(target: Path, name: str) -> None:
@@ -171,6 +161,10 @@ def _run_notebook(src: str, dst: str, cwd: str, parameters: dict | None = None) 
         finally:
             os.dup2(saved, 2)
             os.close(saved)
+    random_ids = random_table_ids(Path(dst).read_text(encoding="utf-8"))
+    if random_ids:   # two builds would differ: the notebook must name its tables
+        return False, time.perf_counter() - t0, (f"{len(random_ids)} table(s) shown without .set_uuid(...): "
+                                                 'give each Styler frame.style.set_uuid("<notebook>_<table>")')
     return True, time.perf_counter() - t0, ""
 
 
