@@ -28,7 +28,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from afdlib.decode.result import Step
-from afdlib.decode.step import Assumptions, afd_step, best_batch, ep_step
+from afdlib.decode.step import EP_KERNELS, Assumptions, afd_step, best_batch, ep_step
 from afdlib.errors import AfdError
 from afdlib.evaluator.alltoall import EP_MODES
 from afdlib.inputs import checks
@@ -105,7 +105,7 @@ class EPDeployment:
     ep_size: ArrayLike
     redundant: ArrayLike = 0
     micro_batches: ArrayLike = 2
-    kernels: str | np.ndarray = "low-latency"
+    kernels: str | np.ndarray = EP_KERNELS
     requests: ArrayLike | None = None
     design: ClassVar[str] = "ep"
 

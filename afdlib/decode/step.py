@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from afdlib.evaluator.alltoall import DESTINATION_RULES, EP_MODES, afd_transfer_work, ep_all_to_all_work
+from afdlib.evaluator.alltoall import DESTINATION_RULES, afd_transfer_work, ep_all_to_all_work
 from afdlib.evaluator.attention import attention_kernels, attention_weight_bytes, attention_work, kv_cache_bytes
 from afdlib.routing.balance import uniform_balancedness
 from afdlib.evaluator.dense import (KERNELS_FFN, KERNELS_HEAD, dense_ffn_work, dense_intermediate_size, lm_head_work, router_work, shared_experts_work)
@@ -57,6 +57,11 @@ computes explicitly; Step-3's published figures imply a gap of 3 ms or less (iss
 project). 3 ms is that upper end; every case states the value it uses."""
 
 
+EP_KERNELS = "low-latency"
+"""EP's default DeepEP kernels: the decode (low-latency) all-to-all, one RDMA message per remote
+expert (:data:`afdlib.evaluator.alltoall.EP_MODES`)."""
+
+
 @dataclass(frozen=True)
 class Assumptions:
     """The decode model's named assumptions, with their sources.
@@ -67,15 +72,10 @@ class Assumptions:
       hardware profile (``datasheet``: HBM 0.8, networks 0.8, :class:`afdlib.inputs.specs.Efficiency`).
     * ``kernel_overhead_s`` 3 us: fixed cost per kernel (launch gaps, ramp and tail), after
       AIConfigurator's "+3 us per memory op" correction (ai-dynamo/aiconfigurator systems/*.yaml).
-    * ``ep_micro_batches`` 2: DeepSeek's and SGLang's two-batch overlap in decode. A deployment
-      choice, not an assumption: a :class:`afdlib.decode.deployment.EPDeployment` carries its own
-      (as its ``kernels``, for ``all_to_all``); this field and ``all_to_all`` are only the defaults
-      of :func:`ep_step` for callers that pass none.
     * ``ep_overlap`` 0.5: the share of the shorter of (compute, dispatch + combine) hidden behind
       the longer. No published measurement isolates it for decode: 1 is the roofline's lower bound
       (all hidden, the max), 0 its upper bound (nothing hidden, the sum); the default is the midpoint
       and the validation reports both bounds for every EP case (``band_low``, ``band_high``).
-    * ``all_to_all`` "low-latency": DeepEP's decode kernels (one RDMA message per remote expert).
     * ``hbm_usable_fraction`` 0.9: share of HBM for weights and KV cache (the rest: activations,
       CUDA graphs, communication buffers), as serving engines reserve (SGLang's static memory
       fraction is of this order).
@@ -99,9 +99,7 @@ class Assumptions:
 
     matmul_efficiency: float = 0.75
     kernel_overhead_s: float = 3e-6
-    ep_micro_batches: int = 2
     ep_overlap: float = 0.5
-    all_to_all: str = "low-latency"
     hbm_usable_fraction: float = 0.9
     sigma: ArrayLike | None = None   # a number, or an array broadcasting with the deployment grid
     afd_overlap: float = 1.0
@@ -117,8 +115,6 @@ class Assumptions:
         checks.share(self.ep_overlap, "ep_overlap")  # numbers, or arrays over a grid
         checks.share(self.afd_overlap, "afd_overlap")
         checks.nonnegative(self.kernel_overhead_s, "kernel_overhead_s")
-        checks.integer(self.ep_micro_batches, "ep_micro_batches", lo=1)
-        checks.one_of(self.all_to_all, EP_MODES, "all_to_all")
         checks.one_of(self.afd_destinations, DESTINATION_RULES, "afd_destinations")
         if self.sigma is not None:
             checks.fraction(self.sigma, "sigma (balancedness)")
@@ -213,22 +209,21 @@ def _checks(requests, context, *sizes) -> np.ndarray:
 
 def ep_step(model: Model, hardware: Hardware, ep_size: ArrayLike, requests: ArrayLike, context: ArrayLike,
             budget: Budget, precision: Precision = Precision(), assumptions: Assumptions = Assumptions(),
-            redundant: ArrayLike = 0, micro_batches: int | None = None, kernels: str | None = None) -> Step:
+            redundant: ArrayLike = 0, micro_batches: int = 2, kernels: str = EP_KERNELS) -> Step:
     """Large-scale EP over ``ep_size`` GPUs, ``requests`` per GPU at ``context`` cached tokens.
 
     ``budget.l_accept`` tokens are accepted per step (MTP: ceil(L_accept) - 1 drafts verified);
     ``budget.t_gap_s`` is added once per step; ``budget.micro_batches`` is AFD's and not used here.
-    ``micro_batches`` and ``kernels`` (DeepEP's all-to-all mode) are the deployment's
-    (:class:`afdlib.decode.deployment.EPDeployment`); None: ``assumptions.ep_micro_batches`` and
-    ``assumptions.all_to_all``, for callers that do not pass a deployment yet.
+    ``micro_batches`` (2: DeepSeek's and SGLang's two-batch overlap in decode) and ``kernels``
+    (DeepEP's all-to-all mode, :data:`EP_KERNELS`) are the deployment's choices
+    (:class:`afdlib.decode.deployment.EPDeployment`), not assumptions.
     """
     a = assumptions
     r_size = np.asarray(ep_size, dtype=float)
     req = _checks(requests, context, ("EP size", ep_size))
     red = np.asarray(redundant, dtype=float)
     q = 1 + draft_tokens(budget.l_accept)
-    m = a.ep_micro_batches if micro_batches is None else micro_batches
-    mode = a.all_to_all if kernels is None else kernels
+    m, mode = micro_batches, kernels
     k, e = model.experts_per_token, model.routed_experts
     local = np.ceil((e + red) / r_size - 1e-9)   # the busiest GPU holds the rounded-up share
 

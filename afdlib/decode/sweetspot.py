@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from afdlib.evaluator.alltoall import ep_all_to_all_work
-from afdlib.decode.step import Assumptions
+from afdlib.decode.step import EP_KERNELS, Assumptions
 from afdlib.evaluator.dense import shared_experts_work
 from afdlib.errors import AfdError
 from afdlib.evaluator.roofline import stage_time
@@ -138,9 +138,9 @@ def _shared_share(model, hardware, budget, context, precision, a, best) -> float
     tokens = max(float(d.requests), 1.0)
     t_shared = float(stage_time(shared_experts_work(model, precision, tokens), hardware,
                                 a.matmul_efficiency).seconds)
-    # the all-to-all of Assumptions.all_to_all (low-latency), not the NBO deployment's own d.kernels
-    # (the search picks "normal" on every catalogue device): kept so the chapter's numbers do not move
-    comm = ep_all_to_all_work(model, precision, hardware, tokens, float(d.ep_size), a.all_to_all)
+    # the default low-latency all-to-all (EP_KERNELS), not the NBO deployment's own d.kernels (the
+    # search picks "normal" on every catalogue device): kept so the chapter's numbers do not move
+    comm = ep_all_to_all_work(model, precision, hardware, tokens, float(d.ep_size), EP_KERNELS)
     t_comm = float(stage_time(comm, hardware).seconds)
     return min(1.0, t_shared / t_comm) if t_comm > 0 else 1.0
 
