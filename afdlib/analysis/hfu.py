@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from afdlib.analysis.intensity import effective_bandwidth, local_experts, tokens_deliverable
+from afdlib.analysis.intensity import effective_bandwidth, forwarding_fan, local_experts, tokens_deliverable
 from afdlib.analysis.budget import stage_budget
 from afdlib.evaluator.alltoall import token_wire_bytes
 from afdlib.evaluator.grouped_gemm import expert_weight_bytes, grouped_gemm_flops
@@ -74,7 +74,7 @@ def ffn_rank_work(n_ffn: ArrayLike, model: Model, hardware: Hardware, t_b: Array
         bandwidth = effective_bandwidth(n, k, hardware.scale_out_bytes_per_s, hardware.scale_up_bytes_per_s)
     tokens = tokens_deliverable(bandwidth, t_b, h, precision)
     wire = tokens * token_wire_bytes(1, h, precision)
-    fan = np.maximum(1.0, np.asarray(k, dtype=float) / n)
+    fan = forwarding_fan(n, k)
     work = Work(flops_fp8=grouped_gemm_flops(tokens, h, model.moe_intermediate_size),
                 scale_up_bytes=wire, scale_out_bytes=wire / fan)
     return tokens, work

@@ -24,14 +24,17 @@ def tokens_deliverable(bandwidth: ArrayLike, t_b: ArrayLike, hidden_size: ArrayL
     return np.asarray(bandwidth, dtype=float) * (np.asarray(t_b) / token_wire_bytes(1, hidden_size, precision))
 
 
-def scale_out_feed(n_ffn: ArrayLike, experts_per_token: ArrayLike, scale_out: ArrayLike) -> np.ndarray:
-    """BW_out * max(1, K / N_F), bytes/s: what two-stage forwarding over scale-out can feed one FFN rank.
+def forwarding_fan(n_ffn: ArrayLike, experts_per_token: ArrayLike) -> np.ndarray:
+    """max(1, K / N_F): the copies of a token that one scale-out crossing turns into (two-stage
+    forwarding: a token crosses scale-out once per destination node and is fanned out to up to
+    K / N_F GPUs inside the node over scale-up)."""
+    return np.maximum(1.0, np.asarray(experts_per_token, dtype=float) / np.asarray(n_ffn, dtype=float))
 
-    A token crosses scale-out once per destination node and is fanned out to up to K / N_F GPUs
-    inside the node over scale-up.
-    """
-    fan = np.maximum(1.0, np.asarray(experts_per_token, dtype=float) / np.asarray(n_ffn, dtype=float))
-    return np.asarray(scale_out, dtype=float) * fan
+
+def scale_out_feed(n_ffn: ArrayLike, experts_per_token: ArrayLike, scale_out: ArrayLike) -> np.ndarray:
+    """BW_out * max(1, K / N_F), bytes/s: what two-stage forwarding over scale-out can feed one FFN
+    rank (:func:`forwarding_fan`)."""
+    return np.asarray(scale_out, dtype=float) * forwarding_fan(n_ffn, experts_per_token)
 
 
 def effective_bandwidth(n_ffn: ArrayLike, experts_per_token: ArrayLike, scale_out: ArrayLike,
