@@ -21,9 +21,10 @@ from afdlib.routing.popularity import zipf_popularity
 
 
 def grouped_gemm_flops(tokens: ArrayLike, hidden_size: ArrayLike, moe_intermediate_size: ArrayLike) -> np.ndarray:
-    """FLOPs of the two grouped GEMMs for ``tokens`` token-expert pairs: 6 * B * H * M."""
+    """FLOPs of the two grouped GEMMs for ``tokens`` token-expert pairs: 6 * B * H * M (2 FLOPs per
+    token and parameter, :func:`afdlib.evaluator.dense.ffn_params`)."""
     # the constant factor first: on grids H and M are small arrays, the tokens the large one
-    return np.asarray(tokens, dtype=float) * (6.0 * np.asarray(hidden_size) * np.asarray(moe_intermediate_size))
+    return np.asarray(tokens, dtype=float) * (2.0 * ffn_params(np.asarray(hidden_size), np.asarray(moe_intermediate_size)))
 
 
 def expert_weight_bytes(n_experts: ArrayLike, hidden_size: ArrayLike, moe_intermediate_size: ArrayLike,
