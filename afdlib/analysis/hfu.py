@@ -4,8 +4,11 @@ Per FFN rank and layer, within the stage budget t_B:
 
 * the network delivers ``B_rank`` tokens (Eq. 9), each doing the two grouped GEMMs of its
   expert: ``6 * B_rank * H * M`` FLOPs (gate+up: 2 H M weights, down: H M; 2 FLOPs per weight);
-* the rank reads its G experts' FP8 weights once: ``3 * G * H * M`` bytes.
+* the rank reads its G experts' FP8 weights once: ``3 * G * H * M`` bytes
+  (:func:`afdlib.evaluator.grouped_gemm.expert_weight_bytes`).
 
+Bytes follow a :class:`afdlib.inputs.specs.Precision`, by default the paper's (FP8 weights; 3 H
+bytes per token on the wire, :func:`afdlib.evaluator.alltoall.token_wire_bytes`).
 The HFU over the stage is ``FLOPs / (FLOPS * t_B)``. When the interconnect limits, H and t_B
 cancel and the bound is the communication ceiling ``HFU_comm = 2 * BW_eff * M / FLOPS`` with
 ``BW_eff = min(BW_out * max(1, K/N_F), BW_up)``; compute caps it at 1. A point is feasible when
@@ -22,8 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from afdlib.analysis.intensity import effective_bandwidth, local_experts, tokens_deliverable
+from afdlib.analysis.intensity import effective_bandwidth, forwarding_fan, local_experts, tokens_deliverable
 from afdlib.analysis.budget import stage_budget
+from afdlib.evaluator.alltoall import token_wire_bytes
 from afdlib.evaluator.grouped_gemm import expert_weight_bytes, grouped_gemm_flops
 from afdlib.evaluator.roofline import TIERS, Work, operator_tiers, operator_time
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision, stack
@@ -31,20 +35,26 @@ from afdlib.inputs.specs import Budget, Hardware, Model, Precision, stack
 LIMITS = ("compute", "comm-scale-up", "comm-scale-out", "hbm-capacity", "hbm-time")
 
 
+def flops_per_wire_byte(moe_intermediate_size: ArrayLike, precision: Precision = Precision()) -> np.ndarray:
+    """FLOPs the grouped GEMMs do per byte a token brings on the wire: 6 H M / (3 H) = 2 M
+    (6 H M over :func:`afdlib.evaluator.alltoall.token_wire_bytes`; H cancels)."""
+    return 6.0 / precision.wire_bytes * np.asarray(moe_intermediate_size, dtype=float)
+
+
 def comm_ceiling(n_ffn: ArrayLike, experts_per_token: ArrayLike, scale_out: ArrayLike, scale_up: ArrayLike,
-                 moe_intermediate_size: ArrayLike, peak_flops: ArrayLike, bandwidth: ArrayLike | None = None
-                 ) -> np.ndarray:
-    """HFU_comm = 2 * BW_eff * M / FLOPS (Appendix A); not capped at 1. ``bandwidth``: BW_eff
-    where the caller has it already (it is the same for every N_F of a grid)."""
+                 moe_intermediate_size: ArrayLike, peak_flops: ArrayLike, bandwidth: ArrayLike | None = None,
+                 precision: Precision = Precision()) -> np.ndarray:
+    """HFU_comm = 2 * BW_eff * M / FLOPS (Appendix A; 2 M is :func:`flops_per_wire_byte`); not capped at 1.
+    ``bandwidth``: BW_eff where the caller has it already (it is the same for every N_F of a grid)."""
     bw = effective_bandwidth(n_ffn, experts_per_token, scale_out, scale_up) if bandwidth is None else bandwidth
-    return np.asarray(bw, dtype=float) * (2.0 * np.asarray(moe_intermediate_size, dtype=float)
+    return np.asarray(bw, dtype=float) * (flops_per_wire_byte(moe_intermediate_size, precision)
                                           / np.asarray(peak_flops, dtype=float))
 
 
 def dead_zone_floor(scale_out: ArrayLike, moe_intermediate_size: ArrayLike, peak_flops: ArrayLike,
-                    ofu: float = 1.0) -> np.ndarray:
+                    ofu: float = 1.0, precision: Precision = Precision()) -> np.ndarray:
     """The bound for N_F >= K, min(OFU, 2 * BW_out * M / FLOPS): more FFN nodes cannot lift it."""
-    return np.minimum(ofu, 2.0 * np.asarray(scale_out, dtype=float) * np.asarray(moe_intermediate_size)
+    return np.minimum(ofu, np.asarray(scale_out, dtype=float) * flops_per_wire_byte(moe_intermediate_size, precision)
                       / np.asarray(peak_flops, dtype=float))
 
 
@@ -62,16 +72,17 @@ def ffn_rank_work(n_ffn: ArrayLike, model: Model, hardware: Hardware, t_b: Array
     k, h = model.experts_per_token, model.hidden_size
     if bandwidth is None:
         bandwidth = effective_bandwidth(n, k, hardware.scale_out_bytes_per_s, hardware.scale_up_bytes_per_s)
-    tokens = tokens_deliverable(bandwidth, t_b, h)
-    wire = tokens * (precision.wire_bytes * np.asarray(h, dtype=float))
-    fan = np.maximum(1.0, np.asarray(k, dtype=float) / n)
+    tokens = tokens_deliverable(bandwidth, t_b, h, precision)
+    wire = tokens * token_wire_bytes(1, h, precision)
+    fan = forwarding_fan(n, k)
     work = Work(flops_fp8=grouped_gemm_flops(tokens, h, model.moe_intermediate_size),
                 scale_up_bytes=wire, scale_out_bytes=wire / fan)
     return tokens, work
 
 
 def hfu_bound(n_ffn: ArrayLike, model: Model, hardware: Hardware, budget: Budget = Budget(),
-              hbm_usable_fraction: float = 1.0, ofu: float = 1.0) -> dict[str, np.ndarray]:
+              hbm_usable_fraction: float = 1.0, ofu: float = 1.0, precision: Precision = Precision()
+              ) -> dict[str, np.ndarray]:
     """HFU upper bound of one FFN rank against N_F (SI units); model and hardware fields may be
     arrays (:func:`afdlib.inputs.specs.stack`) broadcasting with ``n_ffn``.
 
@@ -80,6 +91,7 @@ def hfu_bound(n_ffn: ArrayLike, model: Model, hardware: Hardware, budget: Budget
     max(t_B, stage time)), the communication ceiling where the network binds, ``ofu`` where compute
     does. ``hbm_usable_fraction`` is the share of HBM the routed weights may take (1.0 in the
     paper's reading; lower it to reserve room for activations, buffers or shared experts).
+    ``precision``: the weights' and the wire's data types (the paper's by default).
 
     Returns arrays: ``hfu`` (the bound if the point were feasible), ``comm_ceiling``, ``feasible``,
     ``limit`` (int8 codes into :data:`LIMITS`, :func:`limit_names` turns them into names; for
@@ -91,7 +103,7 @@ def hfu_bound(n_ffn: ArrayLike, model: Model, hardware: Hardware, budget: Budget
     h, m_size = model.hidden_size, model.moe_intermediate_size
     t_b = stage_budget(budget.slo_s, model.num_layers, budget.l_accept, budget.t_gap_s, budget.micro_batches)
     g = local_experts(model.routed_experts, n, hardware.gpus_per_node)
-    per_gpu = expert_weight_bytes(g, h, m_size)                      # one layer's, for now
+    per_gpu = g * expert_weight_bytes(1, h, m_size, precision)       # one layer's, for now (G whole: exact)
     read_s = per_gpu / np.asarray(hardware.hbm_bytes_per_s, dtype=float)
     per_gpu = np.multiply(per_gpu, np.asarray(model.moe_layers, dtype=float),
                           out=per_gpu if per_gpu.shape == np.broadcast_shapes(per_gpu.shape, np.shape(model.moe_layers))
@@ -99,7 +111,7 @@ def hfu_bound(n_ffn: ArrayLike, model: Model, hardware: Hardware, budget: Budget
     fits_capacity = per_gpu <= np.asarray(hardware.hbm_bytes) * hbm_usable_fraction
     fits_time = read_s <= t_b
     bw = effective_bandwidth(n, model.experts_per_token, hardware.scale_out_bytes_per_s, hardware.scale_up_bytes_per_s)
-    tokens, work = ffn_rank_work(n, model, hardware, t_b, bandwidth=bw)
+    tokens, work = ffn_rank_work(n, model, hardware, t_b, precision, bandwidth=bw)
     # the one evaluator's one-operator path, with the work's byte arrays released before it runs
     tiers, flops = operator_tiers(work, hardware, ofu), work.flops
     del work
@@ -114,7 +126,7 @@ def hfu_bound(n_ffn: ArrayLike, model: Model, hardware: Hardware, budget: Budget
     limit = _LIMIT_OF_TIER[stage.bound]                   # integer codes into LIMITS
     del stage, flops
     ceiling = comm_ceiling(n, model.experts_per_token, hardware.scale_out_bytes_per_s,
-                           hardware.scale_up_bytes_per_s, m_size, hardware.flops, bandwidth=bw)
+                           hardware.scale_up_bytes_per_s, m_size, hardware.flops, bandwidth=bw, precision=precision)
     limit = np.where(fits_time, limit, np.int8(4))
     limit = np.where(fits_capacity, limit, np.int8(3))
     shape = np.broadcast_shapes(bound.shape, limit.shape, np.shape(t_b))
@@ -146,13 +158,13 @@ _HARDWARE_FIELDS = ("flops", "hbm_bytes_per_s", "hbm_bytes", "scale_out_bytes_pe
                     "gpus_per_node")
 
 
-def min_slo_for_weight_read(model: Model, hardware: Hardware, n_ffn: ArrayLike, budget: Budget = Budget()
-                            ) -> np.ndarray:
+def min_slo_for_weight_read(model: Model, hardware: Hardware, n_ffn: ArrayLike, budget: Budget = Budget(),
+                            precision: Precision = Precision()) -> np.ndarray:
     """The smallest SLO (seconds) at which one layer's weight read on an FFN rank fits in t_B
     (Eq. 1 solved for the SLO: (t_g + N_layers N_BO read) / L_accept); the HBM-time rule of
     :func:`hfu_bound` holds from there on (capacity does not depend on the SLO)."""
     g = local_experts(model.routed_experts, np.asarray(n_ffn, dtype=float), hardware.gpus_per_node)
-    read = expert_weight_bytes(g, model.hidden_size, model.moe_intermediate_size) / hardware.hbm_bytes_per_s
+    read = expert_weight_bytes(g, model.hidden_size, model.moe_intermediate_size, precision) / hardware.hbm_bytes_per_s
     return (budget.t_gap_s + model.num_layers * budget.micro_batches * read) / budget.l_accept
 
 
@@ -202,28 +214,31 @@ def hfu_sweep(model, hardware, n_ffn: ArrayLike, budget: Budget = Budget(), **kw
     res = {k: v[0, 0] for k, v in hfu_grid([model], [hardware], n_ffn, budget, **kw).items()}
     res["limit"] = limit_names(res["limit"])   # one sweep: names
     floor = dead_zone_floor(hardware.scale_out_bytes_per_s, model.moe_intermediate_size, hardware.flops,
-                            kw.get("ofu", 1.0))
+                            kw.get("ofu", 1.0), kw.get("precision", Precision()))
     return res, summarise(n_ffn, res, float(floor))
 
 
-def grid_summaries(models, hardware, n_ffn: ArrayLike, grid: dict[str, np.ndarray], ofu: float = 1.0
-                   ) -> dict[tuple[str, str], BoundSummary]:
+def grid_summaries(models, hardware, n_ffn: ArrayLike, grid: dict[str, np.ndarray], ofu: float = 1.0,
+                   precision: Precision = Precision()) -> dict[tuple[str, str], BoundSummary]:
     """:class:`BoundSummary` of every (device slug, model slug) of a :func:`hfu_grid` result."""
     models, hardware = list(models), list(hardware)
     floors = dead_zone_floor(np.array([h.scale_out_bytes_per_s for h in hardware])[:, None],
                              np.array([m.moe_intermediate_size for m in models])[None, :],
-                             np.array([h.flops for h in hardware])[:, None], ofu)
+                             np.array([h.flops for h in hardware])[:, None], ofu, precision)
     best, first = best_over_n_ffn(n_ffn, grid)
     return {(h.slug, m.slug): BoundSummary(None if np.isnan(best[i, j]) else float(best[i, j]),
                                            None if np.isnan(first[i, j]) else int(first[i, j]), float(floors[i, j]))
             for i, h in enumerate(hardware) for j, m in enumerate(models)}
 
 
-def intermediate_size_for_full_hfu(bandwidth: ArrayLike, peak_flops: ArrayLike) -> np.ndarray:
+def intermediate_size_for_full_hfu(bandwidth: ArrayLike, peak_flops: ArrayLike, precision: Precision = Precision()
+                                   ) -> np.ndarray:
     """Expert size M at which the communication ceiling reaches 100%: FLOPS / (2 BW_eff)."""
-    return np.asarray(peak_flops, dtype=float) / (2.0 * np.asarray(bandwidth, dtype=float))
+    return np.asarray(peak_flops, dtype=float) / (flops_per_wire_byte(1.0, precision)
+                                                  * np.asarray(bandwidth, dtype=float))
 
 
-def bandwidth_for_full_hfu(moe_intermediate_size: ArrayLike, peak_flops: ArrayLike) -> np.ndarray:
+def bandwidth_for_full_hfu(moe_intermediate_size: ArrayLike, peak_flops: ArrayLike,
+                           precision: Precision = Precision()) -> np.ndarray:
     """Effective bandwidth (bytes/s) at which the communication ceiling reaches 100%: FLOPS / (2 M)."""
-    return np.asarray(peak_flops, dtype=float) / (2.0 * np.asarray(moe_intermediate_size, dtype=float))
+    return np.asarray(peak_flops, dtype=float) / flops_per_wire_byte(moe_intermediate_size, precision)

@@ -27,6 +27,7 @@ from numpy.typing import ArrayLike
 from afdlib.errors import AfdError
 
 ROUNDINGS = ("exact", "floor", "ceil")
+"""How :func:`alpha_afd` sized the attention side: sigma N_A exactly, rounded down or up."""
 
 
 def _check_sigma(sigma: ArrayLike) -> np.ndarray:
@@ -87,9 +88,6 @@ class AfdPenalty:
     def rounding(self) -> np.ndarray:
         """Which form won, by name (:data:`ROUNDINGS`): names only at the output edge."""
         return np.asarray(ROUNDINGS)[self.rounding_code]
-
-
-ROUNDINGS = ("exact", "floor", "ceil")
 
 
 def alpha_afd(sigma: ArrayLike, n_attn: ArrayLike, n_ffn: ArrayLike, atol: float = 1e-9) -> AfdPenalty:

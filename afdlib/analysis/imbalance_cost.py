@@ -98,7 +98,7 @@ def like_with_like(counts: ArrayLike, experts_per_token: int, n_attn: int, n_ffn
         batches = np.stack([route_tokens(int(tokens), experts_per_token, c[layer], rng) for _ in range(trials)])
         for d, (_, ranks, red) in enumerate(designs):
             layer_sigma[d, :, j] = balancedness(eplb_placement(c[layer], ranks, red).rank_loads(batches))
-    sigma = 1.0 / np.mean(1.0 / layer_sigma, axis=2)            # the step: layers in sequence
+    sigma = effective_balancedness(layer_sigma, axis=2)          # the step: layers in sequence
     alpha = np.empty_like(sigma)
     alpha[0] = alpha_afd(sigma[0], n_attn, n_ffn).alpha
     alpha[1:] = alpha_ep(sigma[1:], lambda_ep)

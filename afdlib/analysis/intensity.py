@@ -2,31 +2,39 @@
 
 Paper Section 3.1 (Eqs. 9-10, Fig. 2). Bandwidths in bytes/s per GPU and direction, times in
 seconds, sizes in elements. Every function broadcasts over numpy arrays (``n_ffn`` sweeps).
+Bytes follow a :class:`afdlib.inputs.specs.Precision`, by default the paper's: a token puts
+3 H bytes on the wire (FP8 dispatch + BF16 combine, :func:`afdlib.evaluator.alltoall.token_wire_bytes`),
+an expert's weights are 1 byte per parameter (FP8).
 """
 from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-WIRE_BYTES_PER_ELEMENT = 3
-"""Bytes on the wire per token and hidden element: 1 (FP8 dispatch) + 2 (BF16 combine)."""
+from afdlib.evaluator.alltoall import token_wire_bytes
+from afdlib.inputs.specs import Precision
 
 REGIMES = ("scale-up-bound", "stable", "scale-out-bound", "max-intensity")
 
 
-def tokens_deliverable(bandwidth: ArrayLike, t_b: ArrayLike, hidden_size: ArrayLike) -> np.ndarray:
-    """B_x = BW_x * t_B / (3 H): tokens a link of ``bandwidth`` bytes/s delivers within t_B."""
-    return np.asarray(bandwidth, dtype=float) * (np.asarray(t_b) / (WIRE_BYTES_PER_ELEMENT * np.asarray(hidden_size)))
+def tokens_deliverable(bandwidth: ArrayLike, t_b: ArrayLike, hidden_size: ArrayLike,
+                       precision: Precision = Precision()) -> np.ndarray:
+    """B_x = BW_x * t_B / (3 H): tokens a link of ``bandwidth`` bytes/s delivers within t_B, each
+    putting :func:`afdlib.evaluator.alltoall.token_wire_bytes` on it (3 H at the paper's precision)."""
+    return np.asarray(bandwidth, dtype=float) * (np.asarray(t_b) / token_wire_bytes(1, hidden_size, precision))
+
+
+def forwarding_fan(n_ffn: ArrayLike, experts_per_token: ArrayLike) -> np.ndarray:
+    """max(1, K / N_F): the copies of a token that one scale-out crossing turns into (two-stage
+    forwarding: a token crosses scale-out once per destination node and is fanned out to up to
+    K / N_F GPUs inside the node over scale-up)."""
+    return np.maximum(1.0, np.asarray(experts_per_token, dtype=float) / np.asarray(n_ffn, dtype=float))
 
 
 def scale_out_feed(n_ffn: ArrayLike, experts_per_token: ArrayLike, scale_out: ArrayLike) -> np.ndarray:
-    """BW_out * max(1, K / N_F), bytes/s: what two-stage forwarding over scale-out can feed one FFN rank.
-
-    A token crosses scale-out once per destination node and is fanned out to up to K / N_F GPUs
-    inside the node over scale-up.
-    """
-    fan = np.maximum(1.0, np.asarray(experts_per_token, dtype=float) / np.asarray(n_ffn, dtype=float))
-    return np.asarray(scale_out, dtype=float) * fan
+    """BW_out * max(1, K / N_F), bytes/s: what two-stage forwarding over scale-out can feed one FFN
+    rank (:func:`forwarding_fan`)."""
+    return np.asarray(scale_out, dtype=float) * forwarding_fan(n_ffn, experts_per_token)
 
 
 def effective_bandwidth(n_ffn: ArrayLike, experts_per_token: ArrayLike, scale_out: ArrayLike,
@@ -36,10 +44,11 @@ def effective_bandwidth(n_ffn: ArrayLike, experts_per_token: ArrayLike, scale_ou
 
 
 def tokens_per_rank(n_ffn: ArrayLike, experts_per_token: ArrayLike, scale_out: ArrayLike,
-                    scale_up: ArrayLike, t_b: ArrayLike, hidden_size: ArrayLike) -> np.ndarray:
+                    scale_up: ArrayLike, t_b: ArrayLike, hidden_size: ArrayLike,
+                    precision: Precision = Precision()) -> np.ndarray:
     """Eq. 9: B_rank = min(B_out * max(1, K / N_F), B_up), tokens one FFN rank receives in t_B."""
     bw = effective_bandwidth(n_ffn, experts_per_token, scale_out, scale_up)
-    return tokens_deliverable(bw, t_b, hidden_size)
+    return tokens_deliverable(bw, t_b, hidden_size, precision)
 
 
 def local_experts(routed_experts: ArrayLike, n_ffn: ArrayLike, gpus_per_node: ArrayLike = 8,
@@ -53,21 +62,27 @@ def local_experts(routed_experts: ArrayLike, n_ffn: ArrayLike, gpus_per_node: Ar
     return np.maximum(1.0, g if continuous else np.ceil(g - 1e-12))
 
 
-def arithmetic_intensity(tokens: ArrayLike, n_local_experts: ArrayLike) -> np.ndarray:
-    """Eq. 10: I = 2 B_rank / G, FLOP per weight byte of the grouped GEMMs (FP8 weights).
+def arithmetic_intensity(tokens: ArrayLike, n_local_experts: ArrayLike, precision: Precision = Precision()
+                         ) -> np.ndarray:
+    """Eq. 10: I = 2 B_rank / (G b_w), FLOP per weight byte of the grouped GEMMs (2 B_rank / G at
+    the paper's FP8 weights, b_w = 1 byte per parameter).
 
     Each token does 2 FLOPs per weight element of the expert it visits; a rank reads the
     weights of its G experts once per step (activation bytes neglected).
     """
-    return 2.0 * np.asarray(tokens, dtype=float) / np.asarray(n_local_experts, dtype=float)
+    return 2.0 * np.asarray(tokens, dtype=float) / (np.asarray(n_local_experts, dtype=float)
+                                                    * precision.bytes("weights"))
 
 
 def normalised_intensity(n_ffn: ArrayLike, experts_per_token: int, routed_experts: int,
                          bandwidth_ratio: float, gpus_per_node: int = 8,
-                         continuous: bool = False) -> np.ndarray:
-    """Eq. 10 with B_out = 1 token (Fig. 2's axis): 2 min(max(1, K/N_F), r) / G."""
-    b = tokens_per_rank(n_ffn, experts_per_token, 1.0, bandwidth_ratio, 1.0, 1.0 / WIRE_BYTES_PER_ELEMENT)
-    return arithmetic_intensity(b, local_experts(routed_experts, n_ffn, gpus_per_node, continuous))
+                         continuous: bool = False, precision: Precision = Precision()) -> np.ndarray:
+    """Eq. 10 with B_out = 1 token (Fig. 2's axis): 2 min(max(1, K/N_F), r) / (G b_w).
+
+    B_rank / B_out = BW_eff / BW_out: the bytes per token on the wire cancel, the weights' do not.
+    """
+    b = effective_bandwidth(n_ffn, experts_per_token, 1.0, bandwidth_ratio)
+    return arithmetic_intensity(b, local_experts(routed_experts, n_ffn, gpus_per_node, continuous), precision)
 
 
 def regime_borders(experts_per_token: float, routed_experts: float, bandwidth_ratio: float,
@@ -100,15 +115,15 @@ def regime_code(n_ffn: ArrayLike, experts_per_token: float, routed_experts: floa
     return np.where(g <= 1, np.int8(3), out).astype(np.int8)
 
 
-def intensity_sweep(model, hardware, n_ffn: ArrayLike) -> dict[str, np.ndarray]:
+def intensity_sweep(model, hardware, n_ffn: ArrayLike, precision: Precision = Precision()) -> dict[str, np.ndarray]:
     """Fig. 2 data for one model on one device: columns keyed as the ``afd intensity`` rows."""
     n = np.asarray(n_ffn)
     k, e, r, g = model.experts_per_token, model.routed_experts, hardware.bandwidth_ratio, hardware.gpus_per_node
     return {
         "n_ffn": n,
         "local_experts": local_experts(e, n, g).astype(int),
-        "intensity": normalised_intensity(n, k, e, r, g),
-        "intensity_continuous": normalised_intensity(n, k, e, r, g, continuous=True),
+        "intensity": normalised_intensity(n, k, e, r, g, precision=precision),
+        "intensity_continuous": normalised_intensity(n, k, e, r, g, continuous=True, precision=precision),
         "regime": regime(n, k, e, r, g),
     }
 

@@ -128,8 +128,9 @@ def busy_share(bars: list[Bar], lane_prefix: str, makespan: float) -> float:
 
 
 @dataclass(frozen=True)
-class Case:
-    """One schedule of Fig. 5 and the share of the balanced batch's tokens it processes."""
+class ImbalanceCase:
+    """One imbalance timeline of Fig. 5 (its schedule) and the share of the balanced batch's tokens
+    it processes."""
 
     bars: list[Bar]
     makespan: float
@@ -137,7 +138,7 @@ class Case:
 
 
 def imbalance_cases(sigma: float, lambda_ep: float, ep_ranks: int = 4, n_attn: int = 2, n_ffn: int = 2,
-                    n_layers: int = 2, t_c_ep: float = 0.3) -> dict[str, Case]:
+                    n_layers: int = 2, t_c_ep: float = 0.3) -> dict[str, ImbalanceCase]:
     """The six schedules of Fig. 5: EP and AFD, balanced, with DP imbalance, with EP imbalance.
 
     EP: t_B = t_a + t_f = 1 per micro-batch with t_a / t_f = ``lambda_ep``, communication
@@ -150,18 +151,18 @@ def imbalance_cases(sigma: float, lambda_ep: float, ep_ranks: int = 4, n_attn: i
     one_ep, one_a, one_f = np.ones(ep_ranks), np.ones(n_attn), np.ones(n_ffn)
     strag_ep = loads_with_balancedness(ep_ranks, sigma)
     return {
-        "EP, balanced": Case(*ep_timeline(t_a, t_f, one_ep, one_ep, n_layers, t_c_ep), 1.0),
-        "EP, DP imbalance": Case(*ep_timeline(t_a, t_f, strag_ep, sigma * one_ep, n_layers, t_c_ep), sigma),
-        "EP, EP imbalance": Case(*ep_timeline(t_a, t_f, one_ep, strag_ep / sigma, n_layers, t_c_ep), 1.0),
-        "AFD, balanced": Case(*afd_timeline(1, 1, 1, one_a, one_f, n_layers), 1.0),
-        "AFD, DP imbalance": Case(*afd_timeline(1, 1, 1, loads_with_balancedness(n_attn, sigma), sigma * one_f,
+        "EP, balanced": ImbalanceCase(*ep_timeline(t_a, t_f, one_ep, one_ep, n_layers, t_c_ep), 1.0),
+        "EP, DP imbalance": ImbalanceCase(*ep_timeline(t_a, t_f, strag_ep, sigma * one_ep, n_layers, t_c_ep), sigma),
+        "EP, EP imbalance": ImbalanceCase(*ep_timeline(t_a, t_f, one_ep, strag_ep / sigma, n_layers, t_c_ep), 1.0),
+        "AFD, balanced": ImbalanceCase(*afd_timeline(1, 1, 1, one_a, one_f, n_layers), 1.0),
+        "AFD, DP imbalance": ImbalanceCase(*afd_timeline(1, 1, 1, loads_with_balancedness(n_attn, sigma), sigma * one_f,
                                                 n_layers), sigma),
-        "AFD, EP imbalance": Case(*afd_timeline(1, 1, 1, one_a, loads_with_balancedness(n_ffn, sigma) / sigma,
+        "AFD, EP imbalance": ImbalanceCase(*afd_timeline(1, 1, 1, one_a, loads_with_balancedness(n_ffn, sigma) / sigma,
                                                 n_layers), 1.0),
     }
 
 
-def relative_throughput(cases: dict[str, Case]) -> dict[str, float]:
+def relative_throughput(cases: dict[str, ImbalanceCase]) -> dict[str, float]:
     """Tokens per unit time of each case relative to the balanced case of the same design."""
     base = {name.split(",")[0]: c.makespan for name, c in cases.items() if name.endswith("balanced")}
     return {name: c.token_share * base[name.split(",")[0]] / c.makespan for name, c in cases.items()}

@@ -1,7 +1,7 @@
 """Dispatch and combine: the all-to-all of tokens to their experts and back (one operator family).
 
-Bytes per token copy and hidden element are the wire's data types (FP8 dispatch + BF16 combine:
-3, :attr:`afdlib.inputs.specs.Precision.wire_bytes`). Which tier carries a copy depends on the kernels:
+Bytes per token copy are :func:`token_wire_bytes`: H hidden elements at the wire's data types
+(FP8 dispatch + BF16 combine: 3 H). Which tier carries a copy depends on the kernels:
 
 * EP, **low-latency** kernels (DeepEP's, used for decode): one message per remote *expert* a
   token visits; messages to GPUs outside the sender's scale-up domain cross the NIC, the others
@@ -26,8 +26,18 @@ from numpy.typing import ArrayLike
 
 from afdlib.errors import AfdError
 from afdlib.evaluator.roofline import Work
+from afdlib.inputs.specs import Precision
 
 EP_MODES = ("low-latency", "normal")
+
+
+def token_wire_bytes(tokens: ArrayLike, hidden_size: ArrayLike, precision: Precision = Precision()) -> np.ndarray:
+    """Bytes ``tokens`` token copies put on the wire for their dispatch and their combine together:
+    tokens * H (b_dispatch + b_combine) (:attr:`afdlib.inputs.specs.Precision.wire_bytes`). The
+    paper's FP8 dispatch and BF16 combine give 3 H per token (21,504 bytes at H = 7168).
+    Where the count is a large grid, pass 1 and multiply: one pass over the grid."""
+    # left to right from the count: for a fractional count, the rounding the decode model always had
+    return np.asarray(tokens, dtype=float) * hidden_size * precision.wire_bytes
 
 
 def distinct_destinations(experts_per_token: ArrayLike, groups: ArrayLike) -> np.ndarray:
@@ -82,7 +92,7 @@ def ep_all_to_all_work(model, precision, hardware, tokens: ArrayLike, ep_size: A
     t = np.asarray(tokens, dtype=float)
     r = np.asarray(ep_size, dtype=float)
     k, h = model.experts_per_token, model.hidden_size
-    per_copy = h * precision.wire_bytes
+    per_copy = token_wire_bytes(1, h, precision)
     domain = np.minimum(r, hardware.scale_up_domain)
     inside = r <= hardware.scale_up_domain
     expert_copies = t * k * (r - 1) / r * per_copy       # to experts on other GPUs
@@ -118,7 +128,7 @@ def afd_transfer_work(model, precision, attn_hardware, ffn_hardware, tokens_per_
     na, nf = np.asarray(n_attn, dtype=float), np.asarray(n_ffn, dtype=float)
     k, h = model.experts_per_token, model.hidden_size
     g_a, g_f = attn_hardware.gpus_per_node, ffn_hardware.gpus_per_node
-    per_copy = h * precision.wire_bytes
+    per_copy = token_wire_bytes(1, h, precision)
     share = na * g_a / (nf * g_f)                         # attention GPUs per FFN GPU
     expert_copies = t * k * per_copy                      # one copy per expert a token visits
     tier = "scale-up" if superpod else "scale-out"

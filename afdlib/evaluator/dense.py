@@ -1,7 +1,8 @@
 """Plain GEMM operators of a decode step: dense FFN layers, shared experts, the router, the LM head.
 
 Each is ``tokens`` rows through a weight matrix read once: ``2 * params * tokens`` FLOPs and
-``params * bytes`` of weights. A SwiGLU FFN of intermediate size I has ``3 H I`` parameters.
+``params * bytes`` of weights. A SwiGLU FFN of intermediate size I has ``3 H I`` parameters
+(:func:`ffn_params`, the one home of that count).
 """
 from __future__ import annotations
 
@@ -15,6 +16,13 @@ KERNELS_FFN = 3
 """Kernels of a SwiGLU FFN at decode: gate-up GEMM, activation, down GEMM."""
 KERNELS_HEAD = 3
 """Kernels of the output: final norm, LM-head GEMM, sampling."""
+
+
+def ffn_params(hidden_size: ArrayLike, intermediate_size: ArrayLike, count: ArrayLike = 1) -> ArrayLike:
+    """Parameters of ``count`` SwiGLU FFNs (dense layers', shared or routed experts): count * 3 H I
+    (gate and up projections H x I each, down projection I x H)."""
+    # left to right from the count: a fractional count (expected active experts) rounds as it always has
+    return count * 3 * hidden_size * intermediate_size
 
 
 def gemm_work(params: ArrayLike, tokens: ArrayLike, weight_bytes: float, fp8: bool) -> Work:
@@ -33,13 +41,13 @@ def dense_intermediate_size(model: Model) -> int:
 
 def dense_ffn_work(model: Model, precision: Precision, tokens: ArrayLike) -> Work:
     """One dense layer's FFN for ``tokens`` tokens (weights replicated on the GPU)."""
-    return gemm_work(3 * model.hidden_size * dense_intermediate_size(model), tokens, precision.bytes("weights"),
+    return gemm_work(ffn_params(model.hidden_size, dense_intermediate_size(model)), tokens, precision.bytes("weights"),
                      precision.bytes("weights") <= 1)
 
 
 def shared_experts_work(model: Model, precision: Precision, tokens: ArrayLike) -> Work:
     """One MoE layer's shared experts for ``tokens`` tokens (zero work for a model without)."""
-    params = 3 * model.hidden_size * model.shared_size * model.shared_experts
+    params = ffn_params(model.hidden_size, model.shared_size, model.shared_experts)
     return gemm_work(params, tokens, precision.bytes("weights"), precision.bytes("weights") <= 1)
 
 

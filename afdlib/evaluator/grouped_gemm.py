@@ -1,8 +1,8 @@
 """The EP side: HFU of one GPU's grouped GEMMs against tokens per expert (paper Fig. 3).
 
-Each local expert's two GEMMs take their roofline time: reading its FP8 weights
-(3 H M bytes) or computing 6 n H M FLOPs, whichever is longer. A grouped GEMM runs the
-experts one after another, so its time is the sum. Below the ridge
+Each local expert's two GEMMs take their roofline time: reading its weights (3 H M bytes at FP8,
+:func:`expert_weight_bytes`) or computing 6 n H M FLOPs, whichever is longer. A grouped GEMM runs
+the experts one after another, so its time is the sum. Below the ridge
 (n* = FLOPS / (2 BW_mem) tokens per expert, FP8) an expert is memory bound and its weight read is
 paid in full however few tokens it has; skew therefore lowers HFU at the same average load.
 H and M cancel out of the HFU; activation bytes are neglected, as in the paper.
@@ -13,41 +13,50 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from afdlib.errors import AfdError
+from afdlib.evaluator.alltoall import token_wire_bytes
+from afdlib.evaluator.dense import ffn_params
 from afdlib.evaluator.roofline import Work, tier_times
+from afdlib.inputs.specs import Precision
 from afdlib.routing.popularity import zipf_popularity
-
-WEIGHT_BYTES_PER_PARAM = 1.0  # FP8 routed experts
 
 
 def grouped_gemm_flops(tokens: ArrayLike, hidden_size: ArrayLike, moe_intermediate_size: ArrayLike) -> np.ndarray:
-    """FLOPs of the two grouped GEMMs for ``tokens`` token-expert pairs: 6 * B * H * M."""
+    """FLOPs of the two grouped GEMMs for ``tokens`` token-expert pairs: 6 * B * H * M (2 FLOPs per
+    token and parameter, :func:`afdlib.evaluator.dense.ffn_params`)."""
     # the constant factor first: on grids H and M are small arrays, the tokens the large one
-    return np.asarray(tokens, dtype=float) * (6.0 * np.asarray(hidden_size) * np.asarray(moe_intermediate_size))
+    return np.asarray(tokens, dtype=float) * (2.0 * ffn_params(np.asarray(hidden_size), np.asarray(moe_intermediate_size)))
 
 
-def expert_weight_bytes(n_local_experts: ArrayLike, hidden_size: ArrayLike, moe_intermediate_size: ArrayLike,
-                        bytes_per_param: float = WEIGHT_BYTES_PER_PARAM) -> np.ndarray:
-    """Bytes of one layer's routed-expert weights on one GPU: 3 * G * H * M * bytes/param."""
-    return np.asarray(n_local_experts, dtype=float) * (3.0 * bytes_per_param * np.asarray(hidden_size)
-                                                        * np.asarray(moe_intermediate_size))
+def expert_weight_bytes(n_experts: ArrayLike, hidden_size: ArrayLike, moe_intermediate_size: ArrayLike,
+                        precision: Precision = Precision()) -> np.ndarray:
+    """Bytes of the weights of ``n_experts`` experts of one layer: n * 3 H M * b_w.
+
+    Each expert is a SwiGLU FFN of 3 H M parameters (:func:`afdlib.evaluator.dense.ffn_params`)
+    stored at b_w = ``precision.bytes("weights")`` bytes each (1 at the paper's FP8: one DeepSeek-V3
+    expert, H = 7168, M = 2048, holds 44,040,192 bytes). ``n_experts`` may be fractional (the
+    expected active experts) and any argument an array; pass ``shared_size`` as M for shared experts.
+    Where the count is a large grid, pass 1 and multiply: one pass over the grid.
+    """
+    return ffn_params(hidden_size, moe_intermediate_size, np.asarray(n_experts, dtype=float)) * precision.bytes("weights")
 
 
 def ridge_tokens_per_expert(peak_flops: ArrayLike, hbm_bandwidth: ArrayLike,
-                            bytes_per_param: float = 1.0) -> np.ndarray:
-    """Tokens per expert where the weight read and the compute take equal time: FLOPS * b / (2 BW)."""
-    return np.asarray(peak_flops, dtype=float) * bytes_per_param / (2.0 * np.asarray(hbm_bandwidth, dtype=float))
+                            precision: Precision = Precision()) -> np.ndarray:
+    """Tokens per expert where the weight read and the compute take equal time: FLOPS * b_w / (2 BW)."""
+    return (np.asarray(peak_flops, dtype=float) * precision.bytes("weights")
+            / (2.0 * np.asarray(hbm_bandwidth, dtype=float)))
 
 
 def expert_work(tokens_per_expert: ArrayLike, hidden_size: ArrayLike, moe_intermediate_size: ArrayLike,
-                bytes_per_param: float = 1.0) -> Work:
-    """Work of each expert's two GEMMs: 6 n H M FLOPs, 3 H M weight bytes (none for an idle expert)."""
+                precision: Precision = Precision()) -> Work:
+    """Work of each expert's two GEMMs: 6 n H M FLOPs, :func:`expert_weight_bytes` of one expert
+    (none for an idle expert)."""
     n = np.asarray(tokens_per_expert, dtype=float)
-    weights = 3.0 * np.asarray(hidden_size, dtype=float) * np.asarray(moe_intermediate_size, dtype=float)
     return Work(flops_fp8=grouped_gemm_flops(n, hidden_size, moe_intermediate_size),
-                hbm_bytes=np.where(n > 0, weights * bytes_per_param, 0.0))
+                hbm_bytes=np.where(n > 0, expert_weight_bytes(1, hidden_size, moe_intermediate_size, precision), 0.0))
 
 
-def grouped_gemm_hfu(tokens_per_expert: ArrayLike, hardware, bytes_per_param: float = 1.0,
+def grouped_gemm_hfu(tokens_per_expert: ArrayLike, hardware, precision: Precision = Precision(),
                      ofu: float = 1.0) -> np.ndarray:
     """HFU of a grouped GEMM over the last axis (one entry per local expert, any token counts).
 
@@ -58,7 +67,7 @@ def grouped_gemm_hfu(tokens_per_expert: ArrayLike, hardware, bytes_per_param: fl
     n = np.asarray(tokens_per_expert, dtype=float)
     if np.any(n < 0):
         raise AfdError("token counts must be non-negative")
-    work = expert_work(n, 1.0, 1.0, bytes_per_param)
+    work = expert_work(n, 1.0, 1.0, precision)
     total = tier_times(work, hardware, ofu).max(axis=0).sum(axis=-1)
     flops = np.asarray(work.flops_fp8).sum(axis=-1)
     return np.divide(flops, hardware.flops * total, out=np.zeros_like(total), where=total > 0)
@@ -104,5 +113,5 @@ def routed_experts_work(model, precision, pairs: ArrayLike, local_experts: Array
     p = np.asarray(pairs, dtype=float)
     h, m = model.hidden_size, model.moe_intermediate_size
     return Work(flops_fp8=grouped_gemm_flops(p, h, m),
-                hbm_bytes=active_experts(p, local_experts) * 3.0 * h * m * precision.bytes("weights")
-                + p * h * precision.wire_bytes)
+                hbm_bytes=expert_weight_bytes(active_experts(p, local_experts), h, m, precision)
+                + token_wire_bytes(p, h, precision))

@@ -22,7 +22,7 @@ import math
 import os
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from afdlib.errors import AfdError
 from afdlib.inputs.files import read_yaml
@@ -68,6 +68,22 @@ def _mapping(where: str, name: str, value: Any, required: bool = False) -> dict:
     return value
 
 
+def _provenance(where: str, block: dict) -> tuple[Any, dict, dict]:
+    """(``source:``, ``sources:``, ``uncertain:``) of an entry: the default source, and copies of the
+    per-field mappings ({} when absent)."""
+    return (block.get("source"), dict(_mapping(where, "sources", block.get("sources"))),
+            dict(_mapping(where, "uncertain", block.get("uncertain"))))
+
+
+def _with_default_source(where: str, sources: dict, default_src: Any, fields: Sequence[str], values: dict) -> dict:
+    """``sources`` plus the default source for every field of ``fields`` that ``values`` holds and
+    ``sources`` does not name; AfdError where such a field has no source at all."""
+    missing = [k for k in fields if k in values and k not in sources]
+    if missing and not default_src:
+        raise AfdError(f"{where}: value '{missing[0]}' has no source (add sources.{missing[0]} or source)")
+    return {**sources, **{k: default_src for k in missing}}
+
+
 def _one_entry(path: Path, doc: dict, key: str) -> tuple[str, Any]:
     """(slug, entry) of a user file holding one device or model, at top level or under ``key:``."""
     if key in doc and isinstance(doc[key], dict):
@@ -95,14 +111,8 @@ def _hardware_from_block(slug: str, entry: dict, block: dict, profile: str,
             raise AfdError(f"{where}: missing field '{req}'")
     if "fp8_tflops" not in block and "bf16_tflops" not in block:
         raise AfdError(f"{where}: needs fp8_tflops or bf16_tflops")
-    default_src = block.get("source")
-    sources = dict(_mapping(where, "sources", block.get("sources")))
-    uncertain = dict(_mapping(where, "uncertain", block.get("uncertain")))
-    for k in _HW_NUMERIC:
-        if k in block and k not in sources:
-            if not default_src:
-                raise AfdError(f"{where}: value '{k}' has no source (add sources.{k} or source)")
-            sources[k] = default_src
+    default_src, sources, uncertain = _provenance(where, block)
+    sources = _with_default_source(where, sources, default_src, _HW_NUMERIC, block)
     superpod = block["scale_out_gb_per_s"] == "superpod"
     vals = {k: _positive(where, k, block[k]) for k in _HW_NUMERIC
             if k in block and not (k == "scale_out_gb_per_s" and superpod)}
@@ -185,20 +195,26 @@ def load_hardware(name: str, profile: str = "paper", efficiency: Efficiency | No
     ``scale_up_gb_per_s``, ``scale_out_gb_per_s`` (or ``superpod``), ``source``), optionally
     with ``paper``/``datasheet`` blocks like the catalogue's.
     """
+    slug, entry, origin = _entry(name, catalog, "hardware", "hardware", "a .yaml file")
+    return _hardware_entry(slug, entry, profile, efficiency, origin)
+
+
+def _entry(name: str, catalog: Path | None, section: str, what: str, files: str) -> tuple[str, Any, str]:
+    """(slug, entry, origin) of ``name``: the one entry of a user YAML file when ``name`` is a path,
+    else the entry under ``section:`` of the catalogue (``catalog`` or data/SECTION.yaml)."""
     if _looks_like_path(name):
         path = Path(name)
         doc = read_yaml(path)
         if not isinstance(doc, dict):
-            raise AfdError(f"{path}: expected a mapping of hardware fields")
-        slug, entry = _one_entry(path, doc, "hardware")
-        return _hardware_entry(str(slug), entry, profile, efficiency, str(path))
-    cat_path = catalog or data_dir() / "hardware.yaml"
-    entries = _section(cat_path, "hardware")
+            raise AfdError(f"{path}: expected a mapping of {what} fields")
+        slug, entry = _one_entry(path, doc, section)
+        return str(slug), entry, str(path)
+    cat_path = catalog or data_dir() / f"{section}.yaml"
+    entries = _section(cat_path, section)
     key = name.strip().lower()
     if key not in entries:
-        raise AfdError(f"unknown hardware '{name}'; valid: {', '.join(sorted(entries))} "
-                       "(or a path to a .yaml file)")
-    return _hardware_entry(key, entries[key], profile, efficiency, str(cat_path))
+        raise AfdError(f"unknown {what} '{name}'; valid: {', '.join(sorted(entries))} (or a path to {files})")
+    return key, entries[key], str(cat_path)
 
 
 def _model_entry(slug: str, entry: Any, profile: str, origin: str) -> Model:
@@ -214,22 +230,12 @@ def _model_entry(slug: str, entry: Any, profile: str, origin: str) -> Model:
     missing = [f_ for f_ in _MODEL_INT if f_ not in values and f_ != "shared_experts"]
     if missing:
         raise AfdError(f"{where}: missing field(s) {', '.join(missing)}")
-    default_src = entry.get("source")
-    sources = dict(_mapping(where, "sources", entry.get("sources")))
-    uncertain = dict(_mapping(where, "uncertain", entry.get("uncertain")))
-    for k in _MODEL_INT:
-        if k in values and k not in sources:
-            if not default_src:
-                raise AfdError(f"{where}: value '{k}' has no source (add sources.{k} or source)")
-            sources[k] = default_src
+    default_src, sources, uncertain = _provenance(where, entry)
+    sources = _with_default_source(where, sources, default_src, _MODEL_INT, values)
     for k in paper:
         if profile == "paper":
             sources[k] = "arXiv 2602.09721 Table 4 (as printed)"
-    for k in MODEL_OPTIONAL_INT_FIELDS + ("attention",):
-        if k in values and k not in sources:
-            if not default_src:
-                raise AfdError(f"{where}: value '{k}' has no source (add sources.{k} or source)")
-            sources[k] = default_src
+    sources = _with_default_source(where, sources, default_src, MODEL_OPTIONAL_INT_FIELDS + ("attention",), values)
     m = Model(slug=slug, name=str(entry.get("name", slug)),
               **{k: values.get(k, 0) for k in _MODEL_INT + MODEL_OPTIONAL_INT_FIELDS},
               attention=_attention(values.get("attention"), where),
@@ -258,22 +264,10 @@ def _attention(block: Any, where: str) -> Attention | None:
 
 def load_model(name: str, profile: str = "paper", catalog: Path | None = None) -> Model:
     """A catalogue model by slug, a Hugging Face ``config.json`` path, or a YAML file."""
-    if _looks_like_path(name):
-        path = Path(name)
-        if path.suffix == ".json":
-            return model_from_hf_config(path)
-        doc = read_yaml(path)
-        if not isinstance(doc, dict):
-            raise AfdError(f"{path}: expected a mapping of model fields")
-        slug, entry = _one_entry(path, doc, "models")
-        return _model_entry(str(slug), entry, profile, str(path))
-    cat_path = catalog or data_dir() / "models.yaml"
-    entries = _section(cat_path, "models")
-    key = name.strip().lower()
-    if key not in entries:
-        raise AfdError(f"unknown model '{name}'; valid: {', '.join(sorted(entries))} "
-                       "(or a path to a config.json or .yaml file)")
-    return _model_entry(key, entries[key], profile, str(cat_path))
+    if _looks_like_path(name) and Path(name).suffix == ".json":
+        return model_from_hf_config(Path(name))
+    slug, entry, origin = _entry(name, catalog, "models", "model", "a config.json or .yaml file")
+    return _model_entry(slug, entry, profile, origin)
 
 
 def _looks_like_path(name: str) -> bool:

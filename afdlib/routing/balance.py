@@ -300,11 +300,16 @@ def balance_report(counts: ArrayLike, ranks: int, redundant: int = 0, tokens: in
     return BalanceReport(layers, cont[0], red[0])
 
 
-def effective_balancedness(per_layer_sigma: ArrayLike) -> float:
+def effective_balancedness(per_layer_sigma: ArrayLike, axis: int | None = None):
     """One sigma for a whole step: layers run in sequence, so the FFN time is sum(t_f / sigma_l),
-    and the step's sigma is the harmonic mean 1 / mean(1 / sigma_l)."""
+    and the step's sigma is the harmonic mean 1 / mean(1 / sigma_l).
+
+    A float over all of ``per_layer_sigma``; with ``axis`` (the layers' axis), an array of one
+    sigma per step over the other axes."""
     s = np.asarray(per_layer_sigma, dtype=float)
-    return float(1.0 / np.mean(1.0 / s))
+    if axis is None:
+        return float(1.0 / np.mean(1.0 / s))
+    return 1.0 / np.mean(1.0 / s, axis=axis)
 
 
 # ----------------------------------------------------------------------------- skew fits
