@@ -41,7 +41,8 @@ from numpy.typing import ArrayLike
 from afdlib.evaluator.alltoall import DESTINATION_RULES, afd_transfer_work, ep_all_to_all_work
 from afdlib.evaluator.attention import attention_kernels, attention_weight_bytes, attention_work, kv_cache_bytes
 from afdlib.routing.balance import uniform_balancedness
-from afdlib.evaluator.dense import (KERNELS_FFN, KERNELS_HEAD, dense_ffn_work, dense_intermediate_size, lm_head_work, router_work, shared_experts_work)
+from afdlib.evaluator.dense import (KERNELS_FFN, KERNELS_HEAD, dense_ffn_work, dense_intermediate_size, ffn_params,
+                                    lm_head_work, router_work, shared_experts_work)
 from afdlib.analysis.budget import no_attention_bubble, no_ffn_bubble
 from afdlib.decode.result import AFDPipeline, PoolMemory, Step
 from afdlib.errors import AfdError
@@ -138,16 +139,16 @@ def _weights_dense_side(model: Model, precision: Precision) -> float:
     """Bytes every attention (EP: every) GPU holds besides the routed experts and the KV cache."""
     h = model.hidden_size
     attn = model.num_layers * attention_weight_bytes(model, precision)
-    dense = model.dense_layers * 3 * h * dense_intermediate_size(model) * precision.bytes("weights")
+    dense = ffn_params(h, dense_intermediate_size(model), model.dense_layers) * precision.bytes("weights")
     embed = model.vocab_size * h * (2.0 + precision.bytes("lm_head"))  # BF16 embedding + LM head
     return attn + dense + embed
 
 
 def _weights_ffn_side(model: Model, precision: Precision, local: ArrayLike) -> np.ndarray:
     """Bytes of the MoE layers' experts on one GPU: ``local`` routed experts and the shared ones."""
-    w = precision.bytes("weights")
-    return model.moe_layers * (expert_weight_bytes(local, model.hidden_size, model.moe_intermediate_size, w)
-                               + expert_weight_bytes(model.shared_experts, model.hidden_size, model.shared_size, w))
+    return model.moe_layers * (expert_weight_bytes(local, model.hidden_size, model.moe_intermediate_size, precision)
+                               + expert_weight_bytes(model.shared_experts, model.hidden_size, model.shared_size,
+                                                     precision))
 
 
 def _balancedness(a: "Assumptions", tokens, k, e, ranks, redundant):
