@@ -76,7 +76,7 @@ from afdlib.report.figures import bubble_timelines_figure, jitter_deployment_fig
 from afdlib.report.style import save_data, save_figure, setup_style
 from afdlib.routing.measured import counts_or_fit, default_counts_dir
 from afdlib.simulation import readings
-from afdlib.simulation.studies import best_configs, ideal_sweep, jitter_study
+from afdlib.simulation.studies import best_deployments, ideal_sweep, jitter_study
 
 
 def glue_all(values: dict) -> None:
@@ -190,16 +190,16 @@ counts, origin = counts_or_fit(counts_dir or default_counts_dir(), counts_file,
                                data_dir() / "deepseek_v3_routing_fit.yaml")
 glue("counts_origin", origin, display=False)
 popularity = readings.layer_sample(counts, 15)       # 15 layers, for speed
-configs = (best_configs(m_, hw, budget, context, "afd", (2, 3, 4))
-           + best_configs(m_, hw, budget, context, "ep", (1, 2)))
-study = pd.DataFrame(jitter_study(m_, hw, budget, context, configs, cvs, popularity, steps, seed))
+deployments = (best_deployments(m_, hw, budget, context, "afd", (2, 3, 4))
+               + best_deployments(m_, hw, budget, context, "ep", (1, 2)))
+study = pd.DataFrame(jitter_study(m_, hw, budget, context, deployments, cvs, popularity, steps, seed))
 save_data(study, "pipeline_deployments", output_dir)
 fig = jitter_deployment_figure(study)
 save_figure(fig, "pipeline_deployments", output_dir)
 glue("fig_pipeline_deployments", fig, display=False)
 plt.close(fig)
 glue_all(readings.deployment_readings(study))
-glue_all(readings.same_shape_tpot(m_, hw, budget, context, configs))
+glue_all(readings.same_shape_tpot(m_, budget, context, deployments))
 
 # %% [markdown]
 # ```{glue:figure} fig_pipeline_deployments
@@ -269,7 +269,7 @@ glue_all(readings.context_readings(m_, study, steps, seed))
 # ## 3BO's extra kernels and the fixed gap
 
 # %% tags=["hide-input"]
-glue_all(readings.kernel_readings(m_, study, configs))
+glue_all(readings.kernel_readings(m_, study, deployments))
 
 # %% [markdown]
 # Each micro-batch launches the attention side's kernels once per layer: {glue:text}`k_attn` for

@@ -2,10 +2,13 @@
 hand, and small synthetic studies whose answer is known."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
 
+from afdlib.decode.deployment import AFDDeployment
 from afdlib.errors import AfdError
 from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.inputs.specs import Budget
@@ -100,8 +103,8 @@ def test_context_and_kernel_readings_at_the_3bo_deployment():
     assert ctx["ctx_requests"] == 70                          # 210 requests in three micro-batches
     assert ctx["ctx_attn_cv"] == f"{1 / np.sqrt(70):.2f}"     # CV 1 per request over 70 requests
     assert 0 <= float(ctx["ctx_loss"].rstrip("%")) < 5
-    configs = [{"design": "afd", "micro_batches": 3, "n_attn": 5, "n_ffn": 3, "requests": 210}]
-    k = r.kernel_readings(model, study, configs)
+    five_three = AFDDeployment.of(load_hardware("h800"), 5, 3, micro_batches=3, requests=210)
+    k = r.kernel_readings(model, study, [five_three])
     # DeepSeek-V3: 61 layers x 11 kernels x 3 us = 2.013 ms, 13% of 15 ms; at 10 us 6.71 ms, 45%
     assert (k["k_attn"], k["n_all_layers"]) == (11, 61)
     assert (k["extra_kernels_3"], k["extra_kernels_3_share"]) == ("2.0", "13%")
@@ -109,14 +112,13 @@ def test_context_and_kernel_readings_at_the_3bo_deployment():
     # MegaScale-Infer: 2 (1 + 100 / 200) = 3 with t_c each way, 2 (1 + 200 / 200) = 4 one lane
     assert (k["ms_rule"], k["ms_rule_one_lane"], k["cfg3"]) == ("3.0", "4.0", "5A3F")
     with pytest.raises(AfdError, match="no AFD deployment with 3 micro-batches"):
-        r.kernel_readings(model, study, [{**configs[0], "micro_batches": 2}])
+        r.kernel_readings(model, study, [replace(five_three, micro_batches=2)])
 
 
 def test_an_extra_micro_batch_costs_time_at_the_same_shape():
     model, hw = load_model("deepseek-v3", profile="reference"), load_hardware("h800", profile="datasheet")
     budget = Budget(slo_s=0.05, l_accept=1.0, t_gap_s=0.003)
-    got = r.same_shape_tpot(model, hw, budget, 4096, [{"design": "afd", "micro_batches": 3, "n_attn": 5, "n_ffn": 3,
-                                                       "requests": 211}])
+    got = r.same_shape_tpot(model, budget, 4096, [AFDDeployment.of(hw, 5, 3, micro_batches=3, requests=211)])
     assert float(got["same_shape_4"]) > float(got["same_shape_3"]) > 3.0   # above the fixed gap alone
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from afdlib.analysis.schedule import constant_step
-from afdlib.decode.step import afd_step
+from afdlib.decode.deployment import Deployment, decode_step
 from afdlib.errors import AfdError
 from afdlib.evaluator.attention import attention_kernels
 from afdlib.routing.measured import moe_layers
@@ -136,24 +136,21 @@ def deployment_readings(study: pd.DataFrame, tie: float = 0.02) -> dict:
     return out
 
 
-def _config(configs: list[dict], design: str = "afd", micro_batches: int = 3) -> dict:
-    hit = [c for c in configs if c["design"] == design and c["micro_batches"] == micro_batches]
+def _config(deployments: list[Deployment], design: str = "afd", micro_batches: int = 3) -> Deployment:
+    hit = [d for d in deployments if d.design == design and d.micro_batches == micro_batches]
     if not hit:
         raise AfdError(f"no {design.upper()} deployment with {micro_batches} micro-batches among the configurations")
     return hit[0]
 
 
-def same_shape_tpot(model, hardware, budget, context: float, configs: list[dict], micro_batches=(3, 4)) -> dict:
-    """The decode model's TPOT (ms) of the best 3BO deployment's shape and batch (``configs``,
-    as :func:`afdlib.simulation.studies.best_configs` returns them) run with each micro-batch
+def same_shape_tpot(model, budget, context: float, deployments: list[Deployment], micro_batches=(3, 4)) -> dict:
+    """The decode model's TPOT (ms) of the best 3BO deployment's shape and batch (``deployments``,
+    as :func:`afdlib.simulation.studies.best_deployments` returns them) run with each micro-batch
     count: what an extra micro-batch costs at the same deployment."""
-    cfg = _config(configs)
-    requests = np.array(float(cfg["requests"]))
+    d = _config(deployments)
 
     def tpot_ms(m: int) -> float:
-        step = afd_step(model, hardware, hardware, cfg["n_attn"], cfg["n_ffn"], requests, context,
-                        replace(budget, micro_batches=m))
-        return float(step.tpot_s) * 1e3
+        return float(decode_step(model, replace(d, micro_batches=m), context, budget).tpot_s) * 1e3
 
     return {f"same_shape_{m}": f"{tpot_ms(m):.1f}" for m in micro_batches}
 
@@ -178,7 +175,7 @@ def context_readings(model, study: pd.DataFrame, steps: int, seed: int, context_
             "ctx_loss": f"{float(sim.throughput_loss):.1%}"}
 
 
-def kernel_readings(model, study: pd.DataFrame, configs: list[dict], kernel_costs_us=(3.0, 10.0)) -> dict:
+def kernel_readings(model, study: pd.DataFrame, deployments: list[Deployment], kernel_costs_us=(3.0, 10.0)) -> dict:
     """3BO's extra kernels: the attention side's kernels per layer and micro-batch, and what a
     third micro-batch adds per step, L x k_attn x cost (ms, and as a share of the paper's t_g);
     MegaScale-Infer's m >= 2 (1 + T_c / T_f) at the best 3BO deployment with T_c each way (half our
@@ -189,11 +186,11 @@ def kernel_readings(model, study: pd.DataFrame, configs: list[dict], kernel_cost
         extra = model.num_layers * k_attn * us * 1e-6
         out[f"extra_kernels_{us:.0f}"] = f"{extra * 1e3:.1f}"
         out[f"extra_kernels_{us:.0f}_share"] = f"{extra / PAPER_T_GAP_S:.0%}"
-    cfg, row = _config(configs), _three_bo(study)
+    d, row = _config(deployments), _three_bo(study)
     out.update({"k_attn": k_attn, "n_all_layers": model.num_layers,
                 "ms_rule": f"{megascale_min_microbatches(row.t_comm_us / 2, row.t_ffn_us):.1f}",
                 "ms_rule_one_lane": f"{megascale_min_microbatches(row.t_comm_us, row.t_ffn_us):.1f}",
-                "cfg3": f"{cfg['n_attn']}A{cfg['n_ffn']}F"})
+                "cfg3": d.label})
     return out
 
 

@@ -7,9 +7,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from afdlib.analysis.schedule import constant_step
-from afdlib.decode.deployment import AFDDeployment, Deployment, EPDeployment, from_record, step_function
+from afdlib.decode.deployment import AFDDeployment, Deployment, EPDeployment, step_function
 from afdlib.decode.search import best_afd, best_ep
 from afdlib.decode.step import Assumptions, largest_batch
+from afdlib.errors import AfdError
 from afdlib.inputs.specs import Precision
 from afdlib.simulation.pipeline import Jitter, simulate, stage_times_of, straggler_factors
 
@@ -24,12 +25,11 @@ def megascale_min_microbatches(t_c: float, t_f: float) -> float:
     return 2.0 * (1.0 + t_c / t_f)
 
 
-def best_configs(model, hardware, budget, context: float, design: str, micro_batches=(2, 3, 4),
-                 precision=None, assumptions=None) -> list[dict]:
+def best_deployments(model, hardware, budget, context: float, design: str, micro_batches=(2, 3, 4),
+                     precision=None, assumptions=None) -> list[Deployment]:
     """For each micro-batch count, the decode model's best deployment of ``design`` under the SLO
-    (:mod:`afdlib.decode.search`), as a flat record (:meth:`afdlib.decode.deployment.EPDeployment.record`):
-    AFD's N_A, N_F and batch; EP's size, redundant experts, kernels and batch. The jitter study
-    compares micro-batch counts each at its own best deployment."""
+    (:mod:`afdlib.decode.search`), with its batch: AFD's pools, EP's size, redundant experts and
+    kernels. The jitter study compares micro-batch counts each at its own best deployment."""
     precision, a = precision or Precision(), assumptions or Assumptions()
     out = []
     for m in micro_batches:
@@ -37,15 +37,15 @@ def best_configs(model, hardware, budget, context: float, design: str, micro_bat
             best = best_afd(model, hardware, hardware, budget, context, precision, a, micro_batches=(int(m),))
         else:
             best = best_ep(model, hardware, budget, context, precision, a, micro_batches=(int(m),))
-        out.append(best.deployment.record())
+        out.append(best.deployment)
     return out
 
 
-def jitter_study(model, hardware, budget, context: float, configs: list[dict | Deployment], cvs=(0.0, 0.1, 0.2, 0.3),
+def jitter_study(model, hardware, budget, context: float, deployments: list[Deployment], cvs=(0.0, 0.1, 0.2, 0.3),
                  popularity: ArrayLike | None = None, steps: int = 2000, seed: int = 0, precision=None,
                  assumptions=None, straggler_samples: int = 4, slo_steps: int = 400) -> list[dict]:
-    """Deployments of the decode model (``configs``: deployments with their batch, or records as
-    :func:`best_configs` returns them, on ``hardware``) under jitter of the FFN and network stages
+    """Deployments of the decode model (with their batch, as :func:`best_deployments` returns
+    them; ``hardware`` names the device of the rows) under jitter of the FFN and network stages
     with each CV.
 
     Per (deployment, CV) row: at the deployment's batch, the mean and p99 TPOT, the loss, the
@@ -58,9 +58,10 @@ def jitter_study(model, hardware, budget, context: float, configs: list[dict | D
     precision = precision or Precision()
     base = assumptions or Assumptions()
     rows = []
-    for given in configs:
-        d = given if isinstance(given, (EPDeployment, AFDDeployment)) else from_record(given, hardware)
-        cfg = d.record() if given is d else given
+    for d in deployments:
+        if not isinstance(d, (EPDeployment, AFDDeployment)) or d.requests is None:
+            raise AfdError("jitter_study takes deployments with their batch (best_deployments)")
+        cfg = d.record()
         m, design, requests = d.micro_batches, d.design, float(d.requests)
         attn_gpus, ffn_gpus, gpus = ((d.attention.gpus, d.ffn.gpus, d.gpus) if design == "afd"
                                      else (d.ep_size, d.ep_size, d.ep_size))
