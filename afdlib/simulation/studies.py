@@ -63,9 +63,9 @@ def jitter_study(model, hardware, budget, context: float, deployments: list[Depl
             raise AfdError("jitter_study takes deployments with their batch (best_deployments)")
         cfg = d.record()
         m, design, requests = d.micro_batches, d.design, float(d.requests)
-        attn_gpus, ffn_gpus, gpus = ((d.attention.gpus, d.ffn.gpus, d.gpus) if design == "afd"
-                                     else (d.ep_size, d.ep_size, d.ep_size))
-        redundant = d.redundant if design == "ep" else 0
+        attn_gpus, ffn_gpus, gpus = (int(g) for g in ((d.attention.gpus, d.ffn.gpus, d.gpus) if design == "afd"
+                                                      else (d.ep_size, d.ep_size, d.ep_size)))   # counts of GPUs
+        redundant = int(d.redundant) if design == "ep" else 0
         step_of = step_function(model, d, context, budget, precision, base)
         step = step_of(np.array(requests))
         st = stage_times_of(step, design, model.moe_layers)
