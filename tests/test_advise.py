@@ -16,16 +16,6 @@ from afdlib.inputs.specs import Budget, Precision
 BUDGET = Budget(slo_s=0.05, l_accept=1.0, t_gap_s=DECODE_T_GAP_S)
 
 
-@pytest.fixture(scope="module")
-def ds():
-    return load_model("deepseek-v3", profile="reference")
-
-
-@pytest.fixture(scope="module")
-def h800():
-    return load_hardware("h800", profile="datasheet")
-
-
 def test_bisection_agrees_with_the_batch_search(ds, h800):
     step_of = lambda r: ep_step(ds, h800, 144, r, 4096, BUDGET, redundant=32)  # noqa: E731
     n, _ = best_batch(step_of, BUDGET.slo_s)

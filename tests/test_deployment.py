@@ -10,22 +10,12 @@ from afdlib.decode.deployment import AFDDeployment, EPDeployment, Pool, decode_s
 from afdlib.decode.search import best_afd, best_ep
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions, afd_step, best_batch, ep_step
 from afdlib.errors import AfdError
-from afdlib.inputs.catalog import load_hardware, load_model
+from afdlib.inputs.catalog import load_hardware
 from afdlib.inputs.specs import Budget, Precision
 
 BUDGET = Budget(slo_s=0.05, l_accept=1.0, t_gap_s=DECODE_T_GAP_S)
 ARRAY_FIELDS = ("requests", "step_s", "tpot_s", "tokens_per_s_per_gpu", "t_attn", "t_ffn", "t_comm", "t_layer",
                 "sigma", "memory_bytes", "fits_memory", "dense_layer_s", "lm_head_s", "mtp_s")
-
-
-@pytest.fixture(scope="module")
-def ds():
-    return load_model("deepseek-v3", profile="reference")
-
-
-@pytest.fixture(scope="module")
-def h800():
-    return load_hardware("h800", profile="datasheet")
 
 
 @pytest.fixture(scope="module")
