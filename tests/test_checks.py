@@ -129,3 +129,11 @@ def test_every_vocabulary_words_a_rule_the_same_way(capsys):
         params.check_parameters({"n": [1, 65]}, n=params.list_of(params.integer(1, 64)))
     assert main(["penalty", "--sigma", "1.5", "--n-attn", "8", "--n-ffn", "2"]) == 2
     assert "--sigma must be in (0, 1], got 1.5" in capsys.readouterr().err
+
+
+def test_at_least_takes_its_bound_and_refuses_below():
+    assert checks.at_least(1, 1, "N_A") == 1 and checks.at_least(np.array([1.0, 7.5]), 1, "N_A") is not None
+    with pytest.raises(AfdError, match=r"^N_A must be >= 1, got 0\.999$"):
+        checks.at_least(0.999, 1, "N_A")
+    with pytest.raises(AfdError, match="^N_A must be finite, got nan$"):
+        checks.at_least(float("nan"), 1, "N_A")

@@ -24,26 +24,21 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from afdlib.errors import AfdError
+from afdlib.inputs import checks
 
 ROUNDINGS = ("exact", "floor", "ceil")
 """How :func:`alpha_afd` sized the attention side: sigma N_A exactly, rounded down or up."""
 
 
 def _check_sigma(sigma: ArrayLike) -> np.ndarray:
-    s = np.asarray(sigma, dtype=float)
-    if np.any(~np.isfinite(s)) or np.any(s <= 0) or np.any(s > 1):
-        raise AfdError(f"sigma (balancedness, mean/max) must be in (0, 1], got {sigma}")
-    return s
+    return np.asarray(checks.fraction(np.asarray(sigma), "sigma (balancedness, mean/max)"), dtype=float)
 
 
-def _check_positive(name: str, value: ArrayLike, integer: bool = False, minimum: float = 0.0) -> np.ndarray:
-    v = np.asarray(value, dtype=float)
-    if np.any(~np.isfinite(v)) or np.any(v < minimum) or (minimum == 0 and np.any(v <= 0)):
-        raise AfdError(f"{name} must be {'>= ' + str(minimum) if minimum else 'positive'}, got {value}")
-    if integer and np.any(v != np.round(v)):
-        raise AfdError(f"{name} must be a whole number of nodes, got {value}")
-    return v
+def _check_positive(name: str, value: ArrayLike, minimum: float = 0.0) -> np.ndarray:
+    """``value`` > 0, or >= ``minimum`` where one is given (node counts: >= 1)."""
+    v = np.asarray(value)
+    checked = checks.at_least(v, minimum, name) if minimum else checks.positive(v, name)
+    return np.asarray(checked, dtype=float)
 
 
 def alpha_ep(sigma: ArrayLike, lam: ArrayLike) -> np.ndarray:

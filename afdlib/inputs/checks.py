@@ -97,11 +97,16 @@ def positive(value: Any, name: str = "", where: str = ""):
     return value
 
 
+def at_least(value: Any, lo: float, name: str = "", where: str = ""):
+    """A finite number >= ``lo``."""
+    if not _all(number(value, name, where) >= lo):
+        raise Refused(f">= {lo:g}", value, name, where)
+    return value
+
+
 def nonnegative(value: Any, name: str = "", where: str = ""):
     """A finite number >= 0."""
-    if not _all(number(value, name, where) >= 0):
-        raise Refused(">= 0", value, name, where)
-    return value
+    return at_least(value, 0, name, where)
 
 
 def fraction(value: Any, name: str = "", where: str = ""):
