@@ -195,25 +195,31 @@ def test_mtp_drafts():
 
 # ----------------------------------------------------------------------------- published deployments
 
-# error recorded in the validation chapter (predicted / published - 1), default assumptions
+# error recorded in the validation chapter (predicted / published - 1), default assumptions, at the
+# batch each source gives (Step-3: 6,144 requests over 16 attention GPUs = 384 per attention GPU)
 RECORDED_ERROR = {
     "deepseek-v3-h800-ep144-online": 0.170,
     "deepseek-v3-h800-ep128-profile": -0.062,
     "deepseek-v3-h100-ep72-sglang": 0.039,
     "deepseek-v3-gb200-ep48-sglang-june": 0.211,
     "deepseek-v3-gb200-ep48-sglang-september": -0.104,
-    "step3-h800-2a2f": 0.272,   # 0.216 before H800's HBM was read as 80 GiB (85.9 GB): a larger batch fits
+    "step3-h800-2a2f": 0.140,   # 0.272 at the 477 requests its SLO and HBM allow (the second column)
 }
+STEP3 = "step3-h800-2a2f"
 
 
-def test_decisive_ratio_covers_every_pair_of_validated_errors():
+def test_decisive_ratio_is_computed_from_the_validation_errors():
     """An AFD / EP ratio divides two predictions: it is decisive only beyond the largest ratio of two
-    recorded errors, (1 + e_i) / (1 + e_j) = 1.272 / 0.896 = 1.42."""
-    from afdlib.decode.advise import DECISIVE
+    recorded errors, (1 + e_i) / (1 + e_j) = 1.211 / 0.896 = 1.35 (June GB200 over September GB200)."""
+    from afdlib.decode.advise import DECISIVE, decisive_threshold
+    from afdlib.decode.validation import decisive_ratio
     factors = 1 + np.array(list(RECORDED_ERROR.values()))
-    worst = factors.max() / factors.min()
-    assert worst == pytest.approx(1.272 / 0.896, rel=1e-9)
-    assert worst <= DECISIVE < worst + 0.01
+    assert DECISIVE == decisive_threshold() == pytest.approx(factors.max() / factors.min(), abs=0.01)
+    assert DECISIVE == pytest.approx(1.211 / 0.896, abs=0.01)
+    # computed, not typed: other errors give another threshold
+    assert decisive_ratio([{"error": 0.25}, {"error": -0.2}, {"error": 0.0}]) == pytest.approx(1.25 / 0.8)
+    with pytest.raises(AfdError, match="at least two"):
+        decisive_ratio([{"error": 0.1}])
 
 
 def test_validation_table_does_not_drift():
@@ -227,8 +233,57 @@ def test_validation_table_does_not_drift():
     # EP at a published batch: the published figure lies between the serial (nothing hidden) and
     # overlapped readings (not so for GB200, whose batch is assumed)
     for r in rows.values():
-        if r["design"] == "ep" and r["batch_from"] == "published":
+        if r["design"] == "ep" and r["batch_from"] in ("published", "derived"):
             assert r["band_low"] <= r["published"] <= r["band_high"], r["case"]
+
+
+def test_step3_is_evaluated_at_its_published_batch_and_at_the_slo_batch():
+    rows = {r["case"]: r for r in validation_rows()}
+    s3 = rows[STEP3]
+    # Step-3 report sec. 7.3: 6,144 requests in three micro-batches of 2,048 over 2A = 16 attention GPUs
+    assert s3["batch_per_gpu"] == 6144 / 16 == 3 * 2048 / 16 == 384
+    assert s3["batch_from"] == "published" and s3["micro_batches"] == 3
+    assert "6,144" in s3["batch_quote"] and "2,048" in s3["batch_quote"] and "16 attention GPUs" in s3["batch_quote"]
+    # the second column: the largest batch meeting its 50 ms SLO and fitting in HBM, as before
+    assert s3["batch_slo"] > s3["batch_per_gpu"] and s3["error_slo"] == pytest.approx(0.272, abs=0.01)
+    assert s3["predicted_slo"] > s3["predicted"]   # throughput grows with the batch
+    # cases without an SLO have no second column
+    assert all(np.isnan(r["predicted_slo"]) for c, r in rows.items() if c != STEP3)
+
+
+def test_every_batch_says_where_it_comes_from():
+    from afdlib.decode.validation import BATCH_FROM
+    rows = {r["case"]: r for r in validation_rows()}
+    for slug, case in load_deployments().items():
+        origin = case.facts["batch_from"]
+        assert origin in BATCH_FROM, slug
+        if origin in ("published", "derived"):   # the source's sentence is quoted
+            assert len(rows[slug]["batch_quote"]) > 20, slug
+        if origin == "assumed":
+            assert "batch_per_gpu" in case.assumptions, slug
+    # the sources as the file cites them: DeepSeek's profile states its batch, the online service's
+    # is 14,800 tokens/s per node / 8 GPUs / 21 tokens/s per user = 88, the GB200 posts give none
+    assert rows["deepseek-v3-h800-ep128-profile"]["batch_from"] == "published"
+    assert "128 requests per GPU" in rows["deepseek-v3-h800-ep128-profile"]["batch_quote"]
+    assert rows["deepseek-v3-h800-ep144-online"]["batch_from"] == "derived"
+    assert rows["deepseek-v3-h800-ep144-online"]["batch_per_gpu"] == round(14_800 / 8 / 21)
+    assert {rows[c]["batch_from"] for c in rows if "gb200" in c} == {"assumed"}
+
+
+def _case_file(tmp_path, **changes):
+    import yaml
+
+    from afdlib.inputs.catalog import data_dir
+    doc = yaml.safe_load((data_dir() / "deployments.yaml").read_text())
+    entry = doc["deployments"][STEP3]
+    for k, v in changes.items():
+        if v is None:
+            entry.pop(k, None)
+        else:
+            entry[k] = v
+    path = tmp_path / "d.yaml"
+    path.write_text(yaml.safe_dump({"deployments": {STEP3: entry}}))
+    return path
 
 
 def test_deployments_file_cites_sources(tmp_path):
@@ -238,6 +293,56 @@ def test_deployments_file_cites_sources(tmp_path):
     bad.write_text("deployments:\n  x: {design: ep, model: deepseek-v3}\n")
     with pytest.raises(AfdError, match="missing"):
         load_deployments(bad)
+    assert set(load_deployments(_case_file(tmp_path))) == {STEP3}   # the copy itself loads
+    with pytest.raises(AfdError, match="batch_from must be one of"):
+        load_deployments(_case_file(tmp_path, batch_from="reported"))
+    with pytest.raises(AfdError, match="quotes .*batch_per_gpu"):
+        load_deployments(_case_file(tmp_path, quotes={"micro_batches": "three micro-batches"}))
+    with pytest.raises(AfdError, match="needs batch_per_gpu: null"):
+        load_deployments(_case_file(tmp_path, batch_from="SLO and memory"))
+    with pytest.raises(AfdError, match="micro_batches must be quoted .* or listed under assumptions"):
+        load_deployments(_case_file(tmp_path, quotes={"batch_per_gpu": "6,144 over 16 attention GPUs"}))
+
+
+def test_forms_map_to_the_deployments_that_validate_them():
+    from afdlib.decode.validation import form_of, form_stated, validated_by, validated_forms
+    cases = load_deployments()
+    # DeepSeek's EP144: two micro-batches (dual-batch overlap) and DeepEP's low-latency kernels, as quoted
+    assert "deepseek-v3-h800-ep144-online" in validated_by("ep", 2, "low-latency")
+    assert validated_by("afd", 3) == (STEP3,)
+    # a form no case states is not validated: one batch with normal kernels, AFD with 2 or 4 micro-batches
+    stated = {form_of(c) for c in cases.values() if form_stated(c)}
+    assert (("ep", 1, "normal") in stated) == bool(validated_by("ep", 1, "normal"))
+    assert validated_by("ep", 1, "normal") == () and validated_by("afd", 2) == validated_by("afd", 4) == ()
+    # a case whose form is assumed (SGLang's) validates nothing
+    assert not any("sglang" in s for slugs in validated_forms().values() for s in slugs)
+    assert set(validated_forms()) == stated
+
+
+def test_validated_only_holds_the_search_to_validated_forms(ds, h800):
+    from afdlib.decode.search import best_afd, best_ep
+    budget = Budget(slo_s=0.05)
+    free, held = best_ep(ds, h800, budget, 4096), best_ep(ds, h800, budget, 4096, validated_only=True)
+    assert (held.deployment.micro_batches, held.deployment.kernels) == (2, "low-latency")
+    assert free.tokens_per_s_per_gpu >= held.tokens_per_s_per_gpu   # a superset of candidates
+    afd = best_afd(ds, h800, h800, budget, 4096, validated_only=True, max_nodes=4)
+    assert afd.deployment.micro_batches == 3
+    with pytest.raises(AfdError, match="no EP form searched here is validated"):
+        best_ep(ds, h800, budget, 4096, micro_batches=(1,), validated_only=True)
+
+
+def test_advise_names_the_deployments_behind_each_form(capsys):
+    assert main(["advise", "--model", "deepseek-v3", "--hardware", "h800", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    for design in ("ep", "afd"):
+        d = doc[design]
+        assert isinstance(d["validated_by"], list) and d["form"].startswith(design.upper())
+        assert bool(d["validated_by"]) != ("not_validated" in d)
+        assert any(r.startswith(d["form"] + ":") for r in doc["reasons"])
+    assert main(["advise", "--model", "deepseek-v3", "--hardware", "h800", "--json", "--validated-only"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["ep"]["validated_by"] and doc["afd"]["validated_by"]
+    assert (doc["ep"]["micro_batches"], doc["ep"]["kernels"]) == (2, "low-latency")
 
 
 # ----------------------------------------------------------------------------- command

@@ -58,7 +58,7 @@ def test_error_spread_and_the_lean_toward_afd():
     rows = [{"design": "afd", "error": 0.272}, {"design": "ep", "error": -0.104}, {"design": "ep", "error": 0.05}]
     e = error_spread(rows)
     assert (e.low, e.high, e.afd, e.ep_low, e.ep_high) == (-0.104, 0.272, (0.272,), -0.104, 0.05)
-    # 1.272 / 1.05 = 1.2114; 1.272 / 0.896 = 1.4196 (the DECISIVE band's 1.42)
+    # 1.272 / 1.05 = 1.2114; 1.272 / 0.896 = 1.4196
     assert e.afd_lean == pytest.approx((0.2114, 0.4196), abs=1e-4)
     with pytest.raises(AfdError, match="at least one AFD and one EP case"):
         error_spread(rows[1:])

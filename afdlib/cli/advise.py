@@ -13,6 +13,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--all", action="store_true", help="every catalogue model x hardware pair")
     p.add_argument("--counts", default=None, help='measured expert loads {"logical_count": [[...E...] x layers]}: '
                    "imbalance from an EPLB-style placement of them (a few seconds more)")
+    p.add_argument("--validated-only", action="store_true",
+                   help="a what-if: search only the EP and AFD forms (micro-batches, kernels) that a published "
+                        "deployment in data/deployments.yaml validates")
     p.add_argument("--price-per-gpu-hour", nargs="+", default=None, metavar="SLUG=USD",
                    help="prices per GPU-hour, e.g. h800=2.0 h20=1.1: compare cost per token")
     add_decode_options(p)
@@ -41,7 +44,8 @@ def run(args) -> int:
         hw = load_hardware(h_name, profile=args.hw_profile)
         attn = None if args.attn_hardware is None else load_hardware(args.attn_hardware, profile=args.hw_profile)
         try:
-            adv = advise(model, hw, budget, args.context, precision, a, attn, prices, explain=not args.all)
+            adv = advise(model, hw, budget, args.context, precision, a, attn, prices, explain=not args.all,
+                         validated_only=args.validated_only)
         except AfdError as e:
             if not args.all:
                 raise

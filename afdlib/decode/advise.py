@@ -9,6 +9,7 @@ the answer to flip (the EP all-to-all's hidden share, the scale-out bandwidth).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -19,19 +20,31 @@ from afdlib.errors import AfdError
 from afdlib.analysis.hfu import dead_zone_floor, hfu_sweep
 from afdlib.analysis.intensity import regime
 from afdlib.decode.search import best_ep, compare
+from afdlib.decode.validation import case_labels, decisive_ratio, form_label, validated_by, validated_forms, validation_rows
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
 FLIP_FACTORS = np.geomspace(1 / 16, 64, 21)
 """Scale-out bandwidth multipliers searched for the break-even point (1/16x .. 64x)."""
 FLIP_OVERLAPS = np.linspace(0.0, 1.0, 11)
 """EP all-to-all hidden shares searched for the break-even point."""
-DECISIVE = 1.42
-"""A ratio of two predictions is decisive beyond 1.42 (or below 1 / 1.42): the largest ratio of two
-of the decode model's errors against the published deployments, (1 + 27.2%) / (1 - 10.4%) (Step-3
-over-predicted, SGLang's September GB200 case under-predicted; the validation chapter, recorded in
-tests/test_decode.py, which checks this bound against them). An AFD / EP ratio compounds the errors
-of two predictions, so a single case's error (27.2%) would be too narrow a band; closer calls are
-reported as within the model's error."""
+
+
+@lru_cache(maxsize=1)
+def decisive_threshold() -> float:
+    """A ratio of two predictions is decisive beyond this (or below its inverse): the largest ratio
+    of two of the decode model's errors against the published deployments,
+    :func:`afdlib.decode.validation.decisive_ratio` of :func:`~afdlib.decode.validation.validation_rows`
+    under the default assumptions (computed once per process; ``DECISIVE`` is the same number). An
+    AFD / EP ratio compounds the errors of two predictions, so a single case's error would be too
+    narrow a band; closer calls are reported as within the model's error."""
+    return decisive_ratio(validation_rows())
+
+
+def __getattr__(name: str):
+    """``DECISIVE``: :func:`decisive_threshold`, computed from the validation when first asked for."""
+    if name == "DECISIVE":
+        return decisive_threshold()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -60,18 +73,20 @@ def _us(x) -> float:
 
 def advise(model: Model, hardware: Hardware, budget: Budget, context: float, precision: Precision = Precision(),
            assumptions: Assumptions = Assumptions(), attn_hardware: Hardware | None = None,
-           prices: dict[str, float] | None = None, explain: bool = True) -> Advice:
+           prices: dict[str, float] | None = None, explain: bool = True, validated_only: bool = False) -> Advice:
     """The recommendation for one model on ``hardware`` (AFD's FFN pool; ``attn_hardware`` its
-    attention pool, default the same). ``prices``: USD per GPU-hour by hardware slug."""
+    attention pool, default the same). ``prices``: USD per GPU-hour by hardware slug.
+    ``validated_only``: both searches held to the forms published deployments validate (a what-if)."""
     if model.attention is None:
         raise AfdError(f"model '{model.slug}' has no attention description; add an attention: block")
-    ep, afd = compare(model, hardware, budget, context, precision, assumptions, attn_hardware)
+    ep, afd = compare(model, hardware, budget, context, precision, assumptions, attn_hardware,
+                      validated_only=validated_only)
     return _advice_of(model, hardware, budget, context, precision, assumptions, ep, afd, attn_hardware, prices,
-                      explain)
+                      explain, validated_only)
 
 
 def _advice_of(model, hardware, budget, context, precision, assumptions, ep, afd, attn_hardware=None, prices=None,
-               explain: bool = False) -> Advice:
+               explain: bool = False, validated_only: bool = False) -> Advice:
     """The advice from the best EP and AFD deployments already found."""
     attn = attn_hardware or hardware
     e, a = _f(ep.tokens_per_s_per_gpu), _f(afd.tokens_per_s_per_gpu)
@@ -91,8 +106,9 @@ def _advice_of(model, hardware, budget, context, precision, assumptions, ep, afd
     else:
         rec = "AFD" if (cost["ratio"] if by_cost else ratio) > 1 else "EP"
     reasons = _reasons(model, hardware, attn, budget, context, precision, assumptions, ep_doc, afd_doc, ratio,
-                       cost) if explain else []
-    decisive = ratio is None or bool(ratio > DECISIVE or ratio < 1 / DECISIVE)
+                       cost, validated_only) if explain else []
+    band = decisive_threshold()
+    decisive = ratio is None or bool(ratio > band or ratio < 1 / band)
     return Advice(rec, ratio, decisive, ep_doc, afd_doc, reasons, cost)
 
 
@@ -107,7 +123,19 @@ def _ep_doc(model, hw, budget, context, precision, a, best) -> dict:
             "comm_us": _us(st.t_comm),
             "bound": {"attention": str(bound_names(st.bound_attn)), "ffn": str(bound_names(st.bound_ffn)),
                       "comm": str(bound_names(st.bound_comm))},
-            "sigma": _f(st.sigma), "imbalance_alpha": _f(st.tokens_per_s_per_gpu / flat.tokens_per_s_per_gpu)}
+            "sigma": _f(st.sigma), "imbalance_alpha": _f(st.tokens_per_s_per_gpu / flat.tokens_per_s_per_gpu),
+            **_validation_doc("ep", d.micro_batches, d.kernels)}
+
+
+def _validation_doc(design: str, micro_batches: int, kernels: str | None = None) -> dict:
+    """The published deployments that validate the form (``validated_by``), or why none does."""
+    cases = validated_by(design, micro_batches, kernels)
+    doc: dict[str, Any] = {"form": form_label(design, micro_batches, kernels), "validated_by": list(cases)}
+    if not cases:
+        others = [form_label(*f) for f in validated_forms() if f[0] == design]
+        doc["not_validated"] = (f"no published deployment in data/deployments.yaml states this form; validated "
+                                f"{design.upper()} forms: " + ("; ".join(others) if others else "none"))
+    return doc
 
 
 def _afd_doc(model, attn, ffn, budget, context, precision, a, best) -> dict:
@@ -123,7 +151,8 @@ def _afd_doc(model, attn, ffn, budget, context, precision, a, best) -> dict:
             "bound": {"attention": str(bound_names(st.bound_attn)), "ffn": str(bound_names(st.bound_ffn)),
                       "comm": str(bound_names(st.bound_comm))},
             "bubble_attn": _f(st.afd.bubble_attn), "bubble_ffn": _f(st.afd.bubble_ffn),
-            "sigma": _f(st.sigma), "imbalance_alpha": _f(st.tokens_per_s_per_gpu / flat.tokens_per_s_per_gpu)}
+            "sigma": _f(st.sigma), "imbalance_alpha": _f(st.tokens_per_s_per_gpu / flat.tokens_per_s_per_gpu),
+            **_validation_doc("afd", d.micro_batches)}
 
 
 def _costs(prices: dict[str, float], ffn: Hardware, attn: Hardware, ep: dict, afd: dict) -> dict:
@@ -155,14 +184,16 @@ def _flip(values: np.ndarray, ratios: np.ndarray, near: float | None = None) -> 
 
 
 def break_even_scale_out(model, hardware, budget, context, precision, assumptions, attn_hardware=None,
-                         factors: np.ndarray = FLIP_FACTORS) -> tuple[float | None, np.ndarray]:
+                         factors: np.ndarray = FLIP_FACTORS, validated_only: bool = False
+                         ) -> tuple[float | None, np.ndarray]:
     """Scale-out bandwidth (bytes/s per GPU) at which AFD and EP give the same throughput per GPU,
     searched over ``factors`` x the device's (both pools scaled alike); and the ratio at each factor.
     On a Superpod-class device the whole fabric is scaled (scale-up = scale-out, and the
     inter-domain network), since its traffic rides the fabric."""
     bw = hardware.scale_out_bytes_per_s * factors
     hw, attn = (None if x is None else _scaled_network(x, factors) for x in (hardware, attn_hardware))
-    ep, afd = compare(model, hw, budget, context, precision, assumptions, attn, cell_shape=(len(factors),))
+    ep, afd = compare(model, hw, budget, context, precision, assumptions, attn, cell_shape=(len(factors),),
+                      validated_only=validated_only)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(ep.tokens_per_s_per_gpu > 0, afd.tokens_per_s_per_gpu / ep.tokens_per_s_per_gpu, np.inf)
     x = _flip(np.log(bw), ratio, near=float(np.log(hardware.scale_out_bytes_per_s)))
@@ -179,17 +210,18 @@ def _scaled_network(hw: Hardware, factors: np.ndarray) -> Hardware:
 
 
 def break_even_overlap(model, hardware, budget, context, precision, assumptions, afd_rate: float,
-                       overlaps: np.ndarray = FLIP_OVERLAPS) -> tuple[float | None, np.ndarray]:
+                       overlaps: np.ndarray = FLIP_OVERLAPS, validated_only: bool = False
+                       ) -> tuple[float | None, np.ndarray]:
     """The share of EP's all-to-all hidden behind compute at which EP matches ``afd_rate``."""
     shares = np.asarray(overlaps, dtype=float)
     rates = best_ep(model, hardware, budget, context, precision, replace(assumptions, ep_overlap=shares[:, None]),
-                    cell_shape=shares.shape).tokens_per_s_per_gpu
+                    cell_shape=shares.shape, validated_only=validated_only).tokens_per_s_per_gpu
     with np.errstate(divide="ignore"):
         ratio = np.where(rates > 0, afd_rate / rates, np.inf)
     return _flip(overlaps, ratio, near=float(np.max(assumptions.ep_overlap))), ratio
 
 
-def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, cost) -> list[str]:
+def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, cost, validated_only=False) -> list[str]:
     r = []
     if ep.get("feasible"):
         r.append(f"EP: best is EP{ep['ep_size']} with {ep['redundant']} redundant experts at {ep['batch_per_gpu']} "
@@ -199,6 +231,7 @@ def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, co
                  f"({ep['bound']['comm']}, {ep['kernels']} kernels), "
                  + (f"two micro-batches hiding {a.ep_overlap:.0%} of the all-to-all behind compute"
                     if ep["micro_batches"] > 1 else "one batch: nothing of the all-to-all hidden"))
+        r.append(_validation_reason(ep))
     else:
         r.append(f"EP: no EP size meets the {budget.slo_s * 1e3:g} ms SLO and fits in memory")
     if afd.get("feasible"):
@@ -209,6 +242,7 @@ def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, co
                  f"({afd['bound']['ffn']}), t_c {afd['comm_us']:.0f} us ({afd['bound']['comm']}); the {afd['pace']} "
                  f"stage sets the pace (FFN pool idle {afd['bubble_ffn']:.0%}, attention pool idle "
                  f"{afd['bubble_attn']:.0%})")
+        r.append(_validation_reason(afd))
         nf = afd["n_ffn"]
         reg = str(regime(nf, model.experts_per_token, model.routed_experts, ffn.bandwidth_ratio, ffn.gpus_per_node))
         res, _ = hfu_sweep(model, ffn, np.array([nf]))
@@ -221,19 +255,20 @@ def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, co
     if ep.get("feasible") and afd.get("feasible"):
         r.append(f"imbalance: EP sigma {ep['sigma']:.3f} keeps {ep['imbalance_alpha']:.1%} of its balanced "
                  f"throughput, AFD sigma {afd['sigma']:.3f} keeps {afd['imbalance_alpha']:.1%}")
-        word = "more" if ratio > 1 else "less"
-        call = ("beyond the model's error against published deployments" if ratio > DECISIVE or ratio < 1 / DECISIVE
+        word, band = ("more" if ratio > 1 else "less"), decisive_threshold()
+        call = ("beyond the model's error against published deployments" if ratio > band or ratio < 1 / band
                 else f"within the spread of the model's errors against published deployments (a ratio up to "
-                     f"{DECISIVE:.2f} either way): a close call")
+                     f"{band:.2f} either way): a close call")
         r.append(f"AFD gives {ratio:.2f}x EP's tokens/s per GPU ({word}), {call}")
-        h, _ = break_even_overlap(model, ffn, budget, context, precision, a, afd["tokens_per_s_per_gpu"])
+        h, _ = break_even_overlap(model, ffn, budget, context, precision, a, afd["tokens_per_s_per_gpu"],
+                                  validated_only=validated_only)
         if h is None:
             r.append("the answer holds for any share of EP's all-to-all hidden behind compute (0 to 100%)")
         else:
             r.append(f"the answer flips if EP hides {'more' if ratio > 1 else 'less'} than {h:.0%} of its "
                      f"all-to-all behind compute (now {a.ep_overlap:.0%})")
         bw, _ = break_even_scale_out(model, ffn, budget, context, precision, a,
-                                     None if attn is ffn else attn)
+                                     None if attn is ffn else attn, validated_only=validated_only)
         now = ffn.scale_out_bytes_per_s
         what = "fabric (scale-up = scale-out)" if ffn.superpod else "scale-out"
         if bw is None:
@@ -246,6 +281,13 @@ def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, co
         r.append(f"cost: EP {cost['ep_usd_per_million_tokens']:.3f} USD and AFD "
                  f"{cost['afd_usd_per_million_tokens']:.3f} USD per million output tokens")
     return r
+
+
+def _validation_reason(doc: dict) -> str:
+    """One line: the published deployments behind the best form, or that none is."""
+    if doc["validated_by"]:
+        return f"{doc['form']}: validated by {'; '.join(case_labels(doc['validated_by']))} (data/deployments.yaml)"
+    return f"{doc['form']}: not validated: {doc['not_validated']}"
 
 
 def parse_prices(items: list[str] | None) -> dict[str, float] | None:
@@ -286,8 +328,10 @@ def _stacked(devices: list[Hardware]) -> Hardware:
 
 
 def advice_table(models: list[Model], hardware: list[Hardware], budget: Budget, context: float,
-                 precision: Precision = Precision(), assumptions: Assumptions = Assumptions()) -> list[dict]:
-    """Recommendation and ratio for every (model, device) pair (no reasons: the fast path).
+                 precision: Precision = Precision(), assumptions: Assumptions = Assumptions(),
+                 validated_only: bool = False) -> list[dict]:
+    """Recommendation and ratio for every (model, device) pair (no reasons: the fast path), with
+    each design's best form and whether a published deployment validates it.
 
     The best EP and AFD deployments of one model are searched for all devices of the same
     structure in one vectorised call (:func:`afdlib.decode.search.compare` over a cell axis); the
@@ -303,7 +347,7 @@ def advice_table(models: list[Model], hardware: list[Hardware], budget: Budget, 
             devices = [hardware[i] for i in idx]
             hw = devices[0] if len(devices) == 1 else _stacked(devices)
             ep, afd = compare(m, hw, budget, context, precision, assumptions, None,
-                              cell_shape=() if len(devices) == 1 else (len(devices),))
+                              cell_shape=() if len(devices) == 1 else (len(devices),), validated_only=validated_only)
             for c, i in enumerate(idx):
                 found[(j, i)] = (ep, afd) if len(devices) == 1 else tuple(
                     b.at(c).on(hardware[i]) for b in (ep, afd))
@@ -314,7 +358,8 @@ def advice_table(models: list[Model], hardware: list[Hardware], budget: Budget, 
                 if m.attention is None:
                     raise AfdError(f"model '{m.slug}' has no attention description; add an attention: block")
                 ep, afd = found[(j, i)]
-                adv = _advice_of(m, h, budget, context, precision, assumptions, ep, afd)
+                adv = _advice_of(m, h, budget, context, precision, assumptions, ep, afd,
+                                 validated_only=validated_only)
             except AfdError as e:
                 rows.append({"model": m.slug, "hardware": h.slug, "recommendation": "-", "ratio": np.nan,
                              "decisive": False, "ep": np.nan, "afd": np.nan, "note": str(e)})
@@ -324,5 +369,8 @@ def advice_table(models: list[Model], hardware: list[Hardware], budget: Budget, 
                          "ep": adv.ep.get("tokens_per_s_per_gpu", 0.0), "afd": adv.afd.get("tokens_per_s_per_gpu", 0.0),
                          "ep_config": (f"EP{adv.ep['ep_size']}" if adv.ep.get("feasible") else "-"),
                          "afd_config": (f"{adv.afd['n_attn']}A{adv.afd['n_ffn']}F" if adv.afd.get("feasible") else "-"),
+                         **{f"{k}_{field}": (adv_doc.get(field, "-") if field == "form"
+                                             else bool(adv_doc.get("validated_by")))
+                            for k, adv_doc in (("ep", adv.ep), ("afd", adv.afd)) for field in ("form", "validated")},
                          "note": ""})
     return rows

@@ -10,6 +10,11 @@ Candidates (each a named, documented grid):
   the share of the all-to-all it hides);
 * **AFD**: N_A and N_F in 1..16 nodes, 2, 3 or 4 micro-batches.
 
+Not every form (EP: micro-batches x kernels; AFD: micro-batches) is backed by a published
+deployment: :func:`afdlib.decode.validation.validated_forms` names the cases behind each, and
+`afd advise` says which. ``validated_only`` restricts a search to those forms (a what-if: by
+default the search ranges over all of them).
+
 For every candidate the batch (requests per GPU, per attention GPU for AFD) is the largest that
 meets the per-token SLO and fits in memory, found by a vectorised integer bisection (TPOT and
 memory grow with the batch); throughput per GPU grows with the batch too, so that batch is the
@@ -27,6 +32,7 @@ import numpy as np
 
 from afdlib.decode.deployment import AFDDeployment, Deployment, EPDeployment, Pool, step_function
 from afdlib.decode.step import Assumptions, largest_batch
+from afdlib.decode.validation import validated_forms
 from afdlib.evaluator.alltoall import EP_MODES
 from afdlib.errors import AfdError
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
@@ -85,13 +91,28 @@ def _pick(rate: np.ndarray, configs: dict) -> tuple[np.ndarray, dict]:
                   for name, v in configs.items()}
 
 
+def _forms(design: str, kernels, micro_batches, validated_only: bool) -> list[tuple]:
+    """(kernels, micro-batches) pairs searched: every combination, or only those a published
+    deployment validates (AfdError where none of the allowed ones is)."""
+    pairs = [(k, int(mb)) for k in kernels for mb in micro_batches]
+    if not validated_only:
+        return pairs
+    ok = {(k, mb) for (d, mb, k) in validated_forms() if d == design}
+    kept = [p for p in pairs if p in ok]
+    if not kept:
+        raise AfdError(f"no {design.upper()} form searched here is validated by a published deployment "
+                       f"(data/deployments.yaml); drop the restriction to validated forms")
+    return kept
+
+
 def best_ep(model: Model, hardware: Hardware, budget: Budget, context, precision: Precision = Precision(),
             assumptions: Assumptions = Assumptions(), cell_shape: tuple = (), modes=EP_MODES,
-            micro_batches=EP_MICRO_BATCHES) -> Best:
+            micro_batches=EP_MICRO_BATCHES, validated_only: bool = False) -> Best:
     """The best EP candidate per cell (model and hardware fields may be arrays of ``cell_shape``),
     over EP sizes, redundant experts, the all-to-all kernels (``modes``, of
     :data:`afdlib.evaluator.alltoall.EP_MODES`) and one or two micro-batches (with one, nothing of
-    the all-to-all is hidden)."""
+    the all-to-all is hidden); ``validated_only``: only the forms a published deployment validates."""
+    forms = _forms("ep", modes, micro_batches, validated_only)
     size, red = ep_candidates(model, hardware)
     cells = hardware
     model, hardware, context = (_with_candidate_axis(x) for x in (model, hardware, context))
@@ -100,7 +121,7 @@ def best_ep(model: Model, hardware: Hardware, budget: Budget, context, precision
     shape = cell_shape + (size.shape[-1],)
 
     rates, configs = [], []
-    for mode, mb in ((mode, mb) for mode in modes for mb in micro_batches):
+    for mode, mb in forms:
         step_of = step_function(model, EPDeployment(hardware, size, red, int(mb), mode), context, budget,
                                 precision, assumptions)
         n = largest_batch(step_of, budget.slo_s, shape)
@@ -119,8 +140,11 @@ def best_ep(model: Model, hardware: Hardware, budget: Budget, context, precision
 
 def best_afd(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, budget: Budget, context,
              precision: Precision = Precision(), assumptions: Assumptions = Assumptions(),
-             cell_shape: tuple = (), micro_batches=AFD_MICRO_BATCHES, max_nodes: int = AFD_NODES[-1]) -> Best:
-    """The best AFD candidate per cell over N_A, N_F and the micro-batch counts."""
+             cell_shape: tuple = (), micro_batches=AFD_MICRO_BATCHES, max_nodes: int = AFD_NODES[-1],
+             validated_only: bool = False) -> Best:
+    """The best AFD candidate per cell over N_A, N_F and the micro-batch counts (``validated_only``:
+    only those a published deployment validates)."""
+    micro_batches = [mb for _, mb in _forms("afd", (None,), micro_batches, validated_only)]
     na, nf = afd_candidates(max_nodes)
     cells = attn_hardware, ffn_hardware
     model, attn_hardware, ffn_hardware, context = (_with_candidate_axis(x) for x in
@@ -146,19 +170,23 @@ def best_afd(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, budg
 
 def compare(model: Model, hardware: Hardware, budget: Budget, context, precision: Precision = Precision(),
             assumptions: Assumptions = Assumptions(), attn_hardware: Hardware | None = None,
-            cell_shape: tuple = (), chunk: int | None = None) -> tuple[Best, Best]:
+            cell_shape: tuple = (), chunk: int | None = None, validated_only: bool = False) -> tuple[Best, Best]:
     """(best EP, best AFD) per cell. With ``chunk``, the cells' first axis is evaluated ``chunk``
-    rows at a time (model and hardware arrays must then have that axis first or size 1)."""
+    rows at a time (model and hardware arrays must then have that axis first or size 1);
+    ``validated_only``: both searches held to the forms published deployments validate."""
     attn = attn_hardware or hardware
     if not chunk or not cell_shape or cell_shape[0] <= chunk:
-        return (best_ep(model, hardware, budget, context, precision, assumptions, cell_shape),
-                best_afd(model, attn, hardware, budget, context, precision, assumptions, cell_shape))
+        return (best_ep(model, hardware, budget, context, precision, assumptions, cell_shape,
+                        validated_only=validated_only),
+                best_afd(model, attn, hardware, budget, context, precision, assumptions, cell_shape,
+                         validated_only=validated_only))
     parts = []
     for lo in range(0, cell_shape[0], chunk):
         rows = slice(lo, min(lo + chunk, cell_shape[0]))
         sub = (min(lo + chunk, cell_shape[0]) - lo,) + cell_shape[1:]
         parts.append(compare(_rows(model, rows), _rows(hardware, rows), budget, _rows(context, rows), precision,
-                             assumptions, _rows(attn, rows) if attn_hardware else None, sub))
+                             assumptions, _rows(attn, rows) if attn_hardware else None, sub,
+                             validated_only=validated_only))
     return _join([p[0] for p in parts], hardware, attn), _join([p[1] for p in parts], hardware, attn)
 
 

@@ -1,13 +1,21 @@
 """Published deployments against the decode model: the cases of ``data/deployments.yaml``.
 
 Each case is predicted with one set of defaults (:class:`afdlib.decode.step.Assumptions`) and the
-facts recorded for it (sizes, context, batch or SLO, MTP, data types, kernels). EP cases also get
-the band between the roofline's two readings of the all-to-all: all of it hidden (``ep_overlap``
-1) and none (0).
+facts recorded for it (sizes, context, batch or SLO, MTP, data types, kernels), at the batch its
+source gives where it gives one (``batch_from``: :data:`BATCH_FROM`); a case with an SLO is also
+predicted at the batch the SLO and memory choose, a second column. EP cases also get the band
+between the roofline's two readings of the all-to-all: all of it hidden (``ep_overlap`` 1) and
+none (0).
+
+The deployment forms the searches pick from (EP: micro-batches x DeepEP kernels; AFD:
+micro-batches) are validated by the cases whose sources state that form
+(:func:`validated_forms`); :func:`decisive_ratio` is the spread of the errors that `afd advise`
+holds a ratio of two predictions against.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +29,15 @@ from afdlib.errors import AfdError
 from afdlib.inputs.files import read_yaml
 from afdlib.inputs.specs import Budget, Efficiency, Precision
 
-_REQUIRED = {"ep": ("model", "hardware", "ep_size", "context", "l_accept", "published", "sources"),
+_REQUIRED = {"ep": ("model", "hardware", "ep_size", "context", "l_accept", "published", "sources", "batch_from",
+                    "micro_batches", "kernels"),
              "afd": ("model", "attn_hardware", "ffn_hardware", "n_attn", "n_ffn", "context", "l_accept",
-                     "published", "sources")}
+                     "published", "sources", "batch_from", "micro_batches")}
+BATCH_FROM = ("published", "derived", "assumed", "SLO and memory")
+"""Where a case's batch comes from: its source states it; arithmetic on other published figures;
+our assumption (the reason under ``assumptions``); none: the largest meeting the SLO and memory."""
+FORM_FIELDS = {"ep": ("micro_batches", "kernels"), "afd": ("micro_batches",)}
+"""What makes a deployment's form, per design: the choices the searches range over besides sizes and batch."""
 
 
 @dataclass(frozen=True)
@@ -58,10 +72,30 @@ def load_deployments(path: str | Path | None = None) -> dict[str, Case]:
             raise AfdError(f"{where}: needs batch_per_gpu or slo_ms")
         if not isinstance(entry["sources"], dict) or not entry["sources"]:
             raise AfdError(f"{where}: sources must name a source for each fact")
+        _check_batch_and_form(entry, where)
         cases[slug] = Case(slug, str(entry.get("name", slug)), str(entry.get("label", slug)), entry["design"], entry,
                            float(entry["published"]["tokens_per_s_per_gpu"]), dict(entry["sources"]),
                            dict(entry.get("assumptions") or {}))
     return cases
+
+
+def _check_batch_and_form(entry: dict, where: str) -> None:
+    """The batch's origin agrees with the batch and is backed (a quote, or an assumption with its
+    reason); each part of the form is quoted or assumed."""
+    quotes, assumed = entry.get("quotes") or {}, entry.get("assumptions") or {}
+    origin, batch = entry["batch_from"], entry.get("batch_per_gpu")
+    if origin not in BATCH_FROM:
+        raise AfdError(f"{where}: batch_from must be one of {', '.join(BATCH_FROM)}, got {origin!r}")
+    if (batch is None) != (origin == "SLO and memory"):
+        raise AfdError(f"{where}: batch_from '{origin}' " + ("needs batch_per_gpu: null and an slo_ms"
+                                                             if origin == "SLO and memory" else "needs a batch_per_gpu"))
+    backing = {"published": quotes, "derived": quotes, "assumed": assumed}.get(origin)
+    if backing is not None and not str(backing.get("batch_per_gpu") or "").strip():
+        raise AfdError(f"{where}: a batch {origin} needs the reason under "
+                       + ("assumptions" if origin == "assumed" else "quotes (the source's sentence)") + ": batch_per_gpu")
+    for field in FORM_FIELDS[entry["design"]]:
+        if (field in quotes) == (field in assumed):
+            raise AfdError(f"{where}: {field} must be quoted from a source or listed under assumptions (one of them)")
 
 
 def deployment_of(case: Case, efficiency: Efficiency | None = None) -> Deployment:
@@ -75,10 +109,9 @@ def deployment_of(case: Case, efficiency: Efficiency | None = None) -> Deploymen
     batch = f.get("batch_per_gpu")
     if case.design == "ep":
         return EPDeployment(device(f["hardware"]), f["ep_size"], f.get("redundant_experts", 0),
-                            int(f.get("micro_batches", EPDeployment.micro_batches)),
-                            f.get("kernels", EPDeployment.kernels), batch)
+                            int(f["micro_batches"]), f["kernels"], batch)
     return AFDDeployment.of(device(f["ffn_hardware"]), f["n_attn"], f["n_ffn"], device(f["attn_hardware"]),
-                            micro_batches=int(f.get("micro_batches", AFDDeployment.micro_batches)), requests=batch)
+                            micro_batches=int(f["micro_batches"]), requests=batch)
 
 
 def _step(case: Case, assumptions: Assumptions, requests=None, efficiency: Efficiency | None = None) -> Step:
@@ -94,8 +127,85 @@ def _step(case: Case, assumptions: Assumptions, requests=None, efficiency: Effic
 
 
 def predict(case: Case, assumptions: Assumptions = Assumptions(), efficiency: Efficiency | None = None) -> Step:
-    """The model's step for a case: at its published batch, or at the largest batch meeting its SLO."""
+    """The model's step for a case: at its batch (published, derived or assumed), or at the largest
+    batch meeting its SLO where it has none."""
     return _step(case, assumptions, None, efficiency)
+
+
+def predict_at_slo(case: Case, assumptions: Assumptions = Assumptions()) -> Step | None:
+    """The case's step at the largest batch meeting its SLO and fitting in memory, whatever batch
+    its source gives; None for a case without an SLO."""
+    if case.facts.get("slo_ms") is None:
+        return None
+    return predict(with_facts(case, batch_per_gpu=None), assumptions)
+
+
+def form_of(case: Case) -> tuple:
+    """The case's form: ("ep", micro-batches, kernels) or ("afd", micro-batches, None)."""
+    f = case.facts
+    return (case.design, int(f["micro_batches"]), f["kernels"] if case.design == "ep" else None)
+
+
+def form_stated(case: Case) -> bool:
+    """Whether the case's source states its whole form (every part quoted, none assumed)."""
+    quotes = case.facts.get("quotes") or {}
+    return all(field in quotes for field in FORM_FIELDS[case.design])
+
+
+def validated_forms(cases: dict[str, Case] | None = None) -> dict[tuple, tuple[str, ...]]:
+    """Each form some case's source states, and those cases (slugs, in file order)."""
+    out: dict[tuple, tuple[str, ...]] = {}
+    for slug, case in (cases or _default_cases()).items():
+        if form_stated(case):
+            out[form_of(case)] = out.get(form_of(case), ()) + (slug,)
+    return out
+
+
+def validated_by(design: str, micro_batches: int, kernels: str | None = None,
+                 cases: dict[str, Case] | None = None) -> tuple[str, ...]:
+    """The cases that validate one form (empty: none does)."""
+    key = (design, int(micro_batches), kernels if design == "ep" else None)
+    return validated_forms(cases).get(key, ())
+
+
+def case_labels(slugs) -> list[str]:
+    """The short labels of cases of the deployments file (tables, reasons)."""
+    cases = _default_cases()
+    return [cases[s].label if s in cases else s for s in slugs]
+
+
+def form_label(design: str, micro_batches: int, kernels: str | None = None) -> str:
+    """``EP, 2 micro-batches, low-latency kernels`` / ``AFD, 3 micro-batches``."""
+    mb = "one batch" if int(micro_batches) == 1 else f"{int(micro_batches)} micro-batches"
+    return f"{design.upper()}, {mb}" + (f", {kernels} kernels" if design == "ep" else "")
+
+
+@lru_cache(maxsize=1)
+def _default_cases() -> dict[str, Case]:
+    """The deployments file's cases, read once (what the searches and advise look up forms in)."""
+    return load_deployments()
+
+
+def source_rows(cases: dict[str, Case] | None = None) -> list[dict[str, Any]]:
+    """Where each case's batch and form come from: the batch's origin and the source's words (or
+    the assumption's reason), the form and whether its source states it, the cases' own order."""
+    rows = []
+    for case in (cases or load_deployments()).values():
+        quotes = case.facts.get("quotes") or {}
+        words = quotes.get("batch_per_gpu") or case.assumptions.get("batch_per_gpu") or "-"
+        rows.append({"case": case.label, "batch": case.facts.get("batch_per_gpu"),
+                     "batch from": case.facts["batch_from"], "the source's words (or the assumption)": words,
+                     "form": form_label(*form_of(case)), "form stated": "yes" if form_stated(case) else "assumed"})
+    return rows
+
+
+def decisive_ratio(rows: list[dict[str, Any]]) -> float:
+    """The largest ratio of two predictions' error factors, max(1 + e) / min(1 + e) over
+    :func:`validation_rows`' errors: a ratio of two predictions (AFD / EP) is decisive only beyond it."""
+    factors = np.array([1.0 + r["error"] for r in rows], dtype=float)
+    if factors.size < 2 or not np.all(factors > 0):
+        raise AfdError("the decisive ratio needs at least two validation errors above -100%")
+    return float(factors.max() / factors.min())
 
 
 def with_facts(case: Case, **facts) -> Case:
@@ -128,7 +238,8 @@ SENSITIVITY = (
 
 def sensitivity_rows(cases: dict[str, Case] | None = None, assumptions: Assumptions = Assumptions(),
                      variations=SENSITIVITY) -> list[dict[str, Any]]:
-    """Each case's error under each variation (long table: case, variation, predicted, error)."""
+    """Each case's error under each variation (long table: case, variation, predicted, error, the
+    change against the defaults, batch, TPOT and whether the batch fits in memory)."""
     rows = []
     for slug, case in (cases or load_deployments()).items():
         base = float(predict(case, assumptions).tokens_per_s_per_gpu)
@@ -141,7 +252,8 @@ def sensitivity_rows(cases: dict[str, Case] | None = None, assumptions: Assumpti
                 st = predict(with_facts(case, **values), assumptions)
             pred = float(st.tokens_per_s_per_gpu)
             rows.append({"case": slug, "variation": label, "predicted": pred, "error": pred / case.published - 1,
-                         "change": pred / base - 1, "batch_per_gpu": float(st.requests)})
+                         "change": pred / base - 1, "batch_per_gpu": float(st.requests),
+                         "tpot_ms": float(st.tpot_s) * 1e3, "fits_memory": bool(st.fits_memory)})
     return rows
 
 
@@ -152,17 +264,25 @@ def batch_curve(case: Case, requests, assumptions: Assumptions = Assumptions()) 
 
 def validation_rows(cases: dict[str, Case] | None = None, assumptions: Assumptions = Assumptions()
                     ) -> list[dict[str, Any]]:
-    """One row per case: published and predicted tokens/s per GPU, the relative error, the batch,
-    TPOT, per-layer times (us) and their bounds; EP cases also the all-hidden / none-hidden band."""
+    """One row per case: published and predicted tokens/s per GPU, the relative error, the batch
+    and where it comes from (the source's words for it), TPOT, per-layer times (us) and their
+    bounds; the form (micro-batches, kernels) and whether the source states it; for a case with an
+    SLO, the prediction at the batch the SLO and memory choose (``*_slo``; NaN without one); EP
+    cases also the all-hidden / none-hidden band."""
     from afdlib.decode.step import bound_names
     rows = []
     for slug, case in (cases or load_deployments()).items():
-        st = predict(case, assumptions)
+        st, at_slo = predict(case, assumptions), predict_at_slo(case, assumptions)
+        slo_rate = np.nan if at_slo is None else float(at_slo.tokens_per_s_per_gpu)
         row = {"case": slug, "label": case.label, "name": case.name, "design": case.design,
                "published": case.published,
                "predicted": float(st.tokens_per_s_per_gpu), "batch_per_gpu": float(st.requests),
-               "batch_from": ("assumed" if "batch_per_gpu" in case.assumptions else "published"
-                              if case.facts.get("batch_per_gpu") is not None else "SLO and memory"),
+               "batch_from": case.facts["batch_from"],
+               "batch_quote": str((case.facts.get("quotes") or {}).get("batch_per_gpu", "")),
+               "predicted_slo": slo_rate, "error_slo": slo_rate / case.published - 1,
+               "batch_slo": np.nan if at_slo is None else float(at_slo.requests),
+               "micro_batches": int(case.facts["micro_batches"]), "kernels": case.facts.get("kernels", ""),
+               "form_stated": form_stated(case),
                "tpot_ms": float(st.tpot_s) * 1e3, "t_attn_us": float(st.t_attn) * 1e6,
                "t_ffn_us": float(st.t_ffn) * 1e6, "t_comm_us": float(st.t_comm) * 1e6,
                "bound_attn": str(bound_names(st.bound_attn)), "bound_ffn": str(bound_names(st.bound_ffn)),

@@ -24,7 +24,7 @@ def validation_figure(table: pd.DataFrame):
             ax.plot(x, x * (1 + sign * f), style, color="grey", lw=0.8)
     for k, r in enumerate(table.itertuples()):
         colour = "#2c7fb8" if r.design == "ep" else "#d95f02"
-        marker = {"published": "o", "assumed": "s"}.get(r.batch_from, "D")
+        marker = {"published": "o", "derived": "o", "assumed": "s"}.get(r.batch_from, "D")
         ax.errorbar(r.published, r.predicted, yerr=[[r.predicted - r.band_low], [r.band_high - r.predicted]],
                     fmt=marker, color=colour, ms=7, capsize=4, lw=1.2)
         ax.annotate(str(k + 1), (r.published, r.predicted), xytext=(7, -4), textcoords="offset points", fontsize=9)
@@ -38,7 +38,7 @@ def validation_figure(table: pd.DataFrame):
         axis.set_minor_formatter(plt.NullFormatter())
     ax.set_xlabel("published output tokens/s per GPU")
     ax.set_ylabel("predicted output tokens/s per GPU")
-    ax.set_title("blue EP (bar: all-to-all hidden none .. all), orange AFD; circles: published batch,\n"
+    ax.set_title("blue EP (bar: all-to-all hidden none .. all), orange AFD; circles: published (or derived) batch,\n"
                  "squares: assumed batch, diamonds: batch from SLO and memory; bands ±20% and ±35%", fontsize=8)
     return fig
 
