@@ -4,6 +4,8 @@ NVFP4: a 4-bit value plus one FP8 scale per 16 values = 4.5 bits = 0.5625 bytes 
 (shared/reference/kernels.md section 4). Dense FP4 rates, same section: B200 9, GB200 10, B300 13.1
 (of 13-14), GB300 15 PFLOPS.
 """
+import json
+
 import numpy as np
 import pytest
 
@@ -15,6 +17,7 @@ from afdlib.evaluator.dense import dense_ffn_work, gemm_work, lm_head_work, rout
 from afdlib.evaluator.grouped_gemm import expert_weight_bytes, expert_work, ridge_tokens_per_expert, routed_experts_work
 from afdlib.evaluator.roofline import Work, stage_time
 from afdlib.inputs.catalog import hardware_names, load_hardware, load_model
+from afdlib.inputs.hf_config import model_from_hf_config
 from afdlib.inputs.specs import Budget, Efficiency, Precision, matmul_tier
 
 H, M = 7168, 2048                        # DeepSeek-V3
@@ -122,3 +125,96 @@ def test_the_default_precision_never_reads_the_fp4_rate(ds):
     other = b200.with_overrides(fp4_flops=1.0)
     a, b = (ep_step(ds, hw, 64, np.array([16.0, 128.0]), 4096.0, Budget()) for hw in (b200, other))
     assert np.array_equal(a.step_s, b.step_s) and np.array_equal(a.t_ffn, b.t_ffn)
+
+
+# ----------------------------------------------------------------------------- configs that declare NVFP4
+
+DEEPSEEK_V3 = {"hidden_size": 7168, "num_hidden_layers": 61, "first_k_dense_replace": 3, "n_routed_experts": 256,
+               "num_experts_per_tok": 8, "moe_intermediate_size": 2048, "intermediate_size": 18432,
+               "n_shared_experts": 1, "vocab_size": 129280, "num_nextn_predict_layers": 1,
+               "num_attention_heads": 128, "num_key_value_heads": 128, "kv_lora_rank": 512, "q_lora_rank": 1536,
+               "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128}
+MODELOPT = {"quant_method": "modelopt", "quant_algo": "NVFP4"}
+COMPRESSED = {"quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized",
+              "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "float", "group_size": 16}}}}
+COMPRESSED_GROUP_ONLY = {"quant_method": "compressed-tensors",
+                         "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "float", "group_size": 16},
+                                                       "targets": ["Linear"]}}}
+
+
+def _config(tmp_path, quant):
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps({**DEEPSEEK_V3, **({} if quant is None else {"quantization_config": quant})}))
+    return p
+
+
+@pytest.mark.parametrize("quant, declared", [
+    (MODELOPT, "nvfp4"), (COMPRESSED, "nvfp4"), (COMPRESSED_GROUP_ONLY, "nvfp4"),
+    ({"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [128, 128]}, None),   # DeepSeek-V3's own
+    ({"quant_method": "mxfp4"}, None), (None, None)])
+def test_config_reader_takes_nvfp4_from_quantization_config(tmp_path, quant, declared):
+    m = model_from_hf_config(_config(tmp_path, quant))
+    assert m.weights_dtype == declared
+    assert ("weights_dtype" in m.sources) == (declared is not None)
+
+
+def test_a_malformed_quantization_config_is_refused(tmp_path):
+    with pytest.raises(AfdError, match="'quantization_config' must be an object"):
+        model_from_hf_config(_config(tmp_path, "nvfp4"))
+
+
+def test_the_command_uses_the_declared_weights_and_says_so(tmp_path, capsys):
+    cfg = str(_config(tmp_path, MODELOPT))
+    common = ["--hardware", "b200", "--design", "ep", "--ep-size", "64", "--batch-per-gpu", "64", "--json"]
+
+    def run(*argv):
+        assert main(["throughput", *argv, *common]) == 0
+        return json.loads(capsys.readouterr().out)
+
+    declared, given, catalogue = run("--model", cfg), run("--model", "deepseek-v3", "--weights", "nvfp4"), \
+        run("--model", "deepseek-v3")
+    assert declared["weights"]["dtype"] == "nvfp4" and "quantization_config" in declared["weights"]["from"]
+    assert given["weights"] == {"dtype": "nvfp4", "from": "--weights"}
+    assert catalogue["weights"] == {"dtype": "fp8", "from": "default"}
+    # the config is DeepSeek-V3: declared NVFP4 gives what --weights nvfp4 gives the catalogue model
+    assert declared["step_ms"] == pytest.approx(given["step_ms"]) and declared["step_ms"] < catalogue["step_ms"]
+    assert run("--model", cfg, "--weights", "fp8")["step_ms"] == pytest.approx(catalogue["step_ms"])
+    # and the same config is refused on a device without FP4, naming it
+    assert main(["throughput", "--model", cfg, *common[:1], "h800", *common[2:]]) == 2
+    assert "'h800' has no FP4" in capsys.readouterr().err
+
+
+def test_precision_of_the_command():
+    import argparse
+
+    from afdlib.cli.options import precision_of
+    args = argparse.Namespace(weights=None, attention_dtype=None, kv_cache="bf16")
+    declared = load_model("deepseek-v3").with_overrides(weights_dtype="nvfp4")
+    assert precision_of(args, load_model("deepseek-v3")) == (Precision(), "default")
+    p, origin = precision_of(args, declared)
+    # NVFP4 covers the experts and dense FFN layers; the attention projections stay FP8
+    assert (p.weights, p.attention, origin) == ("nvfp4", "fp8", "declared by the model")
+    args.weights, args.attention_dtype = "bf16", None
+    assert precision_of(args, declared) == (Precision(weights="bf16", attention="bf16"), "--weights")
+    args.weights, args.attention_dtype = "fp4", "nvfp4"
+    assert precision_of(args, None)[0] == Precision(weights="nvfp4", attention="nvfp4")
+
+
+def test_a_yaml_model_may_declare_its_weights(tmp_path):
+    entry = {"name": "tiny", "hidden_size": 64, "moe_intermediate_size": 32, "num_layers": 2, "dense_layers": 0,
+             "moe_layers": 2, "routed_experts": 8, "experts_per_token": 2, "source": "test"}
+    p = tmp_path / "tiny.yaml"
+    p.write_text(json.dumps({"tiny": {**entry, "weights_dtype": "NVFP4"}}))    # JSON is YAML
+    m = load_model(str(p))
+    assert m.weights_dtype == "nvfp4" and m.sources["weights_dtype"] == "test"
+    p.write_text(json.dumps({"tiny": {**entry, "weights_dtype": "fp3"}}))
+    with pytest.raises(AfdError, match="weights_dtype: unknown data type 'fp3'"):
+        load_model(str(p))
+
+
+def test_advise_reports_the_weights(capsys):
+    assert main(["advise", "--model", "deepseek-v3", "--hardware", "b200", "--weights", "fp4", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["weights"] == {"dtype": "nvfp4", "from": "--weights"} and doc["ep"]["feasible"]
+    assert main(["advise", "--model", "deepseek-v3", "--hardware", "h800", "--weights", "fp4"]) == 2
+    assert "no FP4 tensor cores" in capsys.readouterr().err

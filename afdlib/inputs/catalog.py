@@ -239,10 +239,13 @@ def _model_entry(slug: str, entry: Any, profile: str, origin: str) -> Model:
     for k in paper:
         if profile == "paper":
             sources[k] = "arXiv 2602.09721 Table 4 (as printed)"
-    sources = _with_default_source(where, sources, default_src, MODEL_OPTIONAL_INT_FIELDS + ("attention",), values)
+    sources = _with_default_source(where, sources, default_src,
+                                   MODEL_OPTIONAL_INT_FIELDS + ("attention", "weights_dtype"), values)
+    weights = values.get("weights_dtype")
     m = Model(slug=slug, name=str(entry.get("name", slug)),
               **{k: values.get(k, 0) for k in _MODEL_INT + MODEL_OPTIONAL_INT_FIELDS},
               attention=_attention(values.get("attention"), where),
+              weights_dtype=None if weights is None else str(weights).lower(),
               profile=profile, hf_id=str(entry.get("hf_id", "")), sources=sources,
               uncertain=uncertain, notes=str(entry.get("notes", "")))
     # the paper profile keeps Table 4 as printed (GLM-4.7: 92 MoE beside 3 dense layers of 92)

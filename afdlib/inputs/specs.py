@@ -185,6 +185,10 @@ class Model:
     ``shared_expert_intermediate_size`` is the size of one shared expert (0: same as M);
     ``dense_intermediate_size`` that of the dense layers' FFN; ``attention`` None where the
     catalogue has not described it (the end-to-end decode model then refuses the model).
+    ``weights_dtype``: the weights' type the checkpoint declares (``nvfp4`` where a Hugging Face
+    config's ``quantization_config`` says NVFP4), None where it declares none we model; the command
+    takes it as ``--weights`` when that is not given (the library's functions take a
+    :class:`Precision` and never read it).
     """
 
     slug: str
@@ -202,6 +206,7 @@ class Model:
     vocab_size: int = 0
     mtp_layers: int = 0
     attention: Attention | None = None
+    weights_dtype: str | None = None
     profile: str = "reference"
     hf_id: str = ""
     sources: Mapping[str, str] = field(default_factory=dict)
@@ -364,6 +369,11 @@ def check_model(m: Model, layer_sum: bool = True) -> None:
                        f"num_layers ({m.num_layers})")
     if m.attention is not None:
         check_attention(m.attention, where, m.num_layers)
+    if m.weights_dtype is not None:
+        try:
+            dtype_bytes(m.weights_dtype)
+        except AfdError as e:
+            raise AfdError(f"{where}: weights_dtype: {e}") from None
 
 
 # ----------------------------------------------------------------------------- grids
