@@ -83,16 +83,19 @@ model_table.sort_values(["in paper", "slug"], ascending=[False, True]).drop(colu
 # scale-out bandwidth equal to scale-up: the fast fabric spans the AFD nodes. One unit for
 # memory: GB = 10^9 bytes. The paper profile keeps Table 5's capacities as printed (H800: 80);
 # the datasheet profile converts each vendor's figure from the unit the vendor states (A100,
-# H100 and H800 carry 80 GiB = 85.9 GB; TPU v5p 95 GiB = 102.0 GB).
+# H100 and H800 carry 80 GiB = 85.9 GB; TPU v5p 95 GiB = 102.0 GB). FP4 is the dense NVFP4 rate of
+# the devices with FP4 tensor cores (Blackwell; Table 5 has no FP4 column, so every profile takes the
+# datasheet's), "-" elsewhere: NVFP4 weights (`--weights fp4`) are refused there.
 
 # %% tags=["hide-input"]
 hw_table["in paper"] = hw_table["slug"].isin(paper_hardware)
 HW_HEADERS = {"slug": "slug", "name": "device", "profile": "profile", "peak_tflops": "peak TFLOP/s",
-              "dtype": "peak data type", "bf16_tflops": "BF16 TFLOP/s", "hbm_tb_per_s": "HBM TB/s", "hbm_gb": "HBM GB",
+              "dtype": "peak data type", "bf16_tflops": "BF16 TFLOP/s", "fp4_tflops": "FP4 TFLOP/s",
+              "hbm_tb_per_s": "HBM TB/s", "hbm_gb": "HBM GB",
               "scale_up_gb_per_s": "scale-up GB/s", "scale_out_gb_per_s": "scale-out GB/s",
               "gpus_per_node": "GPUs per node", "superpod": "superpod"}
 hw_table.sort_values(["in paper", "slug"], ascending=[False, True]).drop(columns="in paper").rename(
-    columns=HW_HEADERS).style.set_uuid("configurations_hardware").hide(axis="index").format(precision=2)
+    columns=HW_HEADERS).style.set_uuid("configurations_hardware").hide(axis="index").format(precision=2, na_rep="-")
 
 # %% [markdown]
 # ## Expert granularity against sparsity

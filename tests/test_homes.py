@@ -31,7 +31,7 @@ def test_expert_weight_bytes_by_hand():
     assert expert_weight_bytes(1, H, M) == PER_EXPERT_FP8
     assert expert_weight_bytes(32, H, M) == 1_409_286_144                     # 32 x 44,040,192
     assert expert_weight_bytes(1, H, M, Precision(weights="bf16")) == 88_080_384
-    assert expert_weight_bytes(1, H, M, Precision(weights="fp4")) == 22_020_096
+    assert expert_weight_bytes(1, H, M, Precision(weights="fp4")) == 24_772_608           # NVFP4: x 0.5625
     # arrays broadcast; a fractional count (expected active experts) scales linearly
     assert expert_weight_bytes(np.array([0.5, 2.0]), H, M) == pytest.approx([22_020_096, 88_080_384])
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from afdlib.cli.options import add_decode_options, decode_setup, dumps, print_table
+from afdlib.cli.options import add_decode_options, decode_setup, dumps, precision_of, print_table
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -30,7 +30,7 @@ def run(args) -> int:
     from afdlib.errors import AfdError
     from afdlib.inputs.catalog import hardware_names, load_hardware, load_model, model_names
     prices = parse_prices(args.price_per_gpu_hour)
-    precision, a, budget = decode_setup(args)
+    _, a, budget = decode_setup(args)   # the precision is each model's (precision_of)
     if args.all:
         pairs = [(m, h) for m in model_names() for h in hardware_names()]
     else:
@@ -43,17 +43,20 @@ def run(args) -> int:
         model = load_model(m_name, profile=args.model_profile)
         hw = load_hardware(h_name, profile=args.hw_profile)
         attn = None if args.attn_hardware is None else load_hardware(args.attn_hardware, profile=args.hw_profile)
+        precision, weights_from = precision_of(args, model)
         try:
             adv = advise(model, hw, budget, args.context, precision, a, attn, prices, explain=not args.all,
                          validated_only=args.validated_only)
         except AfdError as e:
             if not args.all:
                 raise
-            results.append({"model": model.slug, "hardware": hw.slug, "error": str(e)})
+            results.append({"model": model.slug, "hardware": hw.slug,
+                            "weights": {"dtype": precision.weights, "from": weights_from}, "error": str(e)})
             if not args.json:
                 print(f"{model.slug:18s} {hw.slug:12s} -   {e}", flush=True)
             continue
-        doc = {"model": model.slug, "hardware": hw.slug, **adv.to_json(),
+        doc = {"model": model.slug, "hardware": hw.slug, "weights": {"dtype": precision.weights, "from": weights_from},
+               **adv.to_json(),
                "seconds": round(time.perf_counter() - t0, 3)}
         results.append(doc)
         if args.all and not args.json:
@@ -68,7 +71,8 @@ def run(args) -> int:
     if args.all:
         return 0
     doc = results[0]
-    print(f"{doc['model']} on {doc['hardware']} ({args.hw_profile}), SLO {args.slo_ms:g} ms, context {args.context:g}, "
+    print(f"{doc['model']} on {doc['hardware']} ({args.hw_profile}), weights {doc['weights']['dtype']} "
+          f"({doc['weights']['from']}), SLO {args.slo_ms:g} ms, context {args.context:g}, "
           f"MTP {args.mtp:g}: {doc['recommendation']} ("
           + ("EP has no feasible deployment" if doc["ratio"] is None else
              f"AFD / EP tokens/s per GPU = {doc['ratio']:.2f}{'' if doc['decisive'] else ', a close call'}")

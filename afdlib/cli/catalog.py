@@ -24,9 +24,9 @@ def run(args) -> int:
     from afdlib.inputs.catalog import hardware_row, model_row
     print(f"Hardware (profile {args.hw_profile}; per GPU, per direction; sources: afd catalog --json)")
     print_table([hardware_row(h) for h in hw.values()],
-                 ["slug", "profile", "peak_tflops", "dtype", "bf16_tflops", "hbm_tb_per_s", "hbm_gb", "scale_up_gb_per_s",
+                 ["slug", "profile", "peak_tflops", "dtype", "bf16_tflops", "fp4_tflops", "hbm_tb_per_s", "hbm_gb", "scale_up_gb_per_s",
                   "scale_out_gb_per_s", "gpus_per_node", "name"],
-                 {"peak_tflops": ".0f", "bf16_tflops": ".0f", "hbm_tb_per_s": ".2f", "hbm_gb": ".0f", "scale_up_gb_per_s": ".0f",
+                 {"peak_tflops": ".0f", "bf16_tflops": ".0f", "fp4_tflops": ".0f", "hbm_tb_per_s": ".2f", "hbm_gb": ".0f", "scale_up_gb_per_s": ".0f",
                   "scale_out_gb_per_s": ".0f"})
     print("\nModels")
     print_table([model_row(m) for m in models.values()],

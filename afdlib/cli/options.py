@@ -177,8 +177,12 @@ def add_decode_options(p: argparse.ArgumentParser) -> None:
                    help="accepted tokens per step with MTP (default 1: no MTP)")
     p.add_argument("--t-gap-ms", type=bounded_float("--t-gap-ms", 0, 1e5), default=None,
                    help="fixed gap per step, ms (default 3; the paper's 15 includes work this model computes)")
-    p.add_argument("--weights", default="fp8", help="weight data type (default fp8)")
-    p.add_argument("--attention-dtype", default=None, help="attention weights' data type (default: --weights)")
+    p.add_argument("--weights", default=None,
+                   help="experts' and dense FFN weights' data type: fp8, bf16, nvfp4 (or fp4: NVFP4, 0.5625 bytes "
+                        "per weight, W4A4 at the FP4 rate, Blackwell only); default: what the model's config "
+                        "declares, else fp8")
+    p.add_argument("--attention-dtype", default=None,
+                   help="attention weights' data type (default: --weights; fp8 where the weights are NVFP4)")
     p.add_argument("--kv-cache", default="bf16", help="KV-cache data type (default bf16)")
     p.add_argument("--sigma", type=bounded_float("--sigma", 0, 1, lo_open=True), default=None,
                    help="FFN balancedness mean/max (default: uniform routing's per-step value)")
@@ -191,12 +195,26 @@ def add_decode_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
 
 
-def decode_setup(args):
-    """(precision, assumptions, budget) from the options shared by throughput and advise."""
+def precision_of(args, model=None):
+    """(:class:`~afdlib.inputs.specs.Precision`, where its weights' type came from) for ``model``:
+    ``--weights``, else the type the model's config declares (:attr:`Model.weights_dtype`), else the
+    default (FP8). The attention projections follow ``--attention-dtype``, else the weights, except
+    NVFP4 weights, which cover the experts and dense FFN layers only: their attention stays FP8."""
+    from afdlib.inputs.specs import Precision, matmul_tier
+    declared = getattr(model, "weights_dtype", None)
+    weights, origin = ((args.weights, "--weights") if args.weights else
+                       (declared, f"declared by {model.sources.get('weights_dtype', 'the model')}") if declared else
+                       (Precision.weights, "default"))
+    attention = args.attention_dtype or ("fp8" if matmul_tier(weights) == "fp4" else weights)
+    return Precision(weights=weights, attention=attention, kv_cache=args.kv_cache), origin
+
+
+def decode_setup(args, model=None):
+    """(precision, assumptions, budget) from the options shared by throughput and advise; the
+    precision is ``model``'s (:func:`precision_of`)."""
     from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
-    from afdlib.inputs.specs import Budget, Precision
-    precision = Precision(weights=args.weights, attention=args.attention_dtype or args.weights,
-                          kv_cache=args.kv_cache)
+    from afdlib.inputs.specs import Budget
+    precision, _ = precision_of(args, model)
     skew = None
     if getattr(args, "counts", None):
         from afdlib.routing.balance import placement_skew

@@ -72,7 +72,7 @@ def run(args) -> int:
                            "--t-ffn-us, --t-comm-us")
         model = load_model(args.model, profile=args.model_profile)
         hw = load_hardware(args.hardware, profile=args.hw_profile)
-        precision, a, budget = decode_setup(args)
+        precision, a, budget = decode_setup(args, model)
         d = deployment_of(args, model, hw)
         step = decode_step(model, d, args.context, budget, precision, a)
         st = stage_times_of(step, args.design, model.moe_layers)

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import argparse
 
-from afdlib.cli.options import add_decode_options, add_deployment_options, bounded_int, decode_setup, deployment_of, dumps
+from afdlib.cli.options import (add_decode_options, add_deployment_options, bounded_int, decode_setup, deployment_of, dumps,
+                                precision_of)
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -32,7 +33,8 @@ def run(args) -> int:
     hw = load_hardware(args.hardware, profile=args.hw_profile)
     if args.gpus_per_node is not None:
         hw = hw.with_overrides(gpus_per_node=args.gpus_per_node)
-    precision, a, budget = decode_setup(args)
+    precision, a, budget = decode_setup(args, model)
+    weights_from = precision_of(args, model)[1]
     d = deployment_of(args, model, hw)
     st = decode_step(model, d, args.context, budget, precision, a)
     if d.requests is not None and not bool(st.fits_memory):
@@ -56,14 +58,15 @@ def run(args) -> int:
         breakdown.update({k: float(getattr(st.afd, k)) for k in ("bubble_attn", "bubble_ffn")})
     doc = {"tokens_per_s_per_gpu": float(st.tokens_per_s_per_gpu), "tpot_ms": float(st.tpot_s) * ms,
            "batch_per_gpu": int(st.requests), "step_ms": float(st.step_s) * ms, "gpus": int(gpus),
-           "design": args.design, "breakdown": breakdown}
+           "design": args.design, "weights": {"dtype": precision.weights, "from": weights_from},
+           "breakdown": breakdown}
     if args.json:
         print(dumps(doc))
         return 0
     where = (f"EP{args.ep_size} (+{args.redundant} redundant)" if args.design == "ep" else
              f"AFD {d.label} ({d.attention.hardware.name} / {hw.name}, {d.micro_batches} micro-batches)")
     print(f"{model.name} on {hw.name} ({hw.profile}), {where}, {gpus} GPUs, context {args.context:g}, "
-          f"MTP L_accept {args.mtp:g}, t_g {budget.t_gap_s * ms:g} ms")
+          f"MTP L_accept {args.mtp:g}, t_g {budget.t_gap_s * ms:g} ms; weights {precision.weights} ({weights_from})")
     how = "given" if args.batch_per_gpu is not None else f"largest meeting {args.slo_ms:g} ms and memory"
     print(f"{doc['tokens_per_s_per_gpu']:,.0f} output tokens/s per GPU at {doc['batch_per_gpu']} requests per "
           f"{'attention ' if args.design == 'afd' else ''}GPU ({how}); TPOT {doc['tpot_ms']:.1f} ms")

@@ -3,8 +3,8 @@
 Per layer and GPU, for ``requests`` requests each verifying ``tokens_per_request`` tokens (1, or
 1 + MTP drafts) against ``context`` cached tokens:
 
-* **projections**: ``2 * params * tokens`` FLOPs at the attention weights' data type, the
-  weights read once (:func:`projection_params`);
+* **projections**: ``2 * params * tokens`` FLOPs at the rate of the attention weights' data type
+  (:func:`afdlib.evaluator.dense.matmul_work`), the weights read once (:func:`projection_params`);
 * **core** (scores and values against the cache): the cache read once per request; FLOPs
   ``2 * heads * (d_qk + d_v) * context`` per token. MLA runs in the absorbed form: queries are
   mapped into the latent space, so each head scores against the ``kv_lora_rank + rope`` latent
@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from afdlib.errors import AfdError
+from afdlib.evaluator.dense import matmul_work
 from afdlib.evaluator.roofline import Work
 from afdlib.inputs.specs import Attention, Model, Precision
 
@@ -82,10 +83,8 @@ def attention_work(model: Model, precision: Precision, requests: ArrayLike, cont
     tokens = req * np.asarray(tokens_per_request, dtype=float)
     params, gemms = projection_params(att, model.hidden_size)
     proj_flops = 2.0 * params * tokens
-    fp8_proj = precision.bytes("attention") <= 1
-    proj = Work(flops_fp8=proj_flops if fp8_proj else 0.0, flops_bf16=0.0 if fp8_proj else proj_flops,
-                hbm_bytes=params * precision.bytes("attention")
-                + tokens * model.hidden_size * 2 * precision.bytes("combine"))
+    proj = matmul_work(proj_flops, precision.attention, hbm_bytes=params * precision.bytes("attention")
+                       + tokens * model.hidden_size * 2 * precision.bytes("combine"))
     d_qk, d_v = core_dims(att)
     ctx = effective_context(att, model.num_layers, context)
     core_flops = 2.0 * att.num_heads * (d_qk + d_v) * ctx * tokens

@@ -1,7 +1,10 @@
 """Plain GEMM operators of a decode step: dense FFN layers, shared experts, the router, the LM head.
 
-Each is ``tokens`` rows through a weight matrix read once: ``2 * params * tokens`` FLOPs and
-``params * bytes`` of weights. A SwiGLU FFN of intermediate size I has ``3 H I`` parameters
+Each is ``tokens`` rows through a weight matrix read once: ``2 * params * tokens`` FLOPs at the
+rate of the weights' type and ``params * bytes`` of weights. With NVFP4 weights (``--weights fp4``)
+the dense FFN and the shared experts run W4A4 at the FP4 rate, as the routed experts do
+(:mod:`afdlib.evaluator.grouped_gemm`); the router (BF16) and the LM head (``lm_head``, BF16 by
+default) keep their own types. A SwiGLU FFN of intermediate size I has ``3 H I`` parameters
 (:func:`ffn_params`, the one home of that count).
 """
 from __future__ import annotations
@@ -10,7 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from afdlib.evaluator.roofline import Work
-from afdlib.inputs.specs import Model, Precision
+from afdlib.inputs.specs import Model, Precision, dtype_bytes, matmul_tier
 
 KERNELS_FFN = 3
 """Kernels of a SwiGLU FFN at decode: gate-up GEMM, activation, down GEMM."""
@@ -25,11 +28,18 @@ def ffn_params(hidden_size: ArrayLike, intermediate_size: ArrayLike, count: Arra
     return count * 3 * hidden_size * intermediate_size
 
 
-def gemm_work(params: ArrayLike, tokens: ArrayLike, weight_bytes: float, fp8: bool) -> Work:
-    """``tokens`` rows through ``params`` weights (read once), at FP8 or BF16."""
+def matmul_work(flops: ArrayLike, dtype: str, **rest) -> Work:
+    """:class:`Work` of GEMMs whose weights are ``dtype``: ``flops`` in the tier that type runs at
+    (:func:`afdlib.inputs.specs.matmul_tier`: NVFP4 at the FP4 rate, 1-byte types at FP8, else BF16),
+    ``rest`` (bytes, fixed costs) as given."""
+    return Work(**{f"flops_{matmul_tier(dtype)}": flops}, **rest)
+
+
+def gemm_work(params: ArrayLike, tokens: ArrayLike, dtype: str) -> Work:
+    """``tokens`` rows through ``params`` weights of type ``dtype`` (read once, at its bytes), at
+    the rate of that type (:func:`matmul_work`)."""
     flops = 2.0 * np.asarray(params, dtype=float) * np.asarray(tokens, dtype=float)
-    return Work(flops_fp8=flops if fp8 else 0.0, flops_bf16=0.0 if fp8 else flops,
-                hbm_bytes=np.asarray(params, dtype=float) * weight_bytes)
+    return matmul_work(flops, dtype, hbm_bytes=np.asarray(params, dtype=float) * dtype_bytes(dtype))
 
 
 def dense_intermediate_size(model: Model) -> int:
@@ -41,22 +51,20 @@ def dense_intermediate_size(model: Model) -> int:
 
 def dense_ffn_work(model: Model, precision: Precision, tokens: ArrayLike) -> Work:
     """One dense layer's FFN for ``tokens`` tokens (weights replicated on the GPU)."""
-    return gemm_work(ffn_params(model.hidden_size, dense_intermediate_size(model)), tokens, precision.bytes("weights"),
-                     precision.bytes("weights") <= 1)
+    return gemm_work(ffn_params(model.hidden_size, dense_intermediate_size(model)), tokens, precision.weights)
 
 
 def shared_experts_work(model: Model, precision: Precision, tokens: ArrayLike) -> Work:
     """One MoE layer's shared experts for ``tokens`` tokens (zero work for a model without)."""
     params = ffn_params(model.hidden_size, model.shared_size, model.shared_experts)
-    return gemm_work(params, tokens, precision.bytes("weights"), precision.bytes("weights") <= 1)
+    return gemm_work(params, tokens, precision.weights)
 
 
 def router_work(model: Model, tokens: ArrayLike) -> Work:
     """The gate: ``tokens`` x H x E in BF16 (small, kept for completeness)."""
-    return gemm_work(model.hidden_size * model.routed_experts, tokens, 2.0, False)
+    return gemm_work(model.hidden_size * model.routed_experts, tokens, "bf16")
 
 
 def lm_head_work(model: Model, precision: Precision, tokens: ArrayLike) -> Work:
     """The LM head: ``tokens`` x H x vocabulary."""
-    return gemm_work(model.hidden_size * model.vocab_size, tokens, precision.bytes("lm_head"),
-                     precision.bytes("lm_head") <= 1)
+    return gemm_work(model.hidden_size * model.vocab_size, tokens, precision.lm_head)

@@ -1,7 +1,11 @@
 """The EP side: HFU of one GPU's grouped GEMMs against tokens per expert (paper Fig. 3).
 
 Each local expert's two GEMMs take their roofline time: reading its weights (3 H M bytes at FP8,
-:func:`expert_weight_bytes`) or computing 6 n H M FLOPs, whichever is longer. A grouped GEMM runs
+:func:`expert_weight_bytes`) or computing 6 n H M FLOPs, whichever is longer. The FLOPs run at the
+rate of the weights' type (:func:`afdlib.evaluator.dense.matmul_work`): NVFP4 weights (0.5625 bytes
+each) run W4A4 at the device's FP4 rate, as Blackwell's FP4 grouped-GEMM kernels do (they quantize the
+activations to NVFP4); Hopper's weight-only FP4 kernels (W4A8, W4A16) are not modelled, and NVFP4
+weights on a device without FP4 tensor cores are refused. A grouped GEMM runs
 the experts one after another, so its time is the sum. Below the ridge
 (n* = FLOPS / (2 BW_mem) tokens per expert, FP8) an expert is memory bound and its weight read is
 paid in full however few tokens it has; skew therefore lowers HFU at the same average load.
@@ -14,7 +18,7 @@ from numpy.typing import ArrayLike
 
 from afdlib.errors import AfdError
 from afdlib.evaluator.alltoall import token_wire_bytes
-from afdlib.evaluator.dense import ffn_params
+from afdlib.evaluator.dense import ffn_params, matmul_work
 from afdlib.evaluator.roofline import Work, tier_times
 from afdlib.inputs.specs import Precision
 from afdlib.routing.popularity import zipf_popularity
@@ -52,8 +56,9 @@ def expert_work(tokens_per_expert: ArrayLike, hidden_size: ArrayLike, moe_interm
     """Work of each expert's two GEMMs: 6 n H M FLOPs, :func:`expert_weight_bytes` of one expert
     (none for an idle expert)."""
     n = np.asarray(tokens_per_expert, dtype=float)
-    return Work(flops_fp8=grouped_gemm_flops(n, hidden_size, moe_intermediate_size),
-                hbm_bytes=np.where(n > 0, expert_weight_bytes(1, hidden_size, moe_intermediate_size, precision), 0.0))
+    return matmul_work(grouped_gemm_flops(n, hidden_size, moe_intermediate_size), precision.weights,
+                       hbm_bytes=np.where(n > 0, expert_weight_bytes(1, hidden_size, moe_intermediate_size, precision),
+                                          0.0))
 
 
 def grouped_gemm_hfu(tokens_per_expert: ArrayLike, hardware, precision: Precision = Precision(),
@@ -62,14 +67,17 @@ def grouped_gemm_hfu(tokens_per_expert: ArrayLike, hardware, precision: Precisio
 
     Each expert is one operator of the evaluator (:func:`afdlib.evaluator.roofline.tier_times`: the longer of
     its weight read and its compute at ``ofu`` of peak); the experts run one after another. An
-    expert with no tokens is skipped (its weights are not read). H and M cancel (set to 1).
+    expert with no tokens is skipped (its weights are not read). H and M cancel (set to 1). The
+    HFU is against ``hardware.flops`` (the paper's peak, FP8): the GEMMs run at the rate of the
+    weights' type, so the compute-bound plateau is that rate over ``flops`` (BF16: 0.5; NVFP4 on a
+    B200: 9 / 4.5 = 2).
     """
     n = np.asarray(tokens_per_expert, dtype=float)
     if np.any(n < 0):
         raise AfdError("token counts must be non-negative")
     work = expert_work(n, 1.0, 1.0, precision)
     total = tier_times(work, hardware, ofu).max(axis=0).sum(axis=-1)
-    flops = np.asarray(work.flops_fp8).sum(axis=-1)
+    flops = np.asarray(work.flops).sum(axis=-1)
     return np.divide(flops, hardware.flops * total, out=np.zeros_like(total), where=total > 0)
 
 
@@ -112,6 +120,6 @@ def routed_experts_work(model, precision, pairs: ArrayLike, local_experts: Array
     activations in and out at the wire's data types)."""
     p = np.asarray(pairs, dtype=float)
     h, m = model.hidden_size, model.moe_intermediate_size
-    return Work(flops_fp8=grouped_gemm_flops(p, h, m),
-                hbm_bytes=expert_weight_bytes(active_experts(p, local_experts), h, m, precision)
-                + token_wire_bytes(p, h, precision))
+    return matmul_work(grouped_gemm_flops(p, h, m), precision.weights,
+                       hbm_bytes=expert_weight_bytes(active_experts(p, local_experts), h, m, precision)
+                       + token_wire_bytes(p, h, precision))

@@ -30,7 +30,8 @@ TIERS = ("compute", "hbm", "scale-out", "scale-up", "inter-domain")
 class Work:
     """Work of one operator (or one stage of operators of the same kind), per GPU.
 
-    ``flops_fp8`` run at the device's FP8 (else BF16) peak, ``flops_bf16`` at its BF16 peak;
+    ``flops_fp8`` run at the device's FP8 (else BF16) peak, ``flops_bf16`` at its BF16 peak,
+    ``flops_fp4`` at its FP4 peak (W4A4 GEMMs of NVFP4 weights; refused on a device without FP4);
     ``inter_domain_bytes`` leave the scale-up domain of a Superpod-class device (rack to rack, at
     its ``inter_domain_bytes_per_s``; where the catalogue has none, at its scale-out rate);
     ``fixed_s`` is time that no bandwidth shortens (kernel launch and tail, message latency),
@@ -39,6 +40,7 @@ class Work:
 
     flops_fp8: ArrayLike = 0.0
     flops_bf16: ArrayLike = 0.0
+    flops_fp4: ArrayLike = 0.0
     hbm_bytes: ArrayLike = 0.0
     scale_up_bytes: ArrayLike = 0.0
     scale_out_bytes: ArrayLike = 0.0
@@ -59,9 +61,11 @@ class Work:
 
     @property
     def flops(self) -> np.ndarray:
-        if np.ndim(self.flops_bf16) == 0 and not self.flops_bf16:
-            return np.asarray(self.flops_fp8, dtype=float)    # no pass over a grid for absent BF16 work
-        return np.add(self.flops_fp8, self.flops_bf16)
+        total = np.asarray(self.flops_fp8, dtype=float)
+        for other in (self.flops_bf16, self.flops_fp4):
+            if np.ndim(other) or other:                       # no pass over a grid for absent work
+                total = np.add(total, other)
+        return total
 
 
 @dataclass(frozen=True)
@@ -140,6 +144,8 @@ def operator_tiers(work: Work, hardware, compute_efficiency: ArrayLike = 1.0) ->
     compute = np.asarray(work.flops_fp8, dtype=float) / (hardware.peak("fp8") * eff)
     if np.ndim(work.flops_bf16) or work.flops_bf16:       # no pass over a grid for absent BF16 work
         compute = compute + np.asarray(work.flops_bf16, dtype=float) / (_bf16_peak(hardware, work) * eff)
+    if np.ndim(work.flops_fp4) or work.flops_fp4:         # nor for absent FP4 work
+        compute = compute + np.asarray(work.flops_fp4, dtype=float) / (_fp4_peak(hardware, work) * eff)
     return [compute,
             np.asarray(work.hbm_bytes, dtype=float) / hardware.hbm_bytes_per_s,
             np.asarray(work.scale_out_bytes, dtype=float) / hardware.scale_out_bytes_per_s,
@@ -156,6 +162,11 @@ def inter_domain_rate(hardware):
 def _bf16_peak(hardware, work: Work):
     # only ask the catalogue for a BF16 rate where the work has BF16 FLOPs
     return hardware.peak("bf16") if np.any(np.asarray(work.flops_bf16) > 0) else 1.0
+
+
+def _fp4_peak(hardware, work: Work):
+    # only ask for an FP4 rate (refused where the device has none) where the work has FP4 FLOPs
+    return hardware.peak("nvfp4") if np.any(np.asarray(work.flops_fp4) > 0) else 1.0
 
 
 def stage_time(works: Work | Sequence[Work], hardware, compute_efficiency: ArrayLike = 1.0) -> StageTime:

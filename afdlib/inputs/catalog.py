@@ -38,7 +38,7 @@ GIGA = 1e9
 HARDWARE_PROFILES = ("paper", "datasheet")
 MODEL_PROFILES = ("paper", "reference")
 
-_HW_NUMERIC = ("fp8_tflops", "bf16_tflops", "hbm_tb_per_s", "hbm_gb", "scale_up_gb_per_s",
+_HW_NUMERIC = ("fp8_tflops", "bf16_tflops", "fp4_tflops", "hbm_tb_per_s", "hbm_gb", "scale_up_gb_per_s",
                "scale_out_gb_per_s", "inter_domain_gb_per_s", "scale_out_latency_us", "scale_up_latency_us")
 _HW_REQUIRED = ("hbm_tb_per_s", "hbm_gb", "scale_up_gb_per_s", "scale_out_gb_per_s")
 _MODEL_INT = MODEL_INT_FIELDS
@@ -129,13 +129,17 @@ def _hardware_from_block(slug: str, entry: dict, block: dict, profile: str,
                           ("hbm_gb", vals["hbm_gb"] * GIGA)):
         if not math.isfinite(value):
             raise AfdError(f"{where}: {field_} = {block.get(field_)} is out of range")
-    bf16 = vals.get("bf16_tflops")
     sheet = _mapping(where, "datasheet", entry.get("datasheet"))
-    if bf16 is None and "bf16_tflops" in sheet:  # the paper lists FP8 only: BF16 from the datasheet
-        bf16 = _positive(where, "bf16_tflops", sheet["bf16_tflops"])
-        sources["bf16_tflops"] = (sheet.get("sources") or {}).get("bf16_tflops") or sheet.get("source", "")
-    if bf16 is not None:
-        bf16 *= TERA * (eff.compute if eff is not None else 1.0)
+    rates = {}
+    for key in ("bf16_tflops", "fp4_tflops"):
+        rate = vals.get(key)
+        if rate is None and key in sheet:  # the paper lists FP8 only: BF16 and FP4 from the datasheet
+            rate = _positive(where, key, sheet[key])
+            sources[key] = (sheet.get("sources") or {}).get(key) or sheet.get("source", "")
+            if key in (sheet.get("uncertain") or {}):
+                uncertain[key] = sheet["uncertain"][key]
+        rates[key] = None if rate is None else rate * TERA * (eff.compute if eff is not None else 1.0)
+    bf16 = rates["bf16_tflops"]
     topo = entry.get("topology_source")
     if topo:
         sources["gpus_per_node"] = sources["scale_up_domain"] = topo
@@ -148,7 +152,7 @@ def _hardware_from_block(slug: str, entry: dict, block: dict, profile: str,
         hbm_bytes_per_s=hbm_bw, hbm_bytes=vals["hbm_gb"] * GIGA,
         scale_up_bytes_per_s=up, scale_out_bytes_per_s=out,
         gpus_per_node=entry.get("gpus_per_node", 8), scale_up_domain=entry.get("scale_up_domain", 8),
-        superpod=superpod, bf16_flops=bf16, inter_domain_bytes_per_s=inter,
+        superpod=superpod, bf16_flops=bf16, fp4_flops=rates["fp4_tflops"], inter_domain_bytes_per_s=inter,
         scale_out_latency_s=latency["scale_out_latency_us"], scale_up_latency_s=latency["scale_up_latency_us"],
         sources=sources, uncertain=uncertain,
         notes=str(block.get("notes", entry.get("notes", ""))),
@@ -235,10 +239,13 @@ def _model_entry(slug: str, entry: Any, profile: str, origin: str) -> Model:
     for k in paper:
         if profile == "paper":
             sources[k] = "arXiv 2602.09721 Table 4 (as printed)"
-    sources = _with_default_source(where, sources, default_src, MODEL_OPTIONAL_INT_FIELDS + ("attention",), values)
+    sources = _with_default_source(where, sources, default_src,
+                                   MODEL_OPTIONAL_INT_FIELDS + ("attention", "weights_dtype"), values)
+    weights = values.get("weights_dtype")
     m = Model(slug=slug, name=str(entry.get("name", slug)),
               **{k: values.get(k, 0) for k in _MODEL_INT + MODEL_OPTIONAL_INT_FIELDS},
               attention=_attention(values.get("attention"), where),
+              weights_dtype=None if weights is None else str(weights).lower(),
               profile=profile, hf_id=str(entry.get("hf_id", "")), sources=sources,
               uncertain=uncertain, notes=str(entry.get("notes", "")))
     # the paper profile keeps Table 4 as printed (GLM-4.7: 92 MoE beside 3 dense layers of 92)
@@ -292,7 +299,9 @@ def to_record(obj: Hardware | Model) -> dict:
 def hardware_row(hw: Hardware) -> dict:
     """One Table-5-style row in display units (TFLOP/s, TB/s, GB, GB/s)."""
     return {"slug": hw.slug, "name": hw.name, "profile": hw.profile, "peak_tflops": hw.flops / TERA,
-            "dtype": hw.flops_dtype, "bf16_tflops": None if hw.bf16_flops is None else hw.bf16_flops / TERA, "hbm_tb_per_s": hw.hbm_bytes_per_s / TERA, "hbm_gb": hw.hbm_bytes / GIGA,
+            "dtype": hw.flops_dtype, "bf16_tflops": None if hw.bf16_flops is None else hw.bf16_flops / TERA,
+            "fp4_tflops": None if hw.fp4_flops is None else hw.fp4_flops / TERA,
+            "hbm_tb_per_s": hw.hbm_bytes_per_s / TERA, "hbm_gb": hw.hbm_bytes / GIGA,
             "scale_up_gb_per_s": hw.scale_up_bytes_per_s / GIGA,
             "scale_out_gb_per_s": hw.scale_out_bytes_per_s / GIGA, "gpus_per_node": hw.gpus_per_node,
             "superpod": hw.superpod}

@@ -21,6 +21,9 @@ rules out a layer which an explicit list makes MoE, two lists that differ, a lis
 length or an entry not understood is refused with both fields named, never guessed. Non-MoE layers
 are dense, except the Mamba and attention blocks of a Nemotron-H layout, which have no FFN.
 Per-layer lists may carry the MTP layers at their end (``num_nextn_predict_layers``, as Step-3.7's).
+
+A ``quantization_config`` that declares NVFP4 weights gives a model whose ``weights_dtype`` is
+``nvfp4`` (:func:`_declared_weights`).
 """
 from __future__ import annotations
 
@@ -292,6 +295,34 @@ def _attention(cfg: dict, hidden: int, num_layers: int, path: Path) -> Attention
                      v_head_dim=_int(cfg, ("v_head_dim",), path) or 0, local_window=window, local_layers=local)
 
 
+def _declared_weights(cfg: dict, path: Path) -> str | None:
+    """``nvfp4`` where ``quantization_config`` declares NVFP4 weights, else None (the default applies).
+
+    Two spellings: NVIDIA Model Optimizer's (``quant_method: modelopt``, ``quant_algo: NVFP4``) and
+    compressed-tensors' (``format: nvfp4-pack-quantized``, at the top or in a ``config_groups``
+    group, or a group whose weights are 4-bit floats in groups of 16). Other schemes (FP8 block
+    scales, MXFP4, integer 4-bit) declare nothing the library models differently from its default.
+    """
+    q = cfg.get("quantization_config")
+    if q is None:
+        return None
+    if not isinstance(q, dict):
+        raise AfdError(f"{path}: field 'quantization_config' must be an object, got {q!r}")
+    if str(q.get("quant_algo", "")).upper() == "NVFP4":
+        return "nvfp4"
+    groups = q.get("config_groups")
+    groups = list(groups.values()) if isinstance(groups, dict) else []
+    for block in [q, *groups]:
+        if not isinstance(block, dict):
+            continue
+        if str(block.get("format", "")).lower() == "nvfp4-pack-quantized":
+            return "nvfp4"
+        w = block.get("weights")
+        if isinstance(w, dict) and w.get("num_bits") == 4 and w.get("type") == "float" and w.get("group_size") == 16:
+            return "nvfp4"
+    return None
+
+
 def model_from_hf_config(path: str | Path, slug: str | None = None) -> Model:
     """A :class:`Model` from a Hugging Face ``config.json`` file."""
     path = Path(path)
@@ -314,9 +345,12 @@ def model_from_hf_config(path: str | Path, slug: str | None = None) -> Model:
     attention = _attention(cfg, values["hidden_size"], values["num_layers"], path)
     fields = [*values, "moe_layers", "dense_layers", *extra] + (["attention"] if attention else [])
     sources = {k: str(path) for k in fields}
+    weights = _declared_weights(raw, path)
+    if weights:
+        sources["weights_dtype"] = f"{path} (quantization_config)"
     name = slug or str(cfg.get("_name_or_path") or path.parent.name or path.stem)
     m = Model(slug=name.lower().replace("/", "--"), name=name, dense_layers=dense,
               moe_layers=moe, shared_experts=_shared_experts(cfg, path),
-              attention=attention, profile="reference", sources=sources, **values, **extra)
+              attention=attention, weights_dtype=weights, profile="reference", sources=sources, **values, **extra)
     check_model(m)
     return m

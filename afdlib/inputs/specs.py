@@ -22,10 +22,22 @@ import numpy as np
 from afdlib.errors import AfdError
 from afdlib.inputs import checks
 
-DTYPE_BYTES = {"fp4": 0.5, "fp8": 1.0, "int8": 1.0, "bf16": 2.0, "fp16": 2.0, "fp32": 4.0}
-"""Bytes per element of each data type name used in the catalogues and :class:`Precision`."""
+NVFP4_BYTES = 0.5 + 1.0 / 16
+"""Bytes per NVFP4 weight: a 4-bit (E2M1) value plus one FP8 (E4M3) scale per block of 16 values,
+4.5 bits = 0.5625 bytes (shared/reference/kernels.md section 4); the one FP32 scale per tensor is
+negligible."""
+
+DTYPE_BYTES = {"nvfp4": NVFP4_BYTES, "fp4": NVFP4_BYTES, "fp8": 1.0, "int8": 1.0, "bf16": 2.0, "fp16": 2.0,
+               "fp32": 4.0}
+"""Bytes per element of each data type name used in the catalogues and :class:`Precision`. ``fp4``
+means NVFP4, scales included: the one 4-bit weight format the library models (FP4 weights are never
+stored without block scales)."""
+
+FP4_DTYPES = ("nvfp4", "fp4")
+"""Names of NVFP4: GEMMs whose weights are NVFP4 run W4A4 at the device's FP4 rate (:func:`matmul_tier`)."""
 
 ATTENTION_FAMILIES = ("mla", "gqa", "mha", "mfa")
+MATMUL_TIERS = ("fp4", "fp8", "bf16")
 
 
 def dtype_bytes(name: str) -> float:
@@ -34,6 +46,14 @@ def dtype_bytes(name: str) -> float:
         return DTYPE_BYTES[str(name).lower()]
     except KeyError:
         raise AfdError(f"unknown data type '{name}'; valid: {', '.join(DTYPE_BYTES)}") from None
+
+
+def matmul_tier(dtype: str) -> str:
+    """The tensor-core rate (:data:`MATMUL_TIERS`) a GEMM whose operands are ``dtype`` runs at:
+    ``fp4`` for NVFP4 (W4A4: the kernel quantizes the activations to NVFP4 as well, as the
+    Blackwell FP4 GEMM and grouped-GEMM kernels do), ``fp8`` for 1-byte types, else ``bf16``."""
+    b = dtype_bytes(dtype)
+    return "fp4" if str(dtype).lower() in FP4_DTYPES else "fp8" if b <= 1 else "bf16"
 
 
 @dataclass(frozen=True)
@@ -63,7 +83,8 @@ class Hardware:
     """One accelerator, SI units, per GPU, per direction.
 
     ``flops`` is the peak dense rate the paper's analysis uses (FP8, else BF16 where the device has
-    no FP8 units: ``flops_dtype``); :meth:`peak` gives the rate for a data type.
+    no FP8 units: ``flops_dtype``); :meth:`peak` gives the rate for a data type. ``fp4_flops`` is the
+    dense FP4 (NVFP4) rate of devices with FP4 tensor cores (Blackwell), None elsewhere.
     ``scale_up_domain`` GPUs share the scale-up fabric (8 for an HGX node, 72 for NVL72, 384 for
     CloudMatrix384); ``gpus_per_node`` is the size of an AFD node (N_A, N_F count nodes).
     ``superpod``: the scale-up fabric spans the AFD nodes, so scale-out = scale-up bandwidth.
@@ -82,6 +103,7 @@ class Hardware:
     scale_up_domain: int = 8
     superpod: bool = False
     bf16_flops: float | None = None
+    fp4_flops: float | None = None
     inter_domain_bytes_per_s: float | None = None  # between scale-up domains (racks) when superpod
     scale_out_latency_s: float | None = None       # fixed cost of one message over scale-out
     scale_up_latency_s: float | None = None
@@ -95,9 +117,17 @@ class Hardware:
         return self.scale_up_bytes_per_s / self.scale_out_bytes_per_s
 
     def peak(self, dtype: str = "fp8"):
-        """Peak dense FLOP/s for matmuls in ``dtype``: FP8/INT8 at ``flops`` (devices without FP8
-        units run them at their BF16 rate), BF16/FP16 at ``bf16_flops``."""
-        if dtype_bytes(dtype) <= 1:
+        """Peak dense FLOP/s for matmuls in ``dtype``: NVFP4 at ``fp4_flops`` (refused on a device
+        without FP4 tensor cores), FP8/INT8 at ``flops`` (devices without FP8 units run them at their
+        BF16 rate), BF16/FP16 at ``bf16_flops``."""
+        tier = matmul_tier(dtype)
+        if tier == "fp4":
+            if self.fp4_flops is None:
+                raise AfdError(f"hardware '{self.slug}' has no FP4 tensor cores (no fp4_tflops): NVFP4 weights "
+                               "(--weights fp4/nvfp4) run W4A4 at an FP4 rate only on Blackwell-class devices; "
+                               "use --weights fp8 (Hopper's weight-only W4A8/W4A16 kernels are not modelled)")
+            return self.fp4_flops
+        if tier == "fp8":
             return self.flops
         if self.bf16_flops is not None:
             return self.bf16_flops
@@ -155,6 +185,10 @@ class Model:
     ``shared_expert_intermediate_size`` is the size of one shared expert (0: same as M);
     ``dense_intermediate_size`` that of the dense layers' FFN; ``attention`` None where the
     catalogue has not described it (the end-to-end decode model then refuses the model).
+    ``weights_dtype``: the weights' type the checkpoint declares (``nvfp4`` where a Hugging Face
+    config's ``quantization_config`` says NVFP4), None where it declares none we model; the command
+    takes it as ``--weights`` when that is not given (the library's functions take a
+    :class:`Precision` and never read it).
     """
 
     slug: str
@@ -172,6 +206,7 @@ class Model:
     vocab_size: int = 0
     mtp_layers: int = 0
     attention: Attention | None = None
+    weights_dtype: str | None = None
     profile: str = "reference"
     hf_id: str = ""
     sources: Mapping[str, str] = field(default_factory=dict)
@@ -205,6 +240,10 @@ class Precision:
 
     Defaults are the paper's (and DeepSeek-V3's serving) choice: FP8 weights, FP8 dispatch,
     BF16 combine (3 bytes per token and hidden element on the wire), BF16 KV cache, BF16 LM head.
+    ``weights`` (routed and shared experts, dense FFN layers), ``attention`` (its projections) and
+    ``lm_head`` are GEMM weights: each GEMM runs at the rate of its weights' type
+    (:func:`matmul_tier`; ``nvfp4``/``fp4``: 0.5625 bytes per weight, W4A4 at the FP4 rate). For the
+    KV cache and the wire a type gives bytes only.
     """
 
     weights: str = "fp8"
@@ -217,6 +256,8 @@ class Precision:
     def __post_init__(self):
         for f in fields(self):
             dtype_bytes(getattr(self, f.name))
+            if str(getattr(self, f.name)).lower() in FP4_DTYPES:   # fp4 is NVFP4: one name
+                object.__setattr__(self, f.name, "nvfp4")
 
     def bytes(self, what: str) -> float:
         """Bytes per element of ``what`` (a field name: ``weights``, ``kv_cache``, ...)."""
@@ -273,7 +314,7 @@ def check_hardware(hw: Hardware) -> None:
     where = f"hardware '{hw.slug}'"
     for f_ in ("flops", "hbm_bytes_per_s", "hbm_bytes", "scale_up_bytes_per_s", "scale_out_bytes_per_s"):
         _positive(where, f_, getattr(hw, f_))
-    for f_ in ("bf16_flops", "inter_domain_bytes_per_s"):
+    for f_ in ("bf16_flops", "fp4_flops", "inter_domain_bytes_per_s"):
         if getattr(hw, f_) is not None:
             _positive(where, f_, getattr(hw, f_))
     for f_ in ("scale_out_latency_s", "scale_up_latency_s"):
@@ -328,6 +369,11 @@ def check_model(m: Model, layer_sum: bool = True) -> None:
                        f"num_layers ({m.num_layers})")
     if m.attention is not None:
         check_attention(m.attention, where, m.num_layers)
+    if m.weights_dtype is not None:
+        try:
+            dtype_bytes(m.weights_dtype)
+        except AfdError as e:
+            raise AfdError(f"{where}: weights_dtype: {e}") from None
 
 
 # ----------------------------------------------------------------------------- grids

@@ -115,6 +115,8 @@ def grid_settings() -> list[Setting]:
 def _tool_dtype(ours: str, kind: str) -> str:
     if ours == "bf16":
         return "bfloat16"
+    if ours == "nvfp4" and kind in ("gemm", "moe"):
+        return "nvfp4"
     return "fp8_block" if kind in ("gemm", "moe") else "fp8"
 
 
@@ -275,9 +277,9 @@ def setting_of(row: dict) -> Setting:
 
 
 def precision_of(quant: dict) -> Precision:
-    """Our data types for the tool's quantisation modes (block-scaled FP8 counts as FP8)."""
+    """Our data types for the tool's quantisation modes (block-scaled FP8 counts as FP8, NVFP4 as NVFP4)."""
     def ours(v: str) -> str:
-        return "bf16" if v in ("bfloat16", "half", "float16") else "fp8"
+        return "bf16" if v in ("bfloat16", "half", "float16") else "nvfp4" if v == "nvfp4" else "fp8"
     wire = ours(quant["comm"])
     return Precision(weights=ours(quant["moe"]), attention=ours(quant["gemm"]), dispatch=wire, combine=wire,
                      kv_cache=ours(quant["kvcache"]))
