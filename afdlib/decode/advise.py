@@ -25,12 +25,13 @@ FLIP_FACTORS = np.geomspace(1 / 16, 64, 21)
 """Scale-out bandwidth multipliers searched for the break-even point (1/16x .. 64x)."""
 FLIP_OVERLAPS = np.linspace(0.0, 1.0, 11)
 """EP all-to-all hidden shares searched for the break-even point."""
-DECISIVE = 1.42
-"""A ratio of two predictions is decisive beyond 1.42 (or below 1 / 1.42): the largest ratio of two
-of the decode model's errors against the published deployments, (1 + 27.2%) / (1 - 10.4%) (Step-3
-over-predicted, SGLang's September GB200 case under-predicted; the validation chapter, recorded in
+DECISIVE = 1.49
+"""A ratio of two predictions is decisive beyond 1.49 (or below 1 / 1.49): the largest ratio of two
+of the decode model's errors against the published deployments, (1 + 40.9%) / (1 - 4.8%) = 1.480,
+rounded up (DeepSeek's
+EP144 online figure over-predicted, SGLang's September GB200 case under-predicted; the validation chapter, recorded in
 tests/test_decode.py, which checks this bound against them). An AFD / EP ratio compounds the errors
-of two predictions, so a single case's error (27.2%) would be too narrow a band; closer calls are
+of two predictions, so a single case's error (40.9%) would be too narrow a band; closer calls are
 reported as within the model's error."""
 
 
@@ -107,7 +108,8 @@ def _ep_doc(model, hw, budget, context, precision, a, best) -> dict:
             "comm_us": _us(st.t_comm),
             "bound": {"attention": str(bound_names(st.bound_attn)), "ffn": str(bound_names(st.bound_ffn)),
                       "comm": str(bound_names(st.bound_comm))},
-            "sigma": _f(st.sigma), "imbalance_alpha": _f(st.tokens_per_s_per_gpu / flat.tokens_per_s_per_gpu)}
+            "sigma": _f(st.sigma), "imbalance_alpha": _f(st.tokens_per_s_per_gpu / flat.tokens_per_s_per_gpu),
+            "hidden_share": _f(st.hidden_share)}
 
 
 def _afd_doc(model, attn, ffn, budget, context, precision, a, best) -> dict:
@@ -123,7 +125,7 @@ def _afd_doc(model, attn, ffn, budget, context, precision, a, best) -> dict:
             "bound": {"attention": str(bound_names(st.bound_attn)), "ffn": str(bound_names(st.bound_ffn)),
                       "comm": str(bound_names(st.bound_comm))},
             "bubble_attn": _f(st.afd.bubble_attn), "bubble_ffn": _f(st.afd.bubble_ffn),
-            "sigma": _f(st.sigma), "imbalance_alpha": _f(st.tokens_per_s_per_gpu / flat.tokens_per_s_per_gpu)}
+            "hidden_share": _f(st.hidden_share), "sigma": _f(st.sigma), "imbalance_alpha": _f(st.tokens_per_s_per_gpu / flat.tokens_per_s_per_gpu)}
 
 
 def _costs(prices: dict[str, float], ffn: Hardware, attn: Hardware, ep: dict, afd: dict) -> dict:
@@ -179,14 +181,19 @@ def _scaled_network(hw: Hardware, factors: np.ndarray) -> Hardware:
 
 
 def break_even_overlap(model, hardware, budget, context, precision, assumptions, afd_rate: float,
-                       overlaps: np.ndarray = FLIP_OVERLAPS) -> tuple[float | None, np.ndarray]:
-    """The share of EP's all-to-all hidden behind compute at which EP matches ``afd_rate``."""
+                       overlaps: np.ndarray = FLIP_OVERLAPS, now: float | None = None
+                       ) -> tuple[float | None, np.ndarray]:
+    """The share of EP's all-to-all hidden behind compute (a what-if override of the schedule's,
+    for two micro-batches) at which EP matches ``afd_rate``; the crossing nearest ``now`` (the
+    share in force: the override, else the schedule's at EP's best) where there are several."""
     shares = np.asarray(overlaps, dtype=float)
     rates = best_ep(model, hardware, budget, context, precision, replace(assumptions, ep_overlap=shares[:, None]),
                     cell_shape=shares.shape).tokens_per_s_per_gpu
     with np.errstate(divide="ignore"):
         ratio = np.where(rates > 0, afd_rate / rates, np.inf)
-    return _flip(overlaps, ratio, near=float(np.max(assumptions.ep_overlap))), ratio
+    if now is None:
+        now = 0.5 if assumptions.ep_overlap is None else float(np.max(assumptions.ep_overlap))
+    return _flip(overlaps, ratio, near=now), ratio
 
 
 def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, cost) -> list[str]:
@@ -197,7 +204,8 @@ def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, co
                  f"per MoE layer attention {ep['attention_us']:.0f} us ({ep['bound']['attention']}), experts "
                  f"{ep['ffn_us']:.0f} us ({ep['bound']['ffn']}), dispatch+combine {ep['comm_us']:.0f} us "
                  f"({ep['bound']['comm']}, {ep['kernels']} kernels), "
-                 + (f"two micro-batches hiding {a.ep_overlap:.0%} of the all-to-all behind compute"
+                 + (f"two micro-batches hiding {ep['hidden_share']:.0%} of the shorter of compute and all-to-all"
+                    + (" (override)" if a.ep_overlap is not None else " (by the schedule)")
                     if ep["micro_batches"] > 1 else "one batch: nothing of the all-to-all hidden"))
     else:
         r.append(f"EP: no EP size meets the {budget.slo_s * 1e3:g} ms SLO and fits in memory")
@@ -226,12 +234,14 @@ def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, co
                 else f"within the spread of the model's errors against published deployments (a ratio up to "
                      f"{DECISIVE:.2f} either way): a close call")
         r.append(f"AFD gives {ratio:.2f}x EP's tokens/s per GPU ({word}), {call}")
-        h, _ = break_even_overlap(model, ffn, budget, context, precision, a, afd["tokens_per_s_per_gpu"])
+        h, _ = break_even_overlap(model, ffn, budget, context, precision, a, afd["tokens_per_s_per_gpu"],
+                                  now=ep["hidden_share"])
         if h is None:
             r.append("the answer holds for any share of EP's all-to-all hidden behind compute (0 to 100%)")
         else:
-            r.append(f"the answer flips if EP hides {'more' if ratio > 1 else 'less'} than {h:.0%} of its "
-                     f"all-to-all behind compute (now {a.ep_overlap:.0%})")
+            r.append(f"the answer flips if EP (two micro-batches) hides {'more' if ratio > 1 else 'less'} than "
+                     f"{h:.0%} of its all-to-all behind compute (now {ep['hidden_share']:.0%} at its best "
+                     f"deployment, {'an override' if a.ep_overlap is not None else 'by the schedule'})")
         bw, _ = break_even_scale_out(model, ffn, budget, context, precision, a,
                                      None if attn is ffn else attn)
         now = ffn.scale_out_bytes_per_s
