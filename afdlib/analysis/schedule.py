@@ -180,31 +180,41 @@ def _layer(route, t, end: list, free: dict) -> None:
 def _periodic(route, t, m: int, n: int, max_period: int = 4) -> np.ndarray:
     """:func:`run`'s makespan layer by layer until the state (micro-batches' ends, resources' free
     times) repeats up to a shift, then extrapolated: x_{l+p} = x_l + c 1 makes every later layer
-    repeat (max-plus maps commute with adding a constant)."""
+    repeat (max-plus maps commute with adding a constant). Runs that have repeated leave the
+    arrays, so the cost follows the slowest transients only."""
     shape = t[0].shape
-    end = [np.zeros(shape) for _ in range(m)]
-    free = {res: np.zeros(shape) for _, res in route}
+    times = [np.ravel(x) for x in t]
+    out = np.full(times[0].size, np.nan)
+    live = np.arange(out.size)                       # runs still iterating
     names = list(dict.fromkeys(res for _, res in route))
-    states = [np.zeros((m + len(names),) + shape)]          # x_0, x_1, ...: the state after each layer
-    out = np.full(shape, np.nan)
-    todo = np.ones(shape, dtype=bool)
+    end = [np.zeros(live.size) for _ in range(m)]
+    free = {res: np.zeros(live.size) for res in names}
+    states = [np.zeros((m + len(names), live.size))]  # x_0, x_1, ...: the live runs' state after each layer
     for layer in range(1, n + 1):
-        _layer(route, t, end, free)
+        _layer(route, times, end, free)
         states.append(np.stack(end + [free[r] for r in names]))
         if layer == n:
             break
+        scale = np.maximum(np.abs(states[layer]).max(axis=0), 1e-300)
+        done = np.zeros(live.size, dtype=bool)
         for p in range(1, min(max_period, layer) + 1):
             step = states[layer] - states[layer - p]
-            scale = np.maximum(np.abs(states[layer]).max(axis=0), 1e-300)
-            found = todo & (np.ptp(step, axis=0) <= 1e-12 * scale)
+            found = ~done & (np.ptp(step, axis=0) <= 1e-12 * scale)
+            q, r = divmod(n - layer, p)              # x_n = x_{layer - p + r} + (q + 1) c
+            if live.size == out.size and found.all():   # every run at once: no indexing
+                return (np.max(states[layer - p + r], axis=0) + (q + 1) * step[0]).reshape(shape)
             if np.any(found):
-                q, r = divmod(n - layer, p)          # x_n = x_{layer - p + r} + (q + 1) c
-                base = np.max(states[layer - p + r], axis=0)
-                out = np.where(found, base + (q + 1) * step[0], out)
-                todo = todo & ~found
-        if not np.any(todo):
-            return out
-    return np.where(todo, np.max(states[n], axis=0), out)
+                out[live[found]] = np.max(states[layer - p + r][:, found], axis=0) + (q + 1) * step[0, found]
+                done |= found
+        if np.any(done):
+            keep = ~done
+            if not np.any(keep):
+                return out.reshape(shape)
+            live, times = live[keep], [x[keep] for x in times]
+            end, free = [e[keep] for e in end], {r: f[keep] for r, f in free.items()}
+            states = [x[:, keep] for x in states]
+    out[live] = np.max(states[n], axis=0)
+    return out.reshape(shape)
 
 
 # ----------------------------------------------------------------------------- the designs' MoE layers
