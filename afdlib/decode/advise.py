@@ -15,10 +15,11 @@ import numpy as np
 
 from afdlib.decode.deployment import decode_step
 from afdlib.decode.step import Assumptions, bound_names
+from afdlib.evaluator.alltoall import EP_MODES
 from afdlib.errors import AfdError
 from afdlib.analysis.hfu import dead_zone_floor, hfu_sweep
 from afdlib.analysis.intensity import regime
-from afdlib.decode.search import best_ep, compare
+from afdlib.decode.search import EP_MICRO_BATCHES, Best, best_ep, compare
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
 FLIP_FACTORS = np.geomspace(1 / 16, 64, 21)
@@ -181,19 +182,29 @@ def _scaled_network(hw: Hardware, factors: np.ndarray) -> Hardware:
 
 
 def break_even_overlap(model, hardware, budget, context, precision, assumptions, afd_rate: float,
-                       overlaps: np.ndarray = FLIP_OVERLAPS, now: float | None = None
-                       ) -> tuple[float | None, np.ndarray]:
-    """The share of EP's all-to-all hidden behind compute (a what-if override of the schedule's,
-    for two micro-batches) at which EP matches ``afd_rate``; the crossing nearest ``now`` (the
-    share in force: the override, else the schedule's at EP's best) where there are several."""
+                       overlaps: np.ndarray = FLIP_OVERLAPS) -> tuple[float | None, np.ndarray, Best | None]:
+    """The share of EP's all-to-all hidden behind compute at which EP matches ``afd_rate``: a what-if
+    override for the form whose overlap is in question (two micro-batches, low-latency kernels: the
+    normal kernels hold the SMs and one batch has nothing beside it), against EP's other forms as
+    the schedule runs them. Returns (the share, the AFD / EP ratio per share, EP's best two-batch
+    deployment at that share, whose own scheduled share the caller can compare)."""
     shares = np.asarray(overlaps, dtype=float)
-    rates = best_ep(model, hardware, budget, context, precision, replace(assumptions, ep_overlap=shares[:, None]),
-                    cell_shape=shares.shape).tokens_per_s_per_gpu
+    a = replace(assumptions, ep_overlap=None)
+    others = [(mode, mb) for mode in EP_MODES for mb in EP_MICRO_BATCHES if (mode, mb) != ("low-latency", 2)]
+    base = max((float(np.asarray(best_ep(model, hardware, budget, context, precision, a, modes=(mode,),
+                                         micro_batches=(mb,)).tokens_per_s_per_gpu)) for mode, mb in others),
+               default=0.0)
+    rates = np.maximum(base, best_ep(model, hardware, budget, context, precision,
+                                     replace(a, ep_overlap=shares[:, None]), cell_shape=shares.shape,
+                                     modes=("low-latency",), micro_batches=(2,)).tokens_per_s_per_gpu)
     with np.errstate(divide="ignore"):
         ratio = np.where(rates > 0, afd_rate / rates, np.inf)
-    if now is None:
-        now = 0.5 if assumptions.ep_overlap is None else float(np.max(assumptions.ep_overlap))
-    return _flip(overlaps, ratio, near=now), ratio
+    h = _flip(overlaps, ratio)
+    if h is None:
+        return None, ratio, None
+    at = best_ep(model, hardware, budget, context, precision, replace(a, ep_overlap=h), modes=("low-latency",),
+                 micro_batches=(2,))
+    return h, ratio, at if float(np.asarray(at.tokens_per_s_per_gpu)) > 0 else None
 
 
 def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, cost) -> list[str]:
@@ -234,14 +245,19 @@ def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, co
                 else f"within the spread of the model's errors against published deployments (a ratio up to "
                      f"{DECISIVE:.2f} either way): a close call")
         r.append(f"AFD gives {ratio:.2f}x EP's tokens/s per GPU ({word}), {call}")
-        h, _ = break_even_overlap(model, ffn, budget, context, precision, a, afd["tokens_per_s_per_gpu"],
-                                  now=ep["hidden_share"])
+        h, _, at = break_even_overlap(model, ffn, budget, context, precision, a, afd["tokens_per_s_per_gpu"])
         if h is None:
-            r.append("the answer holds for any share of EP's all-to-all hidden behind compute (0 to 100%)")
+            r.append("the answer holds for any share of EP's all-to-all hidden behind compute (0 to 100%, "
+                     "two micro-batches with low-latency kernels)")
         else:
-            r.append(f"the answer flips if EP (two micro-batches) hides {'more' if ratio > 1 else 'less'} than "
-                     f"{h:.0%} of its all-to-all behind compute (now {ep['hidden_share']:.0%} at its best "
-                     f"deployment, {'an override' if a.ep_overlap is not None else 'by the schedule'})")
+            flip = (f"the answer flips if EP's two micro-batches (low-latency kernels) hide "
+                    f"{'more' if ratio > 1 else 'less'} than {h:.0%} of its all-to-all behind compute")
+            if at is not None:
+                d = at.deployment
+                own = _f(decode_step(model, d, context, budget, precision, replace(a, ep_overlap=None)).hidden_share)
+                flip += (f"; the deployment that would then be EP's best, {d.label} at {int(d.requests)} requests "
+                         f"per GPU, hides {own:.0%} by the schedule")
+            r.append(flip)
         bw, _ = break_even_scale_out(model, ffn, budget, context, precision, a,
                                      None if attn is ffn else attn)
         now = ffn.scale_out_bytes_per_s
