@@ -56,6 +56,7 @@ share, the overlap formula of :class:`afdlib.decode.step.Assumptions`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import reduce
 from typing import Callable
 
 import numpy as np
@@ -173,8 +174,9 @@ def _layer(route, t, end: list, free: dict) -> None:
     """One layer of :func:`run`'s recurrence, in place (``end`` per micro-batch, ``free`` per resource)."""
     for k, (_, res) in enumerate(route):
         for b in range(len(end)):
-            end[b] = np.maximum(end[b], free[res]) + t[k]
-            free[res] = end[b]
+            e = np.maximum(end[b], free[res])
+            e += t[k]
+            end[b] = free[res] = e
 
 
 def _periodic(route, t, m: int, n: int, max_period: int = 4) -> np.ndarray:
@@ -189,32 +191,55 @@ def _periodic(route, t, m: int, n: int, max_period: int = 4) -> np.ndarray:
     names = list(dict.fromkeys(res for _, res in route))
     end = [np.zeros(live.size) for _ in range(m)]
     free = {res: np.zeros(live.size) for res in names}
-    states = [np.zeros((m + len(names), live.size))]  # x_0, x_1, ...: the live runs' state after each layer
+
+    def state():   # a resource whose last op ended a micro-batch's path holds that very array: once
+        rows = list(end)
+        rows += [f for f in free.values() if not any(f is e for e in end)]
+        return rows
+    states = [state()]                               # x_0, x_1, ...: the live runs' state after each layer
     for layer in range(1, n + 1):
         _layer(route, times, end, free)
-        states.append(np.stack(end + [free[r] for r in names]))
+        states.append(state())
         if layer == n:
             break
-        scale = np.maximum(np.abs(states[layer]).max(axis=0), 1e-300)
+        if layer == 1:   # x_0 (zeros, no array shared) is not compared: x_1 - x_0 constant is rare anyway
+            continue
+        scale = 1e-12 * _most(states[layer])
         done = np.zeros(live.size, dtype=bool)
-        for p in range(1, min(max_period, layer) + 1):
-            step = states[layer] - states[layer - p]
-            found = ~done & (np.ptp(step, axis=0) <= 1e-12 * scale)
+        for p in range(1, min(max_period, layer - 1) + 1):
+            step = [a - b for a, b in zip(states[layer], states[layer - p])]
+            found = ~done & (_most(step) - reduce(np.minimum, step) <= scale)
             q, r = divmod(n - layer, p)              # x_n = x_{layer - p + r} + (q + 1) c
             if live.size == out.size and found.all():   # every run at once: no indexing
-                return (np.max(states[layer - p + r], axis=0) + (q + 1) * step[0]).reshape(shape)
+                return (_most(states[layer - p + r]) + (q + 1) * step[0]).reshape(shape)
             if np.any(found):
-                out[live[found]] = np.max(states[layer - p + r][:, found], axis=0) + (q + 1) * step[0, found]
+                out[live[found]] = (_most([x[found] for x in states[layer - p + r]])
+                                    + (q + 1) * step[0][found])
                 done |= found
         if np.any(done):
             keep = ~done
             if not np.any(keep):
                 return out.reshape(shape)
             live, times = live[keep], [x[keep] for x in times]
-            end, free = [e[keep] for e in end], {r: f[keep] for r, f in free.items()}
-            states = [x[:, keep] for x in states]
-    out[live] = np.max(states[n], axis=0)
+            end, free = _compact(end, free, keep)
+            states = [[x[keep] for x in st] for st in states]
+    out[live] = _most(states[n])
     return out.reshape(shape)
+
+
+def _most(rows: list) -> np.ndarray:
+    """Elementwise maximum of a list of equal-shaped arrays (pairwise: no stacked copy)."""
+    return reduce(np.maximum, rows)
+
+
+def _compact(end: list, free: dict, keep: np.ndarray) -> tuple[list, dict]:
+    """The live runs of the recurrence's state, keeping a resource that shares a micro-batch's array shared."""
+    new_end = [e[keep] for e in end]
+    new_free = {}
+    for res, f in free.items():
+        same = [b for b, e in enumerate(end) if f is e]
+        new_free[res] = new_end[same[0]] if same else f[keep]
+    return new_end, new_free
 
 
 # ----------------------------------------------------------------------------- the designs' MoE layers
