@@ -68,9 +68,11 @@ def run(args) -> int:
     print(f"{doc['tokens_per_s_per_gpu']:,.0f} output tokens/s per GPU at {doc['batch_per_gpu']} requests per "
           f"{'attention ' if args.design == 'afd' else ''}GPU ({how}); TPOT {doc['tpot_ms']:.1f} ms")
     b = breakdown
+    override = a.ep_overlap if args.design == "ep" else a.afd_overlap
     print(f"per MoE {b['per']}: attention {b['attention_us']:.0f} us ({b['bound']['attention']}), "
           f"FFN {b['ffn_us']:.0f} us ({b['bound']['ffn']}), dispatch+combine {b['comm_us']:.0f} us "
           f"({b['bound']['comm']}); layer {b['moe_layer_us']:.0f} us ({b['hidden_share']:.0%} of what could "
-          f"overlap does, by the schedule); sigma {b['sigma']:.3f}; "
+          f"overlap does, {'by the override' if override is not None else 'by the schedule'}); "
+          f"sigma {b['sigma']:.3f}; "
           f"memory {b['memory_gb']:.1f} GB per GPU")
     return 0

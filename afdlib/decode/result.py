@@ -45,7 +45,8 @@ class Step:
 
     Per-layer times are those of one MoE layer (per micro-batch for AFD's ``t_attn``, ``t_ffn``,
     ``t_comm``; for EP the whole layer's compute of all micro-batches split into attention and
-    FFN, and its dispatch + combine). The rest of the step, seconds: ``dense_layer_s`` (one dense
+    FFN, and its dispatch + combine); ``t_layer`` is the schedule's makespan of the step's MoE
+    layers over their number (the pipeline's fill and drain included). The rest of the step, seconds: ``dense_layer_s`` (one dense
     layer), ``lm_head_s``, ``mtp_s`` (the MTP drafts), ``t_gap_s``; ``tokens_per_request`` per step
     (1 + drafts); ``memory``: each pool's weights against its capacity; ``afd``: AFD's pipeline
     (None for EP). ``hidden_share``: the share of the step's MoE time that could overlap which the
