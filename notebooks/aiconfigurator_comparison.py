@@ -40,14 +40,14 @@
 # %% tags=["parameters"]
 matmul_efficiency = 0.75    # our fraction of peak FLOP/s for GEMMs and attention
 kernel_overhead_us = 3.0    # our fixed cost per kernel
-ep_overlap = 0.5            # EP: share of dispatch/combine hidden behind compute
+ep_overlap = None           # EP what-if: share of dispatch/combine hidden (None: from the schedule)
 output_dir = "figures"
 
 # %% tags=["hide-input"]
 import afdlib.report.params as _p
 
 _p.check_parameters(globals(), matmul_efficiency=_p.fraction, kernel_overhead_us=_p.nonnegative,
-                    ep_overlap=_p.share, output_dir=_p.text)
+                    ep_overlap=_p.optional(_p.share), output_dir=_p.text)
 import matplotlib.pyplot as plt
 import pandas as pd
 from myst_nb import glue

@@ -135,3 +135,20 @@ def test_advise_with_counts(tmp_path, capsys):
     assert doc["ep"]["sigma"] < 1 and doc["afd"]["sigma"] < 1
     assert main(["advise", "--model", "deepseek-v3", "--hardware", "h800", "--counts", str(f), "--sigma", "0.9"]) == 2
     assert "not both" in capsys.readouterr().err
+
+
+def test_break_even_overlap_is_a_what_if_for_two_low_latency_micro_batches(ds, h800):
+    # DeepSeek-V3 on H800: AFD slightly ahead of EP's best by the schedule; hiding more of the
+    # two-batch all-to-all (an override for that form only) must make EP catch up, at a share where
+    # the ratio crosses 1, and the deployment that would then win is a two-batch, low-latency one
+    from afdlib.decode.advise import FLIP_OVERLAPS, break_even_overlap
+    adv = advise(ds, h800, BUDGET, 4096, explain=False)
+    assert adv.recommendation == "AFD" and adv.ratio > 1
+    h, ratio, at = break_even_overlap(ds, h800, BUDGET, 4096, Precision(), Assumptions(),
+                                      adv.afd["tokens_per_s_per_gpu"])
+    assert 0 < h < 1
+    assert np.all(ratio[FLIP_OVERLAPS < h] > 1) and np.all(ratio[FLIP_OVERLAPS > h] < 1)
+    assert at.deployment.micro_batches == 2 and at.deployment.kernels == "low-latency"
+    # with nothing hidden the two-batch form is serial, no faster than the schedule makes it: EP is
+    # at most as fast as its best by the schedule, so the ratio there is at least the advice's
+    assert ratio[0] >= adv.ratio * (1 - 1e-9)

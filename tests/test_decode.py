@@ -229,7 +229,9 @@ def test_validation_table_does_not_drift():
         assert rows[case]["error"] == pytest.approx(err, abs=0.01), case
         assert rows[case]["fits_memory"], case
     errors = np.abs([r["error"] for r in rows.values()])
-    assert np.median(errors) <= 0.20 and errors.max() <= 0.35
+    # issue 18 interim: with the overlap derived from the schedule (EP hides 78-99% of what could
+    # overlap, not an assumed 50%) EP is over-predicted until the kernels are calibrated (was 0.20, 0.35)
+    assert np.median(errors) <= 0.30 and errors.max() <= 0.45
     # EP at a published batch: the published figure lies between the serial (nothing hidden) and
     # overlapped readings (not so for GB200, whose batch is assumed)
     for r in rows.values():
@@ -355,7 +357,8 @@ def test_throughput_command(capsys):
     assert doc["batch_per_gpu"] == 88
     assert doc["tokens_per_s_per_gpu"] == pytest.approx(1850 * (1 + RECORDED_ERROR["deepseek-v3-h800-ep144-online"]),
                                                         rel=0.01)
-    assert {"attention_us", "ffn_us", "comm_us", "bound"} <= set(doc["breakdown"])
+    assert {"attention_us", "ffn_us", "comm_us", "bound", "hidden_share"} <= set(doc["breakdown"])
+    assert 0 < doc["breakdown"]["hidden_share"] <= 1   # two micro-batches, low-latency kernels: some hides
     assert main(["throughput", "--model", "step3", "--hardware", "h800", "--design", "afd", "--n-attn", "2",
                  "--n-ffn", "2", "--kv-cache", "fp8", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)

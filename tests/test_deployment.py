@@ -75,7 +75,8 @@ def test_decode_step_is_ep_step_and_afd_step(ds, h800, h20):
         reqs = rng.integers(1, 300, size=5).astype(float)
         context = float(rng.choice([512, 4096, 32768]))
         budget = replace(BUDGET, l_accept=float(rng.choice([1.0, 1.7])))
-        a = Assumptions(ep_overlap=float(rng.uniform()), afd_overlap=float(rng.uniform()))
+        a = (Assumptions() if rng.uniform() < 0.5   # from the schedule, or what-if overrides
+             else Assumptions(ep_overlap=float(rng.uniform()), afd_overlap=float(rng.uniform())))
         size = int(rng.choice([8, 16, 64, 144, 256]))
         red, mb, kernels = int(rng.choice([0, 32])), int(rng.choice([1, 2])), str(rng.choice(["low-latency", "normal"]))
         ep = decode_step(ds, EPDeployment(h800, size, red, mb, kernels, reqs), context, budget, prec, a)
@@ -144,8 +145,14 @@ def test_afd_pipeline_fields_follow_the_stage_times(ds, h800):
         assert np.array_equal(p.no_attention_bubble, no_attention_bubble(st.t_attn, st.t_ffn, st.t_comm))
         assert np.array_equal(p.no_ffn_bubble, no_ffn_bubble(st.t_attn, st.t_ffn, st.t_comm))
         assert np.array_equal(p.stage_max_s, np.maximum(np.maximum(st.t_attn, st.t_ffn), st.t_comm))
-        # each pool is busy m t per layer: the idle share is what is left of the layer
-        assert np.allclose(p.bubble_ffn, 1 - m * st.t_ffn / st.t_layer)
+        # each pool is busy m t per layer: the idle share is what is left of the steady-state layer,
+        # max(m t_a, m t_f, m t_c, t_a + t_f + t_c); the step's layers average that plus the pipeline's
+        # fill and drain, (S - t_B) (m - 1) / L at most, S the stages' sum (schedule.makespan)
+        s, tb = st.t_attn + st.t_ffn + st.t_comm, p.stage_max_s
+        cycle = np.maximum(m * tb, s)
+        assert np.allclose(p.bubble_ffn, 1 - m * st.t_ffn / cycle)
+        assert np.all(st.t_layer >= cycle * (1 - 1e-12))
+        assert np.all(st.t_layer <= cycle + (s - tb) * (m - 1) / ds.moe_layers * (1 + 1e-9) + tb / ds.moe_layers)
         assert st.micro_batches == m and st.tokens_per_request == 1
         # neither condition holds only where communication sets the pace: adding the negations of
         # Eqs. 3-4 gives t_a + t_f < 2 t_c, and with t_a <= t_f, 2 t_f < t_a + t_c gives t_f < t_c

@@ -133,7 +133,7 @@ def test_map_titles_placements_columns_and_table3(hand_maps):
     assert "median over the models: 0.88" in t3[0]["evidence in the model"]
     assert t3[1]["evidence in the model"] == ("DeepSeek-V3 shape on NVIDIA H800 SXM: 0.90 at M = 1024, peak 1.30, 0.80 "
                                               "at M = 4096; on NVIDIA GB200 NVL72: 0.85 to 0.66 (mixed)")
-    assert "0.70 at E/K = 8, 0.95 at E/K = 128" in t3[2]["evidence in the model"]
+    assert "0.70 at E/K = 8, 0.95 at E/K = 128 (against the paper)" in t3[2]["evidence in the model"]
     assert t3[3]["evidence in the model"] == "EP on h800: 0.123 GPU-h per Mtok; AFD 2A (h20) 1F (h800): 0.200 GPU-h per Mtok"
 
 

@@ -20,26 +20,61 @@ combine of a micro-batch as one stage of ``t_c`` (the paper's Eqs. 2-4, in which
 lane); ``afd-duplex``: dispatch and combine on the two directions of the links, each its own
 resource (MegaScale-Infer's timing, with T_c each way); ``ep``: attention and experts on the same
 GPUs, dispatch and combine on the network (DeepSeek's dual micro-batch overlap with two
-micro-batches).
+micro-batches), as DeepEP's **low-latency** kernels run: their RDMA transfers proceed in the
+background and a hook receives them, "without occupying any SM resources" (DeepEP's README,
+github.com/deepseek-ai/DeepEP, low-latency kernels); ``ep-normal``: DeepEP's **normal** kernels,
+which run on SMs (the README's ``Buffer.set_num_sms``). The model: a normal kernel holds the GPU's
+compute while it runs, so nothing of its micro-batch's or another's compute overlaps it (every
+stage on the one resource ``GPU``: the step is the serial sum). With one micro-batch every route
+is serial, since each stage waits for the one before. DeepSeek's single-batch overlap (the shared
+experts beside dispatch) needs a stage that does not wait for its predecessor, which a route
+(a chain per micro-batch) cannot state: it is not scheduled here (the what-if override
+``single_batch_overlap`` of :class:`afdlib.decode.step.Assumptions` stands in for it).
+
+**Makespans for the searches** (:func:`makespan`): constant stage times per layer, vectorised,
+proven equal to :func:`run` in tests/test_schedule.py (random stage times, 1-4 micro-batches,
+1-61 layers, fill and drain included). With S the sum of one micro-batch's stage times, t_max the
+longest stage, m micro-batches and L layers:
+
+* one micro-batch, or every stage on one resource (``ep-normal``): the serial sum, m L S;
+* a route whose stages each have a resource of their own (``afd``, ``afd-duplex``: a cyclic flow
+  shop with a fixed order): ``max(L S + (m - 1) t_max, S + (L m - 1) t_max)``: either one
+  micro-batch's path through all layers plus the others' turns at the longest stage (the pipeline
+  fills), or the longest stage's resource busy for all L m turns plus the fill and drain of the
+  other stages; per layer in steady state max(S, m t_max), the paper's Eqs. 2-4;
+* any other route (``ep`` with two micro-batches: attention and experts share the GPU, dispatch
+  and combine the network): no closed form is used; the layers' max-plus recurrence (:func:`run`'s,
+  on the state the next layer sees) runs until its state repeats up to a constant shift (period
+  1-4 layers; a max-plus map is shift-invariant, so from there the schedule is periodic) and the
+  rest is extrapolated. Exact (to rounding); its cost grows with the transient, at most L layers.
+
+**The designs' MoE layers** (:func:`ep_moe_time`, :func:`afd_moe_time`, what the decode step
+uses): the makespan of the L MoE layers of a step on the design's route, and the share of what
+could overlap that the schedule overlaps (:func:`hidden_share`), or, under a what-if override
+share, the overlap formula of :class:`afdlib.decode.step.Assumptions`.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import reduce
 from typing import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from afdlib.errors import AfdError
+from afdlib.evaluator.roofline import overlap
 
 ROUTES = {
     "afd": (("attention", "attention"), ("comm", "network"), ("ffn", "ffn")),
     "afd-duplex": (("attention", "attention"), ("dispatch", "to FFN"), ("ffn", "ffn"), ("combine", "to attention")),
     "ep": (("attention", "GPU"), ("dispatch", "network"), ("ffn", "GPU"), ("combine", "network")),
+    "ep-normal": (("attention", "GPU"), ("dispatch", "GPU"), ("ffn", "GPU"), ("combine", "GPU")),
 }
 """Stages of one layer as (stage, resource), per design."""
 
-POOLS = {"afd": ("attention", "ffn"), "afd-duplex": ("attention", "ffn"), "ep": ("GPU", "GPU")}
+POOLS = {"afd": ("attention", "ffn"), "afd-duplex": ("attention", "ffn"), "ep": ("GPU", "GPU"),
+         "ep-normal": ("GPU", "GPU")}
 """The resources whose idle share is reported as (attention bubble, FFN bubble)."""
 
 @dataclass(frozen=True)
@@ -113,3 +148,142 @@ def _stage_times(design: str, t_attn, t_ffn, t_comm) -> dict:
     if design == "afd":
         return {"attention": ta, "comm": tc, "ffn": tf}
     return {"attention": ta, "dispatch": tc / 2, "ffn": tf, "combine": tc / 2}
+
+
+def makespan(route, times, n_microbatches: int, n_layers: int) -> np.ndarray:
+    """Makespan of ``n_layers`` layers of ``route`` with constant stage times ``times`` (one array
+    per stage of the route, per micro-batch, broadcasting), equal to :func:`run`'s (module
+    docstring: closed forms where they hold, else the periodic layer recurrence)."""
+    m, n = int(n_microbatches), int(n_layers)
+    if m < 1 or n < 1:
+        raise AfdError(f"need at least one micro-batch and one layer, got {m} and {n}")
+    t = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in times))
+    total = t[0]
+    for x in t[1:]:
+        total = total + x
+    resources = {res for _, res in route}
+    if m == 1 or len(resources) == 1:
+        return m * n * total
+    if len(resources) == len(route):
+        longest = np.maximum.reduce(t)
+        return np.maximum(n * total + (m - 1) * longest, total + (n * m - 1) * longest)
+    return _periodic(route, t, m, n)
+
+
+def _layer(route, t, end: list, free: dict) -> None:
+    """One layer of :func:`run`'s recurrence, in place (``end`` per micro-batch, ``free`` per resource)."""
+    for k, (_, res) in enumerate(route):
+        for b in range(len(end)):
+            e = np.maximum(end[b], free[res])
+            e += t[k]
+            end[b] = free[res] = e
+
+
+def _periodic(route, t, m: int, n: int, max_period: int = 4) -> np.ndarray:
+    """:func:`run`'s makespan layer by layer until the state (micro-batches' ends, resources' free
+    times) repeats up to a shift, then extrapolated: x_{l+p} = x_l + c 1 makes every later layer
+    repeat (max-plus maps commute with adding a constant). Runs that have repeated leave the
+    arrays, so the cost follows the slowest transients only."""
+    shape = t[0].shape
+    times = [np.ravel(x) for x in t]
+    out = np.full(times[0].size, np.nan)
+    live = np.arange(out.size)                       # runs still iterating
+    names = list(dict.fromkeys(res for _, res in route))
+    end = [np.zeros(live.size) for _ in range(m)]
+    free = {res: np.zeros(live.size) for res in names}
+
+    def state():   # a resource whose last op ended a micro-batch's path holds that very array: once
+        rows = list(end)
+        rows += [f for f in free.values() if not any(f is e for e in end)]
+        return rows
+    states = [state()]                               # x_0, x_1, ...: the live runs' state after each layer
+    for layer in range(1, n + 1):
+        _layer(route, times, end, free)
+        states.append(state())
+        if layer == n:
+            break
+        if layer == 1:   # x_0 (zeros, no array shared) is not compared: x_1 - x_0 constant is rare anyway
+            continue
+        scale = 1e-12 * _most(states[layer])
+        done = np.zeros(live.size, dtype=bool)
+        for p in range(1, min(max_period, layer - 1) + 1):
+            step = [a - b for a, b in zip(states[layer], states[layer - p])]
+            found = ~done & (_most(step) - reduce(np.minimum, step) <= scale)
+            q, r = divmod(n - layer, p)              # x_n = x_{layer - p + r} + (q + 1) c
+            if live.size == out.size and found.all():   # every run at once: no indexing
+                return (_most(states[layer - p + r]) + (q + 1) * step[0]).reshape(shape)
+            if np.any(found):
+                out[live[found]] = (_most([x[found] for x in states[layer - p + r]])
+                                    + (q + 1) * step[0][found])
+                done |= found
+        if np.any(done):
+            keep = ~done
+            if not np.any(keep):
+                return out.reshape(shape)
+            live, times = live[keep], [x[keep] for x in times]
+            end, free = _compact(end, free, keep)
+            states = [[x[keep] for x in st] for st in states]
+    out[live] = _most(states[n])
+    return out.reshape(shape)
+
+
+def _most(rows: list) -> np.ndarray:
+    """Elementwise maximum of a list of equal-shaped arrays (pairwise: no stacked copy)."""
+    return reduce(np.maximum, rows)
+
+
+def _compact(end: list, free: dict, keep: np.ndarray) -> tuple[list, dict]:
+    """The live runs of the recurrence's state, keeping a resource that shares a micro-batch's array shared."""
+    new_end = [e[keep] for e in end]
+    new_free = {}
+    for res, f in free.items():
+        same = [b for b, e in enumerate(end) if f is e]
+        new_free[res] = new_end[same[0]] if same else f[keep]
+    return new_end, new_free
+
+
+# ----------------------------------------------------------------------------- the designs' MoE layers
+
+def hidden_share(serial, scheduled, bound) -> np.ndarray:
+    """The share of the time that could overlap which the schedule overlaps:
+    (serial - scheduled) / (serial - bound), 0 where nothing can overlap (serial = bound)."""
+    gap = np.asarray(serial - bound, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(gap > 1e-12 * serial, np.clip((serial - scheduled) / gap, 0.0, 1.0), 0.0)
+
+
+def ep_moe_time(t_att, t_dispatch, t_ffn, t_combine, m: int, kernels: str, n_layers: int,
+                override=None, single_batch: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(seconds, hidden share) of EP's ``n_layers`` MoE layers from per-micro-batch stage times:
+    the schedule of route ``ep`` (low-latency kernels) or ``ep-normal`` (normal kernels hold the
+    SMs), or, with an ``override`` share, the what-if overlap formula per layer. The hidden share
+    is of the shorter of (compute, dispatch + combine): serial m L (t_a + t_f + t_c), bound
+    L max(m (t_a + t_f), m t_c, t_a + t_f + t_c) (:func:`hidden_share`)."""
+    compute, comm = t_att + t_ffn, t_dispatch + t_combine
+    if override is not None:
+        hidden = override if (m > 1 or single_batch) else 0.0
+        total = n_layers * overlap(m * compute, m * comm, hidden)
+    else:
+        route = ROUTES["ep" if kernels == "low-latency" else "ep-normal"]
+        total = makespan(route, (t_att, t_dispatch, t_ffn, t_combine), m, n_layers)
+    serial = n_layers * m * (compute + comm)
+    bound = n_layers * np.maximum(m * compute, m * comm)
+    if override is None or not single_batch:   # one micro-batch's path, unless an override overlaps it
+        bound = np.maximum(bound, n_layers * (compute + comm))
+    return total, hidden_share(serial, total, bound)
+
+
+def afd_moe_time(t_a, t_f, t_c, m: int, n_layers: int, override=None) -> tuple[np.ndarray, np.ndarray]:
+    """(seconds, hidden share) of AFD's ``n_layers`` MoE layers from per-micro-batch stage times:
+    the schedule of route ``afd`` (one lane carries dispatch + combine, the paper's t_c), or, with
+    an ``override`` share, ``ideal + (1 - override) (serial - ideal)`` per layer (ideal: the
+    steady state max(m t_a, m t_f, m t_c, t_a + t_f + t_c); serial: max(m t_a, m t_f) + m t_c).
+    The hidden share has EP's definition: serial m L (t_a + t_f + t_c), bound L max(m t_a, m t_f,
+    m t_c, t_a + t_f + t_c)."""
+    ideal = np.maximum.reduce(np.broadcast_arrays(m * t_a, m * t_f, m * t_c, t_a + t_f + t_c))
+    if override is not None:
+        serial = np.maximum(m * t_a, m * t_f) + m * t_c     # no transfer overlaps any compute
+        total = n_layers * (ideal + (1.0 - override) * (serial - ideal))
+    else:
+        total = makespan(ROUTES["afd"], (t_a, t_c, t_f), m, n_layers)
+    return total, hidden_share(n_layers * m * (t_a + t_f + t_c), total, n_layers * ideal)

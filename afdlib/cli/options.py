@@ -186,10 +186,12 @@ def add_decode_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kv-cache", default="bf16", help="KV-cache data type (default bf16)")
     p.add_argument("--sigma", type=bounded_float("--sigma", 0, 1, lo_open=True), default=None,
                    help="FFN balancedness mean/max (default: uniform routing's per-step value)")
-    p.add_argument("--ep-overlap", type=bounded_float("--ep-overlap", 0, 1), default=Assumptions.ep_overlap,
-                   help=f"EP: share of all-to-all hidden behind compute (default {Assumptions.ep_overlap:g})")
-    p.add_argument("--afd-overlap", type=bounded_float("--afd-overlap", 0, 1), default=Assumptions.afd_overlap,
-                   help=f"AFD: share of transfers hidden behind compute (default {Assumptions.afd_overlap:g}: 3BO)")
+    p.add_argument("--ep-overlap", type=bounded_float("--ep-overlap", 0, 1), default=None,
+                   help="what-if override for EP: share of the all-to-all hidden behind compute (default: "
+                        "derived from the schedule of its micro-batches and kernels)")
+    p.add_argument("--afd-overlap", type=bounded_float("--afd-overlap", 0, 1), default=None,
+                   help="what-if override for AFD: share of the transfers hidden behind compute, 1 the "
+                        "pipeline's steady state (default: derived from the schedule of its micro-batches)")
     p.add_argument("--matmul-efficiency", type=bounded_float("--matmul-efficiency", 0, 1, lo_open=True),
                    default=Assumptions.matmul_efficiency)
     p.add_argument("--json", action="store_true")

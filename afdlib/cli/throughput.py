@@ -49,7 +49,7 @@ def run(args) -> int:
                                                          "ffn": str(bound_names(st.bound_ffn)),
                                                          "comm": str(bound_names(st.bound_comm))},
         "per": "micro-batch" if args.design == "afd" else "layer (all micro-batches)",
-        "sigma": float(st.sigma), "dense_layer_us": float(st.dense_layer_s) * us,
+        "sigma": float(st.sigma), "hidden_share": float(st.hidden_share), "dense_layer_us": float(st.dense_layer_s) * us,
         "lm_head_us": float(st.lm_head_s) * us, "mtp_us": float(np.asarray(st.mtp_s)) * us,
         "t_gap_ms": budget.t_gap_s * ms, "memory_gb": float(st.memory_bytes) / 1e9, "fits_memory": bool(st.fits_memory),
     }
@@ -71,8 +71,11 @@ def run(args) -> int:
     print(f"{doc['tokens_per_s_per_gpu']:,.0f} output tokens/s per GPU at {doc['batch_per_gpu']} requests per "
           f"{'attention ' if args.design == 'afd' else ''}GPU ({how}); TPOT {doc['tpot_ms']:.1f} ms")
     b = breakdown
+    override = a.ep_overlap if args.design == "ep" else a.afd_overlap
     print(f"per MoE {b['per']}: attention {b['attention_us']:.0f} us ({b['bound']['attention']}), "
           f"FFN {b['ffn_us']:.0f} us ({b['bound']['ffn']}), dispatch+combine {b['comm_us']:.0f} us "
-          f"({b['bound']['comm']}); layer {b['moe_layer_us']:.0f} us; sigma {b['sigma']:.3f}; "
+          f"({b['bound']['comm']}); layer {b['moe_layer_us']:.0f} us ({b['hidden_share']:.0%} of what could "
+          f"overlap does, {'by the override' if override is not None else 'by the schedule'}); "
+          f"sigma {b['sigma']:.3f}; "
           f"memory {b['memory_gb']:.1f} GB per GPU")
     return 0

@@ -16,11 +16,13 @@ import numpy as np
 
 from afdlib.decode.deployment import decode_step
 from afdlib.decode.step import Assumptions, bound_names
+from afdlib.evaluator.alltoall import EP_MODES
 from afdlib.errors import AfdError
 from afdlib.analysis.hfu import dead_zone_floor, hfu_sweep
 from afdlib.analysis.intensity import regime
-from afdlib.decode.search import best_ep, compare
-from afdlib.decode.validation import case_labels, decisive_ratio, form_label, validated_by, validated_forms, validation_rows
+from afdlib.decode.search import EP_MICRO_BATCHES, Best, best_ep, compare
+from afdlib.decode.validation import (case_labels, decisive_ratio, form_label, validated_by, validated_forms,
+                                      validation_rows)
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
 FLIP_FACTORS = np.geomspace(1 / 16, 64, 21)
@@ -124,7 +126,7 @@ def _ep_doc(model, hw, budget, context, precision, a, best) -> dict:
             "bound": {"attention": str(bound_names(st.bound_attn)), "ffn": str(bound_names(st.bound_ffn)),
                       "comm": str(bound_names(st.bound_comm))},
             "sigma": _f(st.sigma), "imbalance_alpha": _f(st.tokens_per_s_per_gpu / flat.tokens_per_s_per_gpu),
-            **_validation_doc("ep", d.micro_batches, d.kernels)}
+            "hidden_share": _f(st.hidden_share), **_validation_doc("ep", d.micro_batches, d.kernels)}
 
 
 def _validation_doc(design: str, micro_batches: int, kernels: str | None = None) -> dict:
@@ -151,7 +153,8 @@ def _afd_doc(model, attn, ffn, budget, context, precision, a, best) -> dict:
             "bound": {"attention": str(bound_names(st.bound_attn)), "ffn": str(bound_names(st.bound_ffn)),
                       "comm": str(bound_names(st.bound_comm))},
             "bubble_attn": _f(st.afd.bubble_attn), "bubble_ffn": _f(st.afd.bubble_ffn),
-            "sigma": _f(st.sigma), "imbalance_alpha": _f(st.tokens_per_s_per_gpu / flat.tokens_per_s_per_gpu),
+            "hidden_share": _f(st.hidden_share), "sigma": _f(st.sigma),
+            "imbalance_alpha": _f(st.tokens_per_s_per_gpu / flat.tokens_per_s_per_gpu),
             **_validation_doc("afd", d.micro_batches)}
 
 
@@ -211,14 +214,32 @@ def _scaled_network(hw: Hardware, factors: np.ndarray) -> Hardware:
 
 def break_even_overlap(model, hardware, budget, context, precision, assumptions, afd_rate: float,
                        overlaps: np.ndarray = FLIP_OVERLAPS, validated_only: bool = False
-                       ) -> tuple[float | None, np.ndarray]:
-    """The share of EP's all-to-all hidden behind compute at which EP matches ``afd_rate``."""
+                       ) -> tuple[float | None, np.ndarray, Best | None]:
+    """The share of EP's all-to-all hidden behind compute at which EP matches ``afd_rate``: a what-if
+    override for the form whose overlap is in question (two micro-batches, low-latency kernels: the
+    normal kernels hold the SMs and one batch has nothing beside it), against EP's other forms as
+    the schedule runs them (``validated_only``: only the forms a published deployment validates).
+    Returns (the share, the AFD / EP ratio per share, EP's best two-batch deployment at that share,
+    whose own scheduled share the caller can compare)."""
     shares = np.asarray(overlaps, dtype=float)
-    rates = best_ep(model, hardware, budget, context, precision, replace(assumptions, ep_overlap=shares[:, None]),
-                    cell_shape=shares.shape, validated_only=validated_only).tokens_per_s_per_gpu
+    a = replace(assumptions, ep_overlap=None)
+    ok = {(k, mb) for (d, mb, k) in validated_forms() if d == "ep"}
+    others = [(mode, mb) for mode in EP_MODES for mb in EP_MICRO_BATCHES
+              if (mode, mb) != ("low-latency", 2) and (not validated_only or (mode, mb) in ok)]
+    base = max((float(np.asarray(best_ep(model, hardware, budget, context, precision, a, modes=(mode,),
+                                         micro_batches=(mb,)).tokens_per_s_per_gpu)) for mode, mb in others),
+               default=0.0)
+    rates = np.maximum(base, best_ep(model, hardware, budget, context, precision,
+                                     replace(a, ep_overlap=shares[:, None]), cell_shape=shares.shape,
+                                     modes=("low-latency",), micro_batches=(2,)).tokens_per_s_per_gpu)
     with np.errstate(divide="ignore"):
         ratio = np.where(rates > 0, afd_rate / rates, np.inf)
-    return _flip(overlaps, ratio, near=float(np.max(assumptions.ep_overlap))), ratio
+    h = _flip(overlaps, ratio)
+    if h is None:
+        return None, ratio, None
+    at = best_ep(model, hardware, budget, context, precision, replace(a, ep_overlap=h), modes=("low-latency",),
+                 micro_batches=(2,))
+    return h, ratio, at if float(np.asarray(at.tokens_per_s_per_gpu)) > 0 else None
 
 
 def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, cost, validated_only=False) -> list[str]:
@@ -229,7 +250,8 @@ def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, co
                  f"per MoE layer attention {ep['attention_us']:.0f} us ({ep['bound']['attention']}), experts "
                  f"{ep['ffn_us']:.0f} us ({ep['bound']['ffn']}), dispatch+combine {ep['comm_us']:.0f} us "
                  f"({ep['bound']['comm']}, {ep['kernels']} kernels), "
-                 + (f"two micro-batches hiding {a.ep_overlap:.0%} of the all-to-all behind compute"
+                 + (f"two micro-batches hiding {ep['hidden_share']:.0%} of the shorter of compute and all-to-all"
+                    + (" (override)" if a.ep_overlap is not None else " (by the schedule)")
                     if ep["micro_batches"] > 1 else "one batch: nothing of the all-to-all hidden"))
         r.append(_validation_reason(ep))
     else:
@@ -260,13 +282,20 @@ def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, co
                 else f"within the spread of the model's errors against published deployments (a ratio up to "
                      f"{band:.2f} either way): a close call")
         r.append(f"AFD gives {ratio:.2f}x EP's tokens/s per GPU ({word}), {call}")
-        h, _ = break_even_overlap(model, ffn, budget, context, precision, a, afd["tokens_per_s_per_gpu"],
-                                  validated_only=validated_only)
+        h, _, at = break_even_overlap(model, ffn, budget, context, precision, a, afd["tokens_per_s_per_gpu"],
+                                      validated_only=validated_only)
         if h is None:
-            r.append("the answer holds for any share of EP's all-to-all hidden behind compute (0 to 100%)")
+            r.append("the answer holds for any share of EP's all-to-all hidden behind compute (0 to 100%, "
+                     "two micro-batches with low-latency kernels)")
         else:
-            r.append(f"the answer flips if EP hides {'more' if ratio > 1 else 'less'} than {h:.0%} of its "
-                     f"all-to-all behind compute (now {a.ep_overlap:.0%})")
+            flip = (f"the answer flips if EP's two micro-batches (low-latency kernels) hide "
+                    f"{'more' if ratio > 1 else 'less'} than {h:.0%} of its all-to-all behind compute")
+            if at is not None:
+                d = at.deployment
+                own = _f(decode_step(model, d, context, budget, precision, replace(a, ep_overlap=None)).hidden_share)
+                flip += (f"; the deployment that would then be EP's best, {d.label} at {int(d.requests)} requests "
+                         f"per GPU, hides {own:.0%} by the schedule")
+            r.append(flip)
         bw, _ = break_even_scale_out(model, ffn, budget, context, precision, a,
                                      None if attn is ffn else attn, validated_only=validated_only)
         now = ffn.scale_out_bytes_per_s

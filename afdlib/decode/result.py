@@ -23,8 +23,9 @@ class PoolMemory:
 class AFDPipeline:
     """AFD's pipeline in one MoE layer, per micro-batch (arrays as the step's).
 
-    ``bubble_attn``, ``bubble_ffn``: the pools' idle shares of the layer, 1 - m t / t_layer, in
-    [0, 1); ``no_attention_bubble``, ``no_ffn_bubble``: the paper's Eqs. 3-4 of (t_a, t_f, t_c)
+    ``bubble_attn``, ``bubble_ffn``: the pools' idle shares of a layer in the pipeline's steady
+    state, 1 - m t / max(m t_a, m t_f, m t_c, t_a + t_f + t_c), in [0, 1) (of the overridden layer
+    under an ``afd_overlap`` override); ``no_attention_bubble``, ``no_ffn_bubble``: the paper's Eqs. 3-4 of (t_a, t_f, t_c)
     (:func:`afdlib.analysis.budget.no_attention_bubble`, :func:`~afdlib.analysis.budget.no_ffn_bubble`);
     ``stage_max_s``: t_B = max(t_a, t_f, t_c); the two pools' memory per GPU (bytes)."""
 
@@ -44,10 +45,18 @@ class Step:
 
     Per-layer times are those of one MoE layer (per micro-batch for AFD's ``t_attn``, ``t_ffn``,
     ``t_comm``; for EP the whole layer's compute of all micro-batches split into attention and
-    FFN, and its dispatch + combine). The rest of the step, seconds: ``dense_layer_s`` (one dense
+    FFN, and its dispatch + combine); ``t_layer`` is the schedule's makespan of the step's MoE
+    layers over their number (the pipeline's fill and drain included). The rest of the step, seconds: ``dense_layer_s`` (one dense
     layer), ``lm_head_s``, ``mtp_s`` (the MTP drafts), ``t_gap_s``; ``tokens_per_request`` per step
     (1 + drafts); ``memory``: each pool's weights against its capacity; ``afd``: AFD's pipeline
-    (None for EP). ``bound_*`` index :data:`afdlib.evaluator.roofline.TIERS`; they are found when
+    (None for EP). ``hidden_share``: the share of the step's MoE time that could overlap which the
+    schedule overlaps, (serial - scheduled) / (serial - bound), in [0, 1]: serial is every stage
+    of every micro-batch in turn, m L (t_a + t_f + t_c); bound the longest of each resource's
+    busy time and one micro-batch's path, L max(m (t_a + t_f), m t_c, t_a + t_f + t_c) for EP
+    (compute on the GPU, dispatch + combine on the network) and L max(m t_a, m t_f, m t_c, t_a +
+    t_f + t_c) for AFD (:func:`afdlib.analysis.schedule.hidden_share`). For EP it is the share of the
+    shorter of compute and all-to-all hidden (what ``ep_overlap`` overrides); 0 with one batch or
+    normal kernels. ``bound_*`` index :data:`afdlib.evaluator.roofline.TIERS`; they are found when
     first asked for (``bounds`` computes them), so that a search ranking thousands of candidates
     by throughput does not pay for them.
     """
@@ -72,6 +81,7 @@ class Step:
     micro_batches: int
     memory: tuple[PoolMemory, ...]
     afd: AFDPipeline | None = None
+    hidden_share: np.ndarray | None = None
     bounds: Callable[[], tuple] | None = field(default=None, repr=False)   # () -> (attention, FFN, comm)
 
     @cached_property

@@ -6,20 +6,31 @@ comes from its own module (:mod:`afdlib.evaluator.attention`, :mod:`afdlib.evalu
 (:func:`afdlib.evaluator.roofline.stage_time`): within an operator the tiers overlap, operators of a stage
 run one after another, and each kernel pays a fixed cost.
 
+**One schedule for both designs.** The MoE layers of a step are the max-plus schedule of the
+micro-batches' stages in program order over the design's resources
+(:mod:`afdlib.analysis.schedule`: :func:`~afdlib.analysis.schedule.makespan`, equal to
+:func:`~afdlib.analysis.schedule.run`'s makespan, fill and drain included); how much of the
+communication hides is an output (:attr:`afdlib.decode.result.Step.hidden_share`), not an
+assumption. :attr:`Assumptions.ep_overlap` and :attr:`Assumptions.afd_overlap` remain what-if
+overrides (None by default).
+
 **EP** (:func:`ep_step`): every GPU runs attention for its own ``requests`` (data parallel) and
 holds (E + redundant) / R routed experts; ``micro_batches`` (2, DeepSeek's dual micro-batch
-overlap) split the batch so that one micro-batch's dispatch/combine can hide behind the other's
-compute. How much hides is :attr:`Assumptions.ep_overlap`: a MoE layer takes
-``max(compute, comm) + (1 - overlap) * min(compute, comm)``.
+overlap) split the batch so that one micro-batch's dispatch/combine can run beside the other's
+compute: route ``ep`` (attention and experts on the GPU, dispatch and combine on the network) with
+DeepEP's low-latency kernels, ``ep-normal`` (the normal kernels hold the SMs: serial) with its
+normal kernels; one micro-batch is serial either way.
 
 **AFD** (:func:`afd_step`): ``n_attn`` attention nodes and ``n_ffn`` FFN nodes (possibly different
 hardware), ``micro_batches`` (3BO) cycling attention -> dispatch -> FFN -> combine in every MoE
-layer. With per-micro-batch stage times t_a, t_f, t_c (t_c = dispatch + combine, one lane as in
-the paper), one layer takes ``max(m t_a, m t_f, m t_c, t_a + t_f + t_c)`` (each pool serves m
+layer, route ``afd`` (attention pool, one network lane carrying dispatch + combine, the paper's
+t_c, FFN pool). With per-micro-batch stage times t_a, t_f, t_c the L MoE layers take
+``max(L S + (m - 1) t_B, S + (L m - 1) t_B)`` with S = t_a + t_f + t_c and t_B = max(t_a, t_f,
+t_c): per layer in steady state ``max(m t_a, m t_f, m t_c, t_a + t_f + t_c)`` (each pool serves m
 micro-batches; one micro-batch's round trip cannot be shorter than its stages): with m = 3, where
 attention sets the pace it never waits exactly when ``2 t_a >= t_f + t_c`` (Eq. 3), and the FFN
-where ``2 t_f >= t_a + t_c`` (Eq. 4); bubble-free, the layer takes 3 max(t_a, t_f, t_c) = 3 t_B. Dense layers and the LM head run on the attention pool. Throughput per GPU
-counts both pools.
+where ``2 t_f >= t_a + t_c`` (Eq. 4); bubble-free, the layer takes 3 max(t_a, t_f, t_c) = 3 t_B.
+Dense layers and the LM head run on the attention pool. Throughput per GPU counts both pools.
 
 The FFN side's imbalance is the balancedness sigma (mean/max per-GPU load): the busiest GPU's
 expert work and its share of the all-to-all grow by 1/sigma. Without a given sigma the model uses
@@ -44,10 +55,11 @@ from afdlib.routing.balance import uniform_balancedness
 from afdlib.evaluator.dense import (KERNELS_FFN, KERNELS_HEAD, dense_ffn_work, dense_intermediate_size, ffn_params,
                                     lm_head_work, router_work, shared_experts_work)
 from afdlib.analysis.budget import no_attention_bubble, no_ffn_bubble
+from afdlib.analysis.schedule import afd_moe_time, ep_moe_time
 from afdlib.decode.result import AFDPipeline, PoolMemory, Step
 from afdlib.errors import AfdError
 from afdlib.evaluator.grouped_gemm import KERNELS_ROUTED, expert_weight_bytes, routed_experts_work
-from afdlib.evaluator.roofline import TIERS, overlap, stage_time
+from afdlib.evaluator.roofline import TIERS, stage_time
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
 DECODE_T_GAP_S = 0.003
@@ -73,20 +85,22 @@ class Assumptions:
       hardware profile (``datasheet``: HBM 0.8, networks 0.8, :class:`afdlib.inputs.specs.Efficiency`).
     * ``kernel_overhead_s`` 3 us: fixed cost per kernel (launch gaps, ramp and tail), after
       AIConfigurator's "+3 us per memory op" correction (ai-dynamo/aiconfigurator systems/*.yaml).
-    * ``ep_overlap`` 0.5: the share of the shorter of (compute, dispatch + combine) hidden behind
-      the longer. No published measurement isolates it for decode: 1 is the roofline's lower bound
-      (all hidden, the max), 0 its upper bound (nothing hidden, the sum); the default is the midpoint
-      and the validation reports both bounds for every EP case (``band_low``, ``band_high``).
+    * ``ep_overlap`` None: what EP hides of its all-to-all comes from the schedule (module
+      docstring). A number is a what-if override for EP alone: the share of the shorter of
+      (compute, dispatch + combine) hidden behind the longer, a MoE layer taking
+      ``max(compute, comm) + (1 - overlap) * min(compute, comm)`` (1: the roofline's lower bound,
+      the max; 0: the sum; with one batch nothing hides unless ``single_batch_overlap``); the
+      validation shows both ends as a what-if band for every EP case (``band_low``, ``band_high``).
     * ``hbm_usable_fraction`` 0.9: share of HBM for weights and KV cache (the rest: activations,
       CUDA graphs, communication buffers), as serving engines reserve (SGLang's static memory
       fraction is of this order).
     * ``sigma``: balancedness of the FFN load; None: uniform routing's per-step value.
     * ``skew``: measured expert loads as a function of the placement
       (:func:`afdlib.routing.balance.placement_skew`); multiplies the per-step balancedness.
-    * ``afd_overlap`` 1: the share of AFD's transfers hidden behind the pools' compute; 1 is the
-      paper's bubble-free 3BO pipeline (the MoE layer takes max(m t_a, m t_f, m t_c, t_a + t_f +
-      t_c)), 0 puts every transfer between compute (max(m t_a, m t_f) + m t_c). Step-3's published
-      figure sits near 1 (+27% at 1, -35% at 0.5; the validation chapter).
+    * ``afd_overlap`` None: AFD's layers come from the schedule. A number is a what-if override
+      for AFD alone: the share of the transfers hidden behind the pools' compute, 1 the steady
+      state of the pipeline without its fill and drain (a MoE layer takes max(m t_a, m t_f, m t_c,
+      t_a + t_f + t_c)), 0 every transfer between compute (max(m t_a, m t_f) + m t_c).
     * ``afd_two_stage`` True: AFD tokens cross scale-out once per destination FFN node and fan out
       inside it (the paper's two-stage forwarding); False: one copy per expert over scale-out.
     * ``afd_destinations`` "expected": FFN nodes a token crosses to under two-stage AFD, for uniform
@@ -100,11 +114,11 @@ class Assumptions:
 
     matmul_efficiency: float = 0.75
     kernel_overhead_s: float = 3e-6
-    ep_overlap: float = 0.5
+    ep_overlap: ArrayLike | None = None    # None: from the schedule; a share: EP's what-if override
     hbm_usable_fraction: float = 0.9
     sigma: ArrayLike | None = None   # a number, or an array broadcasting with the deployment grid
-    afd_overlap: float = 1.0
-    single_batch_overlap: bool = False  # EP with one batch: let ep_overlap apply (SBO, shared experts)
+    afd_overlap: ArrayLike | None = None   # None: from the schedule; a share: AFD's what-if override
+    single_batch_overlap: bool = False  # EP with one batch: let an ep_overlap override apply (SBO)
     skew: object = None  # measured skew: skew(ranks, redundant) -> balancedness (balance.placement_skew)
     afd_two_stage: bool = True
     afd_destinations: str = "expected"
@@ -113,8 +127,9 @@ class Assumptions:
         from afdlib.inputs import checks  # the library's one vocabulary of number checks
         checks.fraction(self.matmul_efficiency, "matmul_efficiency")
         checks.fraction(self.hbm_usable_fraction, "hbm_usable_fraction")
-        checks.share(self.ep_overlap, "ep_overlap")  # numbers, or arrays over a grid
-        checks.share(self.afd_overlap, "afd_overlap")
+        for name in ("ep_overlap", "afd_overlap"):
+            if getattr(self, name) is not None:
+                checks.share(getattr(self, name), name)  # numbers, or arrays over a grid
         checks.nonnegative(self.kernel_overhead_s, "kernel_overhead_s")
         checks.one_of(self.afd_destinations, DESTINATION_RULES, "afd_destinations")
         if self.sigma is not None:
@@ -208,6 +223,15 @@ def _checks(requests, context, *sizes) -> np.ndarray:
     return r
 
 
+def _dispatch_share(comm, precision: Precision):
+    """(dispatch, combine) seconds of an all-to-all of ``comm`` = (seconds, Work): the message
+    latency half each, the rest in proportion to the wire bytes (FP8 dispatch, BF16 combine: 1/3, 2/3)."""
+    seconds, work = comm
+    latency = np.minimum(np.asarray(work.fixed_s, dtype=float), seconds)
+    d = latency / 2 + (seconds - latency) * precision.bytes("dispatch") / precision.wire_bytes
+    return d, seconds - d
+
+
 def ep_step(model: Model, hardware: Hardware, ep_size: ArrayLike, requests: ArrayLike, context: ArrayLike,
             budget: Budget, precision: Precision = Precision(), assumptions: Assumptions = Assumptions(),
             redundant: ArrayLike = 0, micro_batches: int = 2, kernels: str = EP_KERNELS) -> Step:
@@ -228,7 +252,7 @@ def ep_step(model: Model, hardware: Hardware, ep_size: ArrayLike, requests: Arra
     k, e = model.experts_per_token, model.routed_experts
     local = np.ceil((e + red) / r_size - 1e-9)   # the busiest GPU holds the rounded-up share
 
-    def moe_layer(tokens_per_request):
+    def moe_layers(tokens_per_request, n_layers):
         req_mb = req / m
         t_mb = req_mb * tokens_per_request
         sigma = _balancedness(a, t_mb * r_size, k, e, r_size, red)
@@ -237,13 +261,15 @@ def ep_step(model: Model, hardware: Hardware, ep_size: ArrayLike, requests: Arra
         comm = ep_all_to_all_work(model, precision, hardware, t_mb, r_size, mode)
         comm = comm.network_scaled(1.0 / sigma)
         t_comm, b_comm = _time(comm, hardware, a)
-        hidden = a.ep_overlap if (m > 1 or a.single_batch_overlap) else 0.0
-        layer = overlap(m * (t_att + t_ffn), m * t_comm, hidden)
-        return layer, m * t_att, m * t_ffn, m * t_comm, b_att, b_ffn, b_comm, sigma
+        t_d, t_cb = _dispatch_share((t_comm, comm), precision)
+        total, hidden = ep_moe_time(t_att, t_d, t_ffn, t_cb, m, mode, n_layers, a.ep_overlap,
+                                    a.single_batch_overlap)
+        return total, m * t_att, m * t_ffn, m * t_comm, b_att, b_ffn, b_comm, sigma, hidden
 
-    layer, t_att, t_ffn, t_comm, b_att, b_ffn, b_comm, sigma = moe_layer(q)
-    dense, head, mtp = _rest_of_step(model, precision, hardware, a, req, context, q, m, moe_layer)
-    step = model.moe_layers * layer + model.dense_layers * dense + head + mtp + budget.t_gap_s
+    moe, t_att, t_ffn, t_comm, b_att, b_ffn, b_comm, sigma, hidden = moe_layers(q, model.moe_layers)
+    layer = moe / max(model.moe_layers, 1)
+    dense, head, mtp = _rest_of_step(model, precision, hardware, a, req, context, q, m, lambda x: moe_layers(x, 1))
+    step = moe + model.dense_layers * dense + head + mtp + budget.t_gap_s
     weights = _weights_ffn_side(model, precision, local) + _weights_dense_side(model, precision)
     memory = weights + req * kv_cache_bytes(model, precision, context)
     capacity = a.hbm_usable_fraction * hardware.hbm_bytes
@@ -253,6 +279,7 @@ def ep_step(model: Model, hardware: Hardware, ep_size: ArrayLike, requests: Arra
                                  memory <= capacity)
     return Step("ep", *arrays, dense_layer_s=dense, lm_head_s=head, mtp_s=mtp, t_gap_s=budget.t_gap_s,
                 tokens_per_request=q, micro_batches=m, memory=(PoolMemory("GPU", weights, capacity),),
+                hidden_share=np.broadcast_to(hidden, np.shape(step)),
                 bounds=lambda: (b_att.bound, b_ffn.bound, b_comm.bound))
 
 
@@ -277,7 +304,7 @@ def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_at
     ffn_gpus = nf * g_f
     local = np.maximum(1.0, np.ceil(e / ffn_gpus - 1e-9))
 
-    def moe_layer(tokens_per_request):
+    def moe_layers(tokens_per_request, n_layers):
         req_mb = req / m
         t_mb = req_mb * tokens_per_request
         arriving = t_mb * na * g_a / ffn_gpus            # tokens per FFN GPU per micro-batch
@@ -291,14 +318,14 @@ def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_at
         t_c = np.maximum(st_send[0], st_recv[0])
         b_c = (st_send[0] >= st_recv[0], st_send[1], st_recv[1])      # the slower direction's bound, when asked
         # the paper's communication stage: dispatch and combine share one lane (Eq. 2: t_c <= t_B)
-        ideal = np.maximum.reduce(np.broadcast_arrays(m * t_a, m * t_f, m * t_c, t_a + t_f + t_c))
-        serial = np.maximum(m * t_a, m * t_f) + m * t_c     # no transfer overlaps any compute
-        layer = ideal + (1.0 - a.afd_overlap) * (serial - ideal)
-        return layer, t_a, t_f, t_c, b_a, b_f, b_c, sigma
+        total, hidden = afd_moe_time(t_a, t_f, t_c, m, n_layers, a.afd_overlap)
+        return total, t_a, t_f, t_c, b_a, b_f, b_c, sigma, hidden
 
-    layer, t_a, t_f, t_c, b_a, b_f, b_c, sigma = moe_layer(q)
-    dense, head, mtp = _rest_of_step(model, precision, attn_hardware, a, req, context, q, m, moe_layer)
-    step = model.moe_layers * layer + model.dense_layers * dense + head + mtp + budget.t_gap_s
+    moe, t_a, t_f, t_c, b_a, b_f, b_c, sigma, hidden = moe_layers(q, model.moe_layers)
+    layer = moe / max(model.moe_layers, 1)
+    dense, head, mtp = _rest_of_step(model, precision, attn_hardware, a, req, context, q, m,
+                                     lambda x: moe_layers(x, 1))
+    step = moe + model.dense_layers * dense + head + mtp + budget.t_gap_s
     attn_weights = _weights_dense_side(model, precision)
     attn_memory = attn_weights + req * kv_cache_bytes(model, precision, context)
     ffn_memory = _weights_ffn_side(model, precision, local)
@@ -309,14 +336,18 @@ def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_at
     attn_gpus = na * g_a
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = np.where(step > 0, attn_gpus * req * budget.l_accept / step / (attn_gpus + ffn_gpus), 0.0)
-    pipeline = AFDPipeline(superpod, 1 - m * t_a / layer, 1 - m * t_f / layer, no_attention_bubble(t_a, t_f, t_c),
+    # the pools' idle shares in the steady state (the fill and drain of the step are in its time,
+    # not in a layer's bubbles); with an override, of the overridden layer
+    cycle = (np.maximum.reduce(np.broadcast_arrays(m * t_a, m * t_f, m * t_c, t_a + t_f + t_c))
+             if a.afd_overlap is None else layer)
+    pipeline = AFDPipeline(superpod, 1 - m * t_a / cycle, 1 - m * t_f / cycle, no_attention_bubble(t_a, t_f, t_c),
                            no_ffn_bubble(t_a, t_f, t_c), np.maximum.reduce(np.broadcast_arrays(t_a, t_f, t_c)),
                            attn_memory, ffn_memory)
     arrays = np.broadcast_arrays(req, step, step / budget.l_accept, rate, t_a, t_f, t_c, layer, sigma, memory, fits)
     return Step("afd", *arrays, dense_layer_s=dense, lm_head_s=head, mtp_s=mtp, t_gap_s=budget.t_gap_s,
                 tokens_per_request=q, micro_batches=m,
                 memory=(PoolMemory("attention GPU", attn_weights, cap_a), PoolMemory("FFN GPU", ffn_memory, cap_f)),
-                afd=pipeline, bounds=lambda: (b_a.bound, b_f.bound, np.where(b_c[0], b_c[1].bound, b_c[2].bound)))
+                afd=pipeline, hidden_share=np.broadcast_to(hidden, np.shape(step)), bounds=lambda: (b_a.bound, b_f.bound, np.where(b_c[0], b_c[1].bound, b_c[2].bound)))
 
 
 MAX_REQUESTS = 2 ** 16

@@ -321,12 +321,18 @@ class OverlapReadings:
 
 
 def overlap_readings(methods: list[dict]) -> OverlapReadings:
-    """From :func:`afdlib.decode.sweetspot.overlap_methods` rows (its EP 2BO rows: default share first)."""
+    """From :func:`afdlib.decode.sweetspot.overlap_methods` rows (its EP 2BO rows: the schedule's, or
+    the override's, first; all hidden second)."""
     rate = {r["method"]: r["tokens_per_s_per_gpu"] for r in methods if r["design"] == "AFD"}
     ep_nbo = next(r["tokens_per_s_per_gpu"] for r in methods if r["design"] == "EP" and r["method"] == "NBO")
     ep_2bo = [r["tokens_per_s_per_gpu"] for r in methods if r["design"] == "EP" and r["method"] == "2BO"]
     return OverlapReadings(rate["3BO"] / rate["2BO"], rate["3BO"] / rate["4BO"], 1 - ep_2bo[0] / ep_nbo,
                            ep_2bo[1] / ep_nbo - 1)
+
+
+def paper_side(favours_afd: bool) -> str:
+    """Whether a reading agrees with the paper's condition (which favours AFD)."""
+    return "with the paper" if favours_afd else "against the paper"
 
 
 def table3_rows(maps: PropertyMaps, superpod_over_ordinary: float, pools: list[dict]) -> list[dict]:
@@ -337,15 +343,15 @@ def table3_rows(maps: PropertyMaps, superpod_over_ordinary: float, pools: list[d
     return [
         {"condition (paper)": "Superpod-class interconnect",
          "evidence in the model": f"ratio on {s} / on {o}, median over the models: "
-                                  f"{superpod_over_ordinary:.2f} (against the paper)"},
+                                  f"{superpod_over_ordinary:.2f} ({paper_side(superpod_over_ordinary > 1)})"},
         {"condition (paper)": "coarse experts (large M)",
          "evidence in the model": f"{name} shape on {o}: {r.m_row_small:.2f} at M = {r.m_small:.0f}, peak "
                                   f"{r.m_row_peak:.2f}, {r.m_row_large:.2f} at M = {r.m_large:.0f}; on {s}: "
                                   f"{r.ms_row_small:.2f} to {r.ms_row_large:.2f} (mixed)"},
         {"condition (paper)": "lower sparsity (small E/K)",
          "evidence in the model": f"{name} shape on {o}: {r.s_row_low:.2f} at E/K = {r.s_low:.0f}, {r.s_row_high:.2f} "
-                                  f"at E/K = {r.s_high:.0f} (against); on {s}: {r.ss_row_low:.2f} to "
-                                  f"{r.ss_row_high:.2f} (with the paper)"},
+                                  f"at E/K = {r.s_high:.0f} ({paper_side(r.s_row_low > r.s_row_high)}); on {s}: "
+                                  f"{r.ss_row_low:.2f} to {r.ss_row_high:.2f} ({paper_side(r.ss_row_low > r.ss_row_high)})"},
         {"condition (paper)": "heterogeneous hardware",
          "evidence in the model": "; ".join(f"{p['design']}: {p['GPU-h/Mtok']:.3f} GPU-h per Mtok" for p in pools)},
     ]

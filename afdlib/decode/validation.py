@@ -3,9 +3,11 @@
 Each case is predicted with one set of defaults (:class:`afdlib.decode.step.Assumptions`) and the
 facts recorded for it (sizes, context, batch or SLO, MTP, data types, kernels), at the batch its
 source gives where it gives one (``batch_from``: :data:`BATCH_FROM`); a case with an SLO is also
-predicted at the batch the SLO and memory choose, a second column. EP cases also get the band
-between the roofline's two readings of the all-to-all: all of it hidden (``ep_overlap`` 1) and
-none (0).
+predicted at the batch the SLO and memory choose, a second column. What each design hides of its
+communication comes from the schedule of its micro-batches (``hidden_share``). EP cases also get a
+what-if band between the roofline's two readings of the all-to-all, the ``ep_overlap`` override at 0
+(nothing hidden, ``band_low``) and at 1 (all of it, ``band_high``); the schedule's prediction lies
+inside it.
 
 The deployment forms the searches pick from (EP: micro-batches x DeepEP kernels; AFD:
 micro-batches) are validated by the cases whose sources state that form
@@ -266,9 +268,9 @@ def validation_rows(cases: dict[str, Case] | None = None, assumptions: Assumptio
                     ) -> list[dict[str, Any]]:
     """One row per case: published and predicted tokens/s per GPU, the relative error, the batch
     and where it comes from (the source's words for it), TPOT, per-layer times (us) and their
-    bounds; the form (micro-batches, kernels) and whether the source states it; for a case with an
-    SLO, the prediction at the batch the SLO and memory choose (``*_slo``; NaN without one); EP
-    cases also the all-hidden / none-hidden band."""
+    bounds, the share the schedule hides; the form (micro-batches, kernels) and whether the source
+    states it; for a case with an SLO, the prediction at the batch the SLO and memory choose
+    (``*_slo``; NaN without one); EP cases also the what-if band (override: none hidden, all hidden)."""
     from afdlib.decode.step import bound_names
     rows = []
     for slug, case in (cases or load_deployments()).items():
@@ -287,6 +289,7 @@ def validation_rows(cases: dict[str, Case] | None = None, assumptions: Assumptio
                "t_ffn_us": float(st.t_ffn) * 1e6, "t_comm_us": float(st.t_comm) * 1e6,
                "bound_attn": str(bound_names(st.bound_attn)), "bound_ffn": str(bound_names(st.bound_ffn)),
                "bound_comm": str(bound_names(st.bound_comm)), "sigma": float(st.sigma),
+               "hidden_share": float(st.hidden_share),
                "fits_memory": bool(st.fits_memory), "shown_in_issue": bool(case.facts.get("shown_in_issue"))}
         row["error"] = row["predicted"] / row["published"] - 1
         if case.design == "ep":
