@@ -164,6 +164,7 @@ def deployment_of(args, model, hardware):
 
 def add_decode_options(p: argparse.ArgumentParser) -> None:
     from afdlib.decode.step import Assumptions
+    from afdlib.evaluator.kernels import PROFILES
     from afdlib.inputs.specs import Budget
     p.add_argument("--model-profile", default="reference", choices=("paper", "reference"))
     p.add_argument("--attn-hardware", default=None, help="AFD attention pool, if other than --hardware")
@@ -186,8 +187,12 @@ def add_decode_options(p: argparse.ArgumentParser) -> None:
                    help=f"EP: share of all-to-all hidden behind compute (default {Assumptions.ep_overlap:g})")
     p.add_argument("--afd-overlap", type=bounded_float("--afd-overlap", 0, 1), default=Assumptions.afd_overlap,
                    help=f"AFD: share of transfers hidden behind compute (default {Assumptions.afd_overlap:g}: 3BO)")
+    p.add_argument("--kernels", dest="kernel_profile", default=Assumptions.kernel_profile, choices=PROFILES,
+                   help="kernel efficiency: calibrated (default: by shape, fitted to DeepGEMM and FlashMLA "
+                        "measurements), datasheet (0.75 of peak FLOP/s, HBM 0.8, 3 us per kernel) or roofline "
+                        "(speed of light)")
     p.add_argument("--matmul-efficiency", type=bounded_float("--matmul-efficiency", 0, 1, lo_open=True),
-                   default=Assumptions.matmul_efficiency)
+                   default=None, help="replace every GEMM's and attention's fraction of peak FLOP/s (what-if)")
     p.add_argument("--json", action="store_true")
 
 
@@ -205,7 +210,7 @@ def decode_setup(args):
             raise AfdError("give --sigma or --counts, not both")
         skew = placement_skew(load_counts(args.counts))
     a = Assumptions(ep_overlap=args.ep_overlap, afd_overlap=args.afd_overlap, sigma=args.sigma,
-                    matmul_efficiency=args.matmul_efficiency, skew=skew)
+                    matmul_efficiency=args.matmul_efficiency, skew=skew, kernel_profile=args.kernel_profile)
     t_gap_s = DECODE_T_GAP_S if args.t_gap_ms is None else args.t_gap_ms / 1e3
     budget = Budget(slo_s=args.slo_ms / 1e3, l_accept=args.mtp, t_gap_s=t_gap_s)
     return precision, a, budget

@@ -25,12 +25,12 @@ FLIP_FACTORS = np.geomspace(1 / 16, 64, 21)
 """Scale-out bandwidth multipliers searched for the break-even point (1/16x .. 64x)."""
 FLIP_OVERLAPS = np.linspace(0.0, 1.0, 11)
 """EP all-to-all hidden shares searched for the break-even point."""
-DECISIVE = 1.42
-"""A ratio of two predictions is decisive beyond 1.42 (or below 1 / 1.42): the largest ratio of two
-of the decode model's errors against the published deployments, (1 + 27.2%) / (1 - 10.4%) (Step-3
+DECISIVE = 1.39
+"""A ratio of two predictions is decisive beyond 1.39 (or below 1 / 1.39): the largest ratio of two
+of the decode model's errors against the published deployments, (1 + 23.75%) / (1 - 10.4%) (Step-3
 over-predicted, SGLang's September GB200 case under-predicted; the validation chapter, recorded in
 tests/test_decode.py, which checks this bound against them). An AFD / EP ratio compounds the errors
-of two predictions, so a single case's error (27.2%) would be too narrow a band; closer calls are
+of two predictions, so a single case's error (23.75%) would be too narrow a band; closer calls are
 reported as within the model's error."""
 
 
