@@ -38,15 +38,16 @@
 # {glue:text}`aic_version`), so the book builds without it.
 
 # %% tags=["parameters"]
-matmul_efficiency = 0.75    # our fraction of peak FLOP/s for GEMMs and attention
-kernel_overhead_us = 3.0    # our fixed cost per kernel
+kernels = "calibrated"      # our kernel efficiency: calibrated (on kernel measurements), datasheet or roofline
+kernel_overhead_us = None   # None: the profile's fixed cost per kernel; a number replaces it
 ep_overlap = 0.5            # EP: share of dispatch/combine hidden behind compute
 output_dir = "figures"
 
 # %% tags=["hide-input"]
 import afdlib.report.params as _p
 
-_p.check_parameters(globals(), matmul_efficiency=_p.fraction, kernel_overhead_us=_p.nonnegative,
+_p.check_parameters(globals(), kernels=_p.one_of("calibrated", "datasheet", "roofline"),
+                    kernel_overhead_us=_p.optional(_p.nonnegative),
                     ep_overlap=_p.share, output_dir=_p.text)
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -65,8 +66,8 @@ def glue_all(values: dict) -> None:
 
 
 setup_style()
-assumptions = Assumptions(matmul_efficiency=matmul_efficiency, kernel_overhead_s=kernel_overhead_us * 1e-6,
-                          ep_overlap=ep_overlap)
+assumptions = Assumptions(kernel_overhead_s=None if kernel_overhead_us is None else kernel_overhead_us * 1e-6,
+                          ep_overlap=ep_overlap, kernel_profile=kernels)
 rows = load_results()
 comp = pd.DataFrame(comparison_rows(rows, assumptions))
 save_data(comp, "aiconfigurator_comparison", output_dir)

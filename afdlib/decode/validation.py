@@ -116,7 +116,7 @@ SENSITIVITY = (
     ("kernel overhead 6 us", "assumption", {"kernel_overhead_s": 6e-6}),
     ("sigma 0.85 (skewed after EPLB)", "assumption", {"sigma": 0.85}),
     ("AFD: one copy per expert over scale-out", "assumption", {"afd_two_stage": False}),
-    ("HBM efficiency 0.9", "efficiency", {"hbm": 0.9}),
+    ("kernels: datasheet profile (0.75, HBM 0.8, 3 us)", "assumption", {"kernel_profile": "datasheet"}),
     ("networks at 100% of nominal", "efficiency", {"scale_up": 1.0, "scale_out": 1.0}),
     ("t_g 0 ms", "fact", {"t_gap_ms": 0.0}),
     ("t_g 15 ms (the paper's)", "fact", {"t_gap_ms": 15.0}),

@@ -194,3 +194,70 @@ class KernelProfile:
                        scale_up_bytes=np.multiply(work.scale_up_bytes, e_up),
                        scale_out_bytes=np.multiply(work.scale_out_bytes, e_out),
                        inter_domain_bytes=np.multiply(work.inter_domain_bytes, e_out), fixed_s=0.0)
+
+
+def measured_points() -> list[dict]:
+    """The GEMM measurements the calibrated curve was fitted to (``data/kernel_efficiency.yaml``), each
+    with its shape, measured and fitted kernel seconds and achieved HBM and FLOP fractions of the H800
+    peak (the device they were measured on)."""
+    from afdlib.inputs.catalog import data_dir
+    from afdlib.inputs.files import read_yaml
+    doc = read_yaml(data_dir() / "kernel_efficiency.yaml")
+    peak = doc["hardware_of_the_measurements"]
+    out = []
+    for p in doc["gemm"]["points"]:
+        out.append({**p, "hbm_fraction": p["gb_per_s"] * 1e9 / peak["hbm_bytes_per_s"],
+                    "flop_fraction": p["tflops"] * 1e12 / peak["fp8_flops"]})
+    return out
+
+
+def gemm_fractions(n: int, k: int, rows: ArrayLike, hbm_peak: float = 3.35e12, flop_peak: float = 1979e12,
+                   groups: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """(achieved HBM fraction, achieved FLOP fraction) of a GEMM of ``rows`` rows through an N x K FP8
+    weight (``groups`` of them) under the calibrated curve, fixed cost included (default: H800 peaks)."""
+    r = np.asarray(rows, dtype=float)
+    flops, nbytes = 2.0 * groups * r * n * k, groups * (n * k + r * k + 2.0 * r * n)
+    t = gemm_seconds(flops, nbytes, r, hbm_peak, flop_peak) + curves().fixed_s
+    return nbytes / hbm_peak / t, flops / flop_peak / t
+
+
+CURVE_SHAPES = ((4096, 7168), (7168, 2048))
+"""Weight shapes (N, K) drawn with the fitted curve: DeepSeek-V3's expert gate-up and down GEMMs."""
+
+
+def curve_rows(rows: ArrayLike = np.geomspace(1, 8192, 120)) -> list[dict]:
+    """The calibrated GEMM curve's achieved fractions (H800 peaks) for :data:`CURVE_SHAPES`."""
+    out = []
+    for n, k in CURVE_SHAPES:
+        hbm, flop = gemm_fractions(n, k, rows)
+        out += [{"shape": f"N{n} x K{k}", "rows": float(r), "hbm_fraction": float(h), "flop_fraction": float(f)}
+                for r, h, f in zip(np.asarray(rows), hbm, flop)]
+    return out
+
+
+def assumption_rows() -> list[dict]:
+    """Each assumption of the calibrated profile with its value and source, for the book."""
+    from afdlib.inputs.catalog import data_dir
+    from afdlib.inputs.files import read_yaml
+    from afdlib.inputs.specs import Efficiency
+    doc = read_yaml(data_dir() / "kernel_efficiency.yaml")
+    g, a, res = doc["gemm"]["parameters"], doc["attention_core"]["parameters"], doc["gemm"]["residuals"]
+    fit = f"fit to {len(doc['gemm']['points'])} DeepGEMM FP8 GEMMs on H800 (rms {res['rms_log']:.1%}, " \
+          f"largest {res['max_abs']:.1%})"
+    e = Efficiency()
+    return [
+        {"assumption": "GEMM: HBM fraction f_hbm (before the rounded corner)", "value": f"{g['f_hbm']:.2f}", "source": fit},
+        {"assumption": "GEMM: FLOP fraction f_flop", "value": f"{g['f_flop']:.3f}", "source": fit},
+        {"assumption": "GEMM: roundness of the roofline's corner p", "value": f"{g['p']:.2f}", "source": fit},
+        {"assumption": "GEMM: rows padded to the tile height", "value": f"{doc['gemm']['block_m']}",
+         "source": "DeepGEMM's smallest BLOCK_M"},
+        {"assumption": "fixed cost per kernel", "value": f"{g['t0_s'] * 1e6:.2f} µs", "source": fit},
+        {"assumption": "core attention: HBM fraction", "value": f"{a['f_hbm']:.3f}",
+         "source": "FlashMLA README: 3000 of 3350 GB/s (H800)"},
+        {"assumption": "core attention: BF16 FLOP fraction", "value": f"{a['f_flop']:.3f}",
+         "source": "FlashMLA README: 660 of 989 TFLOPS (H800)"},
+        {"assumption": "core attention over an FP8 cache", "value": "BF16 rate, FP8 bytes",
+         "source": "FlashMLA README: dequantizes to BF16, computes in BF16"},
+        {"assumption": "scale-up / scale-out fraction", "value": f"{e.scale_up:g} / {e.scale_out:g}",
+         "source": "hardware profile (afdlib.inputs.specs.Efficiency): NCCL on NVLink, DeepEP low-latency"},
+    ]
