@@ -302,8 +302,8 @@ glue("step3_per_expert", f"{err_of(step3, 'AFD: one copy per expert over scale-o
 #   the 50 ms target at 4K context: with a BF16 cache the same setting predicts
 #   {glue:text}`step3_bf16`.
 # - **The paper's fixed gap does not fit Step-3.** With $t_g$ = 15 ms the 50 ms budget leaves
-#   Step-3 almost nothing ({glue:text}`step3_tg15`); its published figure needs a gap of a few
-#   milliseconds at most.
+#   Step-3 far below its published figure ({glue:text}`step3_tg15`); its published figure needs a
+#   gap of a few milliseconds at most.
 #
 # ## The misses beyond 20%
 
@@ -356,7 +356,7 @@ plt.close(fig)
 # to how AFD's traffic is counted: with one copy per expert over the NIC instead of one per FFN
 # node (K = {glue:text}`s3_k` copies per token instead of {glue:text}`s3_copies` on average for two
 # FFN nodes), the network binds
-# and the case reads {glue:text}`step3_per_expert`. Doubling the kernel overhead to 6 µs brings it
+# and the case reads {glue:text}`step3_per_expert`. A kernel overhead of 6 µs brings it
 # to {glue:text}`s3_k6`. Hiding only half of AFD's transfers behind compute, as the EP cases
 # suggest for EP's all-to-all, gives {glue:text}`step3_half`: the one published AFD point sits
 # near the paper's bubble-free pipeline, which is why the AFD default hides all of it. This one
