@@ -186,6 +186,13 @@ def _attention_stage(model, precision, hardware, a, requests, context, tokens_pe
                   k.gemm(router_work(model, tokens), hardware, tokens)], hardware, a, attention_kernels(model))
 
 
+def attention_layer_s(model: Model, precision: Precision, hardware: Hardware, assumptions: Assumptions,
+                      requests: ArrayLike, context: ArrayLike, tokens_per_request: ArrayLike = 1) -> np.ndarray:
+    """Seconds of one attention layer for ``requests`` at ``context`` (projections, core, router and
+    their kernels' fixed cost): what each design charges per layer and micro-batch."""
+    return _attention_stage(model, precision, hardware, assumptions, requests, context, tokens_per_request)[0]
+
+
 def _ffn_stage(model, precision, hardware, a, tokens, local, sigma):
     """(time, bound) of one GPU's experts in one MoE layer: ``tokens`` tokens, the busiest GPU's
     routed pairs grown by 1 / sigma, and the shared experts."""

@@ -214,6 +214,6 @@ def kernel_curves_figure(points: pd.DataFrame, curves: pd.DataFrame, attention):
     bx.set(xscale="log", ylim=(0, 1.05), xlabel="rows per weight matrix (tokens, or tokens per expert)",
            ylabel="achieved fraction of peak (H800)")
     bx.axvspan(bx.get_xlim()[0] if bx.get_xlim()[0] > 0 else 1, 64, color="grey", alpha=0.08, lw=0)
-    bx.legend(fontsize=7, loc="center right")
+    bx.legend(fontsize=7, loc="center left")
     fig.tight_layout()
     return fig
