@@ -164,3 +164,12 @@ def test_stepfun_attention_layers_are_a_check_with_recorded_errors():
         assert r["error"] == pytest.approx(r["model_us"] / r["layer_us"] - 1)
     err = np.abs([r["error"] for r in rows])
     assert np.median(err) == pytest.approx(0.131, abs=0.005) and err.max() == pytest.approx(0.316, abs=0.005)
+
+
+def test_an_empty_batch_takes_finite_time_under_every_profile():
+    from afdlib.decode.step import ep_step
+    from afdlib.inputs.specs import Budget
+    m, hw = load_model("deepseek-v3", profile="reference"), load_hardware("h800", profile="datasheet")
+    for profile in ("calibrated", "datasheet", "roofline"):
+        st = ep_step(m, hw, 16, np.array([0.0, 1.0, 64.0]), 4096, Budget(), assumptions=Assumptions(kernel_profile=profile))
+        assert np.all(np.isfinite(st.step_s)) and np.all(np.diff(st.step_s) >= 0)

@@ -200,8 +200,9 @@ def _ffn_stage(model, precision, hardware, a, tokens, local, sigma):
     routed = routed_experts_work(model, precision, pairs, local)
     shared = shared_experts_work(model, precision, tokens)
     kernels = KERNELS_ROUTED + (KERNELS_FFN if model.shared_experts else 0)
-    with np.errstate(divide="ignore", invalid="ignore"):    # rows of each grouped GEMM: tokens per active expert
-        rows = np.asarray(pairs, dtype=float) / active_experts(pairs, local)
+    active = active_experts(pairs, local)      # rows of each grouped GEMM: tokens per active expert
+    rows = np.divide(pairs, active, out=np.zeros(np.broadcast_shapes(np.shape(pairs), np.shape(active))),
+                     where=active > 0)
     k = a.kernels
     return _time([k.gemm(routed, hardware, rows), k.gemm(shared, hardware, tokens)], hardware, a, kernels)
 

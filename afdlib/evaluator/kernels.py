@@ -20,7 +20,8 @@ fixed cost per kernel. EP and AFD call the same operator families, so they get t
   - **fixed cost per kernel**: the GEMM fit's t0.
 
   Fractions are of the device's datasheet peak: the rate the hardware profile already discounted
-  (``Hardware.efficiency``) is divided out first. The networks keep the hardware profile's
+  (``Hardware.efficiency``) is divided out first. Hardware given as sustained figures (the paper
+  profile, user files without a datasheet block) is taken as peak: the fractions apply to it as given. The networks keep the hardware profile's
   efficiencies (DeepEP's measured all-to-all) and their message latencies.
 * ``datasheet``: the earlier scalar profile: every GEMM and attention at 0.75 of peak FLOP/s
   (:data:`DATASHEET_MATMUL`), HBM and networks at the hardware profile's rates (datasheet: 0.8),
