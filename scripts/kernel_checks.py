@@ -11,19 +11,16 @@
 """
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from afdlib.decode.deployment import AFDDeployment, decode_step
-from afdlib.decode.step import Assumptions, _attention_stage
-from afdlib.decode.validation import load_deployments, validation_rows
+from afdlib.decode.step import Assumptions
+from afdlib.decode.validation import attention_layer_rows, load_deployments, validation_rows
 from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.inputs.specs import Budget, Precision
 from afdlib.peers.aiconfigurator import comparison_rows, load_results
 
 PROFILES = ("datasheet", "calibrated", "roofline")
-STEPFUN = {("step3", "h800"): (281, 791), ("deepseek-v3", "h800"): (372, 1125),
-           ("step3", "h20"): (438, 1452), ("deepseek-v3", "h20"): (1252, 4817)}
 
 
 def h200_case(profile):
@@ -35,15 +32,8 @@ def h200_case(profile):
 
 
 def stepfun(profile):
-    rows = []
-    for (m, h), pub in STEPFUN.items():
-        model, hw = load_model(m, profile="reference"), load_hardware(h, profile="datasheet")
-        for ctx, t in zip((8192, 32768), pub):
-            ours = float(_attention_stage(model, Precision(), hw, Assumptions(kernel_profile=profile), 64.0, ctx,
-                                          1)[0]) * 1e6
-            rows.append({"model": m, "gpu": h, "context": ctx, "published_us": t, "ours_us": round(ours, 1),
-                         "error": round(ours / t - 1, 3)})
-    return pd.DataFrame(rows)
+    cols = ["model", "hardware", "context", "layer_us", "model_us", "error"]
+    return pd.DataFrame(attention_layer_rows(Assumptions(kernel_profile=profile)))[cols].round(3)
 
 
 def main():
@@ -70,7 +60,6 @@ def main():
         print(f"(d) {p}: TPOT ratio median EP {med['ep']:.3f}, AFD {med['afd']:.3f}, "
               f"apart {abs(med['ep'] / med['afd'] - 1):.1%}; stage medians t_a "
               f"{comp.ratio_t_attn_us.median():.2f}, t_f {comp.ratio_t_ffn_us.median():.2f}")
-    np.set_printoptions(precision=3)
 
 
 if __name__ == "__main__":
