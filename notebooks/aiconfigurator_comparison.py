@@ -27,9 +27,10 @@
 # {glue:text}`afd_median` for AFD ({glue:text}`afd_n` settings, {glue:text}`afd_within` within
 # 20%). On EP the two agree best at 128 requests per GPU ({glue:text}`ep_128_within` within
 # 20%); below it ours is slower, above it faster. On AFD ours is faster in every setting (largest
-# ratio {glue:text}`afd_max`); a fixed cost of 10 µs per kernel instead of our 3 µs brings the
-# median of the settings more than 20% apart to {glue:text}`afd_k10_median`, consistent with the
-# tool's measured kernels on small micro-batches running slower than our roofline, though two
+# ratio {glue:text}`afd_max`); a fixed cost of 10 µs per kernel instead of our {glue:text}`our_kernel_us` µs
+# brings the median of the settings more than 20% apart to {glue:text}`afd_k10_median`, consistent with the
+# tool's measured kernels on small micro-batches running slower than ours (fitted to DeepGEMM's and
+# FlashMLA's published kernel times; the validation chapter), though two
 # other changes close part of the gap too and the data do not single out one cause. On the {glue:text}`n_deployments`
 # published deployments it can express (at the nearest setting it accepts) the median error is
 # {glue:text}`our_dep_median` for our model and {glue:text}`aic_dep_median` for aiconfigurator:
@@ -38,15 +39,16 @@
 # {glue:text}`aic_version`), so the book builds without it.
 
 # %% tags=["parameters"]
-matmul_efficiency = 0.75    # our fraction of peak FLOP/s for GEMMs and attention
-kernel_overhead_us = 3.0    # our fixed cost per kernel
+kernels = "calibrated"      # our kernel efficiency: calibrated (on kernel measurements), datasheet or roofline
+kernel_overhead_us = None   # None: the profile's fixed cost per kernel; a number replaces it
 ep_overlap = None           # EP what-if: share of dispatch/combine hidden (None: from the schedule)
 output_dir = "figures"
 
 # %% tags=["hide-input"]
 import afdlib.report.params as _p
 
-_p.check_parameters(globals(), matmul_efficiency=_p.fraction, kernel_overhead_us=_p.nonnegative,
+_p.check_parameters(globals(), kernels=_p.one_of("calibrated", "datasheet", "roofline"),
+                    kernel_overhead_us=_p.optional(_p.nonnegative),
                     ep_overlap=_p.optional(_p.share), output_dir=_p.text)
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -65,12 +67,13 @@ def glue_all(values: dict) -> None:
 
 
 setup_style()
-assumptions = Assumptions(matmul_efficiency=matmul_efficiency, kernel_overhead_s=kernel_overhead_us * 1e-6,
-                          ep_overlap=ep_overlap)
+assumptions = Assumptions(kernel_overhead_s=None if kernel_overhead_us is None else kernel_overhead_us * 1e-6,
+                          ep_overlap=ep_overlap, kernel_profile=kernels)
 rows = load_results()
 comp = pd.DataFrame(comparison_rows(rows, assumptions))
 save_data(comp, "aiconfigurator_comparison", output_dir)
 glue_all(comparison.overall_readings(rows, comp))
+glue("our_kernel_us", f"{assumptions.kernels.fixed_s * 1e6:.2g}", display=False)
 
 # %% [markdown]
 # ## What is compared
@@ -185,17 +188,20 @@ comparison.variant_table(var).style.set_uuid("aiconfigurator_comparison_variants
 # under one-at-a-time changes (first row of each design: our defaults, median
 # {glue:text}`ep_base_apart_median` and {glue:text}`afd_base_apart_median`).
 #
-# - **EP: the fixed cost per kernel and the two micro-batches.** Without the 3 µs per kernel the
+# - **EP: the fixed cost per kernel and the two micro-batches.** Without our {glue:text}`our_kernel_us` µs
+#   per kernel the
 #   median moves to {glue:text}`ep_k0_median` ({glue:text}`ep_k0_within` within 20%); running one
 #   batch instead of two, as the tool's static estimate does, to {glue:text}`ep_one_median`
 #   ({glue:text}`ep_one_within`). The gap is about what a step of many small kernels costs,
-#   which our model prices from a single constant and the tool from measurements. Neither change
+#   which our model prices from one fixed cost fitted to DeepGEMM's kernel times and the tool from its
+#   own measurements. Neither change
 #   closes most single settings: without the kernel cost {glue:text}`ep_k0_left` stay apart
 #   ({glue:text}`ep_k0_left_high` of them still above 1.2 at small batches), and one batch
 #   overshoots (every setting still apart is then below 0.8).
 # - **AFD: kernels at small micro-batches.** A fixed 10 µs per kernel brings the median to
 #   {glue:text}`afd_k10_median` ({glue:text}`afd_k10_within` within 20%), HBM at 55% of the
-#   datasheet to {glue:text}`afd_hbm_median` ({glue:text}`afd_hbm_within`), hiding none of the
+#   datasheet (with the datasheet kernel profile) to {glue:text}`afd_hbm_median`
+#   ({glue:text}`afd_hbm_within`), hiding none of the
 #   transfers to {glue:text}`afd_ov0_median` ({glue:text}`afd_ov0_within`). The first two say the
 #   tool's measured attention and grouped-GEMM kernels on a third of a batch run further from
 #   their roofline than ours assume; the third that its pipeline hides less. Of the

@@ -274,7 +274,7 @@ glue_all(readings.kernel_readings(m_, study, deployments))
 # %% [markdown]
 # Each micro-batch launches the attention side's kernels once per layer: {glue:text}`k_attn` for
 # {glue:text}`model_name`'s attention and router in the decode model. Going from two micro-batches to three adds
-# {glue:text}`n_all_layers` × {glue:text}`k_attn` launches per step: at the decode model's 3 µs
+# {glue:text}`n_all_layers` × {glue:text}`k_attn` launches per step: at the datasheet kernel profile's 3 µs
 # per kernel {glue:text}`extra_kernels_3` ms ({glue:text}`extra_kernels_3_share` of the paper's
 # $t_g$ = 15 ms), at the 10 µs that the comparison with aiconfigurator suggests for small
 # micro-batches {glue:text}`extra_kernels_10` ms ({glue:text}`extra_kernels_10_share`). The

@@ -32,9 +32,11 @@ def test_mla_absorbed_decode_work_by_hand():
     assert float(core.flops_bf16) == pytest.approx(278_528 * 1000) and float(core.flops_fp8) == 0
     assert float(core.hbm_bytes) == pytest.approx(1000 * 576 * 2)   # latent + rope key, BF16
     assert float(proj.flops_fp8) == pytest.approx(2 * 187_105_280)  # FP8 projections
-    # two tokens per request (one MTP draft): FLOPs double, the cache is read once
+    # two tokens per request (one MTP draft): FLOPs double, the cache is read once; an FP8 cache halves
+    # the bytes but the kernel dequantizes to BF16 (FlashMLA): the FLOPs stay at the BF16 rate
     _, core2 = attention_work(m, Precision(kv_cache="fp8"), 1, 1000, 2)
-    assert float(core2.flops_fp8) == pytest.approx(2 * 278_528 * 1000) and float(core2.hbm_bytes) == 576_000
+    assert float(core2.flops_bf16) == pytest.approx(2 * 278_528 * 1000) and float(core2.hbm_bytes) == 576_000
+    assert float(core2.flops_fp8) == 0
 
 
 def test_gqa_and_mfa_work_by_hand():
@@ -124,7 +126,8 @@ def test_ep_reduces_to_the_paper_penalty():
     # FFN compute-bound and no network or fixed costs: the step slows by exactly alpha_EP(sigma, t_a / t_f)
     m = _lean(load_model("deepseek-v3", profile="reference"))
     h = load_hardware("h800").with_overrides(scale_out_bytes_per_s=1e30, scale_up_bytes_per_s=1e30)
-    base = Assumptions(kernel_overhead_s=0.0, ep_overlap=1.0, sigma=1.0)
+    # one scalar FLOP fraction for every operator (the calibrated profile's fractions move with the load)
+    base = Assumptions(kernel_overhead_s=0.0, ep_overlap=1.0, sigma=1.0, kernel_profile="datasheet")
     fast = ep_step(m, h, 8, 4096, 100, NO_GAP, assumptions=base)
     for sigma in (0.7, 0.85):
         slow = ep_step(m, h, 8, 4096, 100, NO_GAP, assumptions=replace(base, sigma=sigma))

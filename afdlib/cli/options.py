@@ -164,6 +164,7 @@ def deployment_of(args, model, hardware):
 
 def add_decode_options(p: argparse.ArgumentParser) -> None:
     from afdlib.decode.step import Assumptions
+    from afdlib.evaluator.kernels import PROFILES
     from afdlib.inputs.specs import Budget
     p.add_argument("--model-profile", default="reference", choices=("paper", "reference"))
     p.add_argument("--attn-hardware", default=None, help="AFD attention pool, if other than --hardware")
@@ -192,8 +193,12 @@ def add_decode_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--afd-overlap", type=bounded_float("--afd-overlap", 0, 1), default=None,
                    help="what-if override for AFD: share of the transfers hidden behind compute, 1 the "
                         "pipeline's steady state (default: derived from the schedule of its micro-batches)")
+    p.add_argument("--kernels", dest="kernel_profile", default=Assumptions.kernel_profile, choices=PROFILES,
+                   help="kernel efficiency: calibrated (default: by shape, fitted to DeepGEMM and FlashMLA "
+                        "measurements), datasheet (0.75 of peak FLOP/s, HBM 0.8, 3 us per kernel) or roofline "
+                        "(speed of light)")
     p.add_argument("--matmul-efficiency", type=bounded_float("--matmul-efficiency", 0, 1, lo_open=True),
-                   default=Assumptions.matmul_efficiency)
+                   default=None, help="replace every GEMM's and attention's fraction of peak FLOP/s (what-if)")
     p.add_argument("--json", action="store_true")
 
 
@@ -225,7 +230,7 @@ def decode_setup(args, model=None):
             raise AfdError("give --sigma or --counts, not both")
         skew = placement_skew(load_counts(args.counts))
     a = Assumptions(ep_overlap=args.ep_overlap, afd_overlap=args.afd_overlap, sigma=args.sigma,
-                    matmul_efficiency=args.matmul_efficiency, skew=skew)
+                    matmul_efficiency=args.matmul_efficiency, skew=skew, kernel_profile=args.kernel_profile)
     t_gap_s = DECODE_T_GAP_S if args.t_gap_ms is None else args.t_gap_ms / 1e3
     budget = Budget(slo_s=args.slo_ms / 1e3, l_accept=args.mtp, t_gap_s=t_gap_s)
     return precision, a, budget

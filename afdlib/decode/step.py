@@ -58,8 +58,9 @@ from afdlib.analysis.budget import no_attention_bubble, no_ffn_bubble
 from afdlib.analysis.schedule import afd_moe_time, ep_moe_time
 from afdlib.decode.result import AFDPipeline, PoolMemory, Step
 from afdlib.errors import AfdError
-from afdlib.evaluator.grouped_gemm import KERNELS_ROUTED, expert_weight_bytes, routed_experts_work
-from afdlib.evaluator.roofline import TIERS, stage_time
+from afdlib.evaluator.grouped_gemm import KERNELS_ROUTED, active_experts, expert_weight_bytes, routed_experts_work
+from afdlib.evaluator.kernels import PROFILES, KernelProfile
+from afdlib.evaluator.roofline import TIERS, Work, stage_time
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
 DECODE_T_GAP_S = 0.003
@@ -79,12 +80,15 @@ expert (:data:`afdlib.evaluator.alltoall.EP_MODES`)."""
 class Assumptions:
     """The decode model's named assumptions, with their sources.
 
-    * ``matmul_efficiency`` 0.75: achievable fraction of peak FLOP/s for GEMMs and attention;
-      measured maximum achievable matmul FLOPS (MAMF, FP8) is 73.4% of peak on H200, 76.3% on B200,
-      74.5% on B300, 72.3% on GB200 (stas00/ml-engineering). Bandwidth efficiencies come with the
-      hardware profile (``datasheet``: HBM 0.8, networks 0.8, :class:`afdlib.inputs.specs.Efficiency`).
-    * ``kernel_overhead_s`` 3 us: fixed cost per kernel (launch gaps, ramp and tail), after
-      AIConfigurator's "+3 us per memory op" correction (ai-dynamo/aiconfigurator systems/*.yaml).
+    * ``kernel_profile`` "calibrated": how close each operator's kernel gets to the roofline
+      (:mod:`afdlib.evaluator.kernels`): "calibrated" (efficiency by shape, fitted to DeepGEMM's and
+      FlashMLA's published kernel measurements, ``data/kernel_efficiency.yaml``), "datasheet" (the
+      earlier scalars: 0.75 of peak FLOP/s, HBM and networks at the hardware profile's 0.8, 3 us per
+      kernel) or "roofline" (speed of light). One profile for both designs.
+    * ``matmul_efficiency`` None: the profile's FLOP fractions; a number replaces every GEMM's and
+      attention's fraction of peak FLOP/s (a what-if).
+    * ``kernel_overhead_s`` None: the profile's fixed cost per kernel (calibrated: the GEMM fit's
+      ramp and tail; datasheet: 3 us, after AIConfigurator's "+3 us per memory op"); a number replaces it.
     * ``ep_overlap`` None: what EP hides of its all-to-all comes from the schedule (module
       docstring). A number is a what-if override for EP alone: the share of the shorter of
       (compute, dispatch + combine) hidden behind the longer, a MoE layer taking
@@ -106,14 +110,14 @@ class Assumptions:
     * ``afd_destinations`` "expected": FFN nodes a token crosses to under two-stage AFD, for uniform
       routing (:data:`afdlib.evaluator.alltoall.DESTINATION_RULES`: "exact" is aiconfigurator's send
       probability over K distinct experts, "paper" the paper's min(K, N_F)).
-    * Kernels per layer and micro-batch (each paying ``kernel_overhead_s``): attention
+    * Kernels per layer and micro-batch (each paying the fixed cost per kernel): attention
       (:func:`afdlib.evaluator.attention.attention_kernels`: MLA 11, GQA 8, MFA 9), routed experts 5
       (:data:`afdlib.evaluator.grouped_gemm.KERNELS_ROUTED`), shared experts or a dense FFN 3, the LM head 3;
       the all-to-all pays its message latency instead.
     """
 
-    matmul_efficiency: float = 0.75
-    kernel_overhead_s: float = 3e-6
+    matmul_efficiency: float | None = None
+    kernel_overhead_s: float | None = None
     ep_overlap: ArrayLike | None = None    # None: from the schedule; a share: EP's what-if override
     hbm_usable_fraction: float = 0.9
     sigma: ArrayLike | None = None   # a number, or an array broadcasting with the deployment grid
@@ -122,18 +126,27 @@ class Assumptions:
     skew: object = None  # measured skew: skew(ranks, redundant) -> balancedness (balance.placement_skew)
     afd_two_stage: bool = True
     afd_destinations: str = "expected"
+    kernel_profile: str = PROFILES[0]
 
     def __post_init__(self):
         from afdlib.inputs import checks  # the library's one vocabulary of number checks
-        checks.fraction(self.matmul_efficiency, "matmul_efficiency")
+        if self.matmul_efficiency is not None:
+            checks.fraction(self.matmul_efficiency, "matmul_efficiency")
         checks.fraction(self.hbm_usable_fraction, "hbm_usable_fraction")
         for name in ("ep_overlap", "afd_overlap"):
             if getattr(self, name) is not None:
                 checks.share(getattr(self, name), name)  # numbers, or arrays over a grid
-        checks.nonnegative(self.kernel_overhead_s, "kernel_overhead_s")
+        if self.kernel_overhead_s is not None:
+            checks.nonnegative(self.kernel_overhead_s, "kernel_overhead_s")
         checks.one_of(self.afd_destinations, DESTINATION_RULES, "afd_destinations")
+        checks.one_of(self.kernel_profile, PROFILES, "kernel profile")
         if self.sigma is not None:
             checks.fraction(self.sigma, "sigma (balancedness)")
+
+    @property
+    def kernels(self) -> KernelProfile:
+        """The kernel profile with this set's what-if overrides."""
+        return KernelProfile(self.kernel_profile, self.matmul_efficiency, self.kernel_overhead_s)
 
 
 def draft_tokens(l_accept: float) -> int:
@@ -145,9 +158,14 @@ def draft_tokens(l_accept: float) -> int:
 
 def _time(works, hw, a: Assumptions, kernels: float = 0.0):
     """(seconds with the kernels' fixed cost, the :class:`~afdlib.evaluator.roofline.StageTime`, whose
-    binding tier is found only if asked for)."""
-    st = stage_time(works, hw, a.matmul_efficiency)
-    return st.seconds + kernels * a.kernel_overhead_s, st
+    binding tier is found only if asked for). The works come from the operator families through the
+    kernel profile (:meth:`KernelProfile.gemm`, :meth:`~KernelProfile.attention`); the roofline
+    profile puts every tier at its datasheet peak here."""
+    k = a.kernels
+    if k.name == "roofline":
+        works = [k.at_peak(w, hw) for w in ([works] if isinstance(works, Work) else works)]
+    st = stage_time(works, hw, k.stage_efficiency)
+    return st.seconds + kernels * k.fixed_s, st
 
 
 def _weights_dense_side(model: Model, precision: Precision) -> float:
@@ -178,16 +196,30 @@ def _attention_stage(model, precision, hardware, a, requests, context, tokens_pe
     """(time, bound) of one attention layer of one micro-batch, with the router."""
     proj, core = attention_work(model, precision, requests, context, tokens_per_request)
     tokens = np.asarray(requests, dtype=float) * tokens_per_request
-    return _time([proj, core, router_work(model, tokens)], hardware, a, attention_kernels(model))
+    k = a.kernels
+    return _time([k.gemm(proj, hardware, tokens), k.attention(core, hardware),
+                  k.gemm(router_work(model, tokens), hardware, tokens)], hardware, a, attention_kernels(model))
+
+
+def attention_layer_s(model: Model, precision: Precision, hardware: Hardware, assumptions: Assumptions,
+                      requests: ArrayLike, context: ArrayLike, tokens_per_request: ArrayLike = 1) -> np.ndarray:
+    """Seconds of one attention layer for ``requests`` at ``context`` (projections, core, router and
+    their kernels' fixed cost): what each design charges per layer and micro-batch."""
+    return _attention_stage(model, precision, hardware, assumptions, requests, context, tokens_per_request)[0]
 
 
 def _ffn_stage(model, precision, hardware, a, tokens, local, sigma):
     """(time, bound) of one GPU's experts in one MoE layer: ``tokens`` tokens, the busiest GPU's
     routed pairs grown by 1 / sigma, and the shared experts."""
-    routed = routed_experts_work(model, precision, tokens * model.experts_per_token / sigma, local)
+    pairs = tokens * model.experts_per_token / sigma
+    routed = routed_experts_work(model, precision, pairs, local)
     shared = shared_experts_work(model, precision, tokens)
     kernels = KERNELS_ROUTED + (KERNELS_FFN if model.shared_experts else 0)
-    return _time([routed, shared], hardware, a, kernels)
+    active = active_experts(pairs, local)      # rows of each grouped GEMM: tokens per active expert
+    rows = np.divide(pairs, active, out=np.zeros(np.broadcast_shapes(np.shape(pairs), np.shape(active))),
+                     where=active > 0)
+    k = a.kernels
+    return _time([k.gemm(routed, hardware, rows), k.gemm(shared, hardware, tokens)], hardware, a, kernels)
 
 
 def _rest_of_step(model, precision, hardware, a, req, context, q: int, m: int, moe_layer):
@@ -197,14 +229,17 @@ def _rest_of_step(model, precision, hardware, a, req, context, q: int, m: int, m
     all-to-all); each MTP draft costs one more MoE layer at one token per request and an LM head.
     """
     tokens = req * q
+    k = a.kernels
     proj, core = attention_work(model, precision, req / m, context, q)
-    t_att, _ = _time([proj, core], hardware, a, attention_kernels(model))
-    t_ffn, _ = _time(dense_ffn_work(model, precision, tokens / m), hardware, a, KERNELS_FFN)
-    head, _ = _time(lm_head_work(model, precision, tokens), hardware, a, KERNELS_HEAD)
+    t_att, _ = _time([k.gemm(proj, hardware, tokens / m), k.attention(core, hardware)], hardware, a,
+                     attention_kernels(model))
+    t_ffn, _ = _time(k.gemm(dense_ffn_work(model, precision, tokens / m), hardware, tokens / m), hardware, a,
+                     KERNELS_FFN)
+    head, _ = _time(k.gemm(lm_head_work(model, precision, tokens), hardware, tokens), hardware, a, KERNELS_HEAD)
     drafts = q - 1
     mtp = 0.0
     if drafts:
-        draft_head, _ = _time(lm_head_work(model, precision, req), hardware, a, KERNELS_HEAD)
+        draft_head, _ = _time(k.gemm(lm_head_work(model, precision, req), hardware, req), hardware, a, KERNELS_HEAD)
         mtp = drafts * (moe_layer(1)[0] + draft_head)
     return m * (t_att + t_ffn), head, mtp
 

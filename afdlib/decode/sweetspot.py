@@ -141,8 +141,8 @@ def _shared_share(model, hardware, budget, context, precision, a, best) -> float
     """t_shared / t_comm (at most 1) of the NBO deployment: what the shared experts can hide."""
     d = best.deployment
     tokens = max(float(d.requests), 1.0)
-    t_shared = float(stage_time(shared_experts_work(model, precision, tokens), hardware,
-                                a.matmul_efficiency).seconds)
+    t_shared = float(stage_time(a.kernels.gemm(shared_experts_work(model, precision, tokens), hardware, tokens),
+                                hardware, a.kernels.stage_efficiency).seconds)
     # the default low-latency all-to-all (EP_KERNELS), not the NBO deployment's own d.kernels (the
     # search picks "normal" on every catalogue device): kept so the chapter's numbers do not move
     comm = ep_all_to_all_work(model, precision, hardware, tokens, float(d.ep_size), EP_KERNELS)

@@ -228,7 +228,7 @@ SENSITIVITY = (
     ("kernel overhead 6 us", "assumption", {"kernel_overhead_s": 6e-6}),
     ("sigma 0.85 (skewed after EPLB)", "assumption", {"sigma": 0.85}),
     ("AFD: one copy per expert over scale-out", "assumption", {"afd_two_stage": False}),
-    ("HBM efficiency 0.9", "efficiency", {"hbm": 0.9}),
+    ("kernels: datasheet profile (0.75, HBM 0.8, 3 us)", "assumption", {"kernel_profile": "datasheet"}),
     ("networks at 100% of nominal", "efficiency", {"scale_up": 1.0, "scale_out": 1.0}),
     ("t_g 0 ms", "fact", {"t_gap_ms": 0.0}),
     ("t_g 15 ms (the paper's)", "fact", {"t_gap_ms": 15.0}),
@@ -332,3 +332,31 @@ def deepep_rows(path: str | Path | None = None, scale_up_domain: int | None = No
     except (KeyError, TypeError) as e:
         raise AfdError(f"{path}: malformed deepep_low_latency block ({e})") from None
     return rows
+
+
+def attention_layer_rows(assumptions: Assumptions = Assumptions(), path: str | Path | None = None
+                         ) -> list[dict[str, Any]]:
+    """One attention layer against StepFun's measured layer times (``data/kernels.yaml``,
+    ``stepfun_attention_layer``): a check of the kernel profile's attention and GEMM curves."""
+    from afdlib.decode.step import attention_layer_s
+    path = Path(path) if path else data_dir() / "kernels.yaml"
+    block = read_yaml(path).get("stepfun_attention_layer")
+    try:
+        rows = []
+        for r in block["rows"]:
+            model, hw = load_model(r["model"], profile="reference"), load_hardware(r["hardware"], profile="datasheet")
+            ours = float(attention_layer_s(model, Precision(), hw, assumptions, block["requests"], r["context"])) * 1e6
+            rows.append({**r, "model_us": ours, "error": ours / r["layer_us"] - 1})
+    except (KeyError, TypeError) as e:
+        raise AfdError(f"{path}: malformed stepfun_attention_layer block ({e})") from None
+    return rows
+
+
+def attention_layer_readings(assumptions: Assumptions = Assumptions()) -> dict[str, str]:
+    """The book's readings of :func:`attention_layer_rows`: median |error|, range, the largest miss."""
+    rows = attention_layer_rows(assumptions)
+    err = np.array([r["error"] for r in rows])
+    worst = rows[int(np.argmax(np.abs(err)))]
+    return {"stepfun_median": f"{np.median(np.abs(err)):.0%}", "stepfun_range": f"{err.min():+.0%} to {err.max():+.0%}",
+            "stepfun_worst": f"{worst['model']} on {worst['hardware'].upper()} at {worst['context'] // 1024}K "
+                             f"({worst['error']:+.0%})"}

@@ -9,7 +9,9 @@ Per layer and GPU, for ``requests`` requests each verifying ``tokens_per_request
   ``2 * heads * (d_qk + d_v) * context`` per token. MLA runs in the absorbed form: queries are
   mapped into the latent space, so each head scores against the ``kv_lora_rank + rope`` latent
   and reads values of ``kv_lora_rank`` (DeepSeek-V3: 2 x 128 x (576 + 512) = 278,528 FLOPs per
-  token and cached position). The core runs at the FP8 rate when the cache is FP8, else at BF16.
+  token and cached position). The core runs at the BF16 rate whatever the cache's data type: the
+  decode kernels (FlashMLA) read an FP8 cache, dequantize it to BF16 and compute in BF16
+  (shared/reference/kernels.md section 2); an FP8 cache halves the bytes, not the FLOP time.
 
 Layers with a local window (sliding or chunked attention) see ``min(context, window)`` tokens;
 the result is the average layer. Everything broadcasts over numpy arrays.
@@ -88,8 +90,7 @@ def attention_work(model: Model, precision: Precision, requests: ArrayLike, cont
     d_qk, d_v = core_dims(att)
     ctx = effective_context(att, model.num_layers, context)
     core_flops = 2.0 * att.num_heads * (d_qk + d_v) * ctx * tokens
-    fp8_core = precision.bytes("kv_cache") <= 1
-    core = Work(flops_fp8=core_flops if fp8_core else 0.0, flops_bf16=0.0 if fp8_core else core_flops,
+    core = Work(flops_bf16=core_flops,    # BF16 compute even over an FP8 cache (module docstring)
                 hbm_bytes=req * ctx * att.kv_elements_per_token * precision.bytes("kv_cache"))
     return proj, core
 

@@ -35,7 +35,10 @@ class Work:
     ``inter_domain_bytes`` leave the scale-up domain of a Superpod-class device (rack to rack, at
     its ``inter_domain_bytes_per_s``; where the catalogue has none, at its scale-out rate);
     ``fixed_s`` is time that no bandwidth shortens (kernel launch and tail, message latency),
-    added after the roofline.
+    added after the roofline. ``flops_efficiency`` and ``hbm_efficiency`` are the fractions of the
+    hardware's FLOP and HBM rates this operator's kernel reaches (1: the roofline; a kernel profile,
+    :mod:`afdlib.evaluator.kernels`, sets them from the operator's shape); they are not work and
+    are neither added nor scaled.
     """
 
     flops_fp8: ArrayLike = 0.0
@@ -46,13 +49,18 @@ class Work:
     scale_out_bytes: ArrayLike = 0.0
     inter_domain_bytes: ArrayLike = 0.0
     fixed_s: ArrayLike = 0.0
+    flops_efficiency: ArrayLike = 1.0
+    hbm_efficiency: ArrayLike = 1.0
 
     def __add__(self, other: "Work") -> "Work":
-        return Work(**{f.name: np.add(getattr(self, f.name), getattr(other, f.name)) for f in fields(self)})
+        rates = {n: getattr(self, n) for n in RATE_FIELDS}
+        if any(not np.array_equal(getattr(other, n), v) for n, v in rates.items()):
+            raise ValueError("cannot add the work of operators with different efficiencies: time them apart")
+        return Work(**{n: np.add(getattr(self, n), getattr(other, n)) for n in WORK_FIELDS}, **rates)
 
     def scaled(self, factor: ArrayLike) -> "Work":
-        """Every tier times ``factor`` (fixed costs included)."""
-        return Work(**{f.name: np.multiply(getattr(self, f.name), factor) for f in fields(self)})
+        """Every tier times ``factor`` (fixed costs included; the efficiencies unchanged)."""
+        return replace(self, **{n: np.multiply(getattr(self, n), factor) for n in WORK_FIELDS})
 
     def network_scaled(self, factor: ArrayLike) -> "Work":
         """The network tiers times ``factor`` (the busiest receiver's share), the rest unchanged."""
@@ -66,6 +74,10 @@ class Work:
             if np.ndim(other) or other:                       # no pass over a grid for absent work
                 total = np.add(total, other)
         return total
+
+
+RATE_FIELDS = ("flops_efficiency", "hbm_efficiency")
+WORK_FIELDS = tuple(f.name for f in fields(Work) if f.name not in RATE_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -141,13 +153,17 @@ def operator_time(tiers: list, fixed: ArrayLike = 0.0) -> StageTime:
 def operator_tiers(work: Work, hardware, compute_efficiency: ArrayLike = 1.0) -> list:
     """The tiers' seconds of one operator as separate (unbroadcast) arrays, in :data:`TIERS` order."""
     eff = np.asarray(compute_efficiency, dtype=float)
+    if np.ndim(work.flops_efficiency) or work.flops_efficiency != 1:
+        eff = eff * work.flops_efficiency
     compute = np.asarray(work.flops_fp8, dtype=float) / (hardware.peak("fp8") * eff)
     if np.ndim(work.flops_bf16) or work.flops_bf16:       # no pass over a grid for absent BF16 work
         compute = compute + np.asarray(work.flops_bf16, dtype=float) / (_bf16_peak(hardware, work) * eff)
     if np.ndim(work.flops_fp4) or work.flops_fp4:         # nor for absent FP4 work
         compute = compute + np.asarray(work.flops_fp4, dtype=float) / (_fp4_peak(hardware, work) * eff)
-    return [compute,
-            np.asarray(work.hbm_bytes, dtype=float) / hardware.hbm_bytes_per_s,
+    hbm = np.asarray(work.hbm_bytes, dtype=float) / hardware.hbm_bytes_per_s
+    if np.ndim(work.hbm_efficiency) or work.hbm_efficiency != 1:
+        hbm = hbm / work.hbm_efficiency
+    return [compute, hbm,
             np.asarray(work.scale_out_bytes, dtype=float) / hardware.scale_out_bytes_per_s,
             np.asarray(work.scale_up_bytes, dtype=float) / hardware.scale_up_bytes_per_s,
             np.asarray(work.inter_domain_bytes, dtype=float) / inter_domain_rate(hardware)]

@@ -154,7 +154,7 @@ def _hardware_from_block(slug: str, entry: dict, block: dict, profile: str,
         gpus_per_node=entry.get("gpus_per_node", 8), scale_up_domain=entry.get("scale_up_domain", 8),
         superpod=superpod, bf16_flops=bf16, fp4_flops=rates["fp4_tflops"], inter_domain_bytes_per_s=inter,
         scale_out_latency_s=latency["scale_out_latency_us"], scale_up_latency_s=latency["scale_up_latency_us"],
-        sources=sources, uncertain=uncertain,
+        efficiency=eff, sources=sources, uncertain=uncertain,
         notes=str(block.get("notes", entry.get("notes", ""))),
     )
     check_hardware(hw)

@@ -107,6 +107,7 @@ class Hardware:
     inter_domain_bytes_per_s: float | None = None  # between scale-up domains (racks) when superpod
     scale_out_latency_s: float | None = None       # fixed cost of one message over scale-out
     scale_up_latency_s: float | None = None
+    efficiency: Efficiency | None = None   # factors already in the rates (datasheet profile); None: as given
     sources: Mapping[str, str] = field(default_factory=dict)
     uncertain: Mapping[str, str] = field(default_factory=dict)
     notes: str = ""

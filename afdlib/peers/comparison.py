@@ -134,9 +134,9 @@ def stage_table(comp: pd.DataFrame, batch: int = 128) -> pd.DataFrame:
 
 DEFAULTS = "our defaults"
 KERNEL_10 = "kernel overhead 10 us"
-KERNEL_0 = "kernel overhead 0 us (was 3)"
+KERNEL_0 = "kernel overhead 0 us"
 BALANCED = "its balanced MoE tables (no power-law load)"
-QUOTED = {"afd": {"k10": KERNEL_10, "hbm": "HBM at 55% of datasheet (was 80%)",
+QUOTED = {"afd": {"k10": KERNEL_10, "hbm": "HBM at 55% of datasheet (datasheet kernels)",
                   "ov0": "AFD transfers not hidden (overlap 0)"},
           "ep": {"k0": KERNEL_0, "one": "EP: one batch, nothing overlapped"}}
 """The variants (labels of :data:`afdlib.peers.aiconfigurator.VARIANTS`) the prose quotes with

@@ -1,0 +1,175 @@
+"""The kernel profiles (afdlib.evaluator.kernels): the calibrated curves against their measurements,
+their shape, and the roofline and FP8-KV rules by hand."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from afdlib.decode.step import Assumptions, _time
+from afdlib.decode.validation import attention_layer_rows, validation_rows
+from afdlib.errors import AfdError
+from afdlib.evaluator.attention import attention_work
+from afdlib.evaluator.kernels import KernelProfile, curves, gemm_seconds
+from afdlib.evaluator.roofline import Work, stage_time
+from afdlib.inputs.catalog import data_dir, load_hardware, load_model
+from afdlib.inputs.files import read_yaml
+from afdlib.inputs.specs import Precision
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = read_yaml(data_dir() / "kernel_efficiency.yaml")
+H800_HBM, H800_FP8 = 3.35e12, 1979e12
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("fit_kernels", ROOT / "scripts" / "fit_kernels.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _points():
+    pts = DOC["gemm"]["points"]
+    g, m, n, k, tf = (np.array([p[key] for p in pts], dtype=float) for key in ("groups", "m", "n", "k", "tflops"))
+    return m, 2 * g * m * n * k, g * (n * k + m * k + 2 * m * n), 2 * g * m * n * k / (tf * 1e12)
+
+
+def test_gemm_curve_reproduces_its_points_within_the_stated_residuals():
+    m, flops, nbytes, measured = _points()
+    fitted = gemm_seconds(flops, nbytes, m, H800_HBM, H800_FP8) + curves().fixed_s
+    rel = fitted / measured - 1
+    res = DOC["gemm"]["residuals"]
+    assert np.abs(rel).max() <= res["max_abs"] + 1e-3
+    assert np.sqrt(np.mean(np.log1p(rel) ** 2)) <= res["rms_log"] + 1e-3
+    assert np.allclose(rel, [p["residual"] for p in DOC["gemm"]["points"]], atol=1e-3)   # per point, as stored
+    assert res["max_abs"] < 0.25 and res["rms_log"] < 0.10      # what the file states the fit achieves
+
+
+def test_the_script_writes_the_file_it_ships(tmp_path):
+    # deterministic: the same parameters from the same points
+    par = _script().fit_gemm()
+    stored = DOC["gemm"]["parameters"]
+    assert {k: round(v, 9 if k == "t0_s" else 4) for k, v in par.items()} == stored
+    c = curves()
+    assert (c.gemm_f_hbm, c.gemm_f_flop, c.gemm_p, c.fixed_s) == (stored["f_hbm"], stored["f_flop"], stored["p"],
+                                                                 stored["t0_s"])
+
+
+def test_attention_fractions_are_flashmlas_figures():
+    # 3000 of 3350 GB/s and 660 of 989 BF16 TFLOPS (FlashMLA README, H800)
+    c = curves()
+    assert c.attention_f_hbm == pytest.approx(3000 / 3350, abs=1e-4)
+    assert c.attention_f_flop == pytest.approx(660 / 989, abs=1e-4)
+
+
+def test_gemm_fractions_are_monotone_in_rows():
+    # one weight shape (N 4096, K 7168: DeepSeek-V3's gate-up), rows 1..8192: the achieved FLOP fraction
+    # rises with rows, the achieved HBM fraction falls (compute shares the time near the ridge) and is
+    # flat below the tile height (rows padded to 64)
+    n, k = 4096, 7168
+    rows = np.unique(np.geomspace(1, 8192, 200).round())
+    flops, nbytes = 2 * rows * n * k, n * k + rows * k + 2 * rows * n
+    t = gemm_seconds(flops, nbytes, rows, H800_HBM, H800_FP8) + curves().fixed_s
+    flop_frac, hbm_frac = flops / H800_FP8 / t, nbytes / H800_HBM / t
+    assert np.all(np.diff(flop_frac) > 0)
+    big = rows >= 64
+    assert np.all(np.diff(hbm_frac[big]) < 0)
+    small = ~big
+    assert np.ptp(hbm_frac[small] / (nbytes[small] / nbytes[small][0])) < 0.02   # only the activation bytes move it
+    assert 0 < hbm_frac.max() <= 1 and flop_frac.max() <= curves().gemm_f_flop
+    # the achieved HBM fraction rises with the kernel's size at 64 rows (the fixed cost amortised)
+    ks = np.array([512, 2048, 7168, 16384])
+    b = n * ks + 64 * ks + 2 * 64 * n
+    tk = gemm_seconds(2 * 64 * n * ks, b, 64, H800_HBM, H800_FP8) + curves().fixed_s
+    assert np.all(np.diff(b / H800_HBM / tk) > 0)
+
+
+def test_calibrated_gemm_through_the_evaluator_equals_the_curve():
+    # the profile sets the work's efficiencies so that the evaluator's longest tier is the curve's time,
+    # at fractions of the datasheet peak (the hardware profile's HBM 0.8 divided out)
+    hw = load_hardware("h800", profile="datasheet")
+    assert hw.hbm_bytes_per_s == pytest.approx(0.8 * H800_HBM)
+    m, flops, nbytes, _ = _points()
+    work = Work(flops_fp8=flops, hbm_bytes=nbytes)
+    t = stage_time(KernelProfile("calibrated").gemm(work, hw, m), hw).seconds
+    assert np.allclose(t, gemm_seconds(flops, nbytes, m, H800_HBM, H800_FP8), rtol=1e-12)
+
+
+def test_roofline_profile_is_the_speed_of_light():
+    # H800 datasheet: 1979 TFLOPS FP8, 3.35 TB/s, 50 GB/s scale-out, all loaded at 0.8 of the sheet;
+    # the roofline profile divides that out and drops every fixed cost
+    hw = load_hardware("h800", profile="datasheet")
+    a = Assumptions(kernel_profile="roofline")
+    gemm = Work(flops_fp8=2e12, hbm_bytes=3.35e9)    # 2e12 / 1979e12 = 1.0106 ms > 3.35e9 / 3.35e12 = 1 ms
+    t, st = _time([gemm], hw, a, kernels=5)
+    assert float(t) == pytest.approx(2e12 / 1979e12) and int(st.bound) == 0
+    mem = Work(flops_fp8=1e12, hbm_bytes=3.35e9)     # 0.505 ms < 1 ms: the HBM at 3.35 TB/s, not 2.68
+    assert float(_time([mem], hw, a, kernels=5)[0]) == pytest.approx(1e-3)
+    wire = Work(scale_out_bytes=50e6, fixed_s=10e-6)  # 50 MB at 50 GB/s = 1 ms, no message latency
+    assert float(_time(wire, hw, a)[0]) == pytest.approx(1e-3)
+    # the datasheet profile on the same works: 0.75 of peak FLOP/s, HBM and NIC at 0.8, 3 us per kernel
+    d = Assumptions(kernel_profile="datasheet")
+    assert float(_time([gemm], hw, d, kernels=5)[0]) == pytest.approx(2e12 / (0.75 * 1979e12) + 15e-6)
+    assert float(_time(wire, hw, d)[0]) == pytest.approx(50e6 / 40e9 + 10e-6)
+
+
+def test_fp8_kv_attention_runs_at_the_bf16_rate():
+    # DeepSeek-V3, 64 requests at 4096 cached tokens, FP8 cache: 64 x 4096 x 278,528 = 7.30e10 FLOPs at
+    # BF16 989 TFLOPS = 73.8 us (36.9 us at the FP8 rate it was computed at before); 64 x 4096 x 576
+    # bytes = 151 MB at 3.35 TB/s = 45.1 us. Roofline: 73.8 us; calibrated: 7.30e10 / 660e12 = 110.6 us
+    m, hw = load_model("deepseek-v3", profile="reference"), load_hardware("h800", profile="datasheet")
+    _, core = attention_work(m, Precision(kv_cache="fp8"), 64, 4096)
+    flops = 64 * 4096 * 278_528
+    assert float(core.flops_bf16) == flops and float(core.flops_fp8) == 0
+    assert float(core.hbm_bytes) == 64 * 4096 * 576
+    t_sol = float(_time([core], hw, Assumptions(kernel_profile="roofline"))[0])
+    assert t_sol == pytest.approx(flops / 989e12) and t_sol == pytest.approx(73.8e-6, rel=1e-3)
+    k = KernelProfile("calibrated")
+    t_cal = float(_time([k.attention(core, hw)], hw, Assumptions(kernel_overhead_s=0.0))[0])
+    assert t_cal == pytest.approx(flops / 660e12, rel=1e-3)
+    # a BF16 cache of the same batch: 302 MB at 3000 GB/s = 100.7 us < 110.6 us, still compute bound, so
+    # the FP8 cache saves nothing here (at the FP8 rate it would have looked 2x faster)
+    _, core16 = attention_work(m, Precision(), 64, 4096)
+    t16 = float(_time([k.attention(core16, hw)], hw, Assumptions(kernel_overhead_s=0.0))[0])
+    assert t16 == pytest.approx(t_cal) and 64 * 4096 * 576 * 2 / 3000e9 == pytest.approx(100.7e-6, rel=1e-3)
+
+
+def test_datasheet_profile_keeps_the_earlier_validation_errors():
+    # the scalar profile as it was (0.75, HBM 0.8, 3 us per kernel): no validation case has an FP8 cache,
+    # so its errors are the ones recorded before the calibration
+    before = {"deepseek-v3-h800-ep144-online": 0.170, "deepseek-v3-h800-ep128-profile": -0.062,
+              "deepseek-v3-h100-ep72-sglang": 0.039, "deepseek-v3-gb200-ep48-sglang-june": 0.211,
+              "deepseek-v3-gb200-ep48-sglang-september": -0.104, "step3-h800-2a2f": 0.272}
+    rows = {r["case"]: r["error"] for r in validation_rows(assumptions=Assumptions(kernel_profile="datasheet"))}
+    assert rows == pytest.approx(before, abs=0.001)
+
+
+def test_profiles_are_checked():
+    with pytest.raises(AfdError, match="kernel profile must be one of"):
+        Assumptions(kernel_profile="fast")
+    with pytest.raises(AfdError, match="unknown kernel profile 'x'"):
+        KernelProfile("x")
+    with pytest.raises(ValueError, match="different efficiencies"):
+        Work(hbm_bytes=1.0, hbm_efficiency=0.5) + Work(hbm_bytes=1.0)
+
+
+def test_stepfun_attention_layers_are_a_check_with_recorded_errors():
+    # Step-3 report Table 9 (data/kernels.yaml): not fitted to; recorded errors of the calibrated profile
+    # (datasheet profile: median 0.109)
+    rows = attention_layer_rows()
+    assert len(rows) == 8
+    for r in rows:
+        assert r["error"] == pytest.approx(r["model_us"] / r["layer_us"] - 1)
+    err = np.abs([r["error"] for r in rows])
+    assert np.median(err) == pytest.approx(0.131, abs=0.005) and err.max() == pytest.approx(0.316, abs=0.005)
+
+
+def test_an_empty_batch_takes_finite_time_under_every_profile():
+    from afdlib.decode.step import ep_step
+    from afdlib.inputs.specs import Budget
+    m, hw = load_model("deepseek-v3", profile="reference"), load_hardware("h800", profile="datasheet")
+    for profile in ("calibrated", "datasheet", "roofline"):
+        st = ep_step(m, hw, 16, np.array([0.0, 1.0, 64.0]), 4096, Budget(), assumptions=Assumptions(kernel_profile=profile))
+        assert np.all(np.isfinite(st.step_s)) and np.all(np.diff(st.step_s) >= 0)
