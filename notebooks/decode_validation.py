@@ -60,29 +60,25 @@ from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.report.figures import (batch_curves_figure, breakdown_figure, deepep_figure, kernel_curves_figure,
                                    sensitivity_figure, validation_figure)
 from afdlib.report.style import save_data, save_figure, setup_style
+from afdlib.decode import validation_readings as readings
 from afdlib.decode.validation import (batch_curve, deepep_rows, form_label, load_deployments, sensitivity_rows,
                                       source_rows, validated_forms, validation_rows)
 
 setup_style()
+
+
+def glue_all(values: dict) -> None:
+    for key, value in values.items():
+        glue(key, value, display=False)
+
+
 assumptions = Assumptions(ep_overlap=ep_overlap, afd_overlap=afd_overlap, kernel_profile=kernels)
 cases = load_deployments()
 table = pd.DataFrame(validation_rows(cases, assumptions))
 before = pd.DataFrame(validation_rows(cases, replace(assumptions, kernel_profile="datasheet")))
-glue("errors_datasheet", f"median {before.error.abs().median():.1%}, largest {before.error.abs().max():.1%}", display=False)
 save_data(table, "decode_validation", output_dir)
-err = table.error.abs()
-glue("n_cases", len(table), display=False)
-glue("median_error", f"{err.median():.1%}", display=False)
-glue("max_error", f"{err.max():.1%}", display=False)
-glue("n_within_20", int((err <= 0.20).sum()), display=False)
-ep_pub = table[(table.design == "ep") & table.batch_from.isin(["published", "derived"])]
-glue("ep_published_max_error", f"{ep_pub.error.abs().max():.0%}", display=False)
-glue("n_ep_published", len(ep_pub), display=False)
-glue("n_afd_cases", int((table.design == "afd").sum()), display=False)
-glue("ep_hidden", f"{ep_pub.hidden_share.min():.0%}-{ep_pub.hidden_share.max():.0%}", display=False)
+glue_all(readings.summary_readings(table, before))
 glue("t_gap_ms", f"{DECODE_T_GAP_S * 1e3:g}", display=False)
-inside = ((ep_pub.band_low <= ep_pub.published) & (ep_pub.published <= ep_pub.band_high)).all()
-glue("band_holds", "holds" if inside else "does not hold", display=False)
 from afdlib.evaluator.attention import attention_kernels
 from afdlib.inputs.catalog import load_model
 from afdlib.evaluator.dense import KERNELS_FFN
@@ -170,14 +166,6 @@ fig = validation_figure(table)
 save_figure(fig, "decode_validation", output_dir)
 glue("fig_decode_validation", fig, display=False)
 plt.close(fig)
-ep = table[table.design == "ep"]
-nic = ep[(ep.t_comm_us > ep.t_attn_us + ep.t_ffn_us)]
-glue("n_comm_bound", f"{len(nic)} of the {len(ep)}", display=False)
-glue("comm_bound_where", ", ".join(sorted(set(nic.label.str.split(", ").str[1].str.split(" ").str[0]))), display=False)
-margin = nic.t_comm_us / (nic.t_attn_us + nic.t_ffn_us) - 1
-glue("comm_margin", f"{margin.min():.0%} to {margin.max():.0%}", display=False)
-rel_lo, rel_hi = ep_pub.band_low / ep_pub.published - 1, ep_pub.band_high / ep_pub.published - 1
-glue("band_width", f"from {rel_lo.min():+.0%} to {rel_hi.max():+.0%}", display=False)
 
 # %% [markdown]
 # ```{glue:figure} fig_decode_validation
@@ -265,13 +253,7 @@ fig = deepep_figure(deepep)
 save_figure(fig, "decode_deepep", output_dir)
 glue("fig_decode_deepep", fig, display=False)
 plt.close(fig)
-large = deepep[deepep.ep_size >= 16]
-glue("deepep_max_dev", f"{(large.model_both_us / large.both_us - 1).abs().max():.0%}", display=False)
-all_nic = pd.DataFrame(deepep_rows(scale_up_domain=1)).set_index("ep_size")
-glue("deepep_all_nic_16", f"{all_nic.model_both_us[16] / all_nic.both_us[16]:.1f}", display=False)
-glue("deepep_max_dev_dispatch", f"{(large.model_dispatch_us / large.dispatch_us - 1).abs().max():.0%}", display=False)
-glue("deepep_ep8", f"{float(deepep.model_both_us[deepep.ep_size == 8].iloc[0] / deepep.both_us[deepep.ep_size == 8].iloc[0] - 1):+.0%}",
-     display=False)
+glue_all(readings.deepep_readings(deepep, pd.DataFrame(deepep_rows(scale_up_domain=1)).set_index("ep_size")))
 
 # %% [markdown]
 # ```{glue:figure} fig_decode_deepep
@@ -300,90 +282,17 @@ glue("fig_decode_sensitivity", fig, display=False)
 plt.close(fig)
 
 
-def err_of(case, variation):
-    return float(sens[(sens.case == case) & (sens.variation == variation)].error.iloc[0])
-
-
-step3, june, sept = "step3-h800-2a2f", "deepseek-v3-gb200-ep48-sglang-june", "deepseek-v3-gb200-ep48-sglang-september"
-s3_var = sens[sens.case == step3].set_index("variation")
-tg15, bf16 = s3_var.loc["t_g 15 ms (the paper" + chr(39) + "s)"], s3_var.loc["KV cache BF16"]
-glue("step3_tg15", f"{tg15.error:+.0%}", display=False)
-glue("step3_tg15_tpot", f"{tg15.tpot_ms:.1f} ms, {'beyond' if tg15.tpot_ms > cases[step3].facts['slo_ms'] else 'within'}",
-     display=False)
-glue("step3_bf16", f"{bf16.error:+.0%}", display=False)
-glue("step3_bf16_fits", "would still fit" if bf16.fits_memory else "would no longer fit", display=False)
-glue("step3_half", f"{err_of(step3, 'AFD transfers half hidden (0.5)'):+.0%}", display=False)
-glue("profile_none", f"{err_of('deepseek-v3-h800-ep128-profile', 'EP all-to-all hidden: none (0)'):+.0%}", display=False)
-glue("profile_all", f"{err_of('deepseek-v3-h800-ep128-profile', 'EP all-to-all hidden: all (1)'):+.0%}", display=False)
-glue("online_all", f"{err_of('deepseek-v3-h800-ep144-online', 'EP all-to-all hidden: all (1)'):+.0%}", display=False)
-glue("june_nokernel", f"{err_of(june, 'no kernel overhead'):+.0%}", display=False)
-glue("june_k6", f"{err_of(june, 'kernel overhead 6 us'):+.0%}", display=False)
-glue("profile_k6", f"{err_of('deepseek-v3-h800-ep128-profile', 'kernel overhead 6 us'):+.0%}", display=False)
-from afdlib.evaluator.alltoall import distinct_destinations
-s3_model = load_model(cases[step3].facts["model"])
-glue("s3_copies", f"{float(distinct_destinations(s3_model.experts_per_token, cases[step3].facts['n_ffn'])):.2f}",
-     display=False)
-glue("s3_k", s3_model.experts_per_token, display=False)
-gb = table[table.label.str.contains("GB200")]
-glue("gb_tpot", f"{gb.tpot_ms.min():.0f}-{gb.tpot_ms.max():.0f} ms", display=False)
-glue("step3_per_expert", f"{err_of(step3, 'AFD: one copy per expert over scale-out'):+.0%}", display=False)
-
-# %% [markdown]
-# ```{glue:figure} fig_decode_sensitivity
-# :name: decode-sensitivity
-#
-# Each case's error under one-at-a-time changes of the named assumptions and of the
-# facts that are uncertain (top row: the defaults). Three readings:
-# ```
-#
-# - **Two levers dominate EP: the all-to-all's overlap and the fixed cost per kernel.** Hiding all
-#   of the all-to-all behind compute, the roofline's optimistic reading, over-predicts DeepSeek's
-#   profile by {glue:text}`profile_all` and the online service by {glue:text}`online_all`; hiding
-#   none under-predicts the profile by {glue:text}`profile_none`. The schedule derives the share
-#   ({glue:text}`ep_hidden` for the published-batch cases); no source measures it for decode, and
-#   Table 1 carries both ends as a what-if band. Where the step is short
-#   (GB200, TPOT {glue:text}`gb_tpot`), the fixed cost per kernel weighs as much: without it the June case
-#   reads {glue:text}`june_nokernel`, at 6 µs {glue:text}`june_k6` (the profile: {glue:text}`profile_k6`).
-# - **The KV-cache type weighs on Step-3.** At its published batch a BF16 cache instead of FP8
-#   doubles the cache reads of attention, and the same batch predicts {glue:text}`step3_bf16`
-#   (its requests {glue:text}`step3_bf16_fits` in the model's HBM).
-# - **The paper's fixed gap does not fit Step-3.** With $t_g$ = 15 ms Step-3 at its published batch
-#   reads {glue:text}`step3_tg15`, a step of {glue:text}`step3_tg15_tpot` its 50 ms target; its
-#   published figure needs a gap of a few milliseconds at most.
-#
-# ## The largest misses
-
-# %% tags=["hide-input"]
-s3 = table.set_index("case").loc[step3]
-s3_facts = cases[step3].facts
-# the step time the published figure implies at the published batch: requests on the attention GPUs / (rate x all GPUs)
-implied_ms = s3.batch_per_gpu * s3_facts["n_attn"] / (s3.published * (s3_facts["n_attn"] + s3_facts["n_ffn"])) * 1e3
-for key, value in {"s3_err": f"{s3.error:+.1%}", "s3_batch": f"{s3.batch_per_gpu:.0f}", "s3_tpot": f"{s3.tpot_ms:.1f}",
-                   "s3_implied_ms": f"{implied_ms:.1f}", "s3_tpot_ratio": f"{s3.tpot_ms / implied_ms - 1:+.0%}",
-                   "s3_err_slo": f"{s3.error_slo:+.1%}", "s3_batch_slo": f"{s3.batch_slo:.0f}",
-                   "s3_batch_ratio": f"{s3.batch_slo / s3.batch_per_gpu - 1:+.0%}"}.items():
-    glue(key, value, display=False)
-glue("s3_k6", f"{err_of(step3, 'kernel overhead 6 us'):+.0%}", display=False)
-from afdlib.inputs.catalog import load_hardware as _lh
-
-glue("s3_hbm_gb", f"{_lh(s3_facts['attn_hardware'], profile='datasheet').hbm_bytes / 1e9:.1f}", display=False)
-glue("hbm_usable", f"{assumptions.hbm_usable_fraction:.0%}", display=False)
-
+glue_all(readings.sensitivity_readings(table, sens, cases, assumptions.hbm_usable_fraction))
+june, sept = readings.JUNE, readings.SEPT
 reqs = np.arange(16, 1025, 8)
 curves, published = {}, {}
 for slug, colour in ((june, "#2c7fb8"), (sept, "#d95f02")):
     rate = batch_curve(cases[slug], reqs, assumptions).tokens_per_s_per_gpu
     name = cases[slug].name
     curves[name], published[name] = (reqs, rate, colour), cases[slug].published
-    glue(f"{slug}_match", f"{np.interp(cases[slug].published, rate, reqs):.0f}", display=False)
+    glue(f"{slug}_match", readings.batch_match(rate, reqs, cases[slug].published), display=False)
 fig = batch_curves_figure(curves, published)
 save_figure(fig, "decode_gb200_batch", output_dir)
-glue("june_err", f"{table.set_index('case').loc[june].error:+.1%}", display=False)
-glue("sept_err", f"{table.set_index('case').loc[sept].error:+.1%}", display=False)
-for key, slug in (("online", "deepseek-v3-h800-ep144-online"), ("h100", "deepseek-v3-h100-ep72-sglang")):
-    glue(f"{key}_err", f"{table.set_index('case').loc[slug].error:+.1%}", display=False)
-    glue(f"{key}_hidden", f"{table.set_index('case').loc[slug].hidden_share:.0%}", display=False)
-    glue(f"{key}_none", f"{err_of(slug, 'EP all-to-all hidden: none (0)'):+.0%}", display=False)
 glue("fig_decode_gb200_batch", fig, display=False)
 plt.close(fig)
 

@@ -8,7 +8,8 @@ import pytest
 from afdlib.analysis.budget import no_attention_bubble, no_ffn_bubble
 from afdlib.decode.deployment import AFDDeployment, EPDeployment, Pool, decode_step, from_record
 from afdlib.decode.search import best_afd, best_ep
-from afdlib.decode.step import DECODE_T_GAP_S, Assumptions, afd_step, best_batch, ep_step
+from afdlib.decode.step import DECODE_T_GAP_S, Assumptions, afd_step, ep_step
+from afdlib.decode.batch import best_batch
 from afdlib.errors import AfdError
 from afdlib.inputs.catalog import load_hardware
 from afdlib.inputs.specs import Budget, Precision

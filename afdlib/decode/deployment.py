@@ -8,7 +8,7 @@
   pools share one scale-up fabric (``superpod``; None: decided from the devices).
 
 Both carry ``requests`` per (attention) GPU; None means "the largest batch that meets the SLO and
-fits in memory" (:func:`afdlib.decode.step.best_batch`). What is chosen when deploying (sizes,
+fits in memory" (:func:`afdlib.decode.batch.best_batch`). What is chosen when deploying (sizes,
 micro-batches, kernels, batch) lives here; what is assumed about the hardware and software
 (efficiencies, overlaps, balancedness) lives in :class:`afdlib.decode.step.Assumptions`.
 
@@ -28,7 +28,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from afdlib.decode.result import Step
-from afdlib.decode.step import EP_KERNELS, Assumptions, afd_step, best_batch, ep_step
+from afdlib.decode.step import EP_KERNELS, Assumptions, afd_step, ep_step
+from afdlib.decode.batch import best_batch
 from afdlib.errors import AfdError
 from afdlib.evaluator.alltoall import EP_MODES
 from afdlib.inputs import checks
@@ -221,7 +222,7 @@ def step_function(model: Model, deployment: Deployment, context: ArrayLike, budg
                   precision: Precision = Precision(), assumptions: Assumptions = Assumptions()
                   ) -> Callable[[ArrayLike], Step]:
     """The deployment's step as a function of its requests per (attention) GPU, which the batch
-    searches (:func:`afdlib.decode.step.largest_batch`, :func:`~afdlib.decode.step.best_batch`)
+    searches (:func:`afdlib.decode.batch.largest_batch`, :func:`~afdlib.decode.batch.best_batch`)
     call with arrays; the deployment's own ``requests`` are not used. One micro-batch count and
     one kernel mode per call."""
     d = deployment

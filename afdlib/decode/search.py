@@ -31,7 +31,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from afdlib.decode.deployment import AFDDeployment, Deployment, EPDeployment, Pool, step_function
-from afdlib.decode.step import Assumptions, largest_batch
+from afdlib.decode.step import Assumptions
+from afdlib.decode.batch import largest_batch
 from afdlib.decode.validation import validated_forms
 from afdlib.evaluator.alltoall import EP_MODES
 from afdlib.errors import AfdError

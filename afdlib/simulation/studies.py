@@ -9,7 +9,8 @@ from numpy.typing import ArrayLike
 from afdlib.analysis.schedule import constant_step
 from afdlib.decode.deployment import AFDDeployment, Deployment, EPDeployment, step_function
 from afdlib.decode.search import best_afd, best_ep
-from afdlib.decode.step import Assumptions, largest_batch
+from afdlib.decode.step import Assumptions
+from afdlib.decode.batch import largest_batch
 from afdlib.errors import AfdError
 from afdlib.inputs.specs import Precision
 from afdlib.simulation.pipeline import Jitter, simulate, stage_times_of, straggler_factors

@@ -1,0 +1,40 @@
+"""What the validation chapter quotes (afdlib.decode.validation_readings), on small tables whose
+answers are derived by hand."""
+import pandas as pd
+
+from afdlib.decode import validation_readings as r
+
+
+def _table():
+    # two EP cases with published batches, one AFD case; EP case b's all-to-all (300 us) is longer
+    # than its compute (100 + 100 us): 50% longer
+    return pd.DataFrame([
+        {"case": "a", "label": "A, H800 EP8", "design": "ep", "batch_from": "published", "published": 100.0,
+         "error": 0.10, "hidden_share": 0.5, "band_low": 80.0, "band_high": 120.0,
+         "t_attn_us": 100.0, "t_ffn_us": 100.0, "t_comm_us": 150.0},
+        {"case": "b", "label": "B, GB200 EP48", "design": "ep", "batch_from": "derived", "published": 200.0,
+         "error": -0.30, "hidden_share": 0.9, "band_low": 150.0, "band_high": 190.0,
+         "t_attn_us": 100.0, "t_ffn_us": 100.0, "t_comm_us": 300.0},
+        {"case": "c", "label": "C, H800 2A2F", "design": "afd", "batch_from": "published", "published": 50.0,
+         "error": 0.05, "hidden_share": 1.0, "band_low": 50.0, "band_high": 50.0,
+         "t_attn_us": 1.0, "t_ffn_us": 1.0, "t_comm_us": 1.0}])
+
+
+def test_summary_readings_by_hand():
+    t = _table()
+    before = t.assign(error=[0.2, -0.1, 0.4])
+    got = r.summary_readings(t, before)
+    # |errors| 0.10, 0.30, 0.05: median 10.0%, largest 30.0%; two within 20%
+    assert (got["median_error"], got["max_error"], got["n_within_20"]) == ("10.0%", "30.0%", 2)
+    assert got["errors_datasheet"] == "median 20.0%, largest 40.0%"
+    assert (got["n_ep_published"], got["n_afd_cases"], got["ep_hidden"]) == (2, 1, "50%-90%")
+    # b's published 200 lies above its band (150-190): the band does not hold
+    assert got["band_holds"] == "does not hold"
+    assert (got["n_comm_bound"], got["comm_bound_where"], got["comm_margin"]) == ("1 of the 2", "GB200", "50% to 50%")
+    # band relative to published: a 80/100 - 1 = -20%, b 190/200 - 1 = -5%, a 120/100 - 1 = +20%
+    assert got["band_width"] == "from -25% to +20%"    # b's 150/200 - 1 = -25% is the lowest
+
+
+def test_batch_match_interpolates_the_curve():
+    # a throughput curve through (16, 1000) and (32, 2000) reaches 1500 at 24 requests
+    assert r.batch_match([1000.0, 2000.0], [16, 32], 1500.0) == "24"
