@@ -284,6 +284,33 @@ plt.close(fig)
 
 glue_all(readings.sensitivity_readings(table, sens, cases, assumptions.hbm_usable_fraction))
 june, sept = readings.JUNE, readings.SEPT
+
+# %% [markdown]
+# ```{glue:figure} fig_decode_sensitivity
+# :name: decode-sensitivity
+#
+# Each case's error under one-at-a-time changes of the named assumptions and of the
+# facts that are uncertain (top row: the defaults). Three readings:
+# ```
+#
+# - **Two levers dominate EP: the all-to-all's overlap and the fixed cost per kernel.** Hiding all
+#   of the all-to-all behind compute, the roofline's optimistic reading, over-predicts DeepSeek's
+#   profile by {glue:text}`profile_all` and the online service by {glue:text}`online_all`; hiding
+#   none under-predicts the profile by {glue:text}`profile_none`. The schedule derives the share
+#   ({glue:text}`ep_hidden` for the published-batch cases); no source measures it for decode, and
+#   Table 1 carries both ends as a what-if band. Where the step is short
+#   (GB200, TPOT {glue:text}`gb_tpot`), the fixed cost per kernel weighs as much: without it the June case
+#   reads {glue:text}`june_nokernel`, at 6 µs {glue:text}`june_k6` (the profile: {glue:text}`profile_k6`).
+# - **The KV-cache type weighs on Step-3.** At its published batch a BF16 cache instead of FP8
+#   doubles the cache reads of attention, and the same batch predicts {glue:text}`step3_bf16`
+#   (its requests {glue:text}`step3_bf16_fits` in the model's HBM).
+# - **The paper's fixed gap does not fit Step-3.** With $t_g$ = 15 ms Step-3 at its published batch
+#   reads {glue:text}`step3_tg15`, a step of {glue:text}`step3_tg15_tpot` its 50 ms target; its
+#   published figure needs a gap of a few milliseconds at most.
+#
+# ## The largest misses
+
+# %% tags=["hide-input"]
 reqs = np.arange(16, 1025, 8)
 curves, published = {}, {}
 for slug, colour in ((june, "#2c7fb8"), (sept, "#d95f02")):
