@@ -38,3 +38,28 @@ def test_summary_readings_by_hand():
 def test_batch_match_interpolates_the_curve():
     # a throughput curve through (16, 1000) and (32, 2000) reaches 1500 at 24 requests
     assert r.batch_match([1000.0, 2000.0], [16, 32], 1500.0) == "24"
+
+
+def test_summary_readings_lean_by_hand():
+    got = r.summary_readings(_table(), _table())
+    # EP errors +10% (over) and -30%; the AFD case +5%; none beyond 20% but b (-30%)
+    assert (got["n_ep"], got["n_ep_over"], got["ep_over_range"], got["ep_under"]) == (2, 1, "+10% to +10%", "-30.0%")
+    assert (got["afd_errors"], got["n_beyond_20"], got["beyond_20"]) == ("+5.0%", 1, "B, GB200 EP48 (-30.0%)")
+
+
+def test_signed_drops_the_minus_of_zero():
+    assert (r.signed(-0.004), r.signed(-0.006), r.signed(0.0)) == ("+0%", "-1%", "+0%")
+
+
+def test_lever_spans_by_hand():
+    t = _table()
+    rows = []
+    for case, errs in (("a", (-0.2, 0.4, 0.0, 0.1, 0.2, 0.0)), ("b", (0.0, 0.1, -0.5, 0.3, -0.1, 0.0))):
+        for (lo, hi), (e_lo, e_hi) in zip(r.LEVERS.values(), zip(errs[0::2], errs[1::2])):
+            rows += [{"case": case, "variation": lo, "error": e_lo}, {"case": case, "variation": hi, "error": e_hi}]
+    got = r.lever_spans(t, pd.DataFrame(rows))
+    # a (H800, over the NIC): overlap -20% -> +40% = 60 points, kernel 0 -> +10% = 10, gap +20% -> 0 = 20
+    # b (GB200, NVLink): overlap 10, kernel 80, gap 10
+    assert (got["span_overlap_nic"], got["span_kernel_nic"], got["span_gap_nic"]) == ("60-60", "10-10", "20-20")
+    assert (got["span_overlap_nvl"], got["span_kernel_nvl"], got["span_gap_nvl"]) == ("10-10", "80-80", "10-10")
+    assert got["gap15_nic"] == "+0%"

@@ -196,7 +196,7 @@ def source_rows(cases: dict[str, Case] | None = None) -> list[dict[str, Any]]:
         quotes = case.facts.get("quotes") or {}
         words = quotes.get("batch_per_gpu") or case.assumptions.get("batch_per_gpu") or "-"
         rows.append({"case": case.label, "batch": case.facts.get("batch_per_gpu"),
-                     "batch from": case.facts["batch_from"], "the source's words (or the assumption)": words,
+                     "batch from": case.facts["batch_from"], "the source's words, as recorded (or the assumption)": words,
                      "form": form_label(*form_of(case)), "form stated": "yes" if form_stated(case) else "assumed"})
     return rows
 
@@ -357,6 +357,8 @@ def attention_layer_readings(assumptions: Assumptions = Assumptions()) -> dict[s
     rows = attention_layer_rows(assumptions)
     err = np.array([r["error"] for r in rows])
     worst = rows[int(np.argmax(np.abs(err)))]
+    ds_h800 = [r["error"] for r in rows if (r["model"], r["hardware"]) == ("deepseek-v3", "h800")]
     return {"stepfun_median": f"{np.median(np.abs(err)):.0%}", "stepfun_range": f"{err.min():+.0%} to {err.max():+.0%}",
-            "stepfun_worst": f"{worst['model']} on {worst['hardware'].upper()} at {worst['context'] // 1024}K "
-                             f"({worst['error']:+.0%})"}
+            "stepfun_worst": f"{load_model(worst['model']).name} on {worst['hardware'].upper()} at "
+                             f"{worst['context'] // 1024}K ({worst['error']:+.0%})",
+            "stepfun_ds_h800": f"{min(ds_h800):+.0%} to {max(ds_h800):+.0%}" if ds_h800 else "not measured"}

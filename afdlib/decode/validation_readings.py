@@ -4,10 +4,13 @@ sensitivity table for the cases the chapter discusses. Text values, formatted as
 them (the chapter glues them as they are)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 
-from afdlib.decode.validation import Case
+from afdlib.decode.step import Assumptions
+from afdlib.decode.validation import Case, predict
 from afdlib.evaluator.alltoall import distinct_destinations
 from afdlib.inputs.catalog import load_hardware, load_model
 
@@ -15,6 +18,12 @@ STEP3, JUNE, SEPT = ("step3-h800-2a2f", "deepseek-v3-gb200-ep48-sglang-june",
                      "deepseek-v3-gb200-ep48-sglang-september")
 ONLINE, PROFILE, H100 = ("deepseek-v3-h800-ep144-online", "deepseek-v3-h800-ep128-profile",
                          "deepseek-v3-h100-ep72-sglang")
+
+
+def signed(x: float, digits: int = 0) -> str:
+    """A signed percentage, with no minus sign on a value that rounds to zero."""
+    text = f"{x:+.{digits}%}"
+    return text.replace("-", "+") if float(text.rstrip("%")) == 0 else text
 
 
 def _ep_published(table: pd.DataFrame) -> pd.DataFrame:
@@ -32,7 +41,14 @@ def summary_readings(table: pd.DataFrame, before: pd.DataFrame) -> dict:
     nic = ep[ep.t_comm_us > ep.t_attn_us + ep.t_ffn_us]
     margin = nic.t_comm_us / (nic.t_attn_us + nic.t_ffn_us) - 1
     rel_lo, rel_hi = ep_pub.band_low / ep_pub.published - 1, ep_pub.band_high / ep_pub.published - 1
-    return {"errors_datasheet": f"median {before.error.abs().median():.1%}, largest {before.error.abs().max():.1%}",
+    over, beyond = ep[ep.error > 0], table[err > 0.20].sort_values("error", key=abs, ascending=False)
+    return {"n_ep": len(ep), "n_ep_over": len(over),
+            "ep_over_range": f"{over.error.min():+.0%} to {over.error.max():+.0%}" if len(over) else "none",
+            "ep_under": ", ".join(f"{e:+.1%}" for e in ep[ep.error <= 0].error) or "none",
+            "afd_errors": ", ".join(f"{e:+.1%}" for e in table[table.design == "afd"].error),
+            "n_beyond_20": len(beyond),
+            "beyond_20": "; ".join(f"{lab} ({e:+.1%})" for lab, e in zip(beyond.label, beyond.error)) or "none",
+"errors_datasheet": f"median {before.error.abs().median():.1%}, largest {before.error.abs().max():.1%}",
             "n_cases": len(table), "median_error": f"{err.median():.1%}", "max_error": f"{err.max():.1%}",
             "n_within_20": int((err <= 0.20).sum()),
             "ep_published_max_error": f"{ep_pub.error.abs().max():.0%}", "n_ep_published": len(ep_pub),
@@ -50,18 +66,20 @@ def deepep_readings(deepep: pd.DataFrame, all_nic: pd.DataFrame) -> dict:
     copy crossing the NIC (``all_nic``, indexed by EP size)."""
     large = deepep[deepep.ep_size >= 16]
     ep8 = deepep[deepep.ep_size == 8].iloc[0]
+    d8 = float(ep8.model_both_us / ep8.both_us - 1)
     return {"deepep_max_dev": f"{(large.model_both_us / large.both_us - 1).abs().max():.0%}",
             "deepep_all_nic_16": f"{all_nic.model_both_us[16] / all_nic.both_us[16]:.1f}",
             "deepep_max_dev_dispatch": f"{(large.model_dispatch_us / large.dispatch_us - 1).abs().max():.0%}",
-            "deepep_ep8": f"{float(ep8.model_both_us / ep8.both_us - 1):+.0%}"}
+            "deepep_ep8": f"{abs(d8):.0%} {'below' if d8 < 0 else 'above'}"}
 
 
 def sensitivity_readings(table: pd.DataFrame, sens: pd.DataFrame, cases: dict[str, Case],
-                         hbm_usable_fraction: float) -> dict:
+                         hbm_usable_fraction: float, tg_default_ms: float) -> dict:
     """The readings of the sensitivity table (``sensitivity_rows``) the chapter discusses: Step-3
     under the paper's gap, a BF16 cache, half-hidden transfers, one copy per expert and a 6 us
-    kernel cost, at its published batch and at its SLO's; the EP cases under the overlap what-ifs
-    and kernel costs; the GB200 cases."""
+    kernel cost, at its published batch and at its SLO's, and the gap per step (``tg_default_ms``
+    by default) its published step time implies; the EP cases under the overlap what-ifs and kernel
+    costs; the GB200 cases; and :func:`lever_spans`."""
     def err_of(case: str, variation: str) -> float:
         return float(sens[(sens.case == case) & (sens.variation == variation)].error.iloc[0])
 
@@ -82,21 +100,23 @@ def sensitivity_readings(table: pd.DataFrame, sens: pd.DataFrame, cases: dict[st
            "profile_all": f"{err_of(PROFILE, 'EP all-to-all hidden: all (1)'):+.0%}",
            "online_all": f"{err_of(ONLINE, 'EP all-to-all hidden: all (1)'):+.0%}",
            "june_nokernel": f"{err_of(JUNE, 'no kernel overhead'):+.0%}",
-           "june_k6": f"{err_of(JUNE, 'kernel overhead 6 us'):+.0%}",
+           "june_k6": signed(err_of(JUNE, 'kernel overhead 6 us')),
            "profile_k6": f"{err_of(PROFILE, 'kernel overhead 6 us'):+.0%}",
            "s3_copies": f"{float(distinct_destinations(s3_model.experts_per_token, s3_facts['n_ffn'])):.2f}",
            "s3_k": s3_model.experts_per_token,
            "gb_tpot": f"{gb.tpot_ms.min():.0f}-{gb.tpot_ms.max():.0f} ms",
            "step3_per_expert": f"{err_of(STEP3, 'AFD: one copy per expert over scale-out'):+.0%}",
            "s3_err": f"{s3.error:+.1%}", "s3_batch": f"{s3.batch_per_gpu:.0f}", "s3_tpot": f"{s3.tpot_ms:.1f}",
-           "s3_implied_ms": f"{implied_ms:.1f}", "s3_tpot_ratio": f"{s3.tpot_ms / implied_ms - 1:+.0%}",
+           "s3_implied_ms": f"{implied_ms:.1f}",
+           "s3_gap_needed": f"{s3_facts.get('t_gap_ms', tg_default_ms) + implied_ms - s3.tpot_ms:.1f}", "s3_tpot_ratio": f"{s3.tpot_ms / implied_ms - 1:+.0%}",
            "s3_err_slo": f"{s3.error_slo:+.1%}", "s3_batch_slo": f"{s3.batch_slo:.0f}",
            "s3_batch_ratio": f"{s3.batch_slo / s3.batch_per_gpu - 1:+.0%}",
            "s3_k6": f"{err_of(STEP3, 'kernel overhead 6 us'):+.0%}",
            "s3_hbm_gb": f"{load_hardware(s3_facts['attn_hardware'], profile='datasheet').hbm_bytes / 1e9:.1f}",
            "hbm_usable": f"{hbm_usable_fraction:.0%}",
            "june_err": f"{by_case.loc[JUNE].error:+.1%}", "sept_err": f"{by_case.loc[SEPT].error:+.1%}"}
-    for key, slug in (("online", ONLINE), ("h100", H100)):
+    out.update(lever_spans(table, sens))
+    for key, slug in (("online", ONLINE), ("h100", H100), ("profile", PROFILE), ("june", JUNE)):
         out.update({f"{key}_err": f"{by_case.loc[slug].error:+.1%}",
                     f"{key}_hidden": f"{by_case.loc[slug].hidden_share:.0%}",
                     f"{key}_none": f"{err_of(slug, 'EP all-to-all hidden: none (0)'):+.0%}"})
@@ -106,3 +126,55 @@ def sensitivity_readings(table: pd.DataFrame, sens: pd.DataFrame, cases: dict[st
 def batch_match(rate: np.ndarray, requests: np.ndarray, published: float) -> str:
     """The batch at which a case's predicted throughput curve reaches its published figure."""
     return f"{np.interp(published, rate, requests):.0f}"
+
+
+LEVERS = {"overlap": ("EP all-to-all hidden: none (0)", "EP all-to-all hidden: all (1)"),
+          "kernel": ("no kernel overhead", "kernel overhead 6 us"),
+          "gap": ("t_g 0 ms", "t_g 15 ms (the paper's)")}
+"""The sensitivity table's pairs of variations that bound one lever each: the all-to-all's hidden share
+(none to all), the fixed cost per kernel (0 to 6 us), the fixed gap per step (0 to 15 ms)."""
+
+
+def lever_spans(table: pd.DataFrame, sens: pd.DataFrame) -> dict:
+    """How far each lever of :data:`LEVERS` moves the EP cases' errors (percentage points between its
+    two ends), as a range over the EP cases whose all-to-all crosses the NIC (``nic``) and over those
+    on NVLink (``nvl``: GB200): keys ``span_<lever>_<nic|nvl>``."""
+    ep = table[table.design == "ep"]
+    groups = {"nic": ep[~ep.label.str.contains("GB200")].case, "nvl": ep[ep.label.str.contains("GB200")].case}
+    by = sens.set_index(["case", "variation"]).error
+    out = {}
+    for lever, (lo, hi) in LEVERS.items():
+        for group, slugs in groups.items():
+            span = [abs(by[(c, hi)] - by[(c, lo)]) * 100 for c in slugs]
+            out[f"span_{lever}_{group}"] = f"{min(span):.0f}-{max(span):.0f}" if span else "none"
+    out["gap15_nic"] = ", ".join(signed(by[(c, LEVERS["gap"][1])]) for c in groups["nic"]) or "none"
+    return out
+
+
+def implied_shares(cases: dict[str, Case], slugs, assumptions: Assumptions = Assumptions()) -> dict[str, float]:
+    """For EP cases, the share of the all-to-all hidden (the ``ep_overlap`` override) at which the
+    model meets the published figure, interpolated over 0..1 in steps of 0.01; NaN where no share
+    does (the published figure outside the what-if band)."""
+    shares = np.linspace(0.0, 1.0, 101)
+    out = {}
+    for slug in slugs:
+        case = cases[slug]
+        rate = np.asarray(predict(case, replace(assumptions, ep_overlap=shares)).tokens_per_s_per_gpu, float).ravel()
+        inside = rate.min() <= case.published <= rate.max()
+        out[slug] = float(np.interp(case.published, rate, shares)) if inside else float("nan")
+    return out
+
+
+def implied_readings(table: pd.DataFrame, cases: dict[str, Case], assumptions: Assumptions = Assumptions()) -> dict:
+    """The EP cases whose all-to-all crosses the NIC (all but GB200's): their errors, the share the
+    schedule hides and the share their published figures imply (:func:`implied_shares`)."""
+    ep = table[(table.design == "ep") & ~table.label.str.contains("GB200")]
+    implied = implied_shares(cases, ep.case, assumptions)
+    named = "; ".join(f"{lab}: {h:.0%} by the schedule, "
+                      + (f"{implied[c]:.0%} implied" if implied[c] == implied[c] else "none implied within 0-100%")
+                      for c, lab, h in zip(ep.case, ep.label, ep.hidden_share))
+    found = [v for v in implied.values() if v == v]
+    return {"implied_shares": named or "none", "n_nic_over": len(ep),
+            "nic_over_range": f"{ep.error.min():+.0%} to {ep.error.max():+.0%}" if len(ep) else "none",
+            "implied_range": f"{min(found):.0%}-{max(found):.0%}" if found else "none",
+            "scheduled_range": f"{ep.hidden_share.min():.0%}-{ep.hidden_share.max():.0%}" if len(ep) else "none"}
