@@ -27,18 +27,20 @@
 # gives one, the median relative error is {glue:text}`median_error` and the largest
 # {glue:text}`max_error`; {glue:text}`n_within_20` of {glue:text}`n_cases` are within 20%. The errors
 # lean one way: the model over-predicts {glue:text}`n_ep_over` of the {glue:text}`n_ep` EP
-# deployments ({glue:text}`ep_over_range`; the other reads {glue:text}`ep_under`), and its one AFD
+# deployments ({glue:text}`ep_over_range`; the rest: {glue:text}`ep_under`), and its one AFD
 # deployment, Step-3, reads {glue:text}`s3_err` at the batch its report gives
 # ({glue:text}`s3_err_slo` at the {glue:text}`s3_batch_slo` requests per attention GPU its SLO and
 # memory would allow, Table 1's column "at the SLO's batch"). On the {glue:text}`n_nic_over` EP
 # deployments whose all-to-all crosses the NIC, the ideal schedule of their two micro-batches
 # hides {glue:text}`scheduled_range` of what could overlap, where their published figures imply
-# {glue:text}`implied_range`: the schedule is optimistic for EP, and the book's default inherits
-# that optimism. The largest misses are discussed below with numbers; no constant was adjusted
-# to them. Two cautions frame the result: all {glue:text}`n_cases` cases were named when the model
-# was built (none is held out), and several inputs are assumptions recorded with each case (the
-# online service's MTP, the KV-cache types, the GB200 batches, Step-3's dense FFN size, H800 for
-# "Hopper").
+# {glue:text}`implied_range` if the model's stage times are right: the ideal schedule, the book's
+# default, is optimistic for EP. The largest misses are discussed below with numbers; no constant was adjusted
+# to them. Three cautions frame the result: all {glue:text}`n_cases` cases were named when the
+# model was built (none is held out); several inputs are assumptions recorded with each case (the
+# online service's MTP, the KV-cache types, the GB200 batches, the H100 and GB200 cases'
+# micro-batches and kernels, Step-3's dense FFN size, H800 for "Hopper"); and the sources' words
+# behind the batches and forms were recorded without network access and are still to be re-read
+# (Table 2).
 
 # %% tags=["parameters"]
 kernels = "calibrated"      # kernel efficiency: calibrated (by shape, on kernel measurements), datasheet, roofline
@@ -119,7 +121,7 @@ glue("kernels_ds", ds_attn + KERNELS_ROUTED + KERNELS_FFN, display=False)
 # pays 10 µs per message instead. Where the source gives no batch and the case has an SLO, the
 # model takes the largest batch that meets the SLO and fits in memory. The fixed gap per step is
 # {glue:text}`t_gap_ms` ms (the paper's 15 ms also holds the dense layers, which this model
-# computes; see the sensitivity table for 0 and 15 ms).
+# computes; {numref}`decode-sensitivity` shows 0 and 15 ms).
 #
 # ## The deployments
 #
@@ -194,7 +196,7 @@ plt.close(fig)
 # The per-layer times behind each prediction. In {glue:text}`n_comm_bound` EP cases
 # (on {glue:text}`comm_bound_where`) dispatch and combine over the NIC take longer than all of the
 # layer's compute (by {glue:text}`comm_margin`), so how much of them hides behind compute weighs on
-# the prediction; on GB200 NVLink carries them and attention's cache read dominates. The band
+# the prediction; on GB200 NVLink carries them and attention is the longest stage. The band
 # between hiding none and all of the all-to-all is wide ({glue:text}`band_width` around the
 # published figure for the EP cases with a published or derived batch): that the published figures fall
 # inside it says little; the test is the point estimate's error.
@@ -413,6 +415,9 @@ plt.close(fig)
 # - Imbalance defaults to uniform routing's per-step floor; real routing after EPLB is more skewed
 #   (the imbalance chapter measures it from SGLang's published DeepSeek-V3 expert counts), shown as
 #   a variation ($\sigma$ = 0.85) in {numref}`decode-sensitivity`.
+# - The sources' words behind the batches and forms (Table 2) were transcribed without network
+#   access and have not been re-read against the sources; a batch or form that reads differently
+#   there would move its case.
 # - Day-long averages (DeepSeek's online figures) mix load levels; the case takes the average
 #   batch that the published averages imply, a steady state the service may never have held.
 # - No data-parallel imbalance: every EP GPU is given the same requests and context, where real

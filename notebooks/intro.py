@@ -207,8 +207,10 @@ glue("r_printed", f"{printed:.1f}", display=False)
 # load ($\sigma = 1$) would keep {glue:text}`r_printed` times its throughput for 8A2F, not 1. The
 # book uses $c = (N_A + N_F) / N_A$ ({doc}`fig6_penalty`).
 #
-# **Caveats of the book's own findings.** The decode model's six validation cases were all named
-# when it was built; the AFD side rests on one published deployment; the jitter magnitudes of real
+# **Caveats of the book's own findings.** The decode model's {glue:text}`r_val_n` validation cases were all named
+# when it was built, and the sources' words behind their batches are as recorded, not yet re-read;
+# its schedule over-predicts EP where the all-to-all crosses a NIC; the AFD side rests on one
+# published deployment; the jitter magnitudes of real
 # deployments are not published, so the pipeline chapter shows a range; and the routing data are
 # SGLang's published DeepSeek-V3 expert counts on benchmark prompts (the sigma and pipeline
 # chapters each use one of its decode workloads), with no DP imbalance in them.
