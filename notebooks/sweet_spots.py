@@ -37,8 +37,8 @@
 # designs, the overlap override at 1 (every two-micro-batch EP layer takes max(compute, all-to-all),
 # whatever its kernels; AFD's pipeline runs at its steady state, without fill and drain), EP leads in
 # {glue:text}`n_ep_sym` of {glue:text}`n_pairs` pairs, by a median factor of {glue:text}`median_sym`;
-# this equal-overlap reading hides more than the schedule, which already over-predicts the published
-# EP deployments (previous chapter). The AFD side rests on a single published deployment (Step-3).
+# this equal-overlap reading hides more than the schedule, which already over-predicts most of the
+# published EP deployments (previous chapter). The AFD side rests on a single published deployment (Step-3).
 # So the model neither overturns nor confirms the paper's verdict that EP keeps the lead on today's
 # clusters: EP's lead is as large as its all-to-all is well hidden, and under the schedule it stays
 # within the model's errors.
@@ -140,8 +140,8 @@ for key, value in {
 # not bind): {glue:text}`twins`. Data:
 # {download}`sweet_spots_advice.csv <figures/sweet_spots_advice.csv>` (with each design's best
 # configuration) and {download}`the equal-overlap table <figures/sweet_spots_advice_equal_overlap.csv>`.
-# Every cell is `afd advise --model M --hardware H` (`--ep-overlap 1` gives the equal-overlap
-# reading).
+# Every cell is `afd advise --model M --hardware H` (`--ep-overlap 1 --afd-overlap 1` gives the
+# equal-overlap reading).
 # ```
 
 # %% tags=["hide-input"]
@@ -333,7 +333,8 @@ methods.rename(columns={"tokens_per_s_per_gpu": "tokens/s per GPU", "batch_per_g
 # micro-batches as scheduled (overlapping {glue:text}`ep_2bo_hidden` of what could overlap) change
 # the throughput by {glue:text}`ep_2bo_change` against one plain batch (the second micro-batch reads
 # the weights and launches the kernels again, against the share of the all-to-all it hides), and by
-# {glue:text}`ep_2bo_gain` with all hidden; short of that what-if the best EP method is
+# {glue:text}`ep_2bo_gain` with all hidden (a what-if that also lets the normal kernels overlap,
+# which the schedule does not); short of that what-if the best EP method is
 # {glue:text}`ep_best`. Every row but SBO and the all-hidden one comes from the same schedule.
 #
 # ## The paper's Table 3, with numbers
