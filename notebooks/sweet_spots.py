@@ -178,12 +178,12 @@ for key, value in {
 #   for EP, the steady 3BO pipeline for AFD) and {glue:text}`ref_ordinary_half` with half hidden:
 #   EP ahead, as the paper says, when both designs hide the same share, a tie when each hides what
 #   the schedule gives it.
-#   Under the defaults `afd advise` finds the ratio crossing 1 nearest today's NIC at
-#   {glue:text}`ref_break_even` GB/s per GPU ({glue:text}`break_even_side`; sustained, now
-#   {glue:text}`ordinary_bw`); {glue:text}`cross_note` ({numref}`sweet-spots-ratio-bandwidth` shows
+#   Under the schedule `afd advise` finds the ratio crossing 1 nearest today's NIC at about
+#   {glue:text}`ref_break_even` GB/s per GPU ({glue:text}`break_even_side`; interpolated between the
+#   bandwidths it searches; sustained, now {glue:text}`ordinary_bw`); {glue:text}`cross_note` ({numref}`sweet-spots-ratio-bandwidth` shows
 #   every crossing).
 # - **Superpods with coarse experts**: the paper finds AFD competitive on GB200/GB300 with Step3 and
-#   ERNIE-4.5; the model's defaults give ratios of {glue:text}`coarse_superpod` there: competitive,
+#   ERNIE-4.5; under the schedule the model gives ratios of {glue:text}`coarse_superpod` there: competitive,
 #   not ahead.
 #   DeepSeek-V3 on {glue:text}`superpod_name` sits at {glue:text}`ref_superpod_ratio`.
 
