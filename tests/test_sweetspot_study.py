@@ -1,6 +1,7 @@
 """The sweet-spot chapter's readings (afdlib.decode.sweetspot_study): hand-built tables and maps with the
 numbers the readings must return, and the searches they run on a small grid."""
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -9,8 +10,10 @@ from afdlib.decode.step import DECODE_T_GAP_S
 from afdlib.decode.sweetspot import RatioMap
 from afdlib.decode.sweetspot_study import (
     PropertyMaps, advice_summary, break_even_side, error_spread, grid_crossings, heterogeneous_design,
-    median_ratio_between, overlap_readings, pools_rows, property_maps, ratio_of, ratio_span, table3_rows, twins,
+    duplex_gain, heterogeneous_price_reading, heterogeneous_prices, median_ratio_between, overlap_readings, pools_rows, property_maps, ratio_of, ratio_span, table3_rows,
+    top_form, twins,
 )
+from afdlib.decode.search import best_afd
 from afdlib.errors import AfdError
 from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.inputs.specs import Budget
@@ -132,7 +135,8 @@ def test_map_titles_placements_columns_and_table3(hand_maps):
     assert [r["condition (paper)"] for r in t3][0] == "Superpod-class interconnect"
     assert "median over the models: 0.88" in t3[0]["evidence in the model"]
     assert t3[1]["evidence in the model"] == ("DeepSeek-V3 shape on NVIDIA H800 SXM: 0.90 at M = 1024, peak 1.30, 0.80 "
-                                              "at M = 4096; on NVIDIA GB200 NVL72: 0.85 to 0.66 (mixed)")
+                                              "at M = 4096 (end to end against the paper); on NVIDIA GB200 NVL72: 0.85 to 0.66 "
+                                              "(against the paper)")
     assert "0.70 at E/K = 8, 0.95 at E/K = 128 (against the paper)" in t3[2]["evidence in the model"]
     assert t3[3]["evidence in the model"] == "EP on h800: 0.123 GPU-h per Mtok; AFD 2A (h20) 1F (h800): 0.200 GPU-h per Mtok"
 
@@ -159,7 +163,29 @@ def test_overlap_readings():
     methods[2:2] = [{"method": "2BO", "design": "EP", "tokens_per_s_per_gpu": v} for v in (850.0, 1200.0)]
     o = overlap_readings(methods)
     assert (o.afd_3_over_2, o.afd_3_over_4) == pytest.approx((1.25, 1000 / 900))
-    assert (o.ep_2bo_loss, o.ep_2bo_gain) == pytest.approx((0.15, 0.2))
+    assert (o.ep_2bo_change, o.ep_2bo_gain) == pytest.approx((-0.15, 0.2))
+    assert o.ep_best == "SBO"                          # the all-hidden 2BO row (1200) is a what-if, not counted
+    methods[2]["tokens_per_s_per_gpu"] = 1150.0        # two micro-batches as scheduled beat SBO
+    assert overlap_readings(methods).ep_best == "2BO" and overlap_readings(methods).ep_2bo_change == pytest.approx(0.15)
+
+
+def test_top_form():
+    rows = [{"ep_form": f, "ep_validated": v} for f, v in (("one batch", False), ("two", True), ("one batch", False),
+                                                            ("two", True), ("one batch", False))]
+    rows.append({"ep_form": "-"})                      # a pair without an EP deployment is not counted
+    assert top_form(rows, "ep") == ("one batch", 3, False)
+    assert top_form(rows[1:4], "ep") == ("two", 2, True)
+    with pytest.raises(AfdError):
+        top_form([{"ep_form": "-"}], "ep")
+
+
+def test_duplex_gain_is_afd_at_one_and_a_half_times_its_network():
+    ds, h800 = load_model("deepseek-v3", profile="reference"), load_hardware("h800", profile="datasheet")
+    fast = replace(h800, scale_out_bytes_per_s=h800.scale_out_bytes_per_s * 1.5,
+                   scale_up_bytes_per_s=h800.scale_up_bytes_per_s * 1.5)
+    rate = [float(best_afd(ds, h, h, BUDGET, 4096).tokens_per_s_per_gpu) for h in (h800, fast)]
+    gain = duplex_gain(ds, h800, BUDGET, 4096)
+    assert gain == pytest.approx(rate[1] / rate[0] - 1) and 0 < gain < 0.5   # more network, never less throughput
 
 
 def test_property_maps_on_a_small_grid():
@@ -175,3 +201,18 @@ def test_property_maps_on_a_small_grid():
         assert rm.ratio.shape == (2, 2)
         ok = rm.ep > 0
         assert np.allclose(rm.ratio[ok], rm.afd[ok] / rm.ep[ok])
+
+
+def test_heterogeneous_prices_bound_the_price_ratio():
+    h20, h800 = (load_hardware(h, profile="datasheet") for h in ("h20", "h800"))
+    pools = [{"design": "EP on h20", "h20 GPU-h/Mtok": 0.5, "h800 GPU-h/Mtok": 0.0},
+             {"design": "EP on h800", "h20 GPU-h/Mtok": 0.0, "h800 GPU-h/Mtok": 0.1},
+             {"design": "AFD 4A (h20) 1F (h800)", "h20 GPU-h/Mtok": 0.2, "h800 GPU-h/Mtok": 0.05}]
+    # cheaper than EP on h20 when 0.2 p + 0.05 < 0.5 p (p > 1/6); than EP on h800 when 0.2 p + 0.05 < 0.1 (p < 1/4)
+    assert heterogeneous_prices(pools, "h20", "h800") == pytest.approx((1 / 6, 0.25))
+    assert "between 0.17 and 0.25 times" in heterogeneous_price_reading(pools, h20, h800)
+    pools[2]["h800 GPU-h/Mtok"] = 0.09                 # 0.2 p + 0.09 < 0.1: p < 0.05; 0.09 / 0.3 = 0.3 < p
+    assert heterogeneous_prices(pools, "h20", "h800") == pytest.approx((0.3, 0.05))
+    assert heterogeneous_price_reading(pools, h20, h800).endswith("at no price cheaper than both")
+    assert np.isnan(heterogeneous_prices(pools[:2], "h20", "h800")[0])
+    assert heterogeneous_price_reading(pools[:2], h20, h800).startswith("not comparable here")

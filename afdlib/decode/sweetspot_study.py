@@ -9,12 +9,13 @@ AFD), bandwidths bytes/s per GPU (sustained).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from afdlib.decode.advise import FLIP_FACTORS, advice_table, break_even_scale_out
 from afdlib.decode.step import Assumptions
+from afdlib.decode.search import best_afd
 from afdlib.decode.sweetspot import RatioMap, ratio_map
 from afdlib.errors import AfdError
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
@@ -309,25 +310,87 @@ def heterogeneous_design(pools: list[dict], attention: str, ffn: str) -> str:
     return next((r["design"] for r in pools if pattern.search(r["design"])), "none")
 
 
+def heterogeneous_prices(pools: list[dict], attention: str, ffn: str) -> tuple[float, float]:
+    """The price ratios p_attention / p_ffn (USD per GPU-hour of the ``attention`` device over the
+    ``ffn`` device's, slugs) at which the heterogeneous AFD design of :func:`pools_rows` rows costs less
+    per output token than EP on either device alone: (low, high), cheaper than EP on ``attention``
+    above low and than EP on ``ffn`` below high (no price does both when low >= high; inf / 0 where
+    no price does one; (nan, nan) without a heterogeneous design or without either EP row)."""
+    design = heterogeneous_design(pools, attention, ffn)
+    row = {r["design"]: r for r in pools}
+    if design == "none" or f"EP on {attention}" not in row or f"EP on {ffn}" not in row:
+        return np.nan, np.nan
+    a, f = row[design][f"{attention} GPU-h/Mtok"], row[design][f"{ffn} GPU-h/Mtok"]
+    ep_a, ep_f = row[f"EP on {attention}"][f"{attention} GPU-h/Mtok"], row[f"EP on {ffn}"][f"{ffn} GPU-h/Mtok"]
+    return (f / (ep_a - a) if ep_a > a else np.inf), max(ep_f - f, 0.0) / a
+
+
+def heterogeneous_price_reading(pools: list[dict], attention: Hardware, ffn: Hardware) -> str:
+    """:func:`heterogeneous_prices` in words (names of the devices; ratios to two significant digits)."""
+    low, high = heterogeneous_prices(pools, attention.slug, ffn.slug)
+    if np.isnan(low):
+        return f"not comparable here: the table lacks a feasible design with {attention.name} attention"
+    price = f"an {attention.name} GPU-hour costs"
+    if low < high:
+        return f"cheaper than EP on either device alone when {price} between {low:.2g} and {high:.2g} times an {ffn.name} one"
+    return (f"cheaper than EP on {ffn.name} only if {price} under {high:.2g} times an {ffn.name} one, and than EP on "
+            f"{attention.name} only above {low:.2g} times: at no price cheaper than both")
+
+
 @dataclass(frozen=True)
 class OverlapReadings:
     """Table 2 read: AFD's 3BO over 2BO and over 4BO (ratios of tokens/s per GPU); EP's 2BO against
-    one plain batch (NBO), as a loss at the default hidden share and a gain with all of it hidden."""
+    one plain batch (NBO): the signed change at the schedule's (or the override's) hidden share, and
+    the gain with all of it hidden; ``ep_best``: the fastest EP method other than the all-hidden
+    what-if ('NBO', 'SBO' or '2BO')."""
 
     afd_3_over_2: float
     afd_3_over_4: float
-    ep_2bo_loss: float
+    ep_2bo_change: float           # 2BO / NBO - 1: above zero, two micro-batches gain
     ep_2bo_gain: float
+    ep_best: str
 
 
 def overlap_readings(methods: list[dict]) -> OverlapReadings:
     """From :func:`afdlib.decode.sweetspot.overlap_methods` rows (its EP 2BO rows: the schedule's, or
     the override's, first; all hidden second)."""
     rate = {r["method"]: r["tokens_per_s_per_gpu"] for r in methods if r["design"] == "AFD"}
-    ep_nbo = next(r["tokens_per_s_per_gpu"] for r in methods if r["design"] == "EP" and r["method"] == "NBO")
-    ep_2bo = [r["tokens_per_s_per_gpu"] for r in methods if r["design"] == "EP" and r["method"] == "2BO"]
-    return OverlapReadings(rate["3BO"] / rate["2BO"], rate["3BO"] / rate["4BO"], 1 - ep_2bo[0] / ep_nbo,
-                           ep_2bo[1] / ep_nbo - 1)
+    ep = [r for r in methods if r["design"] == "EP"]
+    ep_nbo = next(r["tokens_per_s_per_gpu"] for r in ep if r["method"] == "NBO")
+    ep_2bo = [r["tokens_per_s_per_gpu"] for r in ep if r["method"] == "2BO"]
+    real = [r for r in ep if r["method"] != "2BO"] + [next(r for r in ep if r["method"] == "2BO")]
+    best = max(real, key=lambda r: r["tokens_per_s_per_gpu"])["method"]
+    return OverlapReadings(rate["3BO"] / rate["2BO"], rate["3BO"] / rate["4BO"], ep_2bo[0] / ep_nbo - 1,
+                           ep_2bo[1] / ep_nbo - 1, best)
+
+
+def top_form(rows: list[dict], design: str) -> tuple[str, int, bool]:
+    """The form (``ep_form`` or ``afd_form`` of :func:`afdlib.decode.advise.advice_table` rows) that the
+    search picks most often for ``design`` ('ep' or 'afd'), in how many pairs, and whether a published
+    deployment validates it."""
+    picked = [r for r in rows if r.get(f"{design}_form", "-") != "-"]
+    if not picked:
+        raise AfdError(f"no pair of the table has a best {design.upper()} form")
+    forms = [r[f"{design}_form"] for r in picked]
+    top = max(dict.fromkeys(forms), key=forms.count)   # ties: the first picked
+    return top, forms.count(top), bool(next(r[f"{design}_validated"] for r in picked if r[f"{design}_form"] == top))
+
+
+def duplex_gain(model: Model, hardware: Hardware, budget: Budget, context: float,
+                precision: Precision = Precision(), assumptions: Assumptions = Assumptions()) -> float:
+    """How much AFD's best throughput per GPU would gain were its dispatch (FP8, 1 byte per element)
+    and combine (BF16, 2 bytes) carried in opposite directions at once rather than on one lane (the
+    paper's Eq. 2): the transfer then takes max(1, 2) / (1 + 2) = 2/3 of the time, which is AFD's
+    network (scale-out and scale-up, the two legs of its two-stage transfer) at 1.5 times its
+    bandwidth, message latencies unchanged. EP is not re-searched."""
+    base = float(np.asarray(best_afd(model, hardware, hardware, budget, context, precision,
+                                     assumptions).tokens_per_s_per_gpu))
+    inter = hardware.inter_domain_bytes_per_s
+    fast = replace(hardware, scale_out_bytes_per_s=hardware.scale_out_bytes_per_s * 1.5,
+                   scale_up_bytes_per_s=hardware.scale_up_bytes_per_s * 1.5,
+                   inter_domain_bytes_per_s=None if inter is None else inter * 1.5)
+    return float(np.asarray(best_afd(model, fast, fast, budget, context, precision,
+                                     assumptions).tokens_per_s_per_gpu)) / base - 1
 
 
 def paper_side(favours_afd: bool) -> str:
@@ -335,10 +398,10 @@ def paper_side(favours_afd: bool) -> str:
     return "with the paper" if favours_afd else "against the paper"
 
 
-def table3_rows(maps: PropertyMaps, superpod_over_ordinary: float, pools: list[dict]) -> list[dict]:
+def table3_rows(maps: PropertyMaps, superpod_over_ordinary: float, pools: list[dict], prices: str = "") -> list[dict]:
     """The paper's Table 3 (its favourable conditions for AFD), each with the number behind it here:
     ``superpod_over_ordinary`` (:func:`median_ratio_between`), the maps' readings and the pools'
-    GPU-hours (:func:`pools_rows`)."""
+    GPU-hours (:func:`pools_rows`), with ``prices`` (:func:`heterogeneous_price_reading`) after them."""
     r, name, o, s = maps.readings(), maps.model.name, maps.ordinary.name, maps.superpod.name
     return [
         {"condition (paper)": "Superpod-class interconnect",
@@ -346,12 +409,14 @@ def table3_rows(maps: PropertyMaps, superpod_over_ordinary: float, pools: list[d
                                   f"{superpod_over_ordinary:.2f} ({paper_side(superpod_over_ordinary > 1)})"},
         {"condition (paper)": "coarse experts (large M)",
          "evidence in the model": f"{name} shape on {o}: {r.m_row_small:.2f} at M = {r.m_small:.0f}, peak "
-                                  f"{r.m_row_peak:.2f}, {r.m_row_large:.2f} at M = {r.m_large:.0f}; on {s}: "
-                                  f"{r.ms_row_small:.2f} to {r.ms_row_large:.2f} (mixed)"},
+                                  f"{r.m_row_peak:.2f}, {r.m_row_large:.2f} at M = {r.m_large:.0f} (end to end "
+                                  f"{paper_side(r.m_row_large > r.m_row_small)}); on {s}: {r.ms_row_small:.2f} to "
+                                  f"{r.ms_row_large:.2f} ({paper_side(r.ms_row_large > r.ms_row_small)})"},
         {"condition (paper)": "lower sparsity (small E/K)",
          "evidence in the model": f"{name} shape on {o}: {r.s_row_low:.2f} at E/K = {r.s_low:.0f}, {r.s_row_high:.2f} "
                                   f"at E/K = {r.s_high:.0f} ({paper_side(r.s_row_low > r.s_row_high)}); on {s}: "
                                   f"{r.ss_row_low:.2f} to {r.ss_row_high:.2f} ({paper_side(r.ss_row_low > r.ss_row_high)})"},
         {"condition (paper)": "heterogeneous hardware",
-         "evidence in the model": "; ".join(f"{p['design']}: {p['GPU-h/Mtok']:.3f} GPU-h per Mtok" for p in pools)},
+         "evidence in the model": "; ".join(f"{p['design']}: {p['GPU-h/Mtok']:.3f} GPU-h per Mtok" for p in pools)
+                                  + (f"; the heterogeneous design is {prices}" if prices else "")},
     ]
