@@ -84,8 +84,9 @@ model_table.sort_values(["in paper", "slug"], ascending=[False, True]).drop(colu
 # memory: GB = 10^9 bytes. The paper profile keeps Table 5's capacities as printed (H800: 80);
 # the datasheet profile converts each vendor's figure from the unit the vendor states (A100,
 # H100 and H800 carry 80 GiB = 85.9 GB; TPU v5p 95 GiB = 102.0 GB). FP4 is the dense NVFP4 rate of
-# the devices with FP4 tensor cores (Blackwell; Table 5 has no FP4 column, so every profile takes the
-# datasheet's), "-" elsewhere: NVFP4 weights (`--weights fp4`) are refused there.
+# the devices whose tensor cores take NVFP4 (NVIDIA Blackwell; Table 5 has no FP4 column, so every
+# profile takes the datasheet's), "-" elsewhere: NVFP4 weights (`--weights fp4`) are refused there.
+# The MI355X has FP4 units too, but for MXFP4, and the catalogue's sources give no rate for it.
 
 # %% tags=["hide-input"]
 hw_table["in paper"] = hw_table["slug"].isin(paper_hardware)

@@ -156,3 +156,48 @@ def test_refused_table_gives_the_reason_only(rows):
     refused = [r for r in rows if r["status"] != "ok" and r["distribution"] == DISTRIBUTIONS[0]]
     assert list(table.setting) == [r["id"] for r in refused]
     assert not table.reason.str.startswith("refused").any()
+
+
+def test_check_readings_by_hand(rows, comp):
+    """Issue 18's check: each design's median ratio in 0.8-1.25, the larger median under 1.15 times
+    the smaller; read from the same medians the Result quotes."""
+    med = {d: statistics.median(x["our_tpot_ms"] / x["aic_tpot_ms"] for x in comparison_rows(rows)
+                                if x["design"] == d) for d in c.DESIGNS}
+    got = c.check_readings(comp)
+    for d in c.DESIGNS:
+        assert got[f"check_{d}"] == ("inside" if 0.8 <= med[d] <= 1.25 else "outside")
+    gap = max(med.values()) / min(med.values())
+    assert got["check_gap"] == f"{gap:.2f}"
+    ok = all(0.8 <= m <= 1.25 for m in med.values()) and gap < 1.15
+    assert got["check_holds"].startswith("holds" if ok else "does not hold (")
+    assert "'" not in got["check_holds"]      # glued text: no quote marks in the rendered string
+
+
+def test_afd_stage_readings_at_the_issues_case(rows, comp):
+    """DeepSeek-V3 on one H200 FFN node, 128 requests per attention GPU, 3 micro-batches: 128 x 8 / 3
+    tokens per micro-batch, x 8 / 256 per expert = 10.7; 256 experts x 3 x 7168 x 2048 bytes over
+    8 GPUs = 1.409 GB; the tool's t_f 524 us balanced and 590 us power-law (the issue's range)."""
+    got = c.afd_stage_readings(rows, comp)
+    assert got["case_tokens_per_expert"] == "11" and got["case_weights_gb"] == "1.41"
+    assert (got["case_aic_tf_bal"], got["case_aic_tf"]) == ("524", "590")
+    w, peak = 256 * 3 * 7168 * 2048 / 8, 4.8e12
+    case = comp[(comp.kind == "grid") & (comp.design == "afd") & (comp.hardware == "h200")
+                & (comp.model == "deepseek-v3") & (comp.batch_per_gpu == 128)].iloc[0]
+    assert got["case_our_tf"] == f"{case.our_t_ffn_us:.0f}"
+    assert got["case_our_hbm"] == f"{w / (case.our_t_ffn_us * 1e-6) / peak:.2f}"
+    assert got["case_aic_hbm"] == f"{w / 590e-6 / peak:.2f}-{w / 524e-6 / peak:.2f}"
+    assert 0 < got["afd_ffn_bound"] <= got["afd_grid_n"] == len(comp[(comp.kind == "grid") & (comp.design == "afd")])
+
+
+def test_ep_stage_readings_by_hand(comp):
+    ep = comp[(comp.kind == "grid") & (comp.design == "ep")]
+    got = c.ep_stage_readings(comp)
+    assert got["ep_attn_small"] == f"{ep[ep.batch_per_gpu <= 16].ratio_attn_ms.median():.2f}"
+    growth = []
+    for _, g in ep.groupby(["model", "hardware"]):
+        g = g.set_index("batch_per_gpu")
+        growth.append(g.aic_ffn_ms[256] / g.aic_ffn_ms[8])
+    assert got["ep_ffn_growth_aic"] == f"{statistics.median(growth):.1f}"
+    best = [int(b) for b in got["ep_best_batches"].split(" and ")]
+    assert all(c.within(ep[ep.batch_per_gpu == b].ratio_tpot_ms) == int(got["ep_best_within"].split(" of ")[0])
+               for b in best)

@@ -81,6 +81,9 @@ def test_deployment_readings_find_where_3bo_stops_being_best():
     assert got["dep_after"] == ("at CV 0.2 the best 4-micro-batch deployment is 1.0% ahead, "
                                 "a tie within the simulation's noise")
     assert got["dep_4_behind"] == "21%"                      # 1 - 2200 / 2800
+    assert got["dep_last"] == "the best 2BO deployment comes last at every CV"
+    tokens[(4, 0.2)], tokens[(2, 0.2)] = 1700, 1800
+    assert r.deployment_readings(_study(tokens))["dep_last"] == "the last at each CV: 2BO at 0, 2BO at 0.1, 4BO at 0.2"
     assert got["dep_slo_3_01"] == "2,700" and got["dep_loss_4_02"] == "8.0%"   # 0.2 x 4 / 10
     assert "dep_loss_3_03" not in got                        # no CV 0.3 in the study
     assert got["straggler_cv"] == "2.2%-3.0%" and got["ep_loss_1"] == "0.01%"   # 0.02 + 2 / 1000 to 0.03; abs(-1e-4)
@@ -104,15 +107,18 @@ def test_context_and_kernel_readings_at_the_3bo_deployment():
     assert ctx["ctx_attn_cv"] == f"{1 / np.sqrt(70):.2f}"     # CV 1 per request over 70 requests
     assert 0 <= float(ctx["ctx_loss"].rstrip("%")) < 5
     five_three = AFDDeployment.of(load_hardware("h800"), 5, 3, micro_batches=3, requests=210)
-    k = r.kernel_readings(model, study, [five_three])
+    k = r.kernel_readings(model, study, [five_three], 3.0)
     # DeepSeek-V3: 61 layers x 11 kernels x 3 us = 2.013 ms, 13% of 15 ms; at 10 us 6.71 ms, 45%
     assert (k["k_attn"], k["n_all_layers"]) == (11, 61)
-    assert (k["extra_kernels_3"], k["extra_kernels_3_share"]) == ("2.0", "13%")
-    assert (k["extra_kernels_10"], k["extra_kernels_10_share"]) == ("6.7", "45%")
+    assert (k["kernel_fit_us"], k["extra_kernels_fit"], k["extra_kernels_fit_share"]) == ("3", "2.0", "13%")
+    assert (k["kernel_what_if_us"], k["extra_kernels_what_if"], k["extra_kernels_what_if_share"]) == ("10", "6.7", "45%")
+    # the calibrated profile's 2.52 us: 61 x 11 x 2.52 = 1.69 ms, 11% of 15 ms
+    k = r.kernel_readings(model, study, [five_three], 2.52)
+    assert (k["kernel_fit_us"], k["extra_kernels_fit"], k["extra_kernels_fit_share"]) == ("2.5", "1.7", "11%")
     # MegaScale-Infer: 2 (1 + 100 / 200) = 3 with t_c each way, 2 (1 + 200 / 200) = 4 one lane
     assert (k["ms_rule"], k["ms_rule_one_lane"], k["cfg3"]) == ("3.0", "4.0", "5A3F")
     with pytest.raises(AfdError, match="no AFD deployment with 3 micro-batches"):
-        r.kernel_readings(model, study, [replace(five_three, micro_batches=2)])
+        r.kernel_readings(model, study, [replace(five_three, micro_batches=2)], 3.0)
 
 
 def test_an_extra_micro_batch_costs_time_at_the_same_shape():
@@ -150,3 +156,19 @@ def test_bubble_timelines_figure_has_a_panel_per_micro_batch_count():
         assert [ax.get_title() for ax in fig.axes] == [f"{m} micro-batches ({m}BO)" for m in (2, 3, 4)]
     finally:
         plt.close(fig)
+
+
+def test_ep_model_readings_compare_the_simulator_with_the_decode_model():
+    from afdlib.decode.deployment import EPDeployment, decode_step
+    model, hw = load_model("deepseek-v3", profile="reference"), load_hardware("h800", profile="datasheet")
+    budget = Budget(slo_s=0.05, l_accept=1.0, t_gap_s=0.003)
+    deps = [EPDeployment(hw, 32, micro_batches=1, kernels="normal", requests=130.0),
+            EPDeployment(hw, 64, micro_batches=2, requests=140.0)]
+    steps = [decode_step(model, d, 4096, budget) for d in deps]
+    study = pd.DataFrame([{"design": "ep", "micro_batches": d.micro_batches, "cv": 0.0,
+                           "tpot_const_ms": float(st.tpot_s) * 1e3 * f} for d, st, f in zip(deps, steps, (1.0, 1.02))])
+    got = r.ep_model_readings(model, budget, 4096, study, deps)
+    assert got["ep_sim_gap"] == "2.0%"
+    assert got["ep_hidden_2"] == f"{float(steps[1].hidden_share):.0%}"
+    with pytest.raises(AfdError, match="no EP deployment with 2 micro-batches"):
+        r.ep_model_readings(model, budget, 4096, study, deps[:1])

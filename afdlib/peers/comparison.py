@@ -17,7 +17,7 @@ import pandas as pd
 from afdlib.decode.validation import load_deployments, validation_rows
 from afdlib.errors import AfdError
 from afdlib.evaluator.alltoall import afd_destinations
-from afdlib.inputs.catalog import data_dir, load_model
+from afdlib.inputs.catalog import data_dir, load_hardware, load_model
 from afdlib.peers.aiconfigurator import DISTRIBUTIONS, deployment_settings, imbalance_factor
 
 TOLERANCE = 0.2
@@ -62,6 +62,29 @@ def overall_readings(rows: list[dict], comp: pd.DataFrame) -> dict:
                     f"{design}_range": f"{r.min():.2f}-{r.max():.2f}", f"{design}_max": f"{r.max():.2f}",
                     f"{design}_apart": apart(r)})
     return out
+
+
+CHECK_BAND = (0.8, 1.25)
+"""Issue 18's check (not a fit target): each design's median TPOT ratio within this band ..."""
+CHECK_GAP = 1.15
+"""... and the larger of the two designs' medians less than this many times the smaller."""
+
+
+def check_readings(comp: pd.DataFrame) -> dict:
+    """Issue 18's check on the medians of :func:`overall_readings`: whether each design's median
+    ratio is inside :data:`CHECK_BAND`, the larger median over the smaller (must stay below
+    :data:`CHECK_GAP`) and whether the whole check holds, as words the prose quotes."""
+    med = {d: float(comp[comp.design == d].ratio_tpot_ms.median()) for d in DESIGNS}
+    lo, hi = CHECK_BAND
+    inside = {d: lo <= m <= hi for d, m in med.items()}
+    gap = max(med.values()) / min(med.values())
+    holds = all(inside.values()) and gap < CHECK_GAP
+    failing = [f"the {d.upper()} median" for d in DESIGNS if not inside[d]] + (
+        ["the ratio of the medians"] if gap >= CHECK_GAP else [])
+    return {"check_band": f"{lo}-{hi}", "check_gap_max": f"{CHECK_GAP:.2f}", "check_gap": f"{gap:.2f}",
+            **{f"check_{d}": "inside" if inside[d] else "outside" for d in DESIGNS},
+            "check_gap_side": "below" if gap < CHECK_GAP else "above",
+            "check_holds": "holds" if holds else "does not hold (" + " and ".join(failing) + " miss it)"}
 
 
 def _grid(comp: pd.DataFrame, design: str, hardware: str | None = None, model: str | None = None) -> pd.DataFrame:
@@ -110,6 +133,75 @@ def stage_readings(comp: pd.DataFrame, batch: int = 128) -> dict:
     return out
 
 
+AFD_STAGES = ("t_attn_us", "t_ffn_us", "t_comm_us")
+
+
+def _routed_bytes_per_gpu(model: str, ffn_gpus: int) -> float:
+    """Bytes of one MoE layer's routed-expert weights on one FFN GPU (FP8: one byte per weight;
+    gate, up and down projections)."""
+    m = load_model(model, profile="reference")
+    return m.routed_experts * 3 * m.hidden_size * m.moe_intermediate_size / ffn_gpus
+
+
+def afd_stage_readings(rows: list[dict], comp: pd.DataFrame, batch: int = 128) -> dict:
+    """Why AFD's TPOT ratio is its FFN stage's: on how many grid settings each tool's slowest
+    stage is t_f, the median TPOT ratio over the t_f ratio, each tool's TPOT over layers x
+    micro-batches x its slowest stage (1: everything else hidden); the FFN stage as an effective
+    share of the datasheet HBM bandwidth (one FFN GPU's routed-expert weights over t_f; median over
+    the grid without DeepSeek-V3 on H100, where the tool's t_f holds a cross-node all-to-all); and
+    DeepSeek-V3 on H200 at ``batch`` requests per GPU: tokens per expert, our t_f and the tool's
+    with its balanced and its power-law tables (us), and those shares."""
+    g = _grid(comp, "afd").copy()
+    raw = {(r["id"], r["distribution"]): r for r in rows if r["status"] == "ok"}
+    mb = g.id.map(lambda i: float(raw[(i, DISTRIBUTIONS[0])]["micro_batches"]))
+    layers = g.model.map(lambda s: load_model(s, profile="reference").num_layers)
+    out = {"afd_grid_n": len(g)}
+    slowest = {}
+    for tool in ("our", "aic"):
+        stages = g[[f"{tool}_{c}" for c in AFD_STAGES]]
+        slowest[tool] = stages.idxmax(axis=1) == f"{tool}_t_ffn_us"
+        per = g[f"{tool}_tpot_ms"] * 1e3 / (layers * mb * stages.max(axis=1))
+        out[f"{tool}_tpot_per_slowest"] = f"{per.median():.2f}"
+    out["afd_ffn_bound"] = int((slowest["our"] & slowest["aic"]).sum())
+    out["afd_tpot_per_tf"] = f"{(g.ratio_tpot_ms / g.ratio_t_ffn_us).median():.2f}"
+    peak = g.hardware.map(lambda h: (lambda hw: hw.hbm_bytes_per_s / hw.efficiency.hbm)(load_hardware(h, profile="datasheet")))
+    weights = pd.Series([_routed_bytes_per_gpu(m, f) for m, f in zip(g.model, g.ffn_gpus)], index=g.index)
+    same = ~((g.hardware == "h100") & (g.model == CASE_MODEL))
+    for tool in ("our", "aic"):
+        share = weights / (g[f"{tool}_t_ffn_us"] * 1e-6) / peak
+        out[f"{tool}_tf_hbm"] = f"{share[same].median():.2f}"
+    case = g[(g.hardware == "h200") & (g.model == CASE_MODEL) & (g.batch_per_gpu == batch)].iloc[0]
+    m, k = load_model(CASE_MODEL, profile="reference"), int(case.name)
+    bal = float(raw[(case.id, DISTRIBUTIONS[1])]["t_ffn_us"])
+    w, bw = weights[k], peak[k]
+    out.update({"case_tokens_per_expert": f"{batch * case.attn_gpus / mb[k] * m.experts_per_token / m.routed_experts:.0f}",
+                "case_weights_gb": f"{w / 1e9:.2f}", "case_our_tf": f"{case.our_t_ffn_us:.0f}",
+                "case_aic_tf_bal": f"{bal:.0f}", "case_aic_tf": f"{case.aic_t_ffn_us:.0f}",
+                "case_our_hbm": f"{w / (case.our_t_ffn_us * 1e-6) / bw:.2f}",
+                "case_aic_hbm": f"{w / (case.aic_t_ffn_us * 1e-6) / bw:.2f}-{w / (bal * 1e-6) / bw:.2f}"})
+    return out
+
+
+def ep_stage_readings(comp: pd.DataFrame) -> dict:
+    """EP's two parts along the batch: the median attention and FFN-side ratios at 8-16 and at the
+    largest batch, how much each tool's FFN side grows from the smallest batch to the largest
+    (median over model and system), and at which batch(es) most settings agree."""
+    ep = _grid(comp, "ep")
+    small, top = ep[ep.batch_per_gpu <= 16], ep[ep.batch_per_gpu == ep.batch_per_gpu.max()]
+    lo, hi = ep.batch_per_gpu.min(), ep.batch_per_gpu.max()
+    by = ep.set_index(["model", "hardware", "batch_per_gpu"])
+    out = {f"ep_{part}_{tag}": f"{d[f'ratio_{part}_ms'].median():.2f}"
+           for part in ("attn", "ffn") for tag, d in (("small", small), ("top", top))}
+    for tool in ("our", "aic"):
+        f = by[f"{tool}_ffn_ms"].unstack("batch_per_gpu")
+        out[f"ep_ffn_growth_{tool}"] = f"{(f[hi] / f[lo]).median():.1f}"
+    agree = ep.groupby("batch_per_gpu").ratio_tpot_ms.apply(within)
+    best = agree[agree == agree.max()].index
+    out.update({"ep_batch_lo": int(lo), "ep_batch_hi": int(hi), "ep_best_batches": " and ".join(str(b) for b in best),
+                "ep_best_within": f"{agree.max()} of {int((ep.batch_per_gpu == best[0]).sum())}"})
+    return out
+
+
 def _pair(its, ours, fmt: str) -> list[str]:
     return [fmt.format(a, o) for a, o in zip(its, ours)]
 
@@ -138,7 +230,7 @@ KERNEL_0 = "kernel overhead 0 us"
 BALANCED = "its balanced MoE tables (no power-law load)"
 QUOTED = {"afd": {"k10": KERNEL_10, "hbm": "HBM at 55% of datasheet (datasheet kernels)",
                   "ov0": "AFD transfers not hidden (overlap 0)"},
-          "ep": {"k0": KERNEL_0, "one": "EP: one batch, nothing overlapped"}}
+          "ep": {"k0": KERNEL_0, "k10": KERNEL_10, "one": "EP: one batch, nothing overlapped"}}
 """The variants (labels of :data:`afdlib.peers.aiconfigurator.VARIANTS`) the prose quotes with
 their median and agreeing count, by design and glue tag."""
 
@@ -255,13 +347,15 @@ def _span(x: pd.Series) -> str:
 
 
 def deployment_readings(three: pd.DataFrame, not_expressible: dict[str, str]) -> dict:
-    """Median and largest absolute error of ours and the tool's, ours at its setting, the tool's
+    """Median and largest absolute error of ours and the tool's (and in how many cases ours is the
+    larger), ours at its setting, the tool's
     with its balanced tables (and their range on DeepSeek's cases), its power-law cost's range, and
     the deployments it cannot express."""
     there = three["ours at its setting"] / three.published - 1
     balanced = three["its error, balanced tables"]
     deepseek = balanced[three.deployment.str.startswith("DeepSeek")]
     return {"n_deployments": len(three), "our_dep_median": f"{three['our error'].abs().median():.1%}",
+            "dep_ours_worse": int((three["our error"].abs() > three["its error"].abs()).sum()),
             "aic_dep_median": f"{three['its error'].abs().median():.1%}",
             "our_dep_max": f"{three['our error'].abs().max():.1%}",
             "our_there_median": f"{there.abs().median():.1%}", "our_there_range": _span(there),

@@ -104,7 +104,8 @@ def deployment_readings(study: pd.DataFrame, tie: float = 0.02) -> dict:
     """The best deployments under jitter (:func:`afdlib.simulation.studies.jitter_study`): per
     AFD micro-batch count at CV 0.1, 0.2 and 0.3 (those in the study) the loss, tokens/s per GPU
     and batch within the SLO, 3BO's TPOT (also at CV 0); up to which CV 3BO stays the best AFD
-    choice and what overtakes it next (a lead below ``tie`` is called a tie); how far 4BO starts
+    choice and what overtakes it next (a lead below ``tie`` is called a tie); which micro-batch
+    count has the fewest tokens/s within the SLO at each CV (``dep_last``); how far 4BO starts
     behind 3BO; the routing stragglers' spread and loss; EP's largest loss and its loss with one batch."""
     afd, ep = study[study.design == "afd"], study[study.design == "ep"]
     out = {}
@@ -127,6 +128,9 @@ def deployment_readings(study: pd.DataFrame, tie: float = 0.02) -> dict:
         cv_a, m_a, lead = after
         out["dep_after"] = (f"at CV {cv_a:g} the best {m_a:.0f}-micro-batch deployment is {lead:.1%} ahead"
                             + (", a tie within the simulation's noise" if lead < tie else ""))
+    last = afd.loc[afd.groupby("cv").tokens_per_s_per_gpu_slo.idxmin()].set_index("cv").micro_batches
+    out["dep_last"] = (f"the best {last.iloc[0]:.0f}BO deployment comes last at every CV" if last.nunique() == 1
+                       else "the last at each CV: " + ", ".join(f"{m:.0f}BO at {cv:g}" for cv, m in last.items()))
     behind = 1 - _value(afd, 4, 0.0, "tokens_per_s_per_gpu_slo") / _value(afd, 3, 0.0, "tokens_per_s_per_gpu_slo")
     out.update({"dep_4_behind": f"{behind:.0%}",
                 "straggler_cv": f"{study.straggler_cv.min():.1%}-{study.straggler_cv.max():.1%}",
@@ -175,17 +179,21 @@ def context_readings(model, study: pd.DataFrame, steps: int, seed: int, context_
             "ctx_loss": f"{float(sim.throughput_loss):.1%}"}
 
 
-def kernel_readings(model, study: pd.DataFrame, deployments: list[Deployment], kernel_costs_us=(3.0, 10.0)) -> dict:
+def kernel_readings(model, study: pd.DataFrame, deployments: list[Deployment], fixed_us: float,
+                    what_if_us: float = 10.0) -> dict:
     """3BO's extra kernels: the attention side's kernels per layer and micro-batch, and what a
-    third micro-batch adds per step, L x k_attn x cost (ms, and as a share of the paper's t_g);
+    third micro-batch adds per step, L x k_attn x cost (ms, and as a share of the paper's t_g), at
+    the kernel profile's fixed cost ``fixed_us`` (keys ``*_fit``) and at ``what_if_us`` (keys
+    ``*_what_if``);
     MegaScale-Infer's m >= 2 (1 + T_c / T_f) at the best 3BO deployment with T_c each way (half our
     round trip t_c) and with the paper's one-lane t_c."""
     k_attn = attention_kernels(model)
     out = {}
-    for us in kernel_costs_us:
+    for tag, us in (("fit", fixed_us), ("what_if", what_if_us)):
         extra = model.num_layers * k_attn * us * 1e-6
-        out[f"extra_kernels_{us:.0f}"] = f"{extra * 1e3:.1f}"
-        out[f"extra_kernels_{us:.0f}_share"] = f"{extra / PAPER_T_GAP_S:.0%}"
+        out[f"kernel_{tag}_us"] = f"{us:.2g}"
+        out[f"extra_kernels_{tag}"] = f"{extra * 1e3:.1f}"
+        out[f"extra_kernels_{tag}_share"] = f"{extra / PAPER_T_GAP_S:.0%}"
     d, row = _config(deployments), _three_bo(study)
     out.update({"k_attn": k_attn, "n_all_layers": model.num_layers,
                 "ms_rule": f"{megascale_min_microbatches(row.t_comm_us / 2, row.t_ffn_us):.1f}",
@@ -211,3 +219,20 @@ def deployment_table(study: pd.DataFrame) -> pd.DataFrame:
                                     for a, f, d in zip(s.bubble_attn, s.bubble_ffn, s.design)],
         "within the SLO: batch, tok/s/GPU": [f"{b:.0f}, {t:,.0f}"
                                              for b, t in zip(s.batch_slo, s.tokens_per_s_per_gpu_slo)]})
+
+
+def ep_model_readings(model, budget, context: float, study: pd.DataFrame, deployments: list[Deployment]) -> dict:
+    """EP in the simulator and in the decode model: the largest relative difference between the
+    simulator's jitter-free TPOT and the decode model's (both schedule EP's micro-batches), and the
+    share of the all-to-all the decode model's schedule hides at the best two-batch EP deployment."""
+    ep = study[(study.design == "ep") & (study.cv == 0)]
+    gap, hidden = 0.0, None
+    for d in (d for d in deployments if d.design == "ep"):
+        st = decode_step(model, d, context, budget)
+        sim = float(ep[ep.micro_batches == d.micro_batches].tpot_const_ms.iloc[0])
+        gap = max(gap, abs(sim / (float(st.tpot_s) * 1e3) - 1))
+        if d.micro_batches == 2:
+            hidden = float(st.hidden_share)
+    if hidden is None:
+        raise AfdError("no EP deployment with 2 micro-batches among the configurations")
+    return {"ep_sim_gap": f"{gap:.1%}", "ep_hidden_2": f"{hidden:.0%}"}
