@@ -21,6 +21,10 @@ Families (rows of the CSV; ``measured_us`` is the table's latency in microsecond
   BF16 out); FLOPs 6 H M per token-expert pair. For the power-law rows the fractions use the same
   balanced work (the table does not say which rank's load it timed): read them as "time against
   the balanced work".
+  The same family from SGLang 0.5.10's wide-EP table (``wideep_generation_moe_perf.parquet``,
+  ``kernel`` deepepmoe: DeepEP's low-latency layout and DeepGEMM's masked grouped GEMM, the kernel
+  of the SGLang EP deployments), DeepSeek-V3 shape, ``uniform`` routing, EP 8, 16 and 32 where
+  present; ``tokens`` is again the EP group's (its time is flat once every local expert has a token).
 * ``mla``: ``generation_mla_perf.parquet``, the core MLA decode kernel (scores and values against
   the cache; BF16 compute, ``mla_dtype`` bfloat16), 128 heads (one GPU, TP 1), BF16 or FP8 cache.
   The cache holds ``isl + step`` tokens per request (``isl`` 1): that is ``context``. Bytes: batch *
@@ -33,7 +37,8 @@ Families (rows of the CSV; ``measured_us`` is the table's latency in microsecond
 
 Peaks (``data/hardware.yaml``, the datasheet block of each device, whose sources it cites):
 HBM in TB/s, FP8 and BF16 dense TFLOPS. Fractions: bytes / (time * HBM peak) and FLOPs / (time *
-the dtype's peak): FP8 for ``moe`` and ``gemm``, BF16 for ``mla``.
+the dtype's peak): FP8 for ``moe`` and ``gemm``, BF16 for ``mla`` (on B200 and GB200 the FP8-cache
+rows exceed 1 at large batch and context: that kernel computes faster than BF16 allows).
 """
 from __future__ import annotations
 
@@ -71,8 +76,11 @@ COLUMNS = ["system", "family", "model", "kernel", "dtype", "kv_dtype", "distribu
            "measured_us", "bytes", "flops", "peak_hbm_tb_s", "peak_tflops", "hbm_fraction", "flop_fraction"]
 
 
-def table(system: str, op: str, name: str) -> pd.DataFrame:
-    base = resources.files("aiconfigurator_core") / "systems" / "data" / system / op / BACKEND / VERSION
+WIDEEP_VERSION, WIDEEP_EP = "0.5.10", (8, 16, 32)
+
+
+def table(system: str, op: str, name: str, backend: str = BACKEND, version: str = VERSION) -> pd.DataFrame:
+    base = resources.files("aiconfigurator_core") / "systems" / "data" / system / op / backend / version
     return pd.read_parquet(str(base / f"{name}.parquet"))
 
 
@@ -90,6 +98,16 @@ def _row(system, family, us, nbytes, flops, hbm_tb, tflops, **shape) -> dict:
     return r
 
 
+def _moe_row(slug, peak, q, model, h, m, e, topk, ep, t, dist) -> dict:
+    pairs = t * topk / ep                      # token-expert pairs on one GPU
+    active = min(e / ep, pairs)
+    nbytes = active * 3 * h * m + pairs * h * (1 + 2)
+    return _row(slug, "moe", float(q.latency.median()) * 1e3, nbytes, 6 * pairs * h * m, peak["hbm_tb_per_s"],
+                peak["fp8_tflops"], model=model, kernel=q.kernel_source.iloc[0], dtype="fp8_block",
+                distribution=dist, hidden=h, inter=m, experts=e, topk=topk, ep=ep, tokens=t,
+                tokens_per_expert=round(t * topk / e, 3))
+
+
 def moe_rows(slug: str, peak: dict) -> list[dict]:
     d = table(SYSTEMS[slug], "moe", "moe_perf")
     d = d[(d.op_name == "moe") & (d.moe_dtype == "fp8_block") & (d.moe_tp_size == 1) & (d.moe_ep_size == MOE_EP)]
@@ -99,16 +117,16 @@ def moe_rows(slug: str, peak: dict) -> list[dict]:
         for dist in MOE_DISTRIBUTIONS[model]:
             for t in MOE_TOKENS:
                 q = s[(s.distribution == dist) & (s.num_tokens == t)]
-                if q.empty:
-                    continue
-                pairs = t * topk / MOE_EP                      # token-expert pairs on one GPU
-                active = min(e / MOE_EP, pairs)
-                nbytes = active * 3 * h * m + pairs * h * (1 + 2)
-                rows.append(_row(slug, "moe", float(q.latency.median()) * 1e3, nbytes, 6 * pairs * h * m,
-                                 peak["hbm_tb_per_s"], peak["fp8_tflops"], model=model,
-                                 kernel=q.kernel_source.iloc[0], dtype="fp8_block", distribution=dist, hidden=h,
-                                 inter=m, experts=e, topk=topk, ep=MOE_EP, tokens=t,
-                                 tokens_per_expert=round(t * topk / e, 3)))
+                if not q.empty:
+                    rows.append(_moe_row(slug, peak, q, model, h, m, e, topk, MOE_EP, t, dist))
+    model, h, m, e, topk = MOE_SHAPES[0]
+    w = table(SYSTEMS[slug], "moe", "wideep_generation_moe_perf", "sglang", WIDEEP_VERSION)
+    w = w[(w.moe_dtype == "fp8_block") & (w.distribution == "uniform") & (w.hidden_size == h) & (w.inter_size == m)
+          & (w.num_experts == e) & (w.topk == topk) & (w.moe_tp_size == 1)]
+    for ep in WIDEEP_EP:
+        for t in sorted(w[w.moe_ep_size == ep].num_tokens.unique()):
+            q = w[(w.moe_ep_size == ep) & (w.num_tokens == t)]
+            rows.append(_moe_row(slug, peak, q, model, h, m, e, topk, ep, int(t), "uniform"))
     return rows
 
 
@@ -151,7 +169,7 @@ def main() -> int:
     with OUT.open("w", newline="") as fh:
         fh.write(f"# Written by scripts/aiconfigurator_kernels.py from aiconfigurator {version}'s measured tables "
                  f"(aiconfigurator_core/systems/data/<system>/{{moe,mla,gemm}}/{BACKEND}/{VERSION}/: moe_perf, "
-                 "generation_mla_perf, gemm_perf). Peaks: data/hardware.yaml datasheet. See the script's docstring "
+                 f"generation_mla_perf, gemm_perf; moe/sglang/{WIDEEP_VERSION}/wideep_generation_moe_perf). Peaks: data/hardware.yaml datasheet. See the script's docstring "
                  "for the columns, bytes and FLOPs.\n")
         w = csv.DictWriter(fh, fieldnames=COLUMNS, lineterminator="\n")
         w.writeheader()
