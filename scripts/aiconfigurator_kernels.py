@@ -33,7 +33,9 @@ Families (rows of the CSV; ``measured_us`` is the table's latency in microsecond
 * ``gemm``: ``gemm_perf.parquet``, dense FP8 block-scaled GEMMs (``fp8_block``) of DeepSeek-V3's
   shapes present in the table (N x K: 4096 x 7168 shared experts' gate-up, 7168 x 2048 their
   down projection, 7168 x 16384 the attention output projection; the table has no N 24576 for the
-  query up projection), by M (tokens). Bytes: N K (FP8 weights) + M K (FP8 in) + 2 M N (BF16 out); FLOPs 2 M N K.
+  query up projection), by M (tokens); on H100 and H200 also DeepGEMM's FP8 GEMM as SGLang 0.5.14 calls it
+  (``gemm/sglang/0.5.14``, kernel sglang_deepgemm_gemm_nt_f8f8bf16: the kernel of the DeepGEMM README
+  that data/kernel_efficiency.yaml is fitted to). Bytes: N K (FP8 weights) + M K (FP8 in) + 2 M N (BF16 out); FLOPs 2 M N K.
 
 Peaks (``data/hardware.yaml``, the datasheet block of each device, whose sources it cites):
 HBM in TB/s, FP8 and BF16 dense TFLOPS. Fractions: bytes / (time * HBM peak) and FLOPs / (time *
@@ -70,6 +72,7 @@ KV_BYTES = {"bfloat16": 2, "fp8": 1}
 
 GEMM_SHAPES = ((4096, 7168), (7168, 2048), (7168, 16384))
 GEMM_M = (1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
+DEEPGEMM_SYSTEMS, DEEPGEMM_VERSION, DEEPGEMM_KERNEL = ("h100", "h200"), "0.5.14", "sglang_deepgemm_gemm_nt_f8f8bf16"
 
 COLUMNS = ["system", "family", "model", "kernel", "dtype", "kv_dtype", "distribution", "hidden", "inter",
            "experts", "topk", "ep", "tokens", "tokens_per_expert", "heads", "batch", "context", "m", "n", "k",
@@ -150,15 +153,16 @@ def mla_rows(slug: str, peak: dict) -> list[dict]:
 def gemm_rows(slug: str, peak: dict) -> list[dict]:
     d = table(SYSTEMS[slug], "gemm", "gemm_perf")
     d = d[d.gemm_dtype == "fp8_block"]
+    if slug in DEEPGEMM_SYSTEMS:
+        g = table(SYSTEMS[slug], "gemm", "gemm_perf", "sglang", DEEPGEMM_VERSION)
+        d = pd.concat([d, g[(g.gemm_dtype == "fp8_block") & (g.kernel_source == DEEPGEMM_KERNEL)]])
     rows = []
     for n, k in GEMM_SHAPES:
         for m in GEMM_M:
-            q = d[(d.m == m) & (d.n == n) & (d.k == k)]
-            if q.empty:
-                continue
-            rows.append(_row(slug, "gemm", float(q.latency.median()) * 1e3, n * k + m * k + 2 * m * n, 2 * m * n * k,
-                             peak["hbm_tb_per_s"], peak["fp8_tflops"], model="deepseek-v3",
-                             kernel=q.kernel_source.iloc[0], dtype="fp8_block", m=m, n=n, k=k))
+            for kernel, q in d[(d.m == m) & (d.n == n) & (d.k == k)].groupby("kernel_source"):
+                rows.append(_row(slug, "gemm", float(q.latency.median()) * 1e3, n * k + m * k + 2 * m * n,
+                                 2 * m * n * k, peak["hbm_tb_per_s"], peak["fp8_tflops"], model="deepseek-v3",
+                                 kernel=kernel, dtype="fp8_block", m=m, n=n, k=k))
     return rows
 
 
@@ -169,7 +173,8 @@ def main() -> int:
     with OUT.open("w", newline="") as fh:
         fh.write(f"# Written by scripts/aiconfigurator_kernels.py from aiconfigurator {version}'s measured tables "
                  f"(aiconfigurator_core/systems/data/<system>/{{moe,mla,gemm}}/{BACKEND}/{VERSION}/: moe_perf, "
-                 f"generation_mla_perf, gemm_perf; moe/sglang/{WIDEEP_VERSION}/wideep_generation_moe_perf). Peaks: data/hardware.yaml datasheet. See the script's docstring "
+                 f"generation_mla_perf, gemm_perf; moe/sglang/{WIDEEP_VERSION}/wideep_generation_moe_perf, "
+                 f"gemm/sglang/{DEEPGEMM_VERSION}/gemm_perf). Peaks: data/hardware.yaml datasheet. See the script's docstring "
                  "for the columns, bytes and FLOPs.\n")
         w = csv.DictWriter(fh, fieldnames=COLUMNS, lineterminator="\n")
         w.writeheader()
