@@ -1,4 +1,4 @@
-"""What the aiconfigurator chapter quotes (afdlib.peers.comparison), checked against the committed
+"""What the aiconfigurator chapter quotes (afdlib.peers.comparison, afdlib.peers.kernel_comparison), checked against the committed
 CSV read by hand, the issue's measurements and closed forms."""
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 from afdlib.errors import AfdError
 from afdlib.inputs.catalog import data_dir
 from afdlib.peers import comparison as c
+from afdlib.peers import kernel_comparison as k
 from afdlib.peers.aiconfigurator import DISTRIBUTIONS, comparison_rows, deployment_settings, load_results, variant_rows
 
 
@@ -178,14 +179,11 @@ def test_afd_stage_readings_at_the_issues_case(rows, comp):
     tokens per micro-batch, x 8 / 256 per expert = 10.7; 256 experts x 3 x 7168 x 2048 bytes over
     8 GPUs = 1.409 GB; the tool's t_f 524 us balanced and 590 us power-law (the issue's range)."""
     got = c.afd_stage_readings(rows, comp)
-    assert got["case_tokens_per_expert"] == "11" and got["case_weights_gb"] == "1.41"
+    assert got["case_tokens_per_expert"] == "11"
     assert (got["case_aic_tf_bal"], got["case_aic_tf"]) == ("524", "590")
-    w, peak = 256 * 3 * 7168 * 2048 / 8, 4.8e12
     case = comp[(comp.kind == "grid") & (comp.design == "afd") & (comp.hardware == "h200")
                 & (comp.model == "deepseek-v3") & (comp.batch_per_gpu == 128)].iloc[0]
     assert got["case_our_tf"] == f"{case.our_t_ffn_us:.0f}"
-    assert got["case_our_hbm"] == f"{w / (case.our_t_ffn_us * 1e-6) / peak:.2f}"
-    assert got["case_aic_hbm"] == f"{w / 590e-6 / peak:.2f}-{w / 524e-6 / peak:.2f}"
     assert 0 < got["afd_ffn_bound"] <= got["afd_grid_n"] == len(comp[(comp.kind == "grid") & (comp.design == "afd")])
 
 
@@ -201,3 +199,65 @@ def test_ep_stage_readings_by_hand(comp):
     best = [int(b) for b in got["ep_best_batches"].split(" and ")]
     assert all(c.within(ep[ep.batch_per_gpu == b].ratio_tpot_ms) == int(got["ep_best_within"].split(" of ")[0])
                for b in best)
+
+
+def _kernel_table():
+    with open(data_dir() / "aiconfigurator_kernels.csv", newline="") as fh:
+        next(fh)                                   # the provenance comment
+        return [r for r in csv.DictReader(fh) if r["family"] == "moe" and r["kernel"] != "deepepmoe"]
+
+
+def test_tool_moe_kernel_interpolates_its_table_by_hand():
+    """Its H200 DeepSeek-V3 table at EP 8 holds 256 and 384 tokens: 344 tokens (128 requests x 8
+    attention GPUs over 3 micro-batches, rounded up per GPU as the tool does: 43 x 8) lie 88/128 of
+    the way; measured points come back exactly; outside the table, or at EP 16, there is none."""
+    table = {(r["distribution"], int(r["tokens"])): float(r["measured_us"]) for r in _kernel_table()
+             if r["system"] == "h200" and r["model"] == "deepseek-v3" and r["ep"] == "8"}
+    kt = k.load_tool_kernels()
+    for dist in ("balanced", "power_law_1.01"):
+        lo, hi = table[(dist, 256)], table[(dist, 384)]
+        assert k.tool_moe_kernel_us(kt, "deepseek-v3", "h200", dist, 344) == pytest.approx(lo + (hi - lo) * 88 / 128)
+        assert k.tool_moe_kernel_us(kt, "deepseek-v3", "h200", dist, 256) == pytest.approx(lo)
+    assert math.isnan(k.tool_moe_kernel_us(kt, "deepseek-v3", "h200", "balanced", 4))
+    assert math.isnan(k.tool_moe_kernel_us(kt, "deepseek-v3", "h200", "balanced", 344, ep=16))
+    assert math.isnan(k.tool_moe_kernel_us(kt, "qwen3-235b-a22b", "h200", "power_law_1.01", 344))
+
+
+def test_our_ffn_split_adds_up_to_our_t_f(rows, comp):
+    """Routed GEMMs + shared GEMMs + (5 + 3) kernels' fixed cost is our t_f in every AFD setting;
+    DeepSeek-V3 on H200 at 128: 394 us = 363 + 11 + 8 x 2.52 (the issue's figures)."""
+    kr = k.afd_kernel_rows(rows)
+    afd = comp[(comp.kind == "grid") & (comp.design == "afd")].set_index("id").our_t_ffn_us
+    assert len(kr) == 2 * len(afd)
+    assert (kr.our_t_ffn_us.to_numpy() == pytest.approx(afd[kr.id].to_numpy(), rel=1e-9))
+    case = kr[(kr.id == "grid-afd-deepseek-v3-h200-b128") & (kr.distribution == "balanced")].iloc[0]
+    assert (round(case.routed_us), round(case.shared_us), round(case.fixed_us, 1)) == (363, 11, 20.2)
+    assert case.our_routed_us == pytest.approx(case.routed_us + 5 * 2.52, abs=0.05)
+
+
+def test_afd_kernel_readings_by_hand(rows):
+    """Kernel to kernel: our routed experts over its interpolated kernel, the rest of its t_f, medians
+    over the settings its EP-8 table holds (DeepSeek-V3 on H100 is EP 16: none; Qwen3 has no
+    power-law table); the H200 case against its table read by hand."""
+    kr = k.afd_kernel_rows(rows)
+    got = k.afd_kernel_readings(kr)
+    held = kr[kr.aic_kernel_us.notna()]
+    assert not ((held.hardware == "h100") & (held.model == "deepseek-v3")).any()
+    assert got["kern_pl_models"] == "deepseek-v3" and got["kern_bal_models"] == "deepseek-v3 and qwen3-235b-a22b"
+    bal = held[held.distribution == "balanced"]
+    assert got["kern_bal_n"] == len(bal) == 41
+    assert got["kern_bal_median"] == f"{statistics.median(bal.our_routed_us / bal.aic_kernel_us):.2f}"
+    assert got["kern_bal_rest"] == f"{statistics.median(bal.aic_t_ffn_us - bal.aic_kernel_us):.0f}"
+    factor = bal.our_t_ffn_us / bal.our_routed_us * bal.aic_kernel_us / bal.aic_t_ffn_us
+    assert got["kern_bal_rest_factor"] == f"{statistics.median(factor):.2f}"
+    table = {(r["distribution"], int(r["tokens"])): float(r["measured_us"]) for r in _kernel_table()
+             if r["system"] == "h200" and r["model"] == "deepseek-v3" and r["ep"] == "8"}
+    kern = {d: table[(d, 256)] + (table[(d, 384)] - table[(d, 256)]) * 88 / 128 for d in ("balanced", "power_law_1.01")}
+    assert (got["case_kernel_bal"], got["case_kernel_pl"]) == (f"{kern['balanced']:.0f}", f"{kern['power_law_1.01']:.0f}")
+    assert got["case_rest"] == f"{590 - kern['power_law_1.01']:.0f}-{524 - kern['balanced']:.0f}"
+    assert got["case_aic_tokens"] == 344 and got["case_tokens"] == "341"
+    w, peak = 256 * 3 * 7168 * 2048 / 8, 4.8e12
+    assert got["case_weights_gb"] == "1.41"
+    assert got["case_aic_tf_hbm"] == f"{w / 590e-6 / peak:.2f}-{w / 524e-6 / peak:.2f}"
+    assert got["case_aic_kernel_hbm"] == (f"{w / (kern['power_law_1.01'] * 1e-6) / peak:.2f}-"
+                                          f"{w / (kern['balanced'] * 1e-6) / peak:.2f}")

@@ -37,7 +37,10 @@ from typing import Any
 from afdlib.inputs.catalog import data_dir, load_hardware, load_model
 from afdlib.decode.deployment import AFDDeployment, Deployment, EPDeployment, decode_step
 from afdlib.decode.result import Step
-from afdlib.decode.step import Assumptions, draft_tokens
+from afdlib.decode.step import Assumptions, _balancedness, draft_tokens
+from afdlib.evaluator.dense import KERNELS_FFN, shared_experts_work
+from afdlib.evaluator.grouped_gemm import KERNELS_ROUTED, active_experts, routed_experts_work
+from afdlib.evaluator.roofline import stage_time
 from afdlib.errors import AfdError
 from afdlib.inputs.specs import Budget, Efficiency, Precision
 
@@ -331,6 +334,32 @@ def our_breakdown(s: Setting, st: Step) -> dict[str, float]:
     else:
         out.update(t_attn_us=float(st.t_attn) * 1e6, t_ffn_us=float(st.t_ffn) * 1e6, t_comm_us=float(st.t_comm) * 1e6)
     return out
+
+
+def our_ffn_split(s: Setting, assumptions: Assumptions = Assumptions()) -> dict[str, float]:
+    """Our AFD FFN stage at an AFD setting split as :func:`afdlib.decode.step.afd_step` builds it
+    (one FFN GPU, one MoE layer, one micro-batch; us): the routed experts' grouped GEMMs
+    (``routed_us``), the shared experts' GEMMs (``shared_us``), the fixed cost of the stage's kernels
+    (``fixed_us``: the routed experts' and the shared experts'), the routed experts' kernel count
+    (``routed_kernels``) and the tokens of one micro-batch over the attention pool (``tokens``).
+    The router's GEMM is in our attention stage and the dispatch and combine in our transfer stage,
+    not here."""
+    if s.design != "afd":
+        raise AfdError(f"{s.id}: not an AFD setting")
+    model, hw, a = _model(s.model), _hardware(s.hardware, None), assumptions
+    k, e, kp = model.experts_per_token, model.routed_experts, assumptions.kernels
+    tokens = float(s.batch_per_gpu) * (1 + draft_tokens(1.0 + s.nextn_accepted)) / (s.micro_batches or AFDDeployment.micro_batches) * s.attn_gpus
+    arriving = tokens / s.ffn_gpus
+    local = max(1.0, math.ceil(e / s.ffn_gpus - 1e-9))
+    pairs = arriving * k / _balancedness(a, tokens, k, e, s.ffn_gpus, 0)
+    rows = pairs / float(active_experts(pairs, local))
+    routed = stage_time([kp.gemm(routed_experts_work(model, precision_of(s.quant), pairs, local), hw, rows)], hw,
+                        kp.stage_efficiency).seconds
+    shared = stage_time([kp.gemm(shared_experts_work(model, precision_of(s.quant), arriving), hw, arriving)], hw,
+                        kp.stage_efficiency).seconds
+    kernels = KERNELS_ROUTED + (KERNELS_FFN if model.shared_experts else 0)
+    return {"routed_us": float(routed) * 1e6, "shared_us": float(shared) * 1e6, "fixed_us": kernels * kp.fixed_s * 1e6,
+            "routed_kernels": KERNELS_ROUTED, "tokens": tokens}
 
 
 def comparison_rows(rows: list[dict] | None = None, assumptions: Assumptions = Assumptions(),

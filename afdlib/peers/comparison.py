@@ -17,7 +17,7 @@ import pandas as pd
 from afdlib.decode.validation import load_deployments, validation_rows
 from afdlib.errors import AfdError
 from afdlib.evaluator.alltoall import afd_destinations
-from afdlib.inputs.catalog import data_dir, load_hardware, load_model
+from afdlib.inputs.catalog import data_dir, load_model
 from afdlib.peers.aiconfigurator import DISTRIBUTIONS, deployment_settings, imbalance_factor
 
 TOLERANCE = 0.2
@@ -136,21 +136,12 @@ def stage_readings(comp: pd.DataFrame, batch: int = 128) -> dict:
 AFD_STAGES = ("t_attn_us", "t_ffn_us", "t_comm_us")
 
 
-def _routed_bytes_per_gpu(model: str, ffn_gpus: int) -> float:
-    """Bytes of one MoE layer's routed-expert weights on one FFN GPU (FP8: one byte per weight;
-    gate, up and down projections)."""
-    m = load_model(model, profile="reference")
-    return m.routed_experts * 3 * m.hidden_size * m.moe_intermediate_size / ffn_gpus
-
-
 def afd_stage_readings(rows: list[dict], comp: pd.DataFrame, batch: int = 128) -> dict:
     """Why AFD's TPOT ratio is its FFN stage's: on how many grid settings each tool's slowest
     stage is t_f, the median TPOT ratio over the t_f ratio, each tool's TPOT over layers x
-    micro-batches x its slowest stage (1: everything else hidden); the FFN stage as an effective
-    share of the datasheet HBM bandwidth (one FFN GPU's routed-expert weights over t_f; median over
-    the grid without DeepSeek-V3 on H100, where the tool's t_f holds a cross-node all-to-all); and
-    DeepSeek-V3 on H200 at ``batch`` requests per GPU: tokens per expert, our t_f and the tool's
-    with its balanced and its power-law tables (us), and those shares."""
+    micro-batches x its slowest stage (1: everything else hidden); and DeepSeek-V3 on H200 at
+    ``batch`` requests per GPU: tokens per expert, our t_f and the tool's with its balanced and its
+    power-law tables (us)."""
     g = _grid(comp, "afd").copy()
     raw = {(r["id"], r["distribution"]): r for r in rows if r["status"] == "ok"}
     mb = g.id.map(lambda i: float(raw[(i, DISTRIBUTIONS[0])]["micro_batches"]))
@@ -164,21 +155,12 @@ def afd_stage_readings(rows: list[dict], comp: pd.DataFrame, batch: int = 128) -
         out[f"{tool}_tpot_per_slowest"] = f"{per.median():.2f}"
     out["afd_ffn_bound"] = int((slowest["our"] & slowest["aic"]).sum())
     out["afd_tpot_per_tf"] = f"{(g.ratio_tpot_ms / g.ratio_t_ffn_us).median():.2f}"
-    peak = g.hardware.map(lambda h: (lambda hw: hw.hbm_bytes_per_s / hw.efficiency.hbm)(load_hardware(h, profile="datasheet")))
-    weights = pd.Series([_routed_bytes_per_gpu(m, f) for m, f in zip(g.model, g.ffn_gpus)], index=g.index)
-    same = ~((g.hardware == "h100") & (g.model == CASE_MODEL))
-    for tool in ("our", "aic"):
-        share = weights / (g[f"{tool}_t_ffn_us"] * 1e-6) / peak
-        out[f"{tool}_tf_hbm"] = f"{share[same].median():.2f}"
     case = g[(g.hardware == "h200") & (g.model == CASE_MODEL) & (g.batch_per_gpu == batch)].iloc[0]
     m, k = load_model(CASE_MODEL, profile="reference"), int(case.name)
     bal = float(raw[(case.id, DISTRIBUTIONS[1])]["t_ffn_us"])
-    w, bw = weights[k], peak[k]
     out.update({"case_tokens_per_expert": f"{batch * case.attn_gpus / mb[k] * m.experts_per_token / m.routed_experts:.0f}",
-                "case_weights_gb": f"{w / 1e9:.2f}", "case_our_tf": f"{case.our_t_ffn_us:.0f}",
-                "case_aic_tf_bal": f"{bal:.0f}", "case_aic_tf": f"{case.aic_t_ffn_us:.0f}",
-                "case_our_hbm": f"{w / (case.our_t_ffn_us * 1e-6) / bw:.2f}",
-                "case_aic_hbm": f"{w / (case.aic_t_ffn_us * 1e-6) / bw:.2f}-{w / (bal * 1e-6) / bw:.2f}"})
+                "case_our_tf": f"{case.our_t_ffn_us:.0f}",
+                "case_aic_tf_bal": f"{bal:.0f}", "case_aic_tf": f"{case.aic_t_ffn_us:.0f}"})
     return out
 
 
