@@ -65,12 +65,13 @@ def test_vectorised_cells_match_single_calls(ds, h800):
 def test_the_papers_h800_case(ds, h800):
     # Under the paper's EP model (t_B = t_a + t_f: the all-to-all entirely hidden) EP wins on H800, as
     # the paper says. Under the defaults (overlap from each design's schedule, calibrated kernels) the
-    # two are even within the model's error (recorded: AFD 1.01x, not decisive; 1.07x with EP half
+    # two are even within the model's error (recorded: AFD 1.05x, not decisive; 1.01x before the kernels were refitted
+    # on aiconfigurator's kernel tables too (fixed cost 5.1 us per kernel, was 2.52); 1.07x with EP half
     # hidden and AFD all, before issue 18's schedule; 1.06x before H800's HBM was read as 80 GiB).
     paper_like = advise(ds, h800, BUDGET, 4096, assumptions=Assumptions(ep_overlap=1.0), explain=False)
     assert paper_like.recommendation == "EP" and paper_like.ratio < 1
     default = advise(ds, h800, BUDGET, 4096, explain=False)
-    assert default.ratio == pytest.approx(1.01, abs=0.03) and not default.decisive
+    assert default.ratio == pytest.approx(1.05, abs=0.03) and not default.decisive
 
 
 @pytest.mark.parametrize("model", ["step3", "ernie-4.5"])

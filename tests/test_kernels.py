@@ -2,17 +2,19 @@
 their shape, and the roofline and FP8-KV rules by hand."""
 from __future__ import annotations
 
-import importlib.util
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from afdlib.decode.step import Assumptions, _time
 from afdlib.decode.validation import attention_layer_rows, validation_rows
 from afdlib.errors import AfdError
 from afdlib.evaluator.attention import attention_work
-from afdlib.evaluator.kernels import KernelProfile, curves, gemm_seconds
+from afdlib.evaluator.kernels import KernelProfile, architecture, curves, gemm_seconds
 from afdlib.evaluator.roofline import Work, stage_time
 from afdlib.inputs.catalog import data_dir, load_hardware, load_model
 from afdlib.inputs.files import read_yaml
@@ -23,45 +25,57 @@ DOC = read_yaml(data_dir() / "kernel_efficiency.yaml")
 H800_HBM, H800_FP8 = 3.35e12, 1979e12
 
 
-def _script():
-    spec = importlib.util.spec_from_file_location("fit_kernels", ROOT / "scripts" / "fit_kernels.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def _points():
-    pts = DOC["gemm"]["points"]
-    g, m, n, k, tf = (np.array([p[key] for p in pts], dtype=float) for key in ("groups", "m", "n", "k", "tflops"))
-    return m, 2 * g * m * n * k, g * (n * k + m * k + 2 * m * n), 2 * g * m * n * k / (tf * 1e12)
+def _points(source="deepgemm_readme"):
+    pts = [p for p in DOC["gemm"]["points"] if p["source"] == source]
+    g, m, n, k = (np.array([p[key] for p in pts], dtype=float) for key in ("groups", "m", "n", "k"))
+    return m, 2 * g * m * n * k, g * (n * k + m * k + 2 * m * n), np.array([p["measured_us"] for p in pts]) * 1e-6
 
 
 def test_gemm_curve_reproduces_its_points_within_the_stated_residuals():
+    # the README points recomputed here from their shapes through the library's curve (Hopper fractions)
     m, flops, nbytes, measured = _points()
-    fitted = gemm_seconds(flops, nbytes, m, H800_HBM, H800_FP8) + curves().fixed_s
+    fitted = gemm_seconds(flops, nbytes, m, H800_HBM, H800_FP8) + curves("h800").fixed_s
     rel = fitted / measured - 1
-    res = DOC["gemm"]["residuals"]
+    res = DOC["gemm"]["residuals"]["deepgemm_readme hopper"]
     assert np.abs(rel).max() <= res["max_abs"] + 1e-3
     assert np.sqrt(np.mean(np.log1p(rel) ** 2)) <= res["rms_log"] + 1e-3
-    assert np.allclose(rel, [p["residual"] for p in DOC["gemm"]["points"]], atol=1e-3)   # per point, as stored
-    assert res["max_abs"] < 0.25 and res["rms_log"] < 0.10      # what the file states the fit achieves
+    readme = [p for p in DOC["gemm"]["points"] if p["source"] == "deepgemm_readme"]
+    assert np.allclose(rel, [p["residual"] for p in readme], atol=1e-3)   # per point, as stored
+    # every point of every source and architecture within its source's stated residuals, and what the
+    # file states the joint fit achieves (rms log 0.15 over all GEMM and MoE times, 0.20 over MLA's)
+    for block in ("gemm", "attention_core"):
+        pts = pd.DataFrame(DOC[block]["points"])
+        pts["arch"] = pts.system.map(architecture)
+        for (source, arch), p in pts.groupby(["source", "arch"]):
+            r = DOC[block]["residuals"][f"{source} {arch}"]
+            assert len(p) == r["points"] and p.residual.abs().max() <= r["max_abs"] + 1e-4, (source, arch)
+            assert np.allclose(p.fitted_us / p.measured_us - 1, p.residual, atol=2e-3)
+    assert DOC["gemm"]["residuals"]["all"]["rms_log"] < 0.16 and DOC["attention_core"]["residuals"]["all"]["rms_log"] < 0.21
 
 
 def test_the_script_writes_the_file_it_ships(tmp_path):
-    # deterministic: the same parameters from the same points
-    par = _script().fit_gemm()
-    stored = DOC["gemm"]["parameters"]
-    assert {k: round(v, 9 if k == "t0_s" else 4) for k, v in par.items()} == stored
-    c = curves()
-    assert (c.gemm_f_hbm, c.gemm_f_flop, c.gemm_p, c.fixed_s) == (stored["f_hbm"], stored["f_flop"], stored["p"],
-                                                                 stored["t0_s"])
+    # deterministic: the same file from the same points
+    out = tmp_path / "k.yaml"
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "fit_kernels.py"), "--out", str(out)], check=True,
+                   capture_output=True)
+    assert out.read_text() == (data_dir() / "kernel_efficiency.yaml").read_text()
+    g = DOC["gemm"]["parameters"]
+    for arch in ("hopper", "blackwell"):
+        c = curves({"hopper": "h200", "blackwell": "gb200"}[arch])
+        assert (c.gemm_f_hbm, c.gemm_f_flop, c.gemm_p, c.fixed_s) == (
+            g["by_architecture"][arch]["f_hbm"], g["by_architecture"][arch]["f_flop"], g["p"], g["t0_s"])
+    assert architecture("b300") == "blackwell" and architecture("mi300x") == architecture(None) == "hopper"
 
 
-def test_attention_fractions_are_flashmlas_figures():
-    # 3000 of 3350 GB/s and 660 of 989 BF16 TFLOPS (FlashMLA README, H800)
-    c = curves()
-    assert c.attention_f_hbm == pytest.approx(3000 / 3350, abs=1e-4)
-    assert c.attention_f_flop == pytest.approx(660 / 989, abs=1e-4)
+def test_attention_fractions_sit_by_flashmlas_figures():
+    # Hopper: FlashMLA's 3000 of 3350 GB/s (0.8955) is met; its 660 of 989 BF16 TFLOPS (0.667) is an
+    # 'up to' that TensorRT-LLM's MLA table does not reach (fit 0.60, stated residual); fractions <= 1
+    c, fig = curves("h800"), DOC["attention_core"]["figures"]
+    assert c.attention_f_hbm == pytest.approx(3000 / 3350, abs=1e-3)
+    assert c.attention_f_flop == pytest.approx(660 / 989 * (1 + fig[1]["residual"]), abs=1e-4)
+    assert 0.55 < c.attention_f_flop < 660 / 989
+    for arch in ("h200", "gb200"):
+        assert 0 < curves(arch).attention_f_hbm <= 1 and 0 < curves(arch).attention_f_flop <= 1
 
 
 def test_gemm_fractions_are_monotone_in_rows():
@@ -84,6 +98,10 @@ def test_gemm_fractions_are_monotone_in_rows():
     b = n * ks + 64 * ks + 2 * 64 * n
     tk = gemm_seconds(2 * 64 * n * ks, b, 64, H800_HBM, H800_FP8) + curves().fixed_s
     assert np.all(np.diff(b / H800_HBM / tk) > 0)
+    # the same on Blackwell (B200 peaks 8 TB/s, 4500 TFLOPS FP8; its own fractions)
+    cb = curves("b200")
+    tb = gemm_seconds(flops, nbytes, rows, 8e12, 4500e12, cb) + cb.fixed_s
+    assert np.all(np.diff(flops / tb) > 0) and np.all(np.diff((nbytes / tb)[big]) < 0)
 
 
 def test_calibrated_gemm_through_the_evaluator_equals_the_curve():
@@ -118,7 +136,7 @@ def test_roofline_profile_is_the_speed_of_light():
 def test_fp8_kv_attention_runs_at_the_bf16_rate():
     # DeepSeek-V3, 64 requests at 4096 cached tokens, FP8 cache: 64 x 4096 x 278,528 = 7.30e10 FLOPs at
     # BF16 989 TFLOPS = 73.8 us (36.9 us at the FP8 rate it was computed at before); 64 x 4096 x 576
-    # bytes = 151 MB at 3.35 TB/s = 45.1 us. Roofline: 73.8 us; calibrated: 7.30e10 / 660e12 = 110.6 us
+    # bytes = 151 MB at 3.35 TB/s = 45.1 us. Roofline: 73.8 us; calibrated: 7.30e10 / (0.5955 x 989e12) = 124 us (Hopper's fitted BF16 fraction)
     m, hw = load_model("deepseek-v3", profile="reference"), load_hardware("h800", profile="datasheet")
     _, core = attention_work(m, Precision(kv_cache="fp8"), 64, 4096)
     flops = 64 * 4096 * 278_528
@@ -128,8 +146,9 @@ def test_fp8_kv_attention_runs_at_the_bf16_rate():
     assert t_sol == pytest.approx(flops / 989e12) and t_sol == pytest.approx(73.8e-6, rel=1e-3)
     k = KernelProfile("calibrated")
     t_cal = float(_time([k.attention(core, hw)], hw, Assumptions(kernel_overhead_s=0.0))[0])
-    assert t_cal == pytest.approx(flops / 660e12, rel=1e-3)
-    # a BF16 cache of the same batch: 302 MB at 3000 GB/s = 100.7 us < 110.6 us, still compute bound, so
+    assert t_cal == pytest.approx(flops / (curves('h800').attention_f_flop * 989e12), rel=1e-3)
+    assert t_cal == pytest.approx(124e-6, rel=0.01)
+    # a BF16 cache of the same batch: 302 MB at 3000 GB/s = 100.7 us < 124 us, still compute bound, so
     # the FP8 cache saves nothing here (at the FP8 rate it would have looked 2x faster)
     _, core16 = attention_work(m, Precision(), 64, 4096)
     t16 = float(_time([k.attention(core16, hw)], hw, Assumptions(kernel_overhead_s=0.0))[0])
@@ -160,13 +179,13 @@ def test_profiles_are_checked():
 
 def test_stepfun_attention_layers_are_a_check_with_recorded_errors():
     # Step-3 report Table 9 (data/kernels.yaml): not fitted to; recorded errors of the calibrated profile
-    # (datasheet profile: median 0.109)
+    # (datasheet profile: median 0.109; before the aiconfigurator tables joined the fit: 0.131, 0.316)
     rows = attention_layer_rows()
     assert len(rows) == 8
     for r in rows:
         assert r["error"] == pytest.approx(r["model_us"] / r["layer_us"] - 1)
     err = np.abs([r["error"] for r in rows])
-    assert np.median(err) == pytest.approx(0.131, abs=0.005) and err.max() == pytest.approx(0.316, abs=0.005)
+    assert np.median(err) == pytest.approx(0.116, abs=0.005) and err.max() == pytest.approx(0.486, abs=0.005)
 
 
 def test_an_empty_batch_takes_finite_time_under_every_profile():

@@ -8,16 +8,20 @@ fixed cost per kernel. EP and AFD call the same operator families, so they get t
   measurements only (``data/kernel_efficiency.yaml``, written by ``scripts/fit_kernels.py`` with
   the source of every point, the fitted parameters and the residuals):
 
+  The fractions are keyed by architecture (Hopper, Blackwell: :func:`architecture`), fitted
+  jointly with one fixed cost per kernel to DeepGEMM's and FlashMLA's READMEs (H800) and
+  aiconfigurator's measured kernel tables (H100, H200, B200, GB200).
+
   - **GEMMs** (attention projections, router, shared experts, dense FFN, LM head, the routed
-    experts' grouped GEMMs), DeepGEMM's FP8 tables: ``t = ((B / (f_hbm BW))^p + (F_pad / (f_flop
+    experts' grouped GEMMs), DeepGEMM's FP8 kernels: ``t = ((B / (f_hbm BW))^p + (F_pad / (f_flop
     P))^p)^(1/p)`` plus the fixed cost, a roofline with a rounded corner (:func:`gemm_seconds`);
     rows below DeepGEMM's tile height (64) are padded to it. The achieved HBM fraction therefore
     falls as rows (tokens, or tokens per active expert) approach the ridge, and the achieved FLOP
     fraction rises with rows.
-  - **core attention**, FlashMLA's published figures: ``f_hbm`` = 3000 of 3350 GB/s, ``f_flop`` =
-    660 of 989 BF16 TFLOPS, always at the BF16 rate (the kernel dequantizes an FP8 cache:
+  - **core attention**, FlashMLA's published figures and TensorRT-LLM's MLA kernel, a hard
+    roofline, always at the BF16 rate (the kernel dequantizes an FP8 cache:
     :func:`afdlib.evaluator.attention.attention_work`).
-  - **fixed cost per kernel**: the GEMM fit's t0.
+  - **fixed cost per kernel**: the joint fit's t0.
 
   Fractions are of the device's datasheet peak: the rate the hardware profile already discounted
   (``Hardware.efficiency``) is divided out first. Hardware given as sustained figures (the paper
@@ -71,25 +75,42 @@ class Curves:
 _CURVES: dict = {}
 
 
-def _curves_at(path: str) -> Curves:
+def _curves_at(path: str) -> tuple[dict, dict, str]:
+    """({architecture: Curves}, {device slug: architecture}, default architecture) of a fitted file."""
     from afdlib.inputs.files import read_yaml
     doc = read_yaml(path)
     try:
-        g, att = doc["gemm"]["parameters"], doc["attention_core"]["parameters"]
-        return Curves(float(g["f_hbm"]), float(g["f_flop"]), float(g["p"]), float(doc["gemm"]["block_m"]),
-                      float(att["f_hbm"]), float(att["f_flop"]), float(doc["fixed_per_kernel"]["seconds"]))
+        g, att = doc["gemm"]["parameters"], doc["attention_core"]["parameters"]["by_architecture"]
+        by_arch = {a: Curves(float(v["f_hbm"]), float(v["f_flop"]), float(g["p"]), float(doc["gemm"]["block_m"]),
+                             float(att[a]["f_hbm"]), float(att[a]["f_flop"]), float(doc["fixed_per_kernel"]["seconds"]))
+                   for a, v in g["by_architecture"].items()}
+        devices = {slug: a for a, slugs in doc["architectures"].items() for slug in slugs}
+        return by_arch, devices, str(doc["default_architecture"])
     except (KeyError, TypeError, ValueError) as e:
         raise AfdError(f"{path}: malformed kernel efficiency file ({e}); re-run scripts/fit_kernels.py") from None
 
 
-def curves() -> Curves:
-    """The calibrated curves, read once (per data folder) from ``data/kernel_efficiency.yaml``."""
+def _table() -> tuple[dict, dict, str]:
     key = os.environ.get("AFDLIB_DATA")
-    c = _CURVES.get(key)
-    if c is None:
+    t = _CURVES.get(key)
+    if t is None:
         from afdlib.inputs.catalog import data_dir
-        c = _CURVES[key] = _curves_at(str(data_dir() / "kernel_efficiency.yaml"))
-    return c
+        t = _CURVES[key] = _curves_at(str(data_dir() / "kernel_efficiency.yaml"))
+    return t
+
+
+def architecture(hardware=None) -> str:
+    """The architecture key of the fitted fractions for ``hardware`` (an object with a ``slug``, or a
+    slug): the file's ``architectures`` table, else its default (Hopper: the DeepGEMM README's)."""
+    _, devices, default = _table()
+    slug = hardware if isinstance(hardware, str) else getattr(hardware, "slug", None)
+    return devices.get(slug, default)
+
+
+def curves(hardware=None) -> Curves:
+    """The calibrated curves of ``hardware``'s architecture (:func:`architecture`; default: Hopper),
+    read once (per data folder) from ``data/kernel_efficiency.yaml``."""
+    return _table()[0][architecture(hardware)]
 
 
 def gemm_seconds(flops: ArrayLike, nbytes: ArrayLike, rows: ArrayLike, hbm_peak: float, flop_peak: float,
@@ -156,7 +177,7 @@ class KernelProfile:
         expert) as the profile's kernel runs it."""
         if self.name != "calibrated":
             return work
-        c = curves()
+        c = curves(hardware)
         c = replace(c, gemm_f_flop=self._flop_fraction(c.gemm_f_flop))
         return self._calibrated(work, hardware, c.gemm_f_hbm, c.gemm_f_flop / _padding(rows, c), c.gemm_p)
 
@@ -164,7 +185,7 @@ class KernelProfile:
         """The core attention (scores and values against the cache) as the profile's kernel runs it."""
         if self.name != "calibrated":
             return work
-        c = curves()
+        c = curves(hardware)
         return self._calibrated(work, hardware, c.attention_f_hbm, self._flop_fraction(c.attention_f_flop), np.inf)
 
     @staticmethod
@@ -201,18 +222,12 @@ class KernelProfile:
 
 
 def measured_points() -> list[dict]:
-    """The GEMM measurements the calibrated curve was fitted to (``data/kernel_efficiency.yaml``), each
-    with its shape, measured and fitted kernel seconds and achieved HBM and FLOP fractions of the H800
-    peak (the device they were measured on)."""
+    """The GEMM measurements the calibrated curves were fitted to (``data/kernel_efficiency.yaml``), each
+    with its source, device, shape, measured and fitted kernel seconds and achieved HBM and FLOP
+    fractions of its own device's datasheet peaks."""
     from afdlib.inputs.catalog import data_dir
     from afdlib.inputs.files import read_yaml
-    doc = read_yaml(data_dir() / "kernel_efficiency.yaml")
-    peak = doc["hardware_of_the_measurements"]
-    out = []
-    for p in doc["gemm"]["points"]:
-        out.append({**p, "hbm_fraction": p["gb_per_s"] * 1e9 / peak["hbm_bytes_per_s"],
-                    "flop_fraction": p["tflops"] * 1e12 / peak["fp8_flops"]})
-    return out
+    return list(read_yaml(data_dir() / "kernel_efficiency.yaml")["gemm"]["points"])
 
 
 def gemm_fractions(n: int, k: int, rows: ArrayLike, hbm_peak: float = 3.35e12, flop_peak: float = 1979e12,
@@ -245,21 +260,27 @@ def assumption_rows() -> list[dict]:
     from afdlib.inputs.files import read_yaml
     from afdlib.inputs.specs import Efficiency
     doc = read_yaml(data_dir() / "kernel_efficiency.yaml")
-    g, a, res = doc["gemm"]["parameters"], doc["attention_core"]["parameters"], doc["gemm"]["residuals"]
-    fit = f"fit to {len(doc['gemm']['points'])} DeepGEMM FP8 GEMMs on H800 (rms {res['rms_log']:.1%}, " \
-          f"largest {res['max_abs']:.1%})"
+    g, a = doc["gemm"]["parameters"], doc["attention_core"]["parameters"]["by_architecture"]
+    res, ares = doc["gemm"]["residuals"]["all"], doc["attention_core"]["residuals"]["all"]
+    fit = f"joint fit to {res['points']} FP8 GEMM and MoE kernel times: DeepGEMM README (H800), aiconfigurator " \
+          f"tables (H100, H200, B200, GB200); rms {res['rms_log']:.1%}"
+    afit = f"FlashMLA README (H800) and aiconfigurator's MLA table ({ares['points']} times, rms {ares['rms_log']:.1%})"
     e = Efficiency()
+
+    def arch(d, key, fmt):
+        return " / ".join(f"{d[x][key]:{fmt}}" for x in ("hopper", "blackwell"))
     return [
-        {"assumption": "GEMM: HBM fraction f_hbm (before the rounded corner)", "value": f"{g['f_hbm']:.2f}", "source": fit},
-        {"assumption": "GEMM: FLOP fraction f_flop", "value": f"{g['f_flop']:.3f}", "source": fit},
+        {"assumption": "GEMM: HBM fraction f_hbm, Hopper / Blackwell (before the rounded corner)",
+         "value": arch(g["by_architecture"], "f_hbm", ".2f"), "source": fit},
+        {"assumption": "GEMM: FLOP fraction f_flop, Hopper / Blackwell", "value": arch(g["by_architecture"], "f_flop", ".3f"),
+         "source": fit},
         {"assumption": "GEMM: roundness of the roofline's corner p", "value": f"{g['p']:.2f}", "source": fit},
         {"assumption": "GEMM: rows padded to the tile height", "value": f"{doc['gemm']['block_m']}",
          "source": "DeepGEMM's smallest BLOCK_M"},
         {"assumption": "fixed cost per kernel", "value": f"{g['t0_s'] * 1e6:.2f} µs", "source": fit},
-        {"assumption": "core attention: HBM fraction", "value": f"{a['f_hbm']:.3f}",
-         "source": "FlashMLA README: 3000 of 3350 GB/s (H800)"},
-        {"assumption": "core attention: BF16 FLOP fraction", "value": f"{a['f_flop']:.3f}",
-         "source": "FlashMLA README: 660 of 989 TFLOPS (H800)"},
+        {"assumption": "core attention: HBM fraction, Hopper / Blackwell", "value": arch(a, "f_hbm", ".3f"), "source": afit},
+        {"assumption": "core attention: BF16 FLOP fraction, Hopper / Blackwell", "value": arch(a, "f_flop", ".3f"),
+         "source": afit},
         {"assumption": "core attention over an FP8 cache", "value": "BF16 rate, FP8 bytes",
          "source": "FlashMLA README: dequantizes to BF16, computes in BF16"},
         {"assumption": "scale-up / scale-out fraction", "value": f"{e.scale_up:g} / {e.scale_out:g}",

@@ -181,11 +181,12 @@ def ratio_bandwidth_figure(curves: dict, current: dict):
 
 
 def kernel_curves_figure(points: pd.DataFrame, curves: pd.DataFrame, attention):
-    """The calibrated kernel curves against their measurements. Left: each DeepGEMM point's
-    measured kernel time against the fitted one (+-10% and +-20% bands), by layout. Right: achieved
+    """The calibrated kernel curves against their measurements. Left: each GEMM or MoE point's
+    measured kernel time against the fitted one (+-10% and +-20% bands), by source (``points``:
+    :func:`afdlib.evaluator.kernels.measured_points`). Right: achieved
     fraction of peak HBM bandwidth and of peak FLOP/s against rows per weight matrix for the curve's
-    shapes (``curves``: columns shape, rows, hbm_fraction, flop_fraction), the measured points of
-    those shapes, and FlashMLA's two fractions (``attention``: the calibrated
+    shapes (``curves``: columns shape, rows, hbm_fraction, flop_fraction; Hopper), the measured
+    Hopper points of those shapes (fractions of their own device's peaks), and FlashMLA's two fractions (``attention``: the calibrated
     :class:`afdlib.evaluator.kernels.Curves`)."""
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(PAGE_WIDTH_IN, 3.9))
     lo, hi = points.measured_us.min() * 0.7, points.measured_us.max() * 1.4
@@ -193,17 +194,17 @@ def kernel_curves_figure(points: pd.DataFrame, curves: pd.DataFrame, attention):
     ax.plot(x, x, color="black", lw=1)
     for f, alpha in ((0.10, 0.14), (0.20, 0.07)):
         ax.fill_between(x, x * (1 - f), x * (1 + f), color="grey", alpha=alpha, lw=0)
-    for layout, marker in (("normal", "o"), ("contiguous", "s"), ("masked", "^")):
-        sel = points[points.layout == layout]
-        ax.scatter(sel.measured_us, sel.fitted_us, marker=marker, s=28, label=f"{layout} ({len(sel)})")
+    for (source, kind), marker in zip(points.groupby(["source", "kind"], sort=False).groups, "os^vD"):
+        sel = points[(points.source == source) & (points.kind == kind)]
+        ax.scatter(sel.measured_us, sel.fitted_us, marker=marker, s=18, alpha=0.7, label=f"{source} {kind} ({len(sel)})")
     ax.set(xscale="log", yscale="log", xlabel="measured kernel time (us)", ylabel="fitted kernel time (us)")
-    ax.legend(fontsize=8, title="DeepGEMM layout", title_fontsize=8)
+    ax.legend(fontsize=7, title="source (DeepGEMM kernels)", title_fontsize=7)
     colours = dict(zip(curves["shape"].unique(), ("#2c7fb8", "#d95f02", "#1b9e77", "#7570b3")))
     for shape, c in curves.groupby("shape", sort=False):
         bx.plot(c.rows, c.hbm_fraction, color=colours[shape], lw=1.5, label=f"{shape}: HBM")
         bx.plot(c.rows, c.flop_fraction, color=colours[shape], lw=1.5, ls="--", label=f"{shape}: FLOP/s")
         n, k = (int(v) for v in shape.replace("N", "").replace("K", "").split(" x "))
-        sel = points[(points.n == n) & (points.k == k)]
+        sel = points[(points.n == n) & (points.k == k) & points.system.isin(("h800", "h100", "h200"))]
         bx.scatter(sel.m, sel.hbm_fraction, color=colours[shape], marker="o", s=22, zorder=3)
         bx.scatter(sel.m, sel.flop_fraction, color=colours[shape], marker="x", s=22, zorder=3)
     bx.axhline(attention.attention_f_hbm, color="grey", lw=0.8, ls=":")
