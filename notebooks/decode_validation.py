@@ -205,15 +205,17 @@ plt.close(fig)
 # ## Kernel efficiency, calibrated on kernels
 #
 # How close each kernel gets to the roofline is not a constant chosen per design: one profile,
-# fitted to published kernel measurements only (`data/kernel_efficiency.yaml`, written by
-# `scripts/fit_kernels.py` with every point, its source and the fit's residuals), times the
-# operators of both designs. GEMMs (projections, router, experts, LM head) follow DeepGEMM's FP8
-# tables: a roofline whose corner is rounded, with rows below the tile height padded to it and a
-# fixed cost per kernel; the core attention follows FlashMLA's published fractions and always
-# computes at the BF16 rate, since the kernel dequantizes an FP8 cache
-# ({numref}`decode-kernels`, Table 3). The GEMM curve reproduces DeepGEMM's
-# {glue:text}`kernel_fit`. `afd throughput --kernels datasheet` (0.75 of peak FLOP/s, HBM at 80%,
-# 3 µs per kernel) and `--kernels roofline` (the speed of light) keep the alternatives.
+# fitted to kernel measurements only (`data/kernel_efficiency.yaml`, written by
+# `scripts/fit_kernels.py` with every point, its source and the fit's residuals per source), times
+# the operators of both designs. Two sources: DeepGEMM's and FlashMLA's READMEs (H800), and NVIDIA
+# aiconfigurator's measured kernel tables (`data/aiconfigurator_kernels.csv`: H100, H200, B200,
+# GB200), never its end-to-end predictions. GEMMs (projections, router, experts, LM head) follow
+# DeepGEMM's FP8 kernels: a roofline whose corner is rounded, with rows below the tile height padded
+# to it; the core attention follows FlashMLA's figures and TensorRT-LLM's MLA kernel and always
+# computes at the BF16 rate, since FlashMLA dequantizes an FP8 cache. The fractions of peak are per
+# architecture (Hopper, Blackwell), and one fixed cost per kernel is fitted jointly to every source
+# ({numref}`decode-kernels`, Table 3). The GEMM curve reproduces {glue:text}`kernel_fit`.
+# `afd throughput --kernels datasheet` (0.75 of peak FLOP/s, HBM at 80%, 3 µs per kernel) and `--kernels roofline` (the speed of light) keep the alternatives.
 
 # %% tags=["hide-input"]
 from afdlib.evaluator.kernels import assumption_rows, curve_rows, curves as kernel_curves, measured_points
@@ -224,8 +226,11 @@ fig = kernel_curves_figure(kpoints, pd.DataFrame(curve_rows()), kernel_curves())
 save_figure(fig, "decode_kernels", output_dir)
 glue("fig_decode_kernels", fig, display=False)
 plt.close(fig)
-glue("kernel_fit", f"{len(kpoints)} points with an rms error of {np.sqrt(np.mean(np.log1p(kpoints.residual) ** 2)):.1%} "
-     f"(largest {kpoints.residual.abs().max():.1%})", display=False)
+names = {"deepgemm_readme": "DeepGEMM README GEMM", "aiconfigurator_gemm": "aiconfigurator dense GEMM",
+         "aiconfigurator_moe": "aiconfigurator MoE-layer"}
+glue("kernel_fit", "; ".join(f"{len(p)} {names[src]} times with an rms error of {np.sqrt(np.mean(np.log1p(p.residual) ** 2)):.1%} "
+                             f"(largest {p.residual.abs().max():.1%})" for src, p in kpoints.groupby("source", sort=False)),
+     display=False)
 for key, value in attention_layer_readings(assumptions).items():
     glue(key, value, display=False)
 pd.DataFrame(assumption_rows()).style.set_uuid("decode_validation_kernels").hide(axis="index")
@@ -245,10 +250,12 @@ pd.DataFrame(assumption_rows()).style.set_uuid("decode_validation_kernels").hide
 # ```{glue:figure} fig_decode_kernels
 # :name: decode-kernels
 #
-# Left: DeepGEMM's measured kernel times on H800 against the fitted curve (bands: ±10%, ±20%).
-# Right: the achieved fraction of peak HBM bandwidth (solid) and FP8 FLOP/s (dashed) against rows
-# per weight matrix for DeepSeek-V3's two expert GEMM shapes, with the measured points of those
-# shapes (dots: HBM, crosses: FLOP/s) and FlashMLA's fractions; shaded, below the tile height,
+# Left: every measured DeepGEMM kernel time the curves are fitted to (the README's on H800;
+# aiconfigurator's dense GEMMs and MoE layers on H100, H200, B200, GB200), by source, against the
+# fitted one (bands: ±10%, ±20%). Right: Hopper's curve, the achieved fraction of peak HBM
+# bandwidth (solid) and FP8 FLOP/s (dashed) at H800 peaks against rows per weight matrix for
+# DeepSeek-V3's two expert GEMM shapes, with the measured Hopper points of those shapes (fractions
+# of their own device's peaks; dots: HBM, crosses: FLOP/s) and Hopper's fitted attention fractions; shaded, below the tile height,
 # where rows are padded and the fractions are those at 64 rows.
 # ```
 #

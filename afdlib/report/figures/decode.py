@@ -186,8 +186,8 @@ def kernel_curves_figure(points: pd.DataFrame, curves: pd.DataFrame, attention):
     :func:`afdlib.evaluator.kernels.measured_points`). Right: achieved
     fraction of peak HBM bandwidth and of peak FLOP/s against rows per weight matrix for the curve's
     shapes (``curves``: columns shape, rows, hbm_fraction, flop_fraction; Hopper), the measured
-    Hopper points of those shapes (fractions of their own device's peaks), and FlashMLA's two fractions (``attention``: the calibrated
-    :class:`afdlib.evaluator.kernels.Curves`)."""
+    Hopper points of those shapes (fractions of their own device's peaks), and the fitted attention fractions (``attention``: the calibrated
+    :class:`afdlib.evaluator.kernels.Curves`, Hopper's)."""
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(PAGE_WIDTH_IN, 3.9))
     lo, hi = points.measured_us.min() * 0.7, points.measured_us.max() * 1.4
     x = np.geomspace(lo, hi, 10)
@@ -209,8 +209,8 @@ def kernel_curves_figure(points: pd.DataFrame, curves: pd.DataFrame, attention):
         bx.scatter(sel.m, sel.flop_fraction, color=colours[shape], marker="x", s=22, zorder=3)
     bx.axhline(attention.attention_f_hbm, color="grey", lw=0.8, ls=":")
     bx.axhline(attention.attention_f_flop, color="grey", lw=0.8, ls="-.")
-    bx.annotate("FlashMLA HBM", (1, attention.attention_f_hbm), xytext=(2, 2), textcoords="offset points", fontsize=7)
-    bx.annotate("FlashMLA BF16 FLOP/s", (1, attention.attention_f_flop), xytext=(2, 2), textcoords="offset points",
+    bx.annotate("attention HBM", (1, attention.attention_f_hbm), xytext=(2, 2), textcoords="offset points", fontsize=7)
+    bx.annotate("attention BF16 FLOP/s", (1, attention.attention_f_flop), xytext=(2, 2), textcoords="offset points",
                 fontsize=7)
     bx.set(xscale="log", ylim=(0, 1.05), xlabel="rows per weight matrix (tokens, or tokens per expert)",
            ylabel="achieved fraction of peak (H800)")
