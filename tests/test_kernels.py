@@ -2,6 +2,7 @@
 their shape, and the roofline and FP8-KV rules by hand."""
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -51,6 +52,31 @@ def test_gemm_curve_reproduces_its_points_within_the_stated_residuals():
             assert len(p) == r["points"] and p.residual.abs().max() <= r["max_abs"] + 1e-4, (source, arch)
             assert np.allclose(p.fitted_us / p.measured_us - 1, p.residual, atol=2e-3)
     assert DOC["gemm"]["residuals"]["all"]["rms_log"] < 0.16 and DOC["attention_core"]["residuals"]["all"]["rms_log"] < 0.21
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("fit_kernels", ROOT / "scripts" / "fit_kernels.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_library_reproduces_every_fitted_time():
+    # every stored point (both sources, both architectures) recomputed through the library's curves of its
+    # device: GEMMs by gemm_seconds plus the kernels' fixed cost (5 for a MoE layer), MLA by the hard
+    # roofline at the BF16 peak; the shapes, bytes and peaks come from the script's own point tables
+    fk = _script()
+    g = fk.gemm_points()
+    stored = [p["fitted_us"] for p in DOC["gemm"]["points"]]
+    ours = [(gemm_seconds(r.flops, r.bytes, r.rows, r.hbm_peak, r.flop_peak, curves(r.system))
+             + r.kernels * curves(r.system).fixed_s) * 1e6 for r in g.itertuples()]
+    assert len(g) == len(stored) and np.allclose(ours, stored, rtol=1e-4, atol=2e-3)
+    a = fk.attention_points()
+    stored = [p["fitted_us"] for p in DOC["attention_core"]["points"]]
+    ours = [(np.maximum(r.bytes / (curves(r.system).attention_f_hbm * r.hbm_peak),
+                        r.flops / (curves(r.system).attention_f_flop * r.flop_peak)) + curves(r.system).fixed_s) * 1e6
+            for r in a.itertuples()]
+    assert len(a) == len(stored) and np.allclose(ours, stored, rtol=1e-4, atol=2e-3)
 
 
 def test_the_script_writes_the_file_it_ships(tmp_path):
