@@ -26,7 +26,7 @@
 # **Result.** Over {glue:text}`n_cases` deployments, each at the batch its source gives where it
 # gives one, the median relative error is {glue:text}`median_error` and the largest
 # {glue:text}`max_error`; {glue:text}`n_within_20` of {glue:text}`n_cases` are within 20%. The errors
-# lean one way: the model over-predicts {glue:text}`n_ep_over` of the {glue:text}`n_ep` EP
+# {glue:text}`ep_lean` {glue:text}`n_ep_over` of the {glue:text}`n_ep` EP
 # deployments ({glue:text}`ep_over_range`; the rest: {glue:text}`ep_under`), and its one AFD
 # deployment, Step-3, reads {glue:text}`s3_err` at the batch its report gives
 # ({glue:text}`s3_err_slo` at the {glue:text}`s3_batch_slo` requests per attention GPU its SLO and
@@ -302,6 +302,7 @@ plt.close(fig)
 
 
 glue_all(readings.sensitivity_readings(table, sens, cases, assumptions.hbm_usable_fraction, DECODE_T_GAP_S * 1e3))
+glue_all(readings.nic_compute_readings(table) | readings.blackwell_readings(table, sens, before))
 june, sept = readings.JUNE, readings.SEPT
 
 # %% [markdown]
@@ -362,8 +363,9 @@ plt.close(fig)
 #
 # **DeepSeek's online service (EP144) and SGLang on H100 (EP72)** ({glue:text}`online_err`,
 # {glue:text}`h100_err`): the ideal schedule's optimism. Both run two micro-batches whose
-# all-to-all crosses the NIC and takes longer than the layer's compute (the breakdown of
-# {numref}`decode-breakdown`); the schedule overlaps {glue:text}`online_hidden` and
+# all-to-all crosses the NIC, and per layer and micro-batch it takes, against the layer's compute
+# (attention and FFN; {numref}`decode-breakdown`), {glue:text}`nic_comm_ratio`: long enough on
+# every case that how much of it hides weighs on the prediction. The schedule overlaps {glue:text}`online_hidden` and
 # {glue:text}`h100_hidden` of what could overlap, with every stage starting the moment its input
 # and its resource are free and no contention between the transfers and the compute beside them.
 # Hiding none of it gives {glue:text}`online_none` and {glue:text}`h100_none`; the published
@@ -371,21 +373,27 @@ plt.close(fig)
 # ({glue:text}`implied_shares`). DeepSeek's profile (EP128, {glue:text}`profile_err`, within 20%)
 # leans the same way. Either the deployments overlap much less than the ideal schedule, or their
 # stages take longer than the model's (DeepSeek-V3's attention layer on H800 reads
-# {glue:text}`stepfun_ds_h800` against StepFun's measurement, shorter than measured), or both;
+# {glue:text}`stepfun_ds_h800` against StepFun's measurement at 64 requests per GPU, which shows no
+# such shortfall there), or both;
 # the validation cannot tell which. What it does show: under the schedule's default the model
 # over-predicts the EP deployments over a NIC by {glue:text}`nic_over_range`; the next chapter's
 # band of decisive ratios is computed from these errors.
 #
-# **SGLang on GB200, June 2025** ({glue:text}`june_err`). The blog gives no batch; the case uses
-# the 256 requests per GPU of the H100 reproduction it compares against. NVLink carries the
-# all-to-all, and hiding none of it still reads {glue:text}`june_none`: the overlap is not the
-# miss. The model matches the
-# published figure at {glue:text}`deepseek-v3-gb200-ep48-sglang-june_match` requests per GPU
-# (the September figure, {glue:text}`sept_err` at 256, at
-# {glue:text}`deepseek-v3-gb200-ep48-sglang-september_match`): both GB200 cases test the batch
-# assumption as much as the model, and say little until the batch is known ({numref}`decode-gb200-batch`). The September
-# setting uses BF16 attention weights, which the model makes slower, yet it published more: what
-# changed between the two (kernels, batch) is not in the model.
+# **SGLang on GB200, September and June 2025** ({glue:text}`sept_err` and {glue:text}`june_err`;
+# with the datasheet kernels {glue:text}`sept_datasheet` and {glue:text}`june_datasheet`). Neither
+# blog gives a batch; both cases use the 256 requests per GPU of the H100 reproduction June compares
+# against. NVLink carries the all-to-all, and it moves little: hiding none of it reads
+# {glue:text}`sept_none` for September ({glue:text}`june_none` for June, and hiding all
+# {glue:text}`june_all`). What sets both cases is the kernels: the kernel tables' Blackwell points
+# demand lower fractions of peak than Hopper's ({glue:text}`bw_fractions`), and the fixed cost per
+# kernel weighs on a short step (without it September reads {glue:text}`sept_nokernel`). September
+# misses most because its setting uses BF16 attention weights, which the model makes slower
+# (attention {glue:text}`sept_attn_ratio` against June's), yet it published more: what changed
+# between the two (kernels, batch) is not in the model. The model matches the published figures at
+# {glue:text}`deepseek-v3-gb200-ep48-sglang-september_match` (September) and
+# {glue:text}`deepseek-v3-gb200-ep48-sglang-june_match` (June) requests per GPU: both GB200 cases
+# test the batch assumption as much as the model, and say little until the batch is known
+# ({numref}`decode-gb200-batch`).
 #
 # **Step-3, 2A2F on H800** ({glue:text}`s3_err`; {glue:text}`s3_err_slo` at the SLO's batch), the
 # one AFD case. The report gives the batch: 6,144 requests in
@@ -411,9 +419,11 @@ plt.close(fig)
 # - {glue:text}`n_cases` deployments, {glue:text}`n_afd_cases` of them AFD (all the AFD side rests
 #   on), all named when the model was built: none is held out. Published AFD deployments
 #   with absolute figures are rare; MegaScale-Infer publishes only ratios.
-# - Kernel efficiency is fitted to one vendor's kernels on one GPU (DeepGEMM and FlashMLA on
-#   H800) and carried to the other devices as fractions of their peaks; other engines' kernels
-#   (TensorRT-LLM's, SGLang's) and small batches below the tables' 64 rows are not measured here.
+# - Kernel efficiency is fitted to two sources on five GPUs (DeepGEMM's and FlashMLA's READMEs on
+#   H800; aiconfigurator's tables of TensorRT-LLM's and SGLang's kernels on H100, H200, B200 and
+#   GB200), one set of fractions per architecture, carried to the other devices of that
+#   architecture (H20, B300, GB300) as fractions of their peaks; the kernels the deployments ran
+#   are not measured, and on Blackwell the MLA kernel is measured with a BF16 cache only.
 # - The overlap of both designs comes from an ideal schedule: a stage starts as soon as its input
 #   and its resource are free, and communication does not slow the compute beside it (no
 #   contention for HBM or SMs). It hides more than the EP deployments over a NIC appear to

@@ -37,8 +37,8 @@
 # designs, the overlap override at 1 (every two-micro-batch EP layer takes max(compute, all-to-all),
 # whatever its kernels; AFD's pipeline runs at its steady state, without fill and drain), EP leads in
 # {glue:text}`n_ep_sym` of {glue:text}`n_pairs` pairs, by a median factor of {glue:text}`median_sym`;
-# this equal-overlap reading hides more than the schedule, which already over-predicts most of the
-# published EP deployments (previous chapter). The AFD side rests on a single published deployment (Step-3).
+# this equal-overlap reading hides more than the schedule, which already over-predicts the
+# published EP deployments whose all-to-all crosses a NIC (previous chapter). The AFD side rests on a single published deployment (Step-3).
 # So the model neither overturns nor confirms the paper's verdict that EP keeps the lead on today's
 # clusters: EP's lead is as large as its all-to-all is well hidden, and under the schedule it stays
 # within the model's errors.
@@ -153,8 +153,8 @@ bw_even, side = break_even(ref, hw_o, budget, context)
 for key, value in {
         "slo": f"{slo_ms:g}", "ctx": f"{context:g}", "ref_ordinary_half": f"{half[0]['ratio']:.2f}",
         "ref_ordinary_ratio": f"{ratio_of(rows, ref.slug, hw_o.slug):.2f}",
-        "ref_ordinary_paper_like": f"{ratio_of(sym_rows, ref.slug, hw_o.slug):.2f}",
-        "ref_superpod_ratio": f"{ratio_of(rows, ref.slug, hw_s.slug):.2f}", "coarse_superpod": f"{coarse[0]:.2f} to {coarse[1]:.2f}",
+        "ref_ordinary_ep_form": next(r["ep_form"] for r in rows if (r["model"], r["hardware"]) == (ref.slug, hw_o.slug)),
+        "ref_ordinary_paper_like": f"{ratio_of(sym_rows, ref.slug, hw_o.slug):.2f}", "ref_superpod_ratio": f"{ratio_of(rows, ref.slug, hw_s.slug):.2f}", "coarse_superpod": f"{coarse[0]:.2f} to {coarse[1]:.2f}",
         "ref_break_even": "none in range" if bw_even is None else f"{bw_even / 1e9:.0f}",
         "break_even_side": {"never": "AFD never ahead in the range searched",
                             "always": "AFD ahead throughout the range searched",
@@ -172,8 +172,8 @@ for key, value in {
 #
 # - **DeepSeek-V3 on H800**: the paper says EP keeps the lead on ordinary clusters. Under the
 #   schedule the model puts AFD at {glue:text}`ref_ordinary_ratio` x EP, a close call (EP's best
-#   deployment there hides {glue:text}`ep_2bo_hidden` of what its two micro-batches could overlap,
-#   Table 2). With the overlap override at the same share for both designs it gives
+#   deployment there: {glue:text}`ref_ordinary_ep_form`; two micro-batches would hide
+#   {glue:text}`ep_2bo_hidden` of what could overlap, Table 2). With the overlap override at the same share for both designs it gives
 #   {glue:text}`ref_ordinary_paper_like` with all hidden (the paper's own models: $t_B = t_a + t_f$
 #   for EP, the steady 3BO pipeline for AFD) and {glue:text}`ref_ordinary_half` with half hidden:
 #   EP ahead, as the paper says, when both designs hide the same share, a tie when each hides what
@@ -366,7 +366,7 @@ t3.style.set_uuid("sweet_spots_table3").hide(axis="index")
 # - The comparison is only as good as the decode model: its errors against published deployments
 #   run from {glue:text}`min_validation_error` to {glue:text}`max_validation_error` (the threshold
 #   for a decisive verdict, {glue:text}`decisive`, is the largest ratio of two of them), and the
-#   AFD side rests on one published deployment, over-predicted by {glue:text}`afd_validation_error`.
+#   AFD side rests on one published deployment, whose error is {glue:text}`afd_validation_error`.
 #   Were AFD's predictions generally that far off against EP's ({glue:text}`ep_validation_errors`),
 #   every ratio here would be off by {glue:text}`afd_lean` (above zero: too favourable to AFD).
 # - Both designs' overlap comes from one ideal schedule: a stage starts as soon as its input and its

@@ -30,7 +30,7 @@ def test_summary_readings_by_hand():
     assert (got["n_ep_published"], got["n_afd_cases"], got["ep_hidden"]) == (2, 1, "50%-90%")
     # b's published 200 lies above its band (150-190): the band does not hold
     assert got["band_holds"] == "does not hold"
-    assert (got["n_comm_bound"], got["comm_bound_where"], got["comm_margin"]) == ("1 of the 2", "GB200", "50% to 50%")
+    assert (got["n_comm_bound"], got["comm_bound_where"], got["comm_margin"]) == ("1 of the 2", "GB200", "50%")
     # band relative to published: a 80/100 - 1 = -20%, b 190/200 - 1 = -5%, a 120/100 - 1 = +20%
     assert got["band_width"] == "from -25% to +20%"    # b's 150/200 - 1 = -25% is the lowest
 

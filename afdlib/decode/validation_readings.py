@@ -57,7 +57,11 @@ def summary_readings(table: pd.DataFrame, before: pd.DataFrame) -> dict:
             "band_holds": "holds" if inside else "does not hold",
             "n_comm_bound": f"{len(nic)} of the {len(ep)}",
             "comm_bound_where": ", ".join(sorted(set(nic.label.str.split(", ").str[1].str.split(" ").str[0]))),
-            "comm_margin": f"{margin.min():.0%} to {margin.max():.0%}" if len(nic) else "none",
+            "comm_margin": ("none" if not len(nic) else f"{margin.min():.0%}" if f"{margin.min():.0%}" == f"{margin.max():.0%}"
+                            else f"{margin.min():.0%} to {margin.max():.0%}"),
+            "ep_lean": ("lean one way: the model over-predicts" if len(over) in (0, len(ep)) else
+                        "lean over more often than under: the model over-predicts" if 2 * len(over) > len(ep) else
+                        "do not lean one way: the model over-predicts"),
             "band_width": f"from {rel_lo.min():+.0%} to {rel_hi.max():+.0%}"}
 
 
@@ -178,3 +182,29 @@ def implied_readings(table: pd.DataFrame, cases: dict[str, Case], assumptions: A
             "nic_over_range": f"{ep.error.min():+.0%} to {ep.error.max():+.0%}" if len(ep) else "none",
             "implied_range": f"{min(found):.0%}-{max(found):.0%}" if found else "none",
             "scheduled_range": f"{ep.hidden_share.min():.0%}-{ep.hidden_share.max():.0%}" if len(ep) else "none"}
+
+
+def nic_compute_readings(table: pd.DataFrame) -> dict:
+    """For the EP cases whose all-to-all crosses the NIC (all but GB200's): the all-to-all's time per
+    layer and micro-batch over the layer's compute (attention + FFN), per case."""
+    ep = table[(table.design == "ep") & ~table.label.str.contains("GB200")]
+    ratio = ep.t_comm_us / (ep.t_attn_us + ep.t_ffn_us)
+    return {"nic_comm_ratio": "; ".join(f"{lab}: {r:.2f} times" for lab, r in zip(ep.label, ratio))}
+
+
+def blackwell_readings(table: pd.DataFrame, sens: pd.DataFrame, before: pd.DataFrame) -> dict:
+    """What sets the GB200 cases: the calibrated GEMM and attention fractions of Blackwell against
+    Hopper's (``afdlib.evaluator.kernels.curves``), September's attention time against June's, and
+    September's error with the datasheet kernels (``before``), with no kernel cost and hiding none."""
+    from afdlib.evaluator.kernels import curves
+    bw, hp = curves("gb200"), curves("h800")
+    by, old = table.set_index("case"), before.set_index("case")
+    s = sens[sens.case == SEPT].set_index("variation").error
+    return {"bw_fractions": f"GEMMs at {bw.gemm_f_hbm:.2f} of peak HBM bandwidth and {bw.gemm_f_flop:.2f} of peak FP8 "
+                            f"FLOP/s (Hopper: {hp.gemm_f_hbm:.2f} and {hp.gemm_f_flop:.2f}), attention at "
+                            f"{bw.attention_f_hbm:.2f} and {bw.attention_f_flop:.2f} (Hopper: {hp.attention_f_hbm:.2f} "
+                            f"and {hp.attention_f_flop:.2f})",
+            "sept_attn_ratio": f"{by.loc[SEPT].t_attn_us / by.loc[JUNE].t_attn_us - 1:+.0%}",
+            "sept_datasheet": f"{old.loc[SEPT].error:+.1%}", "june_datasheet": f"{old.loc[JUNE].error:+.1%}",
+            "sept_nokernel": f"{s['no kernel overhead']:+.0%}", "sept_none": f"{s['EP all-to-all hidden: none (0)']:+.0%}",
+            "june_all": f"{sens[(sens.case == JUNE) & (sens.variation == 'EP all-to-all hidden: all (1)')].error.iloc[0]:+.0%}"}
