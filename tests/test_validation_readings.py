@@ -43,7 +43,7 @@ def test_batch_match_interpolates_the_curve():
 def test_summary_readings_lean_by_hand():
     got = r.summary_readings(_table(), _table())
     # EP errors +10% (over) and -30%; the AFD case +5%; none beyond 20% but b (-30%)
-    assert (got["n_ep"], got["n_ep_over"], got["ep_over_range"], got["ep_under"]) == (2, 1, "+10% to +10%", "-30.0%")
+    assert (got["n_ep"], got["n_ep_over"], got["ep_over_range"], got["ep_under"]) == (2, 1, "+10%", "-30.0%")
     assert (got["afd_errors"], got["n_beyond_20"], got["beyond_20"]) == ("+5.0%", 1, "B, GB200 EP48 (-30.0%)")
 
 
@@ -63,3 +63,33 @@ def test_lever_spans_by_hand():
     assert (got["span_overlap_nic"], got["span_kernel_nic"], got["span_gap_nic"]) == ("60-60", "10-10", "20-20")
     assert (got["span_overlap_nvl"], got["span_kernel_nvl"], got["span_gap_nvl"]) == ("10-10", "80-80", "10-10")
     assert got["gap15_nic"] == "+0%"
+
+
+def test_ep_lean_is_stated_as_computed():
+    t = _table()
+    # one EP case over, one under: no lean
+    assert r.summary_readings(t, t)["ep_lean"].startswith("do not lean one way")
+    # both over: one way; two over, one under: over more often
+    both = t.assign(error=[0.1, 0.2, 0.0])
+    assert r.summary_readings(both, both)["ep_lean"].startswith("lean one way")
+    three = pd.concat([t, t.iloc[[0]].assign(case="d")]).assign(error=[0.1, -0.3, 0.0, 0.2])
+    assert r.summary_readings(three, three)["ep_lean"].startswith("lean over more often than under")
+
+
+def test_nic_compute_readings_by_hand():
+    # only A crosses the NIC (B is GB200): 150 / (100 + 100) = 0.75
+    assert r.nic_compute_readings(_table()) == {"nic_comm_ratio": "A, H800 EP8: 0.75 times"}
+
+
+def test_blackwell_readings_by_hand():
+    from afdlib.evaluator.kernels import curves
+    t = pd.DataFrame([{"case": r.JUNE, "error": -0.1, "t_attn_us": 200.0},
+                      {"case": r.SEPT, "error": -0.3, "t_attn_us": 250.0}])
+    sens = pd.DataFrame([{"case": c, "variation": v, "error": e} for c, v, e in (
+        (r.SEPT, "no kernel overhead", 0.05), (r.SEPT, "EP all-to-all hidden: none (0)", -0.35),
+        (r.JUNE, "EP all-to-all hidden: all (1)", -0.09))])
+    got = r.blackwell_readings(t, sens, t.assign(error=[0.3, -0.05]))
+    # September's attention 250 us against June's 200: +25%
+    assert (got["sept_attn_ratio"], got["sept_datasheet"], got["june_datasheet"]) == ("+25%", "-5.0%", "+30.0%")
+    assert (got["sept_nokernel"], got["sept_none"], got["june_all"]) == ("+5%", "-35%", "-9%")
+    assert got["bw_fractions"].startswith(f"GEMMs at {curves('gb200').gemm_f_hbm:.2f} of peak HBM bandwidth")

@@ -26,6 +26,12 @@ def signed(x: float, digits: int = 0) -> str:
     return text.replace("-", "+") if float(text.rstrip("%")) == 0 else text
 
 
+def _span(lo: float, hi: float, fmt: str = "+.0%") -> str:
+    """'lo to hi', or one value where both read the same (a single case)."""
+    a, b = format(lo, fmt), format(hi, fmt)
+    return a if a == b else f"{a} to {b}"
+
+
 def _ep_published(table: pd.DataFrame) -> pd.DataFrame:
     """The EP cases whose batch is published or derived from published figures."""
     return table[(table.design == "ep") & table.batch_from.isin(["published", "derived"])]
@@ -43,7 +49,7 @@ def summary_readings(table: pd.DataFrame, before: pd.DataFrame) -> dict:
     rel_lo, rel_hi = ep_pub.band_low / ep_pub.published - 1, ep_pub.band_high / ep_pub.published - 1
     over, beyond = ep[ep.error > 0], table[err > 0.20].sort_values("error", key=abs, ascending=False)
     return {"n_ep": len(ep), "n_ep_over": len(over),
-            "ep_over_range": f"{over.error.min():+.0%} to {over.error.max():+.0%}" if len(over) else "none",
+            "ep_over_range": _span(over.error.min(), over.error.max()) if len(over) else "none",
             "ep_under": ", ".join(f"{e:+.1%}" for e in ep[ep.error <= 0].error) or "none",
             "afd_errors": ", ".join(f"{e:+.1%}" for e in table[table.design == "afd"].error),
             "n_beyond_20": len(beyond),
@@ -57,8 +63,7 @@ def summary_readings(table: pd.DataFrame, before: pd.DataFrame) -> dict:
             "band_holds": "holds" if inside else "does not hold",
             "n_comm_bound": f"{len(nic)} of the {len(ep)}",
             "comm_bound_where": ", ".join(sorted(set(nic.label.str.split(", ").str[1].str.split(" ").str[0]))),
-            "comm_margin": ("none" if not len(nic) else f"{margin.min():.0%}" if f"{margin.min():.0%}" == f"{margin.max():.0%}"
-                            else f"{margin.min():.0%} to {margin.max():.0%}"),
+            "comm_margin": _span(margin.min(), margin.max(), ".0%") if len(nic) else "none",
             "ep_lean": ("lean one way: the model over-predicts" if len(over) in (0, len(ep)) else
                         "lean over more often than under: the model over-predicts" if 2 * len(over) > len(ep) else
                         "do not lean one way: the model over-predicts"),
@@ -179,7 +184,7 @@ def implied_readings(table: pd.DataFrame, cases: dict[str, Case], assumptions: A
                       for c, lab, h in zip(ep.case, ep.label, ep.hidden_share))
     found = [v for v in implied.values() if v == v]
     return {"implied_shares": named or "none", "n_nic_over": len(ep),
-            "nic_over_range": f"{ep.error.min():+.0%} to {ep.error.max():+.0%}" if len(ep) else "none",
+            "nic_over_range": _span(ep.error.min(), ep.error.max()) if len(ep) else "none",
             "implied_range": f"{min(found):.0%}-{max(found):.0%}" if found else "none",
             "scheduled_range": f"{ep.hidden_share.min():.0%}-{ep.hidden_share.max():.0%}" if len(ep) else "none"}
 
