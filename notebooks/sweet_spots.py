@@ -152,7 +152,7 @@ coarse = ratio_span(rows, ["step3", "ernie-4.5"], ["gb200", "gb300"])   # the pa
 bw_even, side = break_even(ref, hw_o, budget, context)
 for key, value in {
         "slo": f"{slo_ms:g}", "ctx": f"{context:g}", "ref_ordinary_half": f"{half[0]['ratio']:.2f}",
-        "ref_ordinary_ratio": f"{ratio_of(rows, ref.slug, hw_o.slug):.2f}",
+        "ref_ordinary_ratio": f"{ratio_of(rows, ref.slug, hw_o.slug):.2f}", "ref_equal_spread": "both within" if all(1 / DECISIVE < x < DECISIVE for x in (ratio_of(sym_rows, ref.slug, hw_o.slug), half[0]["ratio"])) else "not both within",
         "ref_ordinary_ep_form": next(r["ep_form"] for r in rows if (r["model"], r["hardware"]) == (ref.slug, hw_o.slug)),
         "ref_ordinary_paper_like": f"{ratio_of(sym_rows, ref.slug, hw_o.slug):.2f}", "ref_superpod_ratio": f"{ratio_of(rows, ref.slug, hw_s.slug):.2f}", "coarse_superpod": f"{coarse[0]:.2f} to {coarse[1]:.2f}",
         "ref_break_even": "none in range" if bw_even is None else f"{bw_even / 1e9:.0f}",
@@ -176,8 +176,8 @@ for key, value in {
 #   {glue:text}`ep_2bo_hidden` of what could overlap, Table 2). With the overlap override at the same share for both designs it gives
 #   {glue:text}`ref_ordinary_paper_like` with all hidden (the paper's own models: $t_B = t_a + t_f$
 #   for EP, the steady 3BO pipeline for AFD) and {glue:text}`ref_ordinary_half` with half hidden:
-#   EP ahead, as the paper says, when both designs hide the same share, a tie when each hides what
-#   the schedule gives it.
+#   EP ahead, as the paper says, when both designs hide the same share ({glue:text}`ref_equal_spread`
+#   the spread of the model's errors), a tie when each hides what the schedule gives it.
 #   Under the schedule `afd advise` finds the ratio crossing 1 nearest today's NIC at about
 #   {glue:text}`ref_break_even` GB/s per GPU ({glue:text}`break_even_side`; interpolated between the
 #   bandwidths it searches; sustained, now {glue:text}`ordinary_bw`); {glue:text}`cross_note` ({numref}`sweet-spots-ratio-bandwidth` shows
