@@ -334,8 +334,9 @@ methods.rename(columns={"tokens_per_s_per_gpu": "tokens/s per GPU", "batch_per_g
 # the throughput by {glue:text}`ep_2bo_change` against one plain batch (the second micro-batch reads
 # the weights and launches the kernels again, against the share of the all-to-all it hides), and by
 # {glue:text}`ep_2bo_gain` with all hidden (a what-if that also lets the normal kernels overlap,
-# which the schedule does not); short of that what-if the best EP method is
-# {glue:text}`ep_best`. Every row but SBO and the all-hidden one comes from the same schedule.
+# which the schedule does not); short of that what-if the fastest EP row is
+# {glue:text}`ep_best`, where the EP search, which leaves SBO out (Limitations), picks
+# {glue:text}`ref_ordinary_ep_form`. Every row but SBO and the all-hidden one comes from the same schedule.
 #
 # ## The paper's Table 3, with numbers
 
