@@ -221,3 +221,25 @@ def test_an_empty_batch_takes_finite_time_under_every_profile():
     for profile in ("calibrated", "datasheet", "roofline"):
         st = ep_step(m, hw, 16, np.array([0.0, 1.0, 64.0]), 4096, Budget(), assumptions=Assumptions(kernel_profile=profile))
         assert np.all(np.isfinite(st.step_s)) and np.all(np.diff(st.step_s) >= 0)
+
+
+def test_stacked_devices_keep_their_architecture():
+    # advise stacks devices of one structure into one search, under a '+'-joined slug: the calibrated
+    # fractions must be those of the devices' architecture, and a mix is refused rather than read as Hopper's
+    import pytest
+    from afdlib.errors import AfdError
+    from afdlib.evaluator.kernels import architecture
+    assert architecture("b200+b300") == "blackwell" and architecture("h800+h100") == "hopper"
+    with pytest.raises(AfdError, match="mix kernel architectures"):
+        architecture("h800+b200")
+
+
+def test_advice_table_mixing_architectures_matches_each_device_alone():
+    from afdlib.decode.advise import advice_table
+    from afdlib.inputs.catalog import load_hardware, load_model
+    from afdlib.inputs.specs import Budget
+    budget, m = Budget(slo_s=0.05), [load_model("deepseek-v3", profile="reference")]
+    hws = [load_hardware(h, profile="datasheet") for h in ("h800", "b200")]
+    together = advice_table(m, hws, budget, 4096)
+    alone = [advice_table(m, [h], budget, 4096)[0] for h in hws]
+    assert [r["ratio"] for r in together] == [r["ratio"] for r in alone]

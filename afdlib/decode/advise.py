@@ -17,6 +17,7 @@ import numpy as np
 from afdlib.decode.deployment import decode_step
 from afdlib.decode.step import Assumptions, bound_names
 from afdlib.evaluator.alltoall import EP_MODES
+from afdlib.evaluator.kernels import architecture as kernel_architecture
 from afdlib.errors import AfdError
 from afdlib.analysis.hfu import dead_zone_floor, hfu_sweep
 from afdlib.analysis.intensity import regime
@@ -344,8 +345,9 @@ _STACKED = ("flops", "hbm_bytes_per_s", "hbm_bytes", "scale_up_bytes_per_s", "sc
 
 def _structure(hw: Hardware) -> tuple:
     """What must be equal for devices to be searched in one vectorised call: the fields the model
-    branches on, and which optional fields are present."""
-    return (hw.gpus_per_node, hw.scale_up_domain, hw.superpod, hw.flops_dtype,
+    branches on, which optional fields are present, and the calibrated kernel fractions' architecture
+    (chosen per call, not per cell)."""
+    return (hw.gpus_per_node, hw.scale_up_domain, hw.superpod, hw.flops_dtype, kernel_architecture(hw),
             *(getattr(hw, f) is None for f in _STACKED))
 
 
