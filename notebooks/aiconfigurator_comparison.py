@@ -46,8 +46,8 @@
 # Issue 18's check (a check, not a fit target) asks for each design's median within
 # {glue:text}`check_band` and the larger median less than {glue:text}`check_gap_max` times the
 # smaller: EP's is {glue:text}`check_ep` the band, AFD's {glue:text}`check_afd` it, and the larger is
-# {glue:text}`check_gap` times the smaller, so the check {glue:text}`check_holds`. AFD's miss is not
-# kernel efficiency alone: over the settings above the median $t_f$ ratio is
+# {glue:text}`check_gap` times the smaller, so the check {glue:text}`check_holds`. AFD's miss is
+# not in the kernels: over the settings above the median $t_f$ ratio is
 # {glue:text}`kern_bal_tf_ratio` ({glue:text}`kern_pl_tf_ratio` on the power-law tables), of which
 # the kernels account for a median factor {glue:text}`kern_bal_median` ({glue:text}`kern_pl_median`)
 # and what each stage holds beyond its routed-expert kernel for {glue:text}`kern_bal_rest_factor`
@@ -285,11 +285,11 @@ comparison.variant_table(var).style.set_uuid("aiconfigurator_comparison_variants
 #   prices from the calibrated profile, fitted to DeepGEMM's published kernel times and to the
 #   tool's own DeepGEMM tables, and the tool from those tables directly, once for the whole batch;
 #   at large batches
-#   it is the FFN side's slower growth in ours (stage by stage, above). Neither change
-#   closes most single settings: without the kernel cost {glue:text}`ep_k0_left` stay apart
-#   ({glue:text}`ep_k0_left_high` of them still above 1.2 at small batches, the others below
-#   0.8), and one batch overshoots ({glue:text}`ep_one_left` stay apart, {glue:text}`ep_one_left_high`
-#   of them above 1.2: all below 0.8).
+#   it is the FFN side's slower growth in ours (stage by stage, above). Neither change closes
+#   every single setting: without the kernel cost {glue:text}`ep_k0_left` of the
+#   {glue:text}`ep_apart` stay apart ({glue:text}`ep_k0_left_high` of them still above 1.2, the
+#   others below 0.8), and one batch overshoots ({glue:text}`ep_one_left` stay apart,
+#   {glue:text}`ep_one_left_high` of them above 1.2, the others below 0.8).
 # - **AFD: a slower FFN stage.** A fixed 10 µs per kernel brings the median to
 #   {glue:text}`afd_k10_median` ({glue:text}`afd_k10_within` within 20%), HBM at 55% of the
 #   datasheet (with the datasheet kernel profile) to {glue:text}`afd_hbm_median`
