@@ -202,6 +202,7 @@ plt.close(fig)
 glue_all(readings.deployment_readings(study))
 glue_all(readings.same_shape_tpot(m_, budget, context, deployments))
 glue_all(readings.ep_model_readings(m_, budget, context, study, deployments))
+glue_all(readings.validation_ep_readings())
 
 # %% [markdown]
 # ```{glue:figure} fig_pipeline_deployments
@@ -214,7 +215,8 @@ glue_all(readings.ep_model_readings(m_, budget, context, study, deployments))
 # EP's micro-batches alike (without jitter their EP TPOTs differ by at most
 # {glue:text}`ep_sim_gap`; the decode model hides {glue:text}`ep_hidden_2` of the two-batch
 # deployment's all-to-all), so EP's absolute figures stand beside AFD's; whether deployments hide
-# that much is the validation chapter's question (it finds most EP cases over-predicted). Table 1 gives
+# that much is the validation chapter's question (it finds {glue:text}`val_ep_over` of its
+# {glue:text}`val_ep_n` EP cases over-predicted, errors {glue:text}`val_ep_range`). Table 1 gives
 # the numbers.
 # ```
 

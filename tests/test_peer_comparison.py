@@ -262,3 +262,19 @@ def test_afd_kernel_readings_by_hand(rows):
     assert got["case_aic_tf_hbm"] == f"{w / 590e-6 / peak:.2f}-{w / 524e-6 / peak:.2f}"
     assert got["case_aic_kernel_hbm"] == (f"{w / (kern['power_law_1.01'] * 1e-6) / peak:.2f}-"
                                           f"{w / (kern['balanced'] * 1e-6) / peak:.2f}")
+
+
+def test_ep_fixed_cost_readings_against_the_variant_table(comp, var, rows):
+    """Without the fixed cost the EP medians are the KERNEL_0 variant's (TPOT over every EP setting,
+    stages over the grid); one batch's settings left apart are counted among those apart."""
+    got = c.ep_fixed_cost_readings(var)
+    k0 = var[(var.design == "ep") & (var.variant == c.KERNEL_0)]
+    assert got["ep_k0_tpot"] == f"{k0.ratio_tpot_ms.median():.2f}"
+    assert got["ep_k0_attn"] == f"{k0[k0.kind == 'grid'].ratio_attn_ms.median():.2f}"
+    assert 0 <= got["ep_one_left_high"] <= got["ep_one_left"] <= c.overall_readings(rows, comp)["ep_apart"]
+
+
+def test_overall_readings_count_ratios_above_one(comp, rows):
+    got = c.overall_readings(rows, comp)
+    for d in c.DESIGNS:
+        assert got[f"{d}_above_one"] == int((comp[comp.design == d].ratio_tpot_ms > 1).sum())

@@ -173,3 +173,11 @@ def test_ep_model_readings_compare_the_simulator_with_the_decode_model():
     assert got["ep_hidden_2"] == f"{float(steps[1].hidden_share):.0%}"
     with pytest.raises(AfdError, match="no EP deployment with 2 micro-batches"):
         r.ep_model_readings(model, budget, 4096, study, deps[:1])
+
+
+def test_validation_ep_readings_count_the_over_predicted_cases():
+    from afdlib.decode.validation import validation_rows
+
+    got = r.validation_ep_readings()
+    ep = [c for c in validation_rows() if c["design"] == "ep"]
+    assert got["val_ep_n"] == len(ep) and got["val_ep_over"] == sum(c["predicted"] > c["published"] for c in ep)

@@ -60,7 +60,7 @@ def overall_readings(rows: list[dict], comp: pd.DataFrame) -> dict:
         r = comp[comp.design == design].ratio_tpot_ms
         out.update({f"{design}_median": f"{r.median():.2f}", f"{design}_n": len(r), f"{design}_within": within(r),
                     f"{design}_range": f"{r.min():.2f}-{r.max():.2f}", f"{design}_max": f"{r.max():.2f}",
-                    f"{design}_apart": apart(r)})
+                    f"{design}_apart": apart(r), f"{design}_above_one": int((r > 1).sum())})
     return out
 
 
@@ -263,6 +263,21 @@ def variant_readings(var: pd.DataFrame) -> dict:
         out[f"{design}_base_apart_median"] = f"{_pick(summary, design, DEFAULTS):.2f}"
         out[f"{design}_balanced_median"] = f"{_pick(summary, design, BALANCED):.2f}"
     return out
+
+
+def ep_fixed_cost_readings(var: pd.DataFrame) -> dict:
+    """EP without our fixed cost per kernel (:data:`KERNEL_0`): the median TPOT ratio over every EP
+    setting (as :func:`overall_readings`) and the attention and FFN-side ratios over the grid (as
+    :func:`stage_readings`);
+    and with one batch, how many EP settings apart under our defaults stay apart, and how many of
+    those are above 1 + tolerance."""
+    k0 = var[(var.design == "ep") & (var.variant == KERNEL_0)]
+    grid = k0[k0.kind == "grid"]
+    one = variants_apart(var)
+    one = one[(one.design == "ep") & (one.variant == QUOTED["ep"]["one"])].ratio_tpot_ms
+    return {"ep_k0_tpot": f"{k0.ratio_tpot_ms.median():.2f}", "ep_k0_attn": f"{grid.ratio_attn_ms.median():.2f}",
+            "ep_k0_ffn": f"{grid.ratio_ffn_ms.median():.2f}", "ep_one_left": apart(one),
+            "ep_one_left_high": int((one > 1 + TOLERANCE).sum())}
 
 
 def variant_table(var: pd.DataFrame) -> pd.DataFrame:

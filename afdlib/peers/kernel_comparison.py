@@ -30,6 +30,11 @@ def _routed_bytes_per_gpu(model: str, ffn_gpus: int) -> float:
     return m.routed_experts * 3 * m.hidden_size * m.moe_intermediate_size / ffn_gpus
 
 
+HOPPER, BLACKWELL = ("h100", "h200"), ("b200", "gb200")
+"""The grid's systems by architecture: the tool's TensorRT-LLM MoE table is its cutlass kernel on
+Hopper (outside the calibrated profile's fit) and its DeepGEMM kernel on Blackwell (whose balanced
+points the profile is fitted to)."""
+
 KERNEL_EP = 8
 """The expert-parallel size of the tool's MoE kernel table (``data/aiconfigurator_kernels.csv``)."""
 
@@ -98,6 +103,8 @@ def afd_kernel_readings(kr: pd.DataFrame, batch: int = 128) -> dict:
                     f"kern_{tag}_rest_share": f"{(d.aic_rest_us / d.aic_t_ffn_us).median():.0%}",
                     f"kern_{tag}_tf_ratio": f"{(d.our_t_ffn_us / d.aic_t_ffn_us).median():.2f}",
                     f"kern_{tag}_rest_factor": f"{(d.our_t_ffn_us / d.our_routed_us * d.aic_kernel_us / d.aic_t_ffn_us).median():.2f}"})
+        for arch, systems in (("hopper", HOPPER), ("blackwell", BLACKWELL)):
+            out[f"kern_{tag}_median_{arch}"] = f"{d[d.hardware.isin(systems)].ratio_kernel.median():.2f}"
         case = d[(d.hardware == "h200") & (d.model == CASE_MODEL) & (d.batch_per_gpu == batch)].iloc[0]
         out.update({f"case_kernel_{tag}": f"{case.aic_kernel_us:.0f}", f"case_rest_{tag}": f"{case.aic_rest_us:.0f}",
                     f"case_ratio_{tag}": f"{case.ratio_kernel:.2f}"})

@@ -236,3 +236,14 @@ def ep_model_readings(model, budget, context: float, study: pd.DataFrame, deploy
     if hidden is None:
         raise AfdError("no EP deployment with 2 micro-batches among the configurations")
     return {"ep_sim_gap": f"{gap:.1%}", "ep_hidden_2": f"{hidden:.0%}"}
+
+
+def validation_ep_readings(cases=None) -> dict:
+    """What the validation chapter finds for EP (:func:`afdlib.decode.validation.validation_rows`,
+    default assumptions): how many EP cases the decode model over-predicts, of how many, and the
+    range of their errors."""
+    from afdlib.decode.validation import validation_rows
+
+    errors = [r["error"] for r in validation_rows(cases) if r["design"] == "ep"]
+    return {"val_ep_over": sum(e > 0 for e in errors), "val_ep_n": len(errors),
+            "val_ep_range": f"{min(errors):+.0%} to {max(errors):+.0%}"}
