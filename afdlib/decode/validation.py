@@ -361,4 +361,6 @@ def attention_layer_readings(assumptions: Assumptions = Assumptions()) -> dict[s
     return {"stepfun_median": f"{np.median(np.abs(err)):.0%}", "stepfun_range": f"{err.min():+.0%} to {err.max():+.0%}",
             "stepfun_worst": f"{load_model(worst['model']).name} on {worst['hardware'].upper()} at "
                              f"{worst['context'] // 1024}K ({worst['error']:+.0%})",
-            "stepfun_ds_h800": f"{min(ds_h800):+.0%} to {max(ds_h800):+.0%}" if ds_h800 else "not measured"}
+            "stepfun_ds_h800": ("not measured" if not ds_h800 else f"{min(ds_h800):+.0%}"
+                                if f"{min(ds_h800):+.0%}" == f"{max(ds_h800):+.0%}"
+                                else f"{min(ds_h800):+.0%} to {max(ds_h800):+.0%}")}
