@@ -170,7 +170,7 @@ for key, value in {
 # two of its cells are the paper's own cases, and {numref}`sweet-spots-maps` then moves one
 # property at a time.
 #
-# - **DeepSeek-V3 on H800**: the paper says EP keeps the lead on ordinary clusters. Under the
+# - **{glue:text}`ref_name` on {glue:text}`ordinary_name`**: the paper says EP keeps the lead on ordinary clusters. Under the
 #   schedule the model puts AFD at {glue:text}`ref_ordinary_ratio` x EP, a close call (EP's best
 #   deployment there: {glue:text}`ref_ordinary_ep_form`; two micro-batches would hide
 #   {glue:text}`ep_2bo_hidden` of what could overlap, Table 2). With the overlap override at the same share for both designs it gives
@@ -185,7 +185,7 @@ for key, value in {
 # - **Superpods with coarse experts**: the paper finds AFD competitive on GB200/GB300 with Step3 and
 #   ERNIE-4.5; under the schedule the model gives ratios of {glue:text}`coarse_superpod` there: competitive,
 #   not ahead.
-#   DeepSeek-V3 on {glue:text}`superpod_name` sits at {glue:text}`ref_superpod_ratio`.
+#   {glue:text}`ref_name` on {glue:text}`superpod_name` sits at {glue:text}`ref_superpod_ratio`.
 
 # %% tags=["hide-input"]
 maps = property_maps(ref, hw_o, hw_s, budget, context, map_size)
