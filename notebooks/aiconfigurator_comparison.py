@@ -80,12 +80,7 @@ from afdlib.peers import comparison, kernel_comparison
 from afdlib.decode.step import Assumptions
 from afdlib.peers.aiconfigurator import comparison_rows, load_results, variant_rows
 from afdlib.report.figures import aic_ratio_figure, aic_scatter_figure, aic_stage_figure
-from afdlib.report.style import save_data, save_figure, setup_style
-
-
-def glue_all(values: dict) -> None:
-    for key, value in values.items():
-        glue(key, value, display=False)
+from afdlib.report.style import glue_all, save_data, save_figure, setup_style
 
 
 setup_style()

@@ -64,17 +64,12 @@ from myst_nb import glue
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.report.figures import (batch_curves_figure, breakdown_figure, deepep_figure, kernel_curves_figure,
                                    sensitivity_figure, validation_figure)
-from afdlib.report.style import save_data, save_figure, setup_style
+from afdlib.report.style import glue_all, save_data, save_figure, setup_style
 from afdlib.decode import validation_readings as readings
 from afdlib.decode.validation import (batch_curve, deepep_rows, form_label, load_deployments, sensitivity_rows,
                                       source_rows, validated_forms, validation_rows)
 
 setup_style()
-
-
-def glue_all(values: dict) -> None:
-    for key, value in values.items():
-        glue(key, value, display=False)
 
 
 assumptions = Assumptions(ep_overlap=ep_overlap, afd_overlap=afd_overlap, kernel_profile=kernels)

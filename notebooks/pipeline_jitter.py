@@ -73,16 +73,11 @@ from myst_nb import glue
 from afdlib.inputs.catalog import data_dir, load_hardware, load_model
 from afdlib.inputs.specs import Budget
 from afdlib.report.figures import bubble_timelines_figure, jitter_deployment_figure, jitter_ideal_figure
-from afdlib.report.style import save_data, save_figure, setup_style
+from afdlib.report.style import glue_all, save_data, save_figure, setup_style
 from afdlib.routing.measured import counts_or_fit, default_counts_dir
 from afdlib.simulation import readings
 from afdlib.simulation.studies import best_deployments, ideal_sweep, jitter_study
 from afdlib.decode.step import Assumptions
-
-
-def glue_all(values: dict) -> None:
-    for key, value in values.items():
-        glue(key, value, display=False)
 
 
 setup_style()

@@ -72,3 +72,10 @@ def save_data(frame, stem: str, output_dir: str | Path = "figures") -> Path:
     _claim(path)
     frame.to_csv(path, index=False, float_format="%.6g")
     return path
+
+
+def glue_all(values: dict) -> None:
+    """Glue every (key, value) of a chapter's readings for its prose (myst-nb ``glue``, not displayed)."""
+    from myst_nb import glue
+    for key, value in values.items():
+        glue(key, value, display=False)
