@@ -33,8 +33,9 @@
 # memory would allow, Table 1's column "at the SLO's batch"). On the {glue:text}`n_nic_over` EP
 # deployments whose all-to-all crosses the NIC, the ideal schedule of their two micro-batches
 # hides {glue:text}`scheduled_range` of what could overlap, where their published figures imply
-# {glue:text}`implied_range` if the model's stage times are right: the ideal schedule, the book's
-# default, is optimistic for EP. The largest misses are discussed below with numbers; no constant was adjusted
+# {glue:text}`implied_range` if the model's stage times are right: either the ideal schedule, the
+# book's default, is optimistic for EP, or the stage times are too short (the validation cannot tell
+# which). The largest misses are discussed below with numbers; no constant was adjusted
 # to them. Three cautions frame the result: all {glue:text}`n_cases` cases were named when the
 # model was built (none is held out); several inputs are assumptions recorded with each case (the
 # online service's MTP, the KV-cache types, the GB200 batches, the H100 and GB200 cases'
@@ -357,14 +358,14 @@ plt.close(fig)
 # Beyond 20% at the batch each source gives: {glue:text}`beyond_20`.
 #
 # **DeepSeek's online service (EP144) and SGLang on H100 (EP72)** ({glue:text}`online_err`,
-# {glue:text}`h100_err`): the ideal schedule's optimism. Both run two micro-batches whose
+# {glue:text}`h100_err`): over-predicted over a NIC. Both run two micro-batches whose
 # all-to-all crosses the NIC, and per layer and micro-batch it takes, against the layer's compute
 # (attention and FFN; {numref}`decode-breakdown`), {glue:text}`nic_comm_ratio`: long enough on
 # every case that how much of it hides weighs on the prediction. The schedule overlaps {glue:text}`online_hidden` and
 # {glue:text}`h100_hidden` of what could overlap, with every stage starting the moment its input
 # and its resource are free and no contention between the transfers and the compute beside them.
 # Hiding none of it gives {glue:text}`online_none` and {glue:text}`h100_none`; the published
-# figures lie between, and the shares that meet them are far below the schedule's
+# figures lie between, and the shares that meet them are below the schedule's
 # ({glue:text}`implied_shares`). DeepSeek's profile (EP128, {glue:text}`profile_err`, within 20%)
 # leans the same way. Either the deployments overlap much less than the ideal schedule, or their
 # stages take longer than the model's (DeepSeek-V3's attention layer on H800 reads

@@ -35,8 +35,8 @@
 # paper: the book's end-to-end decode model has a median error of {glue:text}`r_val_median`
 # (largest {glue:text}`r_val_max`) over {glue:text}`r_val_n` published deployments; it
 # over-predicts {glue:text}`r_val_ep_over` of the {glue:text}`r_val_ep` EP deployments
-# ({glue:text}`r_val_ep_range`), where its ideal schedule hides more of the all-to-all than the
-# deployments appear to, under-predicts the others ({glue:text}`r_val_ep_under`), and reads {glue:text}`r_val_afd` on the one AFD deployment (chapter
+# ({glue:text}`r_val_ep_range`), where, if its stage times are right, its ideal schedule hides more
+# of the all-to-all than the deployments appear to, under-predicts the others ({glue:text}`r_val_ep_under`), and reads {glue:text}`r_val_afd` on the one AFD deployment (chapter
 # {glue:text}`ch_val`). With it, on the paper's {glue:text}`r_pairs` model-hardware pairs the AFD /
 # EP ratio spans {glue:text}`r_ratio_range` (AFD ahead in {glue:text}`r_afd`, EP in
 # {glue:text}`r_ep`), and {glue:text}`r_decisive_n` outside the band of

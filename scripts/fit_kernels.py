@@ -13,9 +13,9 @@ Sources (kernels only; deployments and aiconfigurator's end-to-end predictions a
 
 The FLOP and HBM fractions are keyed by architecture (:data:`ARCH`: Hopper, Blackwell), because the
 data demand it (one Hopper fit leaves the Blackwell points biased); the corner's roundness p and
-the fixed cost per kernel t0 are shared and fitted jointly to every source (the small-M intercepts
-of the dense GEMMs, the MoE layers' intercept over their :data:`MOE_KERNELS` kernels, the MLA
-kernel's). Each source (and architecture) weighs the same in the loss: the sum over sources of the
+the fixed cost per kernel t0 are shared and fitted to the GEMM sources (the small-M intercepts of
+the dense GEMMs, the MoE layers' intercept over their :data:`MOE_KERNELS` kernels); the attention
+fractions are then fitted at that t0. Each source (and architecture) weighs the same in the loss: the sum over sources of the
 mean squared log error of the kernel times. Deterministic: a nested grid search (no random start,
 no optimiser library). The library reads the written file
 (:mod:`afdlib.evaluator.kernels`); the tests check that it reproduces these points.
@@ -307,7 +307,8 @@ def main() -> None:
             "block_m": BLOCK_M,
             "moe_kernels": MOE_KERNELS,
             "parameters": {"p": p, "t0_s": t0, "by_architecture": g},
-            "fit": "jointly with the attention core and the fixed cost: sum over sources (and architectures) of the "
+            "fit": "with the fixed cost (the attention core is fitted after, at that t0): sum over sources (and "
+                   "architectures) of the "
                    "mean squared log error of the kernel time, nested grid search over "
                    + ", ".join(f"{key} in [{lo:g}, {hi:g}]" for key, (lo, hi) in RANGES.items()),
             "validity": "rows per weight matrix 1..8192 (below 64: padded to the tile, as DeepGEMM computes), "
@@ -331,8 +332,8 @@ def main() -> None:
                         {"source": "flashmla_readme", "bound": "compute", "bf16_tflops": 660,
                          "fraction": round(FLASHMLA_FRACTIONS["f_flop"], 4),
                          "residual": round(a["hopper"]["f_flop"] / FLASHMLA_FRACTIONS["f_flop"] - 1, 4)}],
-            "fit": "with the GEMMs (shared t0); Hopper: the MLA table and FlashMLA's two figures (each figure one "
-                   "source, the log ratio of the fitted fraction to it)",
+            "fit": "with the GEMMs (shared t0); Hopper: the MLA table and FlashMLA's two figures (the two figures "
+                   "together one source, each the log ratio of the fitted fraction to it)",
             "validity": "batch 1..512, context 1k..16k, 128 heads; Blackwell over an FP8 cache: TensorRT-LLM's kernel "
                         "computes faster than the BF16 rate this form keeps (rows left out: the model is slow there). "
                         "Checked against StepFun's attention-layer times (Step-3 report Table 9), not fitted to them",
@@ -340,8 +341,8 @@ def main() -> None:
             "points": rows_of(ap, ("source", "system", "kv_dtype", "batch", "context")),
         },
         "fixed_per_kernel": {
-            "source": "the joint fit's t0 (small-M intercepts of the dense GEMMs, the MoE layers' intercept over "
-                      f"{MOE_KERNELS} kernels, the MLA kernel's; ramp and tail inside each kernel)",
+            "source": "the GEMM fit's t0 (small-M intercepts of the dense GEMMs, the MoE layers' intercept over "
+                      f"{MOE_KERNELS} kernels; ramp and tail inside each kernel)",
             "seconds": t0,
             "applies_to": "every kernel of the step (GEMMs, attention, norms, activations), as the datasheet "
                           "profile's 3 us does; the all-to-all pays its message latency instead",

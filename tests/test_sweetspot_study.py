@@ -216,3 +216,15 @@ def test_heterogeneous_prices_bound_the_price_ratio():
     assert heterogeneous_price_reading(pools, h20, h800).endswith("at no price cheaper than both")
     assert np.isnan(heterogeneous_prices(pools[:2], "h20", "h800")[0])
     assert heterogeneous_price_reading(pools[:2], h20, h800).startswith("not comparable here")
+
+
+def test_a_mixed_pool_that_needs_more_ffn_hours_than_ep_is_never_cheaper():
+    h20, h800 = (load_hardware(h, profile="datasheet") for h in ("h20", "h800"))
+    pools = [{"design": "EP on h20", "h20 GPU-h/Mtok": 0.5, "h800 GPU-h/Mtok": 0.0},
+             {"design": "EP on h800", "h20 GPU-h/Mtok": 0.0, "h800 GPU-h/Mtok": 0.1},
+             {"design": "AFD 4A (h20) 1F (h800)", "h20 GPU-h/Mtok": 0.2, "h800 GPU-h/Mtok": 0.12}]
+    # 0.2 p + 0.12 < 0.1 has no positive p: never cheaper than EP on h800 (no "under 0 times")
+    low, high = heterogeneous_prices(pools, "h20", "h800")
+    assert high <= 0
+    reading = heterogeneous_price_reading(pools, h20, h800)
+    assert reading.startswith(f"never cheaper than EP on {h800.name}, at any price") and "under" not in reading

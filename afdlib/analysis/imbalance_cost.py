@@ -21,7 +21,8 @@ from afdlib.analysis.hfu import hfu_sweep
 from afdlib.analysis.imbalance import alpha_afd, alpha_dp_afd, alpha_dp_ep, alpha_ep
 from afdlib.errors import AfdError
 from afdlib.inputs.specs import Budget
-from afdlib.routing.balance import balance_sweep, effective_balancedness
+from afdlib.routing.balance import balance_sweep, balancedness, effective_balancedness, eplb_placement, route_tokens
+from afdlib.routing.measured import moe_layers
 
 
 @dataclass(frozen=True)
@@ -83,9 +84,6 @@ def like_with_like(counts: ArrayLike, experts_per_token: int, n_attn: int, n_ffn
     (:func:`afdlib.analysis.imbalance.alpha_afd`) and EP's (:func:`afdlib.analysis.imbalance.alpha_ep`, ``lambda_ep``).
     ``dp_sigma``: DP imbalance on the attention side too (AFD then keeps at most dp_sigma,
     Figure 5; EP the regrown-batch form), multiplied in."""
-    from afdlib.routing.balance import balancedness, eplb_placement, route_tokens
-    from afdlib.routing.measured import moe_layers
-    from afdlib.analysis.imbalance import alpha_dp_afd, alpha_dp_ep, alpha_ep
     c = np.asarray(counts, dtype=float)
     idx = moe_layers(c) if layers is None else np.asarray(layers, dtype=int)
     e = c.shape[1]

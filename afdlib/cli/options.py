@@ -194,8 +194,8 @@ def add_decode_options(p: argparse.ArgumentParser) -> None:
                    help="what-if override for AFD: share of the transfers hidden behind compute, 1 the "
                         "pipeline's steady state (default: derived from the schedule of its micro-batches)")
     p.add_argument("--kernels", dest="kernel_profile", default=Assumptions.kernel_profile, choices=PROFILES,
-                   help="kernel efficiency: calibrated (default: by shape, fitted to DeepGEMM and FlashMLA "
-                        "measurements), datasheet (0.75 of peak FLOP/s, HBM 0.8, 3 us per kernel) or roofline "
+                   help="kernel efficiency: calibrated (default: by shape and architecture, fitted to DeepGEMM's, "
+                        "FlashMLA's and aiconfigurator's kernel measurements), datasheet (0.75 of peak FLOP/s, HBM 0.8, 3 us per kernel) or roofline "
                         "(speed of light)")
     p.add_argument("--matmul-efficiency", type=bounded_float("--matmul-efficiency", 0, 1, lo_open=True),
                    default=None, help="replace every GEMM's and attention's fraction of peak FLOP/s (what-if)")

@@ -21,7 +21,8 @@ from afdlib.evaluator.kernels import architecture as kernel_architecture
 from afdlib.errors import AfdError
 from afdlib.analysis.hfu import dead_zone_floor, hfu_sweep
 from afdlib.analysis.intensity import regime
-from afdlib.decode.search import EP_MICRO_BATCHES, Best, best_ep, compare
+from afdlib.decode.search import AFD_NODES, EP_MICRO_BATCHES, Best, best_ep, compare
+from afdlib.decode.sweetspot import with_network
 from afdlib.decode.validation import (case_labels, decisive_ratio, form_label, validated_by, validated_forms,
                                       validation_rows)
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
@@ -192,7 +193,7 @@ def break_even_scale_out(model, hardware, budget, context, precision, assumption
                          ) -> tuple[float | None, np.ndarray]:
     """Scale-out bandwidth (bytes/s per GPU) at which AFD and EP give the same throughput per GPU,
     searched over ``factors`` x the device's (both pools scaled alike); and the ratio at each factor.
-    On a Superpod-class device the whole fabric is scaled (scale-up = scale-out, and the
+    On a Superpod-class device the whole fabric is scaled (scale-up in proportion, and the
     inter-domain network), since its traffic rides the fabric."""
     bw = hardware.scale_out_bytes_per_s * factors
     hw, attn = (None if x is None else _scaled_network(x, factors) for x in (hardware, attn_hardware))
@@ -205,12 +206,8 @@ def break_even_scale_out(model, hardware, budget, context, precision, assumption
 
 
 def _scaled_network(hw: Hardware, factors: np.ndarray) -> Hardware:
-    kw = {"scale_out_bytes_per_s": hw.scale_out_bytes_per_s * factors}
-    if hw.superpod:
-        kw["scale_up_bytes_per_s"] = hw.scale_up_bytes_per_s * factors
-        if hw.inter_domain_bytes_per_s is not None:
-            kw["inter_domain_bytes_per_s"] = hw.inter_domain_bytes_per_s * factors
-    return replace(hw, **kw)
+    """The device with its network scaled by ``factors`` (:func:`afdlib.decode.sweetspot.with_network`)."""
+    return with_network(hw, hw.scale_out_bytes_per_s * np.asarray(factors, dtype=float))
 
 
 def break_even_overlap(model, hardware, budget, context, precision, assumptions, afd_rate: float,
@@ -274,7 +271,7 @@ def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, co
                  f"{min(1.0, float(res['comm_ceiling'][0])):.1%}, and from N_F >= K = {model.experts_per_token} "
                  f"the dead-zone floor is {floor:.1%}")
     else:
-        r.append(f"AFD: no N_A, N_F <= 16 meets the {budget.slo_s * 1e3:g} ms SLO and fits in memory")
+        r.append(f"AFD: no N_A, N_F <= {AFD_NODES[-1]} meets the {budget.slo_s * 1e3:g} ms SLO and fits in memory")
     if ep.get("feasible") and afd.get("feasible"):
         r.append(f"imbalance: EP sigma {ep['sigma']:.3f} keeps {ep['imbalance_alpha']:.1%} of its balanced "
                  f"throughput, AFD sigma {afd['sigma']:.3f} keeps {afd['imbalance_alpha']:.1%}")
@@ -300,7 +297,7 @@ def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, co
         bw, _ = break_even_scale_out(model, ffn, budget, context, precision, a,
                                      None if attn is ffn else attn, validated_only=validated_only)
         now = ffn.scale_out_bytes_per_s
-        what = "fabric (scale-up = scale-out)" if ffn.superpod else "scale-out"
+        what = "fabric (scale-out, scale-up in proportion)" if ffn.superpod else "scale-out"
         if bw is None:
             r.append(f"no {what} bandwidth between {now * FLIP_FACTORS[0] / 1e9:.1f} and "
                      f"{now * FLIP_FACTORS[-1] / 1e9:,.0f} GB/s per GPU flips the answer")

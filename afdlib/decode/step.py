@@ -81,8 +81,9 @@ class Assumptions:
     """The decode model's named assumptions, with their sources.
 
     * ``kernel_profile`` "calibrated": how close each operator's kernel gets to the roofline
-      (:mod:`afdlib.evaluator.kernels`): "calibrated" (efficiency by shape, fitted to DeepGEMM's and
-      FlashMLA's published kernel measurements, ``data/kernel_efficiency.yaml``), "datasheet" (the
+      (:mod:`afdlib.evaluator.kernels`): "calibrated" (efficiency by shape and architecture, fitted to DeepGEMM's and
+      FlashMLA's published kernel measurements and to aiconfigurator's measured tables of DeepGEMM
+      kernels, ``data/kernel_efficiency.yaml``), "datasheet" (the
       earlier scalars: 0.75 of peak FLOP/s, HBM and networks at the hardware profile's 0.8, 3 us per
       kernel) or "roofline" (speed of light). One profile for both designs.
     * ``matmul_efficiency`` None: the profile's FLOP fractions; a number replaces every GEMM's and

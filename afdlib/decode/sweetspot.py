@@ -4,7 +4,7 @@ Each cell of a map is one hypothetical (bandwidth, model shape) pair; the best E
 deployment are searched in every cell (:func:`afdlib.decode.search.compare`, evaluated in chunks of rows
 so a large map runs in bounded memory) and the ratio of their output tokens per second per GPU
 is the map's value. On 8-GPU nodes the swept bandwidth is the scale-out (NIC) rate; on a
-Superpod it is the whole fabric (scale-up = scale-out, and the inter-domain network alike).
+Superpod it is the whole fabric (scale-up and the inter-domain network in proportion).
 """
 from __future__ import annotations
 
@@ -48,14 +48,16 @@ class RatioMap:
 
 
 def with_network(hardware: Hardware, bandwidth) -> Hardware:
-    """The device with its network set to ``bandwidth`` (per GPU): the NIC on 8-GPU nodes, the whole
-    fabric (scale-up = scale-out, inter-domain in proportion) on a Superpod."""
+    """The device with its network set to ``bandwidth`` (per GPU): the NIC on 8-GPU nodes; on a
+    Superpod the whole fabric, scale-up and inter-domain in proportion to scale-out (the catalogue's
+    Superpods have scale-up = scale-out)."""
     bw = np.asarray(bandwidth, dtype=float)
     if not hardware.superpod:
         return replace(hardware, scale_out_bytes_per_s=bw)
     factor = bw / hardware.scale_out_bytes_per_s
     inter = None if hardware.inter_domain_bytes_per_s is None else hardware.inter_domain_bytes_per_s * factor
-    return replace(hardware, scale_out_bytes_per_s=bw, scale_up_bytes_per_s=bw, inter_domain_bytes_per_s=inter)
+    return replace(hardware, scale_out_bytes_per_s=bw, scale_up_bytes_per_s=hardware.scale_up_bytes_per_s * factor,
+                   inter_domain_bytes_per_s=inter)
 
 
 def with_shape(model: Model, axis: str, values) -> Model:

@@ -18,7 +18,7 @@ from afdlib.decode.step import Assumptions
 from afdlib.decode.search import best_afd
 from afdlib.decode.sweetspot import RatioMap, ratio_map
 from afdlib.errors import AfdError
-from afdlib.inputs.specs import Budget, Hardware, Model, Precision
+from afdlib.inputs.specs import Budget, Efficiency, Hardware, Model, Precision
 
 
 # --- the advice table ------------------------------------------------------------------------------
@@ -135,7 +135,9 @@ def break_even(model: Model, hardware: Hardware, budget: Budget, context: float,
 def _grids(size: int) -> dict[str, np.ndarray]:
     """The maps' axes: NIC 10-640 GB/s (8-GPU nodes), fabric 80-2880 GB/s (Superpod), sustained (80% of
     the nominal 12.5-800 and 100-3600 GB/s); M 512-16384; E/K 4-128; ``size`` points each, log spaced."""
-    return {"ordinary": np.geomspace(12.5e9, 800e9, size) * 0.8, "superpod": np.geomspace(100e9, 3600e9, size) * 0.8,
+    sustained = Efficiency().scale_out
+    return {"ordinary": np.geomspace(12.5e9, 800e9, size) * sustained,
+            "superpod": np.geomspace(100e9, 3600e9, size) * sustained,
             "moe_intermediate_size": np.geomspace(512, 16384, size), "sparsity": np.geomspace(4, 128, size)}
 
 
@@ -284,7 +286,7 @@ def bandwidth_curves(model: Model, devices: list[Hardware], budget: Budget, cont
                      points: int) -> list[ThresholdCurve]:
     """The ratio of ``model``'s shape against the NIC bandwidth per GPU (10-640 GB/s sustained,
     ``points`` log spaced) on each device, and at the device's own bandwidth (its advice)."""
-    sweep = np.geomspace(12.5e9, 800e9, points) * 0.8
+    sweep = np.geomspace(12.5e9, 800e9, points) * Efficiency().scale_out
     out = []
     for hw in devices:
         rm = ratio_map(model, hw, budget, context, sweep, [model.moe_intermediate_size], "moe_intermediate_size")
@@ -333,8 +335,9 @@ def heterogeneous_price_reading(pools: list[dict], attention: Hardware, ffn: Har
     price = f"an {attention.name} GPU-hour costs"
     if low < high:
         return f"cheaper than EP on either device alone when {price} between {low:.2g} and {high:.2g} times an {ffn.name} one"
-    return (f"cheaper than EP on {ffn.name} only if {price} under {high:.2g} times an {ffn.name} one, and than EP on "
-            f"{attention.name} only above {low:.2g} times: at no price cheaper than both")
+    against_ffn = (f"never cheaper than EP on {ffn.name}, at any price" if high <= 0 else
+                   f"cheaper than EP on {ffn.name} only if {price} under {high:.2g} times an {ffn.name} one")
+    return f"{against_ffn}, and than EP on {attention.name} only above {low:.2g} times: at no price cheaper than both"
 
 
 @dataclass(frozen=True)

@@ -121,8 +121,8 @@ def curves(hardware=None) -> Curves:
 
 def gemm_seconds(flops: ArrayLike, nbytes: ArrayLike, rows: ArrayLike, hbm_peak: float, flop_peak: float,
                  c: Curves | None = None) -> np.ndarray:
-    """Seconds of a GEMM kernel without its fixed cost: ``((B / (f_hbm BW))^p + (F max(1, 64 / rows) /
-    (f_flop P))^p)^(1/p)`` at the device's datasheet peaks ``hbm_peak`` (bytes/s) and ``flop_peak``."""
+    """Seconds of a GEMM kernel without its fixed cost: ``((B / (f_hbm BW))^p + (F max(1, m / rows) /
+    (f_flop P))^p)^(1/p)`` (m: the kernel's tile height, ``block_m`` in the file) at the device's datasheet peaks ``hbm_peak`` (bytes/s) and ``flop_peak``."""
     c = c or curves()
     mem = np.asarray(nbytes, dtype=float) / (c.gemm_f_hbm * hbm_peak)
     comp = (np.asarray(flops, dtype=float) * _padding(rows, c) / (c.gemm_f_flop * flop_peak))

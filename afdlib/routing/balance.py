@@ -236,7 +236,7 @@ def _eplb_placement(x: np.ndarray, ranks: int, redundant: int) -> Placement:
     return Placement(replicas, slots_of)
 
 
-# ----------------------------------------------------------------------------- measured counts
+# ----------------------------------------------------------------------------- balance reports
 
 @dataclass(frozen=True)
 class BalanceReport:
@@ -312,7 +312,7 @@ def effective_balancedness(per_layer_sigma: ArrayLike, axis: int | None = None):
     return 1.0 / np.mean(1.0 / s, axis=axis)
 
 
-# ----------------------------------------------------------------------------- skew fits
+# ----------------------------------------------------------------------------- measured skew of a placement
 
 def placement_skew(counts: ArrayLike):
     """A function ``skew(ranks, redundant) -> balancedness`` from measured expert loads.

@@ -2,7 +2,7 @@
 
 ``load_counts`` reads a ``{"logical_count": [[...E...] x layers]}`` file; ``fit_zipf`` fits a Zipf
 exponent to one layer's loads; ``counts_or_fit`` takes the raw file where it is present and the
-committed fit (``data/routing_fits.yaml``) where it is not, and says which it used.
+committed fit (``data/deepseek_v3_routing_fit.yaml``) where it is not, and says which it used.
 """
 from __future__ import annotations
 

@@ -14,17 +14,20 @@ import pandas as pd
 
 from afdlib.analysis.schedule import constant_step
 from afdlib.decode.deployment import Deployment, decode_step
+from afdlib.decode.search import AFD_MICRO_BATCHES
 from afdlib.errors import AfdError
+from afdlib.inputs.specs import Budget
 from afdlib.evaluator.attention import attention_kernels
 from afdlib.routing.measured import moe_layers
 from afdlib.simulation.pipeline import Jitter, attention_cv, simulate
 from afdlib.simulation.studies import megascale_min_microbatches
 
-MICRO_BATCHES = (2, 3, 4)
-"""The AFD micro-batch counts the chapter compares (2BO, 3BO, 4BO)."""
+MICRO_BATCHES = AFD_MICRO_BATCHES
+"""The AFD micro-batch counts the chapter compares (2BO, 3BO, 4BO): the search's."""
 
-PAPER_T_GAP_S = 0.015
-"""The paper's fixed gap per step t_g (15 ms), against which the extra kernels are weighed."""
+PAPER_T_GAP_S = Budget.t_gap_s
+"""The paper's fixed gap per step t_g (15 ms, :class:`afdlib.inputs.specs.Budget`'s default), against
+which the extra kernels are weighed."""
 
 
 def bubble_shares(micro_batches=(2, 3), n_layers: int = 200) -> dict:

@@ -79,7 +79,7 @@ def jitter_study(model, hardware, budget, context: float, deployments: list[Depl
         per_gpu = attn_gpus * requests * st["l_accept"] / gpus
         for cv in cvs:
             jit = Jitter(cv_ffn=cv, cv_comm=cv, ffn_factors=factors)
-            sim = simulate(design if design == "ep" else "afd", st["t_attn"], st["t_ffn"], st["t_comm"], m,
+            sim = simulate(design, st["t_attn"], st["t_ffn"], st["t_comm"], m,
                            st["n_layers"], steps, jit, seed, st["extra_s"])
             b_slo, step_slo = slo_batch_under_jitter(step_of, design, model.moe_layers, budget.slo_s, jit, batch_hi,
                                                      slo_steps, seed)
@@ -110,7 +110,7 @@ def slo_batch_under_jitter(step_of, design: str, moe_layers: int, slo_s: float, 
     def feasible(grid):
         step = step_of(grid)
         st = stage_times_of(step, design, moe_layers)
-        sim = simulate(design if design == "ep" else "afd", st["t_attn"], st["t_ffn"], st["t_comm"],
+        sim = simulate(design, st["t_attn"], st["t_ffn"], st["t_comm"],
                        st["micro_batches"], st["n_layers"], steps, jitter, seed, st["extra_s"])
         return (sim.step_s / st["l_accept"] <= slo_s) & np.asarray(step.fits_memory), sim.step_s
 
