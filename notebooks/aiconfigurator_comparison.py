@@ -43,7 +43,7 @@
 # experts take {glue:text}`case_our_routed` µs against its kernel's {glue:text}`case_kernel_bal` µs
 # (balanced) and {glue:text}`case_kernel_pl` µs (power-law), but its $t_f$ is
 # {glue:text}`case_aic_tf_bal`-{glue:text}`case_aic_tf` µs against our {glue:text}`case_our_tf` µs.
-# Issue 18's check (a check, not a fit target) asks for each design's median within
+# An even-footing check (a check, not a fit target) asks for each design's median within
 # {glue:text}`check_band` and the larger median less than {glue:text}`check_gap_max` times the
 # smaller: EP's is {glue:text}`check_ep` the band, AFD's {glue:text}`check_afd` it, and the larger is
 # {glue:text}`check_gap` times the smaller, so the check {glue:text}`check_holds`. AFD's miss is

@@ -256,8 +256,8 @@ for key, value in {
 #   with EP's grouped-GEMM HFU; end to end both designs use the network, and under the schedule
 #   the Superpod does not favour AFD over an 8-GPU cluster: the median ratio over the six models is
 #   {glue:text}`superpod_over_ordinary` times the {glue:text}`ordinary_name` one. With the overlap
-#   override at 1 for both designs the factor is {glue:text}`superpod_over_ordinary_sym`: this
-#   reading turns on how much of EP's all-to-all each cluster hides.
+#   override at 1 for both designs the factor is {glue:text}`superpod_over_ordinary_sym`, so this
+#   reading depends on how much of EP's all-to-all each cluster is taken to hide.
 
 # %% tags=["hide-input"]
 glue("ref_name", ref.name, display=False)
@@ -393,7 +393,8 @@ t3.style.set_uuid("sweet_spots_table3").hide(axis="index")
 #   AFD's dispatch and combine share one link as in the paper's Eq. 2, although they run in
 #   opposite directions (favours EP: AFD alone at 1.5 times its network bandwidth, which carrying
 #   them at once would amount to, gains {glue:text}`duplex_gain` for {glue:text}`ref_name` on
-#   {glue:text}`ordinary_name`); AFD's dense layers
+#   {glue:text}`ordinary_name`; EP's two micro-batches, whose dispatch and combine also run in
+#   opposite directions, are not re-searched the same way); AFD's dense layers
 #   run in three micro-batches on the attention pool with nothing to overlap (favours EP, a few
 #   percent).
 # - The search covers up to 16 attention and 16 FFN nodes and the EP sizes listed in
