@@ -25,11 +25,13 @@
 # data types; neither tool adds a gap per step), our TPOT is a median {glue:text}`ep_median` of
 # aiconfigurator's for EP ({glue:text}`ep_n` settings, {glue:text}`ep_within` within 20%) and
 # {glue:text}`afd_median` for AFD ({glue:text}`afd_n` settings, {glue:text}`afd_within` within
-# 20%). On EP the two agree best at
-# {glue:text}`ep_best_batches` requests per GPU ({glue:text}`ep_best_within` within 20% at each); below
-# that ours is slower (a median {glue:text}`ep_small` at 8-16), and at 256 alone the median is
-# {glue:text}`ep_256`. Most of EP's excess is our fixed cost per kernel: without it the median is
-# {glue:text}`ep_k0_tpot` (stage by stage, below). On AFD ours is faster in all but
+# 20%). Both designs run in the form the tool models: its EP step is one batch (it has no
+# two-batch overlap of compute and all-to-all), so ours is too; with DeepSeek's two micro-batches,
+# each paying every kernel's fixed cost and at small batches reading the experts' weights again, our EP
+# median would be {glue:text}`ep_two_tpot`. On EP the two agree best at
+# {glue:text}`ep_best_batches` requests per GPU ({glue:text}`ep_best_within` within 20% at each); the
+# median is {glue:text}`ep_small` at 8-16 and {glue:text}`ep_256` at 256 alone, where our FFN side is
+# faster than the tool's (stage by stage, below). On AFD ours is faster in all but
 # {glue:text}`afd_above_one` of {glue:text}`afd_n` settings (largest ratio {glue:text}`afd_max`), and the gap is the FFN stage's: it is the slowest stage of both tools'
 # pipelines in {glue:text}`afd_ffn_bound` of {glue:text}`afd_grid_n` settings, and each tool's TPOT is
 # about that stage times layers and micro-batches. The two FFN stages hold different work. Kernel to
@@ -147,10 +149,8 @@ glue_all(comparison.batch_readings(comp))
 # Our TPOT over aiconfigurator's against requests per (attention) GPU; solid
 # DeepSeek-V3, dashed Qwen3-235B-A22B. For EP the ratio falls with the batch: a median
 # {glue:text}`ep_small` at 8-16 requests per GPU, {glue:text}`ep_large` at 128-256 and
-# {glue:text}`ep_256` at 256 alone. Our EP step
-# pays its fixed cost per kernel twice (two micro-batches, DeepSeek's dual micro-batch overlap)
-# and at small batches reads most experts' weights once per micro-batch; the tool's static estimate times each operator once for the
-# whole batch. At large batches our FFN side grows more slowly than its measured tables: from
+# {glue:text}`ep_256` at 256 alone (both tools' EP step one batch). At large batches our FFN side
+# grows more slowly than its measured tables: from
 # {glue:text}`ep_batch_lo` to {glue:text}`ep_batch_hi` requests per GPU ours grows
 # {glue:text}`ep_ffn_growth_our` times (median over model and system), the tool's
 # {glue:text}`ep_ffn_growth_aic` times. For AFD one
@@ -183,19 +183,16 @@ glue_all(comparison.stage_readings(comp))
 # {glue:text}`ratio_t_attn_us`, $t_f$ {glue:text}`ratio_t_ffn_us`, $t_c$
 # {glue:text}`ratio_t_comm_us`.
 #
-# - **EP.** Ours is slower on both parts at small batches (medians at 8-16 requests per GPU:
-#   attention {glue:text}`ep_attn_small`, FFN side {glue:text}`ep_ffn_small`: each of our two
-#   micro-batches pays every kernel's fixed cost and, at these batches, reads most experts' weights
-#   again), still slower on attention but faster on the FFN side at {glue:text}`ep_batch_hi`
-#   (attention {glue:text}`ep_attn_top`, FFN side {glue:text}`ep_ffn_top`): our experts' GEMMs
-#   stay close to one read of the weights as the tokens grow, its measured MoE tables grow
-#   {glue:text}`ep_ffn_growth_aic` times over the grid's batches. The two do not cancel: over the
-#   grid our attention is a median {glue:text}`ratio_attn_ms` of the tool's and our FFN side
-#   {glue:text}`ratio_ffn_ms`, so EP's TPOT median is {glue:text}`ep_median`. Most of that is our
-#   {glue:text}`our_kernel_us` µs per kernel, which each of our two micro-batches pays for every
-#   kernel while the tool's static estimate times each operator once: without it the medians are
-#   {glue:text}`ep_k0_attn` (attention), {glue:text}`ep_k0_ffn` (FFN side) and
-#   {glue:text}`ep_k0_tpot` (TPOT); attention moves most.
+# - **EP, one batch in both tools.** Medians at 8-16 requests per GPU: attention
+#   {glue:text}`ep_attn_small`, FFN side {glue:text}`ep_ffn_small`; at {glue:text}`ep_batch_hi`:
+#   attention {glue:text}`ep_attn_top`, FFN side {glue:text}`ep_ffn_top`. Our experts' GEMMs stay
+#   close to one read of the weights as the tokens grow ({glue:text}`ep_ffn_growth_our` times over
+#   the grid's batches), its measured MoE tables, under its power-law expert load, grow
+#   {glue:text}`ep_ffn_growth_aic` times. Over the grid our attention is a median
+#   {glue:text}`ratio_attn_ms` of the tool's and our FFN side {glue:text}`ratio_ffn_ms`, so EP's TPOT
+#   median is {glue:text}`ep_median`. Without our {glue:text}`our_kernel_us` µs per kernel the
+#   medians would be {glue:text}`ep_k0_attn` (attention), {glue:text}`ep_k0_ffn` (FFN side) and
+#   {glue:text}`ep_k0_tpot` (TPOT).
 # - **AFD: the FFN stage decides, and the two hold different work.** Both pipelines hide everything
 #   but their slowest stage: each tool's TPOT is a median {glue:text}`our_tpot_per_slowest` (ours) and
 #   {glue:text}`aic_tpot_per_slowest` (its) times layers × micro-batches × its slowest stage, which
@@ -271,20 +268,18 @@ comparison.variant_table(var).style.set_uuid("aiconfigurator_comparison_variants
 # under one-at-a-time changes (first row of each design: our defaults, median
 # {glue:text}`ep_base_apart_median` and {glue:text}`afd_base_apart_median`).
 #
-# - **EP: the fixed cost per kernel and the two micro-batches.** Without our {glue:text}`our_kernel_us` µs
-#   per kernel the
-#   median moves to {glue:text}`ep_k0_median` ({glue:text}`ep_k0_within` within 20%); running one
-#   batch instead of two, as the tool's static estimate does, to {glue:text}`ep_one_median`
-#   ({glue:text}`ep_one_within`). At small batches the gap is what two micro-batches of small
-#   kernels cost (the fixed cost per kernel, and most experts' weights read twice), which our model
-#   prices from the calibrated profile, fitted to DeepGEMM's published kernel times and to the
-#   tool's own DeepGEMM tables, and the tool from those tables directly, once for the whole batch;
-#   at large batches
-#   it is the FFN side's slower growth in ours (stage by stage, above). Neither change closes
-#   every single setting: without the kernel cost {glue:text}`ep_k0_left` of the
-#   {glue:text}`ep_apart` stay apart ({glue:text}`ep_k0_left_high` of them still above 1.2, the
-#   others below 0.8), and one batch overshoots ({glue:text}`ep_one_left` stay apart,
-#   {glue:text}`ep_one_left_high` of them above 1.2, the others below 0.8).
+# - **EP: the FFN side, as for AFD.** The EP settings apart are mostly ones where our FFN side is
+#   faster than the tool's (stage by stage, above). A slower FFN side closes part of the gap: HBM at
+#   55% of the datasheet brings the median to {glue:text}`ep_hbm_median`
+#   ({glue:text}`ep_hbm_within` within 20%), 10 µs per kernel to {glue:text}`ep_k10_median`
+#   ({glue:text}`ep_k10_within`), its balanced tables to {glue:text}`ep_balanced_median`; without our
+#   fixed cost per kernel the median falls to {glue:text}`ep_k0_median` ({glue:text}`ep_k0_within`),
+#   and {glue:text}`ep_k0_left` of the {glue:text}`ep_apart` stay apart ({glue:text}`ep_k0_left_high`
+#   of them above 1.2). DeepSeek's two micro-batches instead of the tool's one move the median to
+#   {glue:text}`ep_two_median` ({glue:text}`ep_two_within` within 20%; {glue:text}`ep_two_left` stay
+#   apart, {glue:text}`ep_two_left_high` of them above 1.2): that is another deployment, whose every
+#   micro-batch pays each kernel's fixed cost and at small batches reads the experts' weights again,
+#   which the tool does not model.
 # - **AFD: a slower FFN stage.** A fixed 10 µs per kernel brings the median to
 #   {glue:text}`afd_k10_median` ({glue:text}`afd_k10_within` within 20%), HBM at 55% of the
 #   datasheet (with the datasheet kernel profile) to {glue:text}`afd_hbm_median`
@@ -297,10 +292,11 @@ comparison.variant_table(var).style.set_uuid("aiconfigurator_comparison_variants
 #   the third is not the tool's behaviour, whose TPOT is its slowest stage's alone. Of the
 #   {glue:text}`afd_k10_left` settings still apart at 10 µs, {glue:text}`afd_k10_left_h100` are
 #   DeepSeek-V3 on H100, where the two tools describe different FFN pools (above). We do not
-#   change our defaults to these values: 10 µs per kernel would move EP's settings apart from a
-#   median {glue:text}`ep_base_apart_median` to {glue:text}`ep_k10_median`, and our kernel profile,
-#   its fixed cost included, is fitted to DeepGEMM's and FlashMLA's published kernel times and to the
-#   tool's own DeepGEMM tables: 10 µs would contradict the kernel measurements of both.
+#   change our defaults to these values (nor to the HBM fraction that would close EP's gap): our
+#   kernel profile, its fixed cost and HBM fractions included, is fitted to DeepGEMM's and FlashMLA's
+#   published kernel times and to the tool's own DeepGEMM tables, and 10 µs per kernel or 55% of the
+#   datasheet's HBM would contradict the kernel measurements of both. Agreement with the tool is a
+#   check, not a fit target.
 # - **Not the imbalance.** Against the tool's balanced tables the medians are
 #   {glue:text}`ep_balanced_median` (EP) and {glue:text}`afd_balanced_median` (AFD): the
 #   power-law load in its default tables is not what separates the two models on this grid
@@ -331,8 +327,9 @@ comparison.deployment_table(three).style.set_uuid("aiconfigurator_comparison_dep
 # Table 4: output tokens per second per GPU. "Ours" is the validation chapter's prediction at the
 # published setting (3 ms gap per step, the case's data types); the tool runs at the nearest
 # setting it accepts (its setting: H100 for H800, the largest power-of-two EP size it has DeepEP
-# data for, an FP8 KV cache because its SGLang wide-EP attention tables have no other), and "ours
-# at its setting" puts our model there too (no gap, FP8 KV cache). The median absolute error is
+# data for, an FP8 KV cache because its SGLang wide-EP attention tables have no other, one batch
+# because it models no two-batch overlap), and "ours at its setting" puts our model there too (no
+# gap, FP8 KV cache, one batch). The median absolute error is
 # {glue:text}`our_dep_median` for ours (largest {glue:text}`our_dep_max`) and
 # {glue:text}`aic_dep_median` for the tool (largest {glue:text}`aic_dep_max`); the two are not at
 # the same setting, and our model moved to the tool's setting would err by

@@ -94,7 +94,8 @@ from afdlib.decode.validation import form_label, validation_rows
 from afdlib.inputs.catalog import load_hardware, load_model, model_names
 from afdlib.inputs.specs import Budget
 from afdlib.report.figures import advice_heatmap, ratio_bandwidth_figure, ratio_maps_figure
-from afdlib.report.style import save_data, save_figure, setup_style
+from afdlib.peers.comparison import lean_readings
+from afdlib.report.style import glue_all, save_data, save_figure, setup_style
 
 setup_style()
 budget = Budget(slo_s=slo_ms / 1e3, l_accept=mtp, t_gap_s=DECODE_T_GAP_S)
@@ -113,7 +114,7 @@ val_rows = advice_table(ms, hws, budget, context, validated_only=True)
 save_data(pd.DataFrame(val_rows), "sweet_spots_advice_validated", output_dir)
 (n, sym, val), err = (advice_summary(x) for x in (rows, sym_rows, val_rows)), error_spread(validation_rows())
 top, sym_normal = top_form(rows, "ep"), sum(r.get("ep_form") == form_label("ep", 2, "normal") for r in sym_rows)
-for key, value in {
+glue_all({
         "n_pairs": n.pairs, "n_afd": n.afd, "n_ep": n.ep, "n_decisive": n.decisive, "n_ep_sym": sym.ep,
         "n_afd_val": val.afd, "n_ep_val": val.ep, "n_decisive_val": val.decisive, "sym_normal": sym_normal,
         "range_val": f"{val.ratio_min:.2f} to {val.ratio_max:.2f}", "ep_top_form": f"{top[0]}, in {top[1]}",
@@ -125,8 +126,8 @@ for key, value in {
         "afd_validation_error": ", ".join(f"{e:+.1%}" for e in err.afd),
         "ep_validation_errors": f"{err.ep_low:+.1%} to {err.ep_high:+.1%}", "afd_lean": f"{err.afd_lean[0]:+.0%} to {err.afd_lean[1]:+.0%}",
         "ratio_range": f"{n.ratio_min:.2f} to {n.ratio_max:.2f}", "median_sym": f"{sym.median_ep_over_afd:.2f}",
-        "range_sym": f"{sym.ratio_min:.2f} to {sym.ratio_max:.2f}", "twins": "; ".join(f"{a} and {b}" for a, b in twins(rows)) or "none"}.items():
-    glue(key, value, display=False)
+        "range_sym": f"{sym.ratio_min:.2f} to {sym.ratio_max:.2f}", "twins": "; ".join(f"{a} and {b}" for a, b in twins(rows)) or "none",
+        **lean_readings()})
 
 # %% [markdown]
 # ```{glue:figure} fig_sweet_spots_advice
@@ -150,7 +151,7 @@ hw_o, hw_s = load_hardware(ordinary, profile=hw_profile), load_hardware(superpod
 half = advice_table([ref], [hw_o], budget, context, assumptions=Assumptions(ep_overlap=0.5, afd_overlap=0.5))
 coarse = ratio_span(rows, ["step3", "ernie-4.5"], ["gb200", "gb300"])   # the paper's coarse experts on Superpods
 bw_even, side = break_even(ref, hw_o, budget, context)
-for key, value in {
+glue_all({
         "slo": f"{slo_ms:g}", "ctx": f"{context:g}", "ref_ordinary_half": f"{half[0]['ratio']:.2f}",
         "ref_ordinary_ratio": f"{ratio_of(rows, ref.slug, hw_o.slug):.2f}", "ref_ordinary_call": "a close call" if 1 / DECISIVE < ratio_of(rows, ref.slug, hw_o.slug) < DECISIVE else "beyond the spread of the model's errors", "ref_equal_spread": "both within" if all(1 / DECISIVE < x < DECISIVE for x in (ratio_of(sym_rows, ref.slug, hw_o.slug), half[0]["ratio"])) else "not both within",
         "ref_ordinary_ep_form": next(r["ep_form"] for r in rows if (r["model"], r["hardware"]) == (ref.slug, hw_o.slug)),
@@ -160,8 +161,7 @@ for key, value in {
                             "always": "AFD ahead throughout the range searched",
                             "above": "the ratio above 1 just above it",
                             "below": "the ratio above 1 just below it"}[side],
-        "ordinary_bw": f"{hw_o.scale_out_bytes_per_s / 1e9:.0f}", "duplex_gain": f"{duplex_gain(ref, hw_o, budget, context):.0%}"}.items():
-    glue(key, value, display=False)
+        "ordinary_bw": f"{hw_o.scale_out_bytes_per_s / 1e9:.0f}", "duplex_gain": f"{duplex_gain(ref, hw_o, budget, context):.0%}"})
 
 # %% [markdown]
 # ## The reference cases
@@ -198,7 +198,7 @@ glue("fig_sweet_spots_maps", fig, display=False)
 plt.close(fig)
 save_data(pd.concat([pd.DataFrame(c) for c in maps.columns()]), "sweet_spots_maps", output_dir)
 r, s_over_o = maps.readings(), median_ratio_between(rows, hw_s.slug, hw_o.slug)
-for key, value in {
+glue_all({
         "superpod_name": hw_s.name, "map_points": f"{maps.points:,}", "superpod_over_ordinary": f"{s_over_o:.2f}",
         "model_numbers": ", ".join(f"{k + 1} {m.name}" for k, m in enumerate(catalogue)),
         "m_small": f"{r.m_small:.0f}", "m_large": f"{r.m_large:.0f}", "s_low": f"{r.s_low:.0f}", "s_high": f"{r.s_high:.0f}",
@@ -215,8 +215,7 @@ for key, value in {
         "fabric_low_bw": f"{r.fabric_low_bw / 1e9:.0f}", "fabric_high_bw": f"{r.fabric_high_bw / 1e9:,.0f}",
         "o_low": f"{r.o_low:.2f}", "o_high": f"{r.o_high:.2f}", "o_low_bw": f"{r.o_low_bw / 1e9:.0f}",
         "o_high_bw": f"{r.o_high_bw / 1e9:.0f}", "o_peak": f"{r.o_peak:.2f}", "o_peak_bw": f"{r.o_peak_bw / 1e9:.0f}",
-        "afd_gain": f"{r.afd_gain:.0%}", "ep_gain": f"{r.ep_gain:.0%}"}.items():
-    glue(key, value, display=False)
+        "afd_gain": f"{r.afd_gain:.0%}", "ep_gain": f"{r.ep_gain:.0%}"})
 
 # %% [markdown]
 # ```{glue:figure} fig_sweet_spots_maps
@@ -315,12 +314,11 @@ method_rows = overlap_methods(ref, hw_o, budget, context)
 methods = pd.DataFrame(method_rows)
 save_data(methods, "sweet_spots_overlap_methods", output_dir)
 o = overlap_readings(method_rows)
-for key, value in {"attn_pool": attn_hw.name, "ffn_pool_name": ffn_hw.name, "afd_3_over_2": f"{o.afd_3_over_2:.2f}x",
+glue_all({"attn_pool": attn_hw.name, "ffn_pool_name": ffn_hw.name, "afd_3_over_2": f"{o.afd_3_over_2:.2f}x",
                    "afd_3_over_4": f"{o.afd_3_over_4:.2f}x", "ep_2bo_change": f"{o.ep_2bo_change:+.0%}",
                    "ep_2bo_gain": f"{o.ep_2bo_gain:+.0%}", "ep_best": o.ep_best,
                    "ep_2bo_hidden": next(r["note"].split()[0] for r in method_rows
-                                         if r["design"] == "EP" and r["method"] == "2BO")}.items():
-    glue(key, value, display=False)
+                                         if r["design"] == "EP" and r["method"] == "2BO")})
 methods.rename(columns={"tokens_per_s_per_gpu": "tokens/s per GPU", "batch_per_gpu": "requests per GPU"}).style.set_uuid(
     "sweet_spots_overlap_methods").hide(axis="index").format({"tokens/s per GPU": "{:,.0f}",
                                                               "requests per GPU": "{:.0f}"})
@@ -378,9 +376,10 @@ t3.style.set_uuid("sweet_spots_table3").hide(axis="index")
 #   against EP, in the form its search picks most. It favours AFD.
 # - The band of decisive verdicts is as wide as the model's worst pair of validation errors, and the
 #   widest pair involves a GB200 case whose batch is assumed (the previous chapter). Against
-#   NVIDIA aiconfigurator's composition of the same kernel measurements the model also leans toward
-#   AFD (its EP steps slower, its AFD steps faster than the tool's: {doc}`aiconfigurator_comparison`),
-#   by a factor comparable to that band: a ratio near 1 here is not a verdict.
+#   NVIDIA aiconfigurator's composition of the same kernel measurements, each design in the form
+#   the tool models, our TPOT is a median {glue:text}`aic_ep_median` of the tool's for EP and
+#   {glue:text}`aic_afd_median` for AFD ({doc}`aiconfigurator_comparison`): the model leans
+#   {glue:text}`aic_lean` against the tool. A ratio near 1 here is not a verdict.
 # - Both designs' overlap comes from one ideal schedule: a stage starts as soon as its input and its
 #   resource are free, and communication does not slow the compute beside it. `--ep-overlap` and
 #   `--afd-overlap` override it per design as what-ifs (the equal-overlap reading above shows how

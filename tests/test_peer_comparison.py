@@ -266,15 +266,39 @@ def test_afd_kernel_readings_by_hand(rows):
 
 def test_ep_fixed_cost_readings_against_the_variant_table(comp, var, rows):
     """Without the fixed cost the EP medians are the KERNEL_0 variant's (TPOT over every EP setting,
-    stages over the grid); one batch's settings left apart are counted among those apart."""
+    stages over the grid); with two micro-batches the median is the variant's over every EP setting,
+    and the settings left apart are counted among those apart."""
     got = c.ep_fixed_cost_readings(var)
     k0 = var[(var.design == "ep") & (var.variant == c.KERNEL_0)]
     assert got["ep_k0_tpot"] == f"{k0.ratio_tpot_ms.median():.2f}"
     assert got["ep_k0_attn"] == f"{k0[k0.kind == 'grid'].ratio_attn_ms.median():.2f}"
-    assert 0 <= got["ep_one_left_high"] <= got["ep_one_left"] <= c.overall_readings(rows, comp)["ep_apart"]
+    two = var[(var.design == "ep") & (var.variant == c.QUOTED["ep"]["two"])]
+    assert got["ep_two_tpot"] == f"{two.ratio_tpot_ms.median():.2f}"
+    assert 0 <= got["ep_two_left_high"] <= got["ep_two_left"] <= c.overall_readings(rows, comp)["ep_apart"]
 
 
 def test_overall_readings_count_ratios_above_one(comp, rows):
     got = c.overall_readings(rows, comp)
     for d in c.DESIGNS:
         assert got[f"{d}_above_one"] == int((comp[comp.design == d].ratio_tpot_ms > 1).sum())
+
+
+def test_our_ep_runs_in_the_tools_form():
+    """aiconfigurator's EP decode step is one batch (no two-batch overlap): ours at a setting is one
+    micro-batch unless a variant asks for DeepSeek's two, and the two-batch step differs from it."""
+    from afdlib.peers.aiconfigurator import TOOL_EP_MICRO_BATCHES, grid_settings, our_step
+    s = next(x for x in grid_settings() if x.design == "ep" and x.batch_per_gpu == 8)
+    one, two = our_step(s), our_step(s, ep={"micro_batches": 2})
+    assert TOOL_EP_MICRO_BATCHES == 1 and one.micro_batches == 1 and two.micro_batches == 2
+    # at 8 requests per GPU two micro-batches read the experts' weights twice: slower, not faster
+    assert float(two.tpot_s) > float(one.tpot_s)
+
+
+def test_lean_readings_name_the_design_our_model_favours():
+    """Medians 0.88 (EP) and 0.72 (AFD): ours is the faster for both, more so for AFD, so relative to
+    the tool our model favours AFD by 0.88 / 0.72 = 1.22; swapped medians name EP by the same factor."""
+    comp = pd.DataFrame({"design": ["ep", "ep", "afd"], "ratio_tpot_ms": [0.86, 0.90, 0.72]})
+    assert c.lean_readings(comp) == {"aic_ep_median": "0.88", "aic_afd_median": "0.72",
+                                     "aic_lean": "toward AFD by a factor 1.22"}
+    swapped = comp.assign(design=["afd", "afd", "ep"])
+    assert c.lean_readings(swapped)["aic_lean"] == "toward EP by a factor 1.22"

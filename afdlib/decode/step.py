@@ -209,18 +209,51 @@ def attention_layer_s(model: Model, precision: Precision, hardware: Hardware, as
     return _attention_stage(model, precision, hardware, assumptions, requests, context, tokens_per_request)[0]
 
 
-def _ffn_stage(model, precision, hardware, a, tokens, local, sigma):
-    """(time, bound) of one GPU's experts in one MoE layer: ``tokens`` tokens, the busiest GPU's
-    routed pairs grown by 1 / sigma, and the shared experts."""
+def _ffn_works(model, precision, hardware, a, tokens, local, sigma):
+    """(routed experts' work, shared experts' work, kernels) of one GPU's experts in one MoE layer:
+    ``tokens`` tokens, the busiest GPU's routed pairs grown by 1 / sigma, through the kernel profile
+    (rows of each grouped GEMM: tokens per active expert)."""
     pairs = tokens * model.experts_per_token / sigma
-    routed = routed_experts_work(model, precision, pairs, local)
-    shared = shared_experts_work(model, precision, tokens)
-    kernels = KERNELS_ROUTED + (KERNELS_FFN if model.shared_experts else 0)
-    active = active_experts(pairs, local)      # rows of each grouped GEMM: tokens per active expert
+    active = active_experts(pairs, local)
     rows = np.divide(pairs, active, out=np.zeros(np.broadcast_shapes(np.shape(pairs), np.shape(active))),
                      where=active > 0)
     k = a.kernels
-    return _time([k.gemm(routed, hardware, rows), k.gemm(shared, hardware, tokens)], hardware, a, kernels)
+    return (k.gemm(routed_experts_work(model, precision, pairs, local), hardware, rows),
+            k.gemm(shared_experts_work(model, precision, tokens), hardware, tokens),
+            KERNELS_ROUTED + (KERNELS_FFN if model.shared_experts else 0))
+
+
+def _ffn_stage(model, precision, hardware, a, tokens, local, sigma):
+    """(time, bound) of one GPU's experts in one MoE layer (:func:`_ffn_works`)."""
+    routed, shared, kernels = _ffn_works(model, precision, hardware, a, tokens, local, sigma)
+    return _time([routed, shared], hardware, a, kernels)
+
+
+def _afd_local(model, ffn_gpus):
+    """Routed experts on each of AFD's ``ffn_gpus`` FFN GPUs (at least one: replicas beyond E)."""
+    return np.maximum(1.0, np.ceil(model.routed_experts / ffn_gpus - 1e-9))
+
+
+def _afd_ffn_side(model, a, tokens_per_micro_batch, ffn_gpus):
+    """(tokens per FFN GPU, routed experts per FFN GPU, sigma) of one AFD micro-batch whose
+    ``tokens_per_micro_batch`` tokens (over the whole attention pool) spread over ``ffn_gpus``."""
+    sigma = _balancedness(a, tokens_per_micro_batch, model.experts_per_token, model.routed_experts, ffn_gpus, 0)
+    return tokens_per_micro_batch / ffn_gpus, _afd_local(model, ffn_gpus), sigma
+
+
+def afd_ffn_parts(model: Model, ffn_hardware: Hardware, precision: Precision, assumptions: Assumptions,
+                  tokens_per_micro_batch: ArrayLike, ffn_gpus: ArrayLike) -> dict[str, np.ndarray]:
+    """AFD's FFN stage t_f of one MoE layer and micro-batch on the busiest FFN GPU, in the parts
+    :func:`afd_step` adds up (seconds): the routed experts' grouped GEMMs (``routed_s``), the shared
+    experts' GEMMs (``shared_s``) and the fixed cost of the stage's kernels (``fixed_s``), for
+    ``tokens_per_micro_batch`` tokens over the attention pool spread over ``ffn_gpus`` GPUs;
+    ``routed_s + shared_s + fixed_s`` is the step's ``t_ffn``."""
+    a = assumptions
+    arriving, local, sigma = _afd_ffn_side(model, a, np.asarray(tokens_per_micro_batch, dtype=float),
+                                           np.asarray(ffn_gpus, dtype=float))
+    routed, shared, kernels = _ffn_works(model, precision, ffn_hardware, a, arriving, local, sigma)
+    return {"routed_s": _time(routed, ffn_hardware, a)[0], "shared_s": _time(shared, ffn_hardware, a)[0],
+            "fixed_s": np.asarray(kernels * a.kernels.fixed_s), "kernels": kernels}
 
 
 def _rest_of_step(model, precision, hardware, a, req, context, q: int, m: int, moe_layer):
@@ -335,16 +368,15 @@ def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_at
         superpod = bool(attn_hardware.superpod and ffn_hardware.superpod and attn_hardware.slug == ffn_hardware.slug)
     q = 1 + draft_tokens(budget.l_accept)
     m = budget.micro_batches if micro_batches is None else micro_batches
-    k, e = model.experts_per_token, model.routed_experts
     g_a, g_f = attn_hardware.gpus_per_node, ffn_hardware.gpus_per_node
     ffn_gpus = nf * g_f
-    local = np.maximum(1.0, np.ceil(e / ffn_gpus - 1e-9))
+    local = _afd_local(model, ffn_gpus)
 
     def moe_layers(tokens_per_request, n_layers):
         req_mb = req / m
         t_mb = req_mb * tokens_per_request
-        arriving = t_mb * na * g_a / ffn_gpus            # tokens per FFN GPU per micro-batch
-        sigma = _balancedness(a, t_mb * na * g_a, k, e, ffn_gpus, 0)
+        # tokens per FFN GPU per micro-batch, and the FFN side's sigma
+        arriving, _, sigma = _afd_ffn_side(model, a, t_mb * na * g_a, ffn_gpus)
         t_a, b_a = _attention_stage(model, precision, attn_hardware, a, req_mb, context, tokens_per_request)
         t_f, b_f = _ffn_stage(model, precision, ffn_hardware, a, arriving, local, sigma)
         send, recv = afd_transfer_work(model, precision, attn_hardware, ffn_hardware, t_mb, na, nf, superpod,

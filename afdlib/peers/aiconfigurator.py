@@ -23,7 +23,9 @@ Every setting runs twice: with the tool's default MoE tables (measured under a p
 load, exponent 1.01) and with its balanced tables (``distribution`` column).
 
 Our side (:func:`our_step`) is the decode model (:mod:`afdlib.decode.step`) at the same setting, with
-the tool's data types and no fixed gap per step (aiconfigurator's static decode has none).
+the tool's data types and no fixed gap per step (aiconfigurator's static decode has none), in the
+form the tool models (:data:`TOOL_EP_MICRO_BATCHES`): its EP step is one batch, its AFD step the
+setting's micro-batches.
 """
 from __future__ import annotations
 
@@ -37,10 +39,8 @@ from typing import Any
 from afdlib.inputs.catalog import data_dir, load_hardware, load_model
 from afdlib.decode.deployment import AFDDeployment, Deployment, EPDeployment, decode_step
 from afdlib.decode.result import Step
-from afdlib.decode.step import Assumptions, _balancedness, draft_tokens
-from afdlib.evaluator.dense import KERNELS_FFN, shared_experts_work
-from afdlib.evaluator.grouped_gemm import KERNELS_ROUTED, active_experts, routed_experts_work
-from afdlib.evaluator.roofline import stage_time
+from afdlib.decode.step import Assumptions, afd_ffn_parts, draft_tokens
+from afdlib.evaluator.grouped_gemm import KERNELS_ROUTED
 from afdlib.errors import AfdError
 from afdlib.inputs.specs import Budget, Efficiency, Precision
 
@@ -69,6 +69,14 @@ EP_SIZE = {("deepseek-v3", "h100"): 16, ("qwen3-235b-a22b", "gb200"): 4}
 tool has no cross-tray all-to-all data for Qwen3 on GB200."""
 AFD_FFN_GPUS = {("deepseek-v3", "h100"): 16}
 """FFN pools other than 8 GPUs (same reason as :data:`EP_SIZE`)."""
+
+TOOL_EP_MICRO_BATCHES = 1
+"""Micro-batches of the tool's EP decode step: one. aiconfigurator 0.12.0 builds a decode layer as
+the sum of its operators' measured times (``aiconfigurator_core/sdk/models/deepseek.py``: the only
+overlap in a generation layer is the shared experts beside the routed ones on a second stream,
+``OverlapOp``; no two-batch overlap of compute and all-to-all exists in its EP graphs, and
+``num_microbatches`` is an AFD setting only, ``sdk/config.py``). Matched settings compare our EP
+deployment in the same form; DeepSeek's two micro-batches are a variant (:data:`VARIANTS`)."""
 
 
 @dataclass(frozen=True)
@@ -299,12 +307,14 @@ def _hardware(slug: str, efficiency: Efficiency | None):
 
 
 def our_deployment(s: Setting, hardware, ep: dict | None = None) -> Deployment:
-    """The setting as our deployment on ``hardware``: EP over ``ep_size`` GPUs (two micro-batches,
-    low-latency kernels, no redundant experts), or AFD's attention and FFN GPUs as nodes, at the
-    setting's batch. ``ep``: EP deployment fields to change (a variant, e.g. one micro-batch)."""
+    """The setting as our deployment on ``hardware``: EP over ``ep_size`` GPUs in the tool's form
+    (:data:`TOOL_EP_MICRO_BATCHES` micro-batch, low-latency kernels, no redundant experts), or AFD's
+    attention and FFN GPUs as nodes, at the setting's batch. ``ep``: EP deployment fields to change
+    (a variant, e.g. DeepSeek's two micro-batches)."""
     batch = float(s.batch_per_gpu)
     if s.design == "ep":
-        return EPDeployment(hardware, s.ep_size, requests=batch, **(ep or {}))
+        return EPDeployment(hardware, s.ep_size, requests=batch,
+                            **{"micro_batches": TOOL_EP_MICRO_BATCHES, **(ep or {})})
     g = hardware.gpus_per_node
     return AFDDeployment.of(hardware, s.attn_gpus / g, s.ffn_gpus / g,
                             micro_batches=s.micro_batches or AFDDeployment.micro_batches, requests=batch)
@@ -338,28 +348,19 @@ def our_breakdown(s: Setting, st: Step) -> dict[str, float]:
 
 def our_ffn_split(s: Setting, assumptions: Assumptions = Assumptions()) -> dict[str, float]:
     """Our AFD FFN stage at an AFD setting split as :func:`afdlib.decode.step.afd_step` builds it
-    (one FFN GPU, one MoE layer, one micro-batch; us): the routed experts' grouped GEMMs
-    (``routed_us``), the shared experts' GEMMs (``shared_us``), the fixed cost of the stage's kernels
-    (``fixed_us``: the routed experts' and the shared experts'), the routed experts' kernel count
-    (``routed_kernels``) and the tokens of one micro-batch over the attention pool (``tokens``).
-    The router's GEMM is in our attention stage and the dispatch and combine in our transfer stage,
-    not here."""
+    (:func:`afdlib.decode.step.afd_ffn_parts`: one FFN GPU, one MoE layer, one micro-batch; us): the
+    routed experts' grouped GEMMs (``routed_us``), the shared experts' GEMMs (``shared_us``), the
+    fixed cost of the stage's kernels (``fixed_us``: the routed experts' and the shared experts'),
+    the routed experts' kernel count (``routed_kernels``) and the tokens of one micro-batch over the
+    attention pool (``tokens``). The router's GEMM is in our attention stage and the dispatch and
+    combine in our transfer stage, not here."""
     if s.design != "afd":
         raise AfdError(f"{s.id}: not an AFD setting")
-    model, hw, a = _model(s.model), _hardware(s.hardware, None), assumptions
-    k, e, kp = model.experts_per_token, model.routed_experts, assumptions.kernels
     tokens = float(s.batch_per_gpu) * (1 + draft_tokens(1.0 + s.nextn_accepted)) / (s.micro_batches or AFDDeployment.micro_batches) * s.attn_gpus
-    arriving = tokens / s.ffn_gpus
-    local = max(1.0, math.ceil(e / s.ffn_gpus - 1e-9))
-    pairs = arriving * k / _balancedness(a, tokens, k, e, s.ffn_gpus, 0)
-    rows = pairs / float(active_experts(pairs, local))
-    routed = stage_time([kp.gemm(routed_experts_work(model, precision_of(s.quant), pairs, local), hw, rows)], hw,
-                        kp.stage_efficiency).seconds
-    shared = stage_time([kp.gemm(shared_experts_work(model, precision_of(s.quant), arriving), hw, arriving)], hw,
-                        kp.stage_efficiency).seconds
-    kernels = KERNELS_ROUTED + (KERNELS_FFN if model.shared_experts else 0)
-    return {"routed_us": float(routed) * 1e6, "shared_us": float(shared) * 1e6, "fixed_us": kernels * kp.fixed_s * 1e6,
-            "routed_kernels": KERNELS_ROUTED, "tokens": tokens}
+    parts = afd_ffn_parts(_model(s.model), _hardware(s.hardware, None), precision_of(s.quant), assumptions, tokens,
+                          s.ffn_gpus)
+    return {"routed_us": float(parts["routed_s"]) * 1e6, "shared_us": float(parts["shared_s"]) * 1e6,
+            "fixed_us": float(parts["fixed_s"]) * 1e6, "routed_kernels": KERNELS_ROUTED, "tokens": tokens}
 
 
 def comparison_rows(rows: list[dict] | None = None, assumptions: Assumptions = Assumptions(),
@@ -405,7 +406,7 @@ VARIANTS = (
     ("HBM at 55% of datasheet (datasheet kernels)", "efficiency", {"hbm": 0.55}),
     ("networks at 50% of datasheet (was 80%)", "efficiency", {"scale_up": 0.5, "scale_out": 0.5}),
     ("EP all-to-all not hidden (overlap 0)", "assumption", {"ep_overlap": 0.0}),
-    ("EP: one batch, nothing overlapped", "deployment", {"micro_batches": 1}),
+    ("EP: two micro-batches (DeepSeek's overlap; the tool models one)", "deployment", {"micro_batches": 2}),
     ("AFD transfers not hidden (overlap 0)", "assumption", {"afd_overlap": 0.0}),
     ("AFD: its send probability", "assumption", {"afd_destinations": "exact"}),
     ("AFD: the paper's max(1, K/N_F)", "assumption", {"afd_destinations": "paper"}),
