@@ -401,3 +401,22 @@ def test_memory_errors_name_the_pool(capsys):
     assert main(["throughput", "--model", "deepseek-v3", "--hardware", "h800", "--design", "afd", "--n-attn", "1",
                  "--n-ffn", "1"]) == 2
     assert "FFN GPU's weights need" in capsys.readouterr().err
+
+
+def test_stage_times_in_one_unit_for_both_designs():
+    """EP's fields hold a layer's times over its m micro-batches, AFD's one micro-batch's:
+    per_micro_batch divides EP's by m, per_layer multiplies AFD's by m, and the two agree: per_layer
+    = m x per_micro_batch for either design."""
+    from afdlib.decode.step import afd_step, ep_step
+    from afdlib.inputs.catalog import load_hardware, load_model
+    from afdlib.inputs.specs import Budget
+    model, hw, budget = load_model("deepseek-v3"), load_hardware("h800"), Budget(slo_s=1.0)
+    ep = ep_step(model, hw, 64, 128, 4096, budget, micro_batches=2)
+    afd = afd_step(model, hw, hw, 2, 2, 128, 4096, budget, micro_batches=3)
+    assert ep.per_micro_batch()[0] == pytest.approx(float(ep.t_attn) / 2)
+    assert ep.per_layer()[0] == pytest.approx(float(ep.t_attn))
+    assert afd.per_micro_batch()[1] == pytest.approx(float(afd.t_ffn))
+    assert afd.per_layer()[1] == pytest.approx(3 * float(afd.t_ffn))
+    for st in (ep, afd):
+        for one, whole in zip(st.per_micro_batch(), st.per_layer()):
+            assert whole == pytest.approx(st.micro_batches * one)

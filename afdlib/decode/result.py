@@ -45,7 +45,8 @@ class Step:
 
     Per-layer times are those of one MoE layer (per micro-batch for AFD's ``t_attn``, ``t_ffn``,
     ``t_comm``; for EP the whole layer's compute of all micro-batches split into attention and
-    FFN, and its dispatch + combine); ``t_layer`` is the schedule's makespan of the step's MoE
+    FFN, and its dispatch + combine; :meth:`per_micro_batch` and :meth:`per_layer` put both designs
+    in one unit); ``t_layer`` is the schedule's makespan of the step's MoE
     layers over their number (the pipeline's fill and drain included). The rest of the step, seconds: ``dense_layer_s`` (one dense
     layer), ``lm_head_s``, ``mtp_s`` (the MTP drafts), ``t_gap_s``; ``tokens_per_request`` per step
     (1 + drafts); ``memory``: each pool's weights against its capacity; ``afd``: AFD's pipeline
@@ -88,6 +89,18 @@ class Step:
     def _bounds(self) -> tuple:
         shape = np.shape(self.requests)
         return tuple(np.broadcast_to(b, shape) for b in self.bounds())
+
+    def per_micro_batch(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(t_attn, t_ffn, t_comm) of one MoE layer and one micro-batch, seconds, for either design
+        (EP's fields hold a layer's times over all its micro-batches: divided here)."""
+        m = self.micro_batches if self.design == "ep" else 1
+        return tuple(np.asarray(t, dtype=float) / m for t in (self.t_attn, self.t_ffn, self.t_comm))
+
+    def per_layer(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(t_attn, t_ffn, t_comm) of one MoE layer over all its micro-batches, seconds, for either
+        design: each stage's busy time per layer (AFD's fields hold one micro-batch's: multiplied)."""
+        m = self.micro_batches if self.design == "afd" else 1
+        return tuple(np.asarray(t, dtype=float) * m for t in (self.t_attn, self.t_ffn, self.t_comm))
 
     @property
     def bound_attn(self) -> np.ndarray:

@@ -106,13 +106,12 @@ def stage_times_of(step, design: str, moe_layers: int) -> dict:
     """Per-micro-batch stage times of a decode-model step (:class:`afdlib.decode.step.Step`) for the
     simulator: ``t_attn``, ``t_ffn``, ``t_comm`` (s), the micro-batches, the MoE layers, and
     ``extra_s``, the rest of the step (dense layers, LM head, MTP drafts, fixed gap) taken as
-    constant, and ``l_accept``. EP steps report a layer's times over all micro-batches: they are
-    divided here. Arrays where the step is an array (one entry per setting)."""
+    constant, and ``l_accept`` (:meth:`afdlib.decode.result.Step.per_micro_batch`, one unit for both
+    designs). Arrays where the step is an array (one entry per setting)."""
+    if design != step.design:
+        raise AfdError(f"a {step.design.upper()} step cannot be simulated as {design.upper()}")
     m = int(step.micro_batches)
-    if design == "ep":
-        per = {k: np.asarray(getattr(step, k), dtype=float) / m for k in ("t_attn", "t_ffn", "t_comm")}
-    else:
-        per = {k: np.asarray(getattr(step, k), dtype=float) for k in ("t_attn", "t_ffn", "t_comm")}
+    per = dict(zip(("t_attn", "t_ffn", "t_comm"), step.per_micro_batch()))
     extra = np.maximum(np.asarray(step.step_s, dtype=float) - moe_layers * np.asarray(step.t_layer, dtype=float), 0)
     out = {**per, "micro_batches": m, "n_layers": int(moe_layers), "extra_s": extra,
            "l_accept": float(np.ravel(np.asarray(step.step_s) / np.asarray(step.tpot_s))[0])}

@@ -44,16 +44,19 @@ def validation_figure(table: pd.DataFrame):
 
 
 def breakdown_figure(table: pd.DataFrame):
-    """Each case's per-layer attention, FFN and all-to-all times (cases numbered as the table's rows)."""
+    """Each case's attention, FFN and all-to-all time per MoE layer over all its micro-batches, one
+    unit for both designs (the table's AFD stage times are one micro-batch's: multiplied by the
+    micro-batches; cases numbered as the table's rows)."""
     fig, ax = plt.subplots(figsize=(7.2, 0.55 * len(table) + 1.2))
     y = np.arange(len(table))
     parts = (("t_attn_us", "attention", "#2c7fb8"), ("t_ffn_us", "FFN (experts)", "#1a9641"),
              ("t_comm_us", "dispatch + combine", "#d7191c"))
+    per_layer = np.where(table.design == "afd", table.micro_batches, 1)
     for j, (col, name, colour) in enumerate(parts):
-        ax.barh(y + (j - 1) * 0.26, table[col], height=0.26, color=colour, label=name)
+        ax.barh(y + (j - 1) * 0.26, table[col] * per_layer, height=0.26, color=colour, label=name)
     ax.set_yticks(y, [f"{k + 1}. {c}" for k, c in enumerate(table.label)], fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlabel("µs per MoE layer (EP: both micro-batches; AFD: one micro-batch)")
+    ax.set_xlabel("µs per MoE layer, all micro-batches (each stage's busy time)")
     ax.legend(fontsize=8, loc="lower right")
     return fig
 
