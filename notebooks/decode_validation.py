@@ -331,6 +331,11 @@ june, sept = readings.JUNE, readings.SEPT
 #   published figure implies a gap of {glue:text}`s3_gap_needed` ms (the default is
 #   {glue:text}`t_gap_ms` ms). The same 15 ms would bring the EP cases over the NIC to
 #   {glue:text}`gap15_nic`, closer than the default: one gap does not fit both designs.
+# - **The default gap was chosen with Step-3 in view** (it is the upper end of what Step-3's
+#   figures allow). Left out, no other source gives a gap and the model would take none: Step-3's
+#   error at $t_g$ = 0 is {glue:text}`step3_tg0` (leave-one-out), against
+#   {glue:text}`s3_err` with it. No other constant of the model is chosen with a
+#   deployment in view: the kernel profile is fitted to kernel measurements only.
 #
 # ## The largest misses
 

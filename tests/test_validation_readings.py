@@ -93,3 +93,19 @@ def test_blackwell_readings_by_hand():
     assert (got["sept_attn_ratio"], got["sept_datasheet"], got["june_datasheet"]) == ("+25%", "-5.0%", "+30.0%")
     assert (got["sept_nokernel"], got["sept_none"], got["june_all"]) == ("+5%", "-35%", "-9%")
     assert got["bw_fractions"].startswith(f"GEMMs at {curves('gb200').gemm_f_hbm:.2f} of peak HBM bandwidth")
+
+
+def test_step3_leave_one_out_gap_is_the_sensitivity_row():
+    """The 3 ms gap was chosen with Step-3 in view: its leave-one-out error is its row 't_g 0 ms' of
+    the sensitivity table, and without a gap the step is shorter, so the prediction is higher."""
+    import pandas as pd
+    from afdlib.decode.step import DECODE_T_GAP_S
+    from afdlib.decode.validation import load_deployments, sensitivity_rows, validation_rows
+    from afdlib.decode.validation_readings import STEP3, sensitivity_readings
+    cases = load_deployments()
+    table = pd.DataFrame(validation_rows(cases))
+    sens = pd.DataFrame(sensitivity_rows(cases))
+    got = sensitivity_readings(table, sens, cases, 0.9, DECODE_T_GAP_S * 1e3)
+    row = sens[(sens.case == STEP3) & (sens.variation == "t_g 0 ms")].iloc[0]
+    assert got["step3_tg0"] == f"{row.error:+.1%}"
+    assert row.predicted > float(table.set_index("case").predicted[STEP3])

@@ -99,7 +99,7 @@ def sensitivity_readings(table: pd.DataFrame, sens: pd.DataFrame, cases: dict[st
     implied_ms = s3.batch_per_gpu * s3_facts["n_attn"] / (s3.published * (s3_facts["n_attn"] + s3_facts["n_ffn"])) * 1e3
     s3_model = load_model(s3_facts["model"])
     gb = table[table.label.str.contains("GB200")]
-    out = {"step3_tg15": f"{tg15.error:+.0%}",
+    out = {"step3_tg15": f"{tg15.error:+.0%}", "step3_tg0": f"{s3_var.loc['t_g 0 ms'].error:+.1%}",
            "step3_tg15_tpot": f"{tg15.tpot_ms:.1f} ms, "
                               f"{'beyond' if tg15.tpot_ms > s3_facts['slo_ms'] else 'within'}",
            "step3_bf16": f"{bf16.error:+.0%}",
