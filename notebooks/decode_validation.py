@@ -207,7 +207,11 @@ plt.close(fig)
 # aiconfigurator's measured kernel tables (`data/aiconfigurator_kernels.csv`: H100, H200, B200,
 # GB200), never its end-to-end predictions. GEMMs (projections, router, experts, LM head) follow
 # DeepGEMM's FP8 kernels: a roofline whose corner is rounded, with rows below the tile height padded
-# to it; the core attention follows FlashMLA's figures and TensorRT-LLM's MLA kernel and always
+# to it. A MoE layer's routed experts are one such GEMM over the weights of the experts that get a
+# token: the measured MoE kernels gave every local expert a token before any got a second (their
+# times stop growing once the tokens reach the local experts), so the fit counts them that way, and
+# the decode model charges the same curve at its own routing's count (each token's experts drawn at
+# random). The core attention follows FlashMLA's figures and TensorRT-LLM's MLA kernel and always
 # computes at the BF16 rate, since FlashMLA dequantizes an FP8 cache. The fractions of peak are per
 # architecture (Hopper, Blackwell), and one fixed cost per kernel is fitted jointly to every source
 # ({numref}`decode-kernels`, Table 3). The GEMM curve reproduces {glue:text}`kernel_fit`.

@@ -17,8 +17,10 @@ Families (rows of the CSV; ``measured_us`` is the table's latency in microsecond
   "globalizes tokens across all ep ranks"), so the mean tokens per expert is tokens * topk /
   experts. ``balanced`` spreads them evenly, ``power_law_1.01`` is aiconfigurator's default skew.
   Bytes and FLOPs are those of the balanced assignment: the weights of the local experts that get a
-  token (min(experts / ep, tokens * topk / ep)), 3 H M bytes each, plus the activations (FP8 in,
-  BF16 out); FLOPs 6 H M per token-expert pair. For the power-law rows the fractions use the same
+  token (min(experts / ep, tokens * topk / ep): the tables' own routing, whose times are flat once
+  every local expert has a pair), 3 H M bytes each, plus the activations (FP8 in, BF16 out); FLOPs
+  6 H M per token-expert pair. ``scripts/fit_kernels.py`` recomputes these bytes with the library's
+  count (``afdlib.evaluator.grouped_gemm.balanced_active_experts``) and checks them against this column. For the power-law rows the fractions use the same
   balanced work (the table does not say which rank's load it timed): read them as "time against
   the balanced work".
   The same family from SGLang 0.5.10's wide-EP table (``wideep_generation_moe_perf.parquet``,

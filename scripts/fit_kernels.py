@@ -32,7 +32,14 @@ tail). The achieved HBM fraction B / (BW t) then rises with the kernel's size (t
 falls as rows approach the ridge (compute shares the time); the achieved FLOP fraction rises with
 rows. Both are monotone in rows at a fixed weight shape (tests/test_kernels.py). A MoE layer's
 routed experts are one such GEMM over their summed bytes and FLOPs (as the decode model charges
-them), rows = tokens per active expert, plus :data:`MOE_KERNELS` fixed costs.
+them: :func:`afdlib.evaluator.grouped_gemm.routed_experts_work`), rows = pairs per active expert,
+plus :data:`MOE_KERNELS` fixed costs. The active experts are counted as the measured kernel's
+routing had them: aiconfigurator's balanced tables give every local expert a pair before any gets a
+second (:func:`afdlib.evaluator.grouped_gemm.balanced_active_experts`, min(E / EP, pairs); their times
+are flat once the pairs reach E / EP). The decode model charges the same curve at its own routing's
+count (random: :func:`afdlib.evaluator.grouped_gemm.active_experts`); fitting under that count would
+credit the kernel with weights it did read to experts the count calls idle (``fit(count=...)``: the
+MoE residuals treble, tests/test_kernels.py).
 
 Core attention (FlashMLA; TensorRT-LLM's MLA kernel): t = t0 + max(B / (f_hbm BW), F / (f_flop
 P_bf16)), the hard roofline at the BF16 rate. On Blackwell TensorRT-LLM's kernel over an FP8
@@ -48,6 +55,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import yaml
+
+from afdlib.evaluator.alltoall import token_wire_bytes
+from afdlib.evaluator.grouped_gemm import balanced_active_experts, expert_weight_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 DEEPGEMM = ("[P] deepseek-ai/DeepGEMM README, performance section at commit 327ec92 (2025-04-09), H800 SXM5, "
@@ -113,9 +123,12 @@ def aic_table(path=None) -> pd.DataFrame:
     return pd.read_csv(path or ROOT / "data" / "aiconfigurator_kernels.csv", skiprows=1)
 
 
-def gemm_points(path=None) -> pd.DataFrame:
+def gemm_points(path=None, count=balanced_active_experts) -> pd.DataFrame:
     """Every GEMM point of the fit, one row each: source, architecture, system, kind (dense, moe), the
-    table's own identifiers, rows, FLOPs, bytes, the device's peaks, kernels, measured seconds."""
+    table's own identifiers, rows, FLOPs, bytes, the device's peaks, kernels, measured seconds. A MoE
+    layer's bytes and rows follow from its shape with ``count(pairs, local experts)`` active experts (the
+    library's: the weights of the active experts and the activations in and out, rows = pairs per active
+    expert); at the measured routing's count the bytes are the table's own."""
     _, m, n, k, flops, nbytes, seconds = gemm_shapes()
     readme = pd.DataFrame({"source": "deepgemm_readme", "arch": "hopper", "system": "h800", "kind": "dense",
                            "layout": [p[0] for p in POINTS], "groups": [p[1] for p in POINTS], "m": m, "n": n,
@@ -128,14 +141,21 @@ def gemm_points(path=None) -> pd.DataFrame:
                                    | ((t.kernel == "deepgemm") & (t.distribution == "balanced")))]
     aic = pd.concat([dense, moe])
     is_moe = (aic.family == "moe").to_numpy()
+    pairs = (aic.tokens * aic.topk / aic.ep).to_numpy(float)               # token-expert pairs on one GPU
+    active = count(pairs, (aic.experts / aic.ep).to_numpy(float))
+    moe_bytes = (expert_weight_bytes(active, aic.hidden.to_numpy(float), aic.inter.to_numpy(float))
+                 + token_wire_bytes(pairs, aic.hidden.to_numpy(float)))
+    if count is balanced_active_experts:
+        assert np.allclose(moe_bytes[is_moe], aic.bytes[is_moe], rtol=1e-12), "MoE bytes disagree with the table's"
     table = pd.DataFrame({
         "source": np.where(is_moe, "aiconfigurator_moe", "aiconfigurator_gemm"), "arch": aic.system.map(arch_of),
         "system": aic.system, "kind": np.where(is_moe, "moe", "dense"), "layout": aic.kernel,
         "groups": np.where(is_moe, np.nan, 1.0), "m": aic.m, "n": aic.n, "k": aic.k, "tokens": aic.tokens,
         "ep": aic.ep, "model": aic.model.fillna(""),
-        # dense: rows = M; MoE: tokens per active expert (at least one: below, fewer experts get a token)
-        "rows": np.where(is_moe, np.maximum(1.0, aic.tokens_per_expert), aic.m),
-        "flops": aic.flops.astype(float), "bytes": aic.bytes.astype(float), "hbm_peak": aic.peak_hbm_tb_s * 1e12,
+        # dense: rows = M; MoE: pairs per active expert
+        "rows": np.where(is_moe, pairs / np.where(is_moe, active, 1.0), aic.m),
+        "flops": aic.flops.astype(float), "bytes": np.where(is_moe, moe_bytes, aic.bytes.astype(float)),
+        "hbm_peak": aic.peak_hbm_tb_s * 1e12,
         "flop_peak": aic.peak_tflops * 1e12, "kernels": np.where(is_moe, MOE_KERNELS, 1),
         "measured_s": aic.measured_us * 1e-6})
     return pd.concat([readme, table], ignore_index=True)
@@ -185,14 +205,15 @@ def _loss(pts: pd.DataFrame, time_of) -> np.ndarray:
     return total
 
 
-def fit(path=None, rounds: int = 6, n: int = 13) -> dict:
+def fit(path=None, rounds: int = 6, n: int = 13, count=balanced_active_experts) -> dict:
     """Nested grid search (``rounds`` rounds of ``n`` points per parameter, each narrowing every box
     around the best point): shared t0 and p, per architecture the GEMM's and the attention's f_hbm
     and f_flop. Given (t0, p) the components separate, so each round evaluates every component on its
     own 4-D grid; the GEMM components' minima, summed, choose (t0, p) (the MLA table's intercept is
     not one kernel's fixed cost: split-KV decode and its combine, with a longer ramp), and the
-    attention fractions are then fitted at that t0."""
-    gp, ap = gemm_points(path), attention_points(path)
+    attention fractions are then fitted at that t0. ``count``: the MoE points' active experts
+    (:func:`gemm_points`)."""
+    gp, ap = gemm_points(path, count), attention_points(path)
     archs = sorted(ARCH)
     shared = {"t0_s": RANGES["t0_s"], "p": RANGES["p"]}
     boxes = {(c, a): {"f_hbm": RANGES["f_hbm"], "f_flop": RANGES["f_flop"]} for c in ("gemm", "attention")
@@ -292,7 +313,9 @@ def main() -> None:
         "sources": {"deepgemm_readme": DEEPGEMM, "flashmla_readme": FLASHMLA, "aiconfigurator_gemm": AIC
                     + ": DeepGEMM's dense FP8 GEMM (" + ", ".join(AIC_GEMM_KERNELS) + "), DeepSeek-V3 shapes by M",
                     "aiconfigurator_moe": AIC + ": one GPU's routed experts of one DeepSeek-V3 / Qwen3 MoE layer, "
-                    "DeepGEMM grouped GEMMs (SGLang wide-EP deepepmoe, uniform; TensorRT-LLM deepgemm, balanced)",
+                    "DeepGEMM grouped GEMMs (SGLang wide-EP deepepmoe, uniform; TensorRT-LLM deepgemm, balanced); active "
+                    "experts min(E / EP, pairs), the tables' routing (their times are flat once the pairs reach "
+                    "E / EP)",
                     "aiconfigurator_mla": AIC + ": TensorRT-LLM's MLA decode kernel, 128 heads, BF16 compute "
                     "(Blackwell: BF16 cache only)"},
         "hardware_of_the_measurements": H800,
@@ -302,7 +325,8 @@ def main() -> None:
             "source": "deepgemm_readme (H800), aiconfigurator_gemm and aiconfigurator_moe (H100, H200, B200, GB200)",
             "form": "t = kernels t0 + ((B / (f_hbm BW))^p + (F max(1, block_m / rows) / (f_flop P))^p)^(1/p)",
             "applies_to": "every GEMM of the decode step: attention projections, router, shared experts, dense FFN, "
-                          "LM head (rows = tokens), routed experts' grouped GEMMs (rows = tokens per active expert); "
+                          "LM head (rows = tokens), routed experts' grouped GEMMs (rows = pairs per active expert, the "
+                          "decode model counting the active experts of random routing); "
                           "BF16 GEMMs take the same fractions of the BF16 peak (assumption: no BF16 table)",
             "block_m": BLOCK_M,
             "moe_kernels": MOE_KERNELS,

@@ -15,6 +15,7 @@ from afdlib.decode.step import Assumptions, _time
 from afdlib.decode.validation import attention_layer_rows, validation_rows
 from afdlib.errors import AfdError
 from afdlib.evaluator.attention import attention_work
+from afdlib.evaluator.grouped_gemm import active_experts, balanced_active_experts
 from afdlib.evaluator.kernels import KernelProfile, architecture, curves, gemm_seconds
 from afdlib.evaluator.roofline import Work, stage_time
 from afdlib.inputs.catalog import data_dir, load_hardware, load_model
@@ -77,6 +78,52 @@ def test_the_library_reproduces_every_fitted_time():
                         r.flops / (curves(r.system).attention_f_flop * r.flop_peak)) + curves(r.system).fixed_s) * 1e6
             for r in a.itertuples()]
     assert len(a) == len(stored) and np.allclose(ours, stored, rtol=1e-4, atol=2e-3)
+
+
+def test_moe_points_count_the_active_experts_as_the_measured_routing_had_them():
+    # the count: min(G, pairs) by hand (8 pairs over 32 experts: 8; 64 pairs: 32), against the decode
+    # model's random routing, G (1 - e^-1) = 32 x 0.6321 = 20.23 active at G pairs
+    assert balanced_active_experts([8, 32, 64], 32).tolist() == [8, 32, 32]
+    assert float(active_experts(32, 32)) == pytest.approx(20.227, abs=1e-3)
+    # the tables' shape that makes it theirs: every MoE series of the fit is flat (within 3%) from G to 4 G
+    # pairs, where the random count's weights would grow 0.9817 / 0.6321 = 1.55 times
+    fk = _script()
+    t = fk.aic_table()
+    moe = t[(t.family == "moe") & t.distribution.isin(["uniform", "balanced"])
+            & ((t.kernel == "deepepmoe") | (t.kernel == "deepgemm"))].assign(pairs=lambda d: d.tokens * d.topk / d.ep,
+                                                                            g=lambda d: d.experts / d.ep)
+    series = 0
+    for _, s in moe.groupby(["system", "kernel", "model", "ep"]):
+        at = s.set_index(s.pairs / s.g).measured_us
+        if 1.0 in at.index and 4.0 in at.index:
+            series += 1
+            assert at[4.0] / at[1.0] < 1.03, s.iloc[0].system
+    assert series >= 12
+    assert float(active_experts(128, 32) / active_experts(32, 32)) == pytest.approx(0.9817 / 0.6321, rel=1e-3)
+    # the fit's MoE rows are pairs per active expert at that count (H100, EP 8, DeepSeek-V3: 16 tokens
+    # x 8 / 8 = 16 pairs over 32 experts: 16 active, 1 row; 1024 tokens: 1024 pairs, 32 active, 32 rows)
+    g = fk.gemm_points()
+    h = g[(g.system == "h100") & (g.layout == "deepepmoe") & (g.ep == 8)].set_index("tokens").rows
+    assert (h[16.0], h[1024.0]) == (1.0, 32.0)
+
+
+def test_fitting_under_the_random_count_misfits_the_moe_tables():
+    # the same fit with the decode model's random count (active_experts) for the MoE points: the MoE
+    # residuals grow (Hopper rms log 0.052 -> 0.157, Blackwell 0.127 -> 0.157 when written) and the GEMM
+    # HBM fractions fall (Hopper 1.0 -> 0.90, Blackwell 0.743 -> 0.675): it credits the kernel's reads of
+    # every local expert to the 63% the random count calls active at G pairs
+    fk = _script()
+    par = fk.rounded(fk.fit(count=active_experts))
+    g = fk.gemm_points(count=active_experts)
+    moe = g[g.kind == "moe"]
+    stored = DOC["gemm"]["residuals"]
+    for arch, factor in (("hopper", 2.5), ("blackwell", 1.15)):
+        p, fr = moe[moe.arch == arch], par["gemm"][arch]
+        t = fk.gemm_time(p.flops, p.bytes, p.rows, fr["f_hbm"], fr["f_flop"], par["p"], par["t0_s"], p.hbm_peak,
+                         p.flop_peak, p.kernels)
+        rms = float(np.sqrt(np.mean(np.log(t / p.measured_s) ** 2)))
+        assert rms > factor * stored[f"aiconfigurator_moe {arch}"]["rms_log"], arch
+        assert fr["f_hbm"] < DOC["gemm"]["parameters"]["by_architecture"][arch]["f_hbm"] - 0.05, arch
 
 
 def test_the_script_writes_the_file_it_ships(tmp_path):

@@ -108,10 +108,27 @@ KERNELS_ROUTED = 5
 
 
 def active_experts(pairs: ArrayLike, local_experts: ArrayLike) -> np.ndarray:
-    """Expected local experts that receive at least one of ``pairs`` token-expert pairs (uniform
-    routing: G (1 - exp(-pairs / G))); only these read their weights."""
+    """Expected local experts that receive at least one of ``pairs`` token-expert pairs when a router
+    sends each pair to a local expert at random (uniform routing: G (1 - exp(-pairs / G))); only these
+    read their weights. The decode model's count for a deployment's routed experts (both designs).
+
+    The kernel measurements the calibrated profile is fitted to route otherwise: see
+    :func:`balanced_active_experts`. Both counts feed the one kernel curve the same way (the weights of
+    the active experts, rows = pairs / active experts), each with the routing its tokens had."""
     g = np.asarray(local_experts, dtype=float)
     return g * -np.expm1(-np.asarray(pairs, dtype=float) / g)
+
+
+def balanced_active_experts(pairs: ArrayLike, local_experts: ArrayLike) -> np.ndarray:
+    """Local experts that receive ``pairs`` token-expert pairs dealt in turn, every expert one pair
+    before any gets a second: min(G, pairs). The count of the routing that aiconfigurator's MoE kernel
+    tables were measured with ("balanced", "uniform"), which ``scripts/fit_kernels.py`` fits the
+    grouped-GEMM curve to. Its collector is not shipped; the tables' shape says it: their times grow
+    with the pairs up to G and are flat from there (H100, SGLang's DeepEP MoE, DeepSeek-V3, EP 8, G =
+    32: 165, 283, 529, 531, 530 us at 8, 16, 32, 64, 128 pairs), so every local expert reads its
+    weights once the pairs reach G. Under :func:`active_experts` the weights read would still grow
+    1.55 times from G to 4 G pairs (0.63 G to 0.98 G experts)."""
+    return np.minimum(np.asarray(local_experts, dtype=float), np.asarray(pairs, dtype=float))
 
 
 def routed_experts_work(model, precision, pairs: ArrayLike, local_experts: ArrayLike) -> Work:
