@@ -207,7 +207,8 @@ glue_all(comparison.stage_readings(comp))
 #   and their five kernels' fixed cost), the tool's MoE kernel at its own shape
 #   (`data/aiconfigurator_kernels.csv`: its TensorRT-LLM table at EP 8, linear between the two nearest
 #   measured token counts, i.e. in tokens per expert, at its micro-batch's tokens over the FFN pool)
-#   is a median {glue:text}`kern_bal_median` ours / its with its balanced tables (range
+#   is a median {glue:text}`kern_bal_median` ours / its with its balanced tables, ours routed as they
+#   were measured (every FFN GPU the same pairs, dealt to its experts in turn; range
 #   {glue:text}`kern_bal_range`, {glue:text}`kern_bal_n` settings: all but DeepSeek-V3 on H100, whose
 #   FFN pool is EP 16) and {glue:text}`kern_pl_median` with its power-law ones
 #   ({glue:text}`kern_pl_range`, the {glue:text}`kern_pl_n` DeepSeek-V3 settings; its Qwen3 table is
@@ -287,8 +288,8 @@ comparison.variant_table(var).style.set_uuid("aiconfigurator_comparison_variants
 #   transfers to {glue:text}`afd_ov0_median` ({glue:text}`afd_ov0_within`). The first two slow our
 #   FFN stage, which bounds both pipelines; they stand in for the router and in-pool communication
 #   its FFN stage holds and ours does not (stage by stage, above), not for its kernel: ours is a
-#   median {glue:text}`kern_bal_median` of its balanced kernel (its kernel slower) and
-#   {glue:text}`kern_pl_median` of its power-law one (its kernel faster);
+#   median {glue:text}`kern_bal_median` of its balanced kernel ({glue:text}`kern_bal_dir`) and
+#   {glue:text}`kern_pl_median` of its power-law one ({glue:text}`kern_pl_dir`);
 #   the third is not the tool's behaviour, whose TPOT is its slowest stage's alone. Of the
 #   {glue:text}`afd_k10_left` settings still apart at 10 µs, {glue:text}`afd_k10_left_h100` are
 #   DeepSeek-V3 on H100, where the two tools describe different FFN pools (above). We do not

@@ -84,10 +84,12 @@ def test_cli_command_is_the_issues_invocation():
 def test_comparison_recomputed_from_csv_and_model(rows):
     comp = {c["id"]: c for c in comparison_rows(rows)}
     r = next(r for r in rows if r["id"] == "grid-ep-deepseek-v3-h200-b128" and r["distribution"] == DISTRIBUTIONS[0])
-    # our side by hand: the same step through ep_step, its data types, no gap per step
+    # our side by hand: the same step through ep_step, its data types, no gap per step, one batch
+    # (the tool's EP step has no two-batch overlap)
     st = ep_step(load_model("deepseek-v3", profile="reference"), load_hardware("h200", profile="datasheet"), 8,
                  np.array(128.0), 4096, Budget(l_accept=1.0, t_gap_s=0.0),
-                 Precision(weights="fp8", attention="fp8", dispatch="bf16", combine="bf16", kv_cache="fp8"))
+                 Precision(weights="fp8", attention="fp8", dispatch="bf16", combine="bf16", kv_cache="fp8"),
+                 micro_batches=1)
     c = comp["grid-ep-deepseek-v3-h200-b128"]
     assert c["our_tpot_ms"] == pytest.approx(float(st.tpot_s) * 1e3)
     assert c["ratio_tpot_ms"] == pytest.approx(float(st.tpot_s) * 1e3 / r["tpot_ms"])

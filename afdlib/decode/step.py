@@ -209,16 +209,16 @@ def attention_layer_s(model: Model, precision: Precision, hardware: Hardware, as
     return _attention_stage(model, precision, hardware, assumptions, requests, context, tokens_per_request)[0]
 
 
-def _ffn_works(model, precision, hardware, a, tokens, local, sigma):
+def _ffn_works(model, precision, hardware, a, tokens, local, sigma, count=active_experts):
     """(routed experts' work, shared experts' work, kernels) of one GPU's experts in one MoE layer:
     ``tokens`` tokens, the busiest GPU's routed pairs grown by 1 / sigma, through the kernel profile
-    (rows of each grouped GEMM: tokens per active expert)."""
+    (rows of each grouped GEMM: tokens per active expert, counted by ``count``)."""
     pairs = tokens * model.experts_per_token / sigma
-    active = active_experts(pairs, local)
+    active = count(pairs, local)
     rows = np.divide(pairs, active, out=np.zeros(np.broadcast_shapes(np.shape(pairs), np.shape(active))),
                      where=active > 0)
     k = a.kernels
-    return (k.gemm(routed_experts_work(model, precision, pairs, local), hardware, rows),
+    return (k.gemm(routed_experts_work(model, precision, pairs, local, count), hardware, rows),
             k.gemm(shared_experts_work(model, precision, tokens), hardware, tokens),
             KERNELS_ROUTED + (KERNELS_FFN if model.shared_experts else 0))
 
@@ -242,16 +242,19 @@ def _afd_ffn_side(model, a, tokens_per_micro_batch, ffn_gpus):
 
 
 def afd_ffn_parts(model: Model, ffn_hardware: Hardware, precision: Precision, assumptions: Assumptions,
-                  tokens_per_micro_batch: ArrayLike, ffn_gpus: ArrayLike) -> dict[str, np.ndarray]:
+                  tokens_per_micro_batch: ArrayLike, ffn_gpus: ArrayLike, count=active_experts) -> dict[str, np.ndarray]:
     """AFD's FFN stage t_f of one MoE layer and micro-batch on the busiest FFN GPU, in the parts
     :func:`afd_step` adds up (seconds): the routed experts' grouped GEMMs (``routed_s``), the shared
     experts' GEMMs (``shared_s``) and the fixed cost of the stage's kernels (``fixed_s``), for
     ``tokens_per_micro_batch`` tokens over the attention pool spread over ``ffn_gpus`` GPUs;
-    ``routed_s + shared_s + fixed_s`` is the step's ``t_ffn``."""
+    ``routed_s + shared_s + fixed_s`` is the step's ``t_ffn``. ``count``: the routed experts the pairs
+    reach (the decode model's :func:`~afdlib.evaluator.grouped_gemm.active_experts`; a kernel table
+    measured with balanced routing is matched by
+    :func:`~afdlib.evaluator.grouped_gemm.balanced_active_experts`, with ``assumptions.sigma`` 1)."""
     a = assumptions
     arriving, local, sigma = _afd_ffn_side(model, a, np.asarray(tokens_per_micro_batch, dtype=float),
                                            np.asarray(ffn_gpus, dtype=float))
-    routed, shared, kernels = _ffn_works(model, precision, ffn_hardware, a, arriving, local, sigma)
+    routed, shared, kernels = _ffn_works(model, precision, ffn_hardware, a, arriving, local, sigma, count)
     return {"routed_s": _time(routed, ffn_hardware, a)[0], "shared_s": _time(shared, ffn_hardware, a)[0],
             "fixed_s": np.asarray(kernels * a.kernels.fixed_s), "kernels": kernels}
 

@@ -131,12 +131,13 @@ def balanced_active_experts(pairs: ArrayLike, local_experts: ArrayLike) -> np.nd
     return np.minimum(np.asarray(local_experts, dtype=float), np.asarray(pairs, dtype=float))
 
 
-def routed_experts_work(model, precision, pairs: ArrayLike, local_experts: ArrayLike) -> Work:
+def routed_experts_work(model, precision, pairs: ArrayLike, local_experts: ArrayLike, active=active_experts) -> Work:
     """Work of one GPU's routed experts in one MoE layer at decode: ``pairs`` token-expert pairs
     over ``local_experts`` experts (6 pairs H M FLOPs; the weights of the active experts; the
-    activations in and out at the wire's data types)."""
+    activations in and out at the wire's data types). ``active``: how many experts the pairs reach
+    (:func:`active_experts`, a router's; :func:`balanced_active_experts`, pairs dealt in turn)."""
     p = np.asarray(pairs, dtype=float)
     h, m = model.hidden_size, model.moe_intermediate_size
     return matmul_work(grouped_gemm_flops(p, h, m), precision.weights,
-                       hbm_bytes=expert_weight_bytes(active_experts(p, local_experts), h, m, precision)
+                       hbm_bytes=expert_weight_bytes(active(p, local_experts), h, m, precision)
                        + token_wire_bytes(p, h, precision))

@@ -40,7 +40,7 @@ from afdlib.inputs.catalog import data_dir, load_hardware, load_model
 from afdlib.decode.deployment import AFDDeployment, Deployment, EPDeployment, decode_step
 from afdlib.decode.result import Step
 from afdlib.decode.step import Assumptions, afd_ffn_parts, draft_tokens
-from afdlib.evaluator.grouped_gemm import KERNELS_ROUTED
+from afdlib.evaluator.grouped_gemm import KERNELS_ROUTED, active_experts
 from afdlib.errors import AfdError
 from afdlib.inputs.specs import Budget, Efficiency, Precision
 
@@ -346,19 +346,20 @@ def our_breakdown(s: Setting, st: Step) -> dict[str, float]:
     return out
 
 
-def our_ffn_split(s: Setting, assumptions: Assumptions = Assumptions()) -> dict[str, float]:
+def our_ffn_split(s: Setting, assumptions: Assumptions = Assumptions(), count=active_experts) -> dict[str, float]:
     """Our AFD FFN stage at an AFD setting split as :func:`afdlib.decode.step.afd_step` builds it
     (:func:`afdlib.decode.step.afd_ffn_parts`: one FFN GPU, one MoE layer, one micro-batch; us): the
     routed experts' grouped GEMMs (``routed_us``), the shared experts' GEMMs (``shared_us``), the
     fixed cost of the stage's kernels (``fixed_us``: the routed experts' and the shared experts'),
     the routed experts' kernel count (``routed_kernels``) and the tokens of one micro-batch over the
     attention pool (``tokens``). The router's GEMM is in our attention stage and the dispatch and
-    combine in our transfer stage, not here."""
+    combine in our transfer stage, not here. ``count``: the routed experts the pairs reach
+    (:func:`afdlib.decode.step.afd_ffn_parts`)."""
     if s.design != "afd":
         raise AfdError(f"{s.id}: not an AFD setting")
     tokens = float(s.batch_per_gpu) * (1 + draft_tokens(1.0 + s.nextn_accepted)) / (s.micro_batches or AFDDeployment.micro_batches) * s.attn_gpus
     parts = afd_ffn_parts(_model(s.model), _hardware(s.hardware, None), precision_of(s.quant), assumptions, tokens,
-                          s.ffn_gpus)
+                          s.ffn_gpus, count)
     return {"routed_us": float(parts["routed_s"]) * 1e6, "shared_us": float(parts["shared_s"]) * 1e6,
             "fixed_us": float(parts["fixed_s"]) * 1e6, "routed_kernels": KERNELS_ROUTED, "tokens": tokens}
 

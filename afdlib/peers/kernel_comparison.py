@@ -12,12 +12,14 @@ combine in the transfer stage). Readings are formatted as the chapter quotes the
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from afdlib.decode.step import Assumptions
+from afdlib.evaluator.grouped_gemm import balanced_active_experts
 from afdlib.inputs.catalog import data_dir, load_hardware, load_model
 from afdlib.peers.aiconfigurator import DISTRIBUTIONS, our_ffn_split, setting_of
 from afdlib.peers.comparison import CASE_MODEL
@@ -64,14 +66,21 @@ def afd_kernel_rows(rows: list[dict], assumptions: Assumptions | None = None, ke
     kernel at its shape (:func:`tool_moe_kernel_us` at its micro-batch's tokens over the FFN pool:
     ceil(requests per attention GPU / micro-batches) x attention GPUs, against our unrounded share), the rest of its t_f (t_f - kernel: the other work in its FFN stage), our t_f split
     (:func:`afdlib.peers.aiconfigurator.our_ffn_split`) and our routed experts (their grouped GEMMs
-    plus their kernels' fixed cost) over its kernel."""
+    plus their kernels' fixed cost) over its kernel. Like with like on routing: against its balanced
+    tables ours (routed experts and t_f) is routed as those tables were measured, every FFN GPU the
+    same pairs (sigma 1) dealt to its experts in turn
+    (:func:`afdlib.evaluator.grouped_gemm.balanced_active_experts`); against its power-law ones, as
+    the decode model routes (a router's count, uniform routing's sigma: the tool's power-law draw
+    has no counterpart in ours)."""
     a, kernels = assumptions or Assumptions(), load_tool_kernels() if kernels is None else kernels
     out = []
     for r in rows:
         if r["status"] != "ok" or r["kind"] != "grid" or r["design"] != "afd":
             continue
         s = setting_of(r)
-        ours = our_ffn_split(s, a)
+        balanced = r["distribution"] == DISTRIBUTIONS[1]
+        ours = (our_ffn_split(s, replace(a, sigma=1.0), balanced_active_experts) if balanced
+                else our_ffn_split(s, a))
         tokens = math.ceil(s.batch_per_gpu / s.micro_batches) * s.attn_gpus * (1 + s.nextn)  # its micro-batch
         kernel = tool_moe_kernel_us(kernels, s.model, s.hardware, r["distribution"], tokens, s.ffn_gpus)
         routed = ours["routed_us"] + ours["routed_kernels"] * a.kernels.fixed_s * 1e6
@@ -81,6 +90,13 @@ def afd_kernel_rows(rows: list[dict], assumptions: Assumptions | None = None, ke
                     "our_routed_us": routed, "our_t_ffn_us": ours["routed_us"] + ours["shared_us"] + ours["fixed_us"],
                     "ratio_kernel": routed / kernel})
     return pd.DataFrame(out)
+
+
+def _direction(ratio: float, tolerance: float = 0.05) -> str:
+    """Which kernel is the slower at a median ratio ours / its: the same within ``tolerance``."""
+    if abs(ratio - 1) <= tolerance:
+        return f"the two within {tolerance:.0%}"
+    return "its kernel slower" if ratio < 1 else "its kernel faster"
 
 
 def afd_kernel_readings(kr: pd.DataFrame, batch: int = 128) -> dict:
@@ -98,6 +114,7 @@ def afd_kernel_readings(kr: pd.DataFrame, batch: int = 128) -> dict:
         d = kr[(kr.distribution == dist) & kr.aic_kernel_us.notna()]
         out.update({f"kern_{tag}_n": len(d), f"kern_{tag}_models": " and ".join(sorted(d.model.unique())),
                     f"kern_{tag}_median": f"{d.ratio_kernel.median():.2f}",
+                    f"kern_{tag}_dir": _direction(d.ratio_kernel.median()),
                     f"kern_{tag}_range": f"{d.ratio_kernel.min():.2f}-{d.ratio_kernel.max():.2f}",
                     f"kern_{tag}_rest": f"{d.aic_rest_us.median():.0f}",
                     f"kern_{tag}_rest_share": f"{(d.aic_rest_us / d.aic_t_ffn_us).median():.0%}",
