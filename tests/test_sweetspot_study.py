@@ -165,6 +165,7 @@ def test_overlap_readings():
     assert (o.afd_3_over_2, o.afd_3_over_4) == pytest.approx((1.25, 1000 / 900))
     assert (o.ep_2bo_change, o.ep_2bo_gain) == pytest.approx((-0.15, 0.2))
     assert o.ep_best == "SBO"                          # the all-hidden 2BO row (1200) is a what-if, not counted
+    assert o.ep_sbo_change == pytest.approx(0.1)       # 1100 / 1000 - 1
     methods[2]["tokens_per_s_per_gpu"] = 1150.0        # two micro-batches as scheduled beat SBO
     assert overlap_readings(methods).ep_best == "2BO" and overlap_readings(methods).ep_2bo_change == pytest.approx(0.15)
 
