@@ -84,6 +84,7 @@ from afdlib.analysis.imbalance_cost import alpha_plateau, dp_break_even, imbalan
 from afdlib.inputs.catalog import data_dir, load_hardware, load_model
 from afdlib.report.figures import measured_sigma_figure, uniform_sigma_figure
 from afdlib.report.style import save_data, save_figure, setup_style
+from afdlib.routing.balance import placement_replicas
 from afdlib.routing.measured import counts_from_fit, counts_or_fit, default_counts_dir, moe_layers
 from afdlib.routing.sweeps import (
     longrun_balance, per_batch_balance, sample_layers, uniform_check, zipf_fit_summary, zipf_fit_table)
@@ -217,10 +218,13 @@ summary.style.set_uuid("sigma_from_routing_zipf_summary").hide(axis="index").for
 # ## What imbalance costs each design: DeepSeek-V3 on H800
 #
 # Each design sees its own batch per layer step. EP spreads the deployment's whole step over
-# `ep_size` GPUs with 32 redundant experts. AFD's FFN pool of $N_F \times g$ GPUs receives what the
-# scale-out network delivers in $t_B$ (Eq. 9), with a static placement fitted to long-run counts
-# (EPLB packing, no replicas). A step runs its layers in sequence, so its $\sigma$ is the harmonic
-# mean over layers.
+# `ep_size` GPUs; AFD's FFN pool of $N_F \times g$ GPUs receives what the scale-out network delivers
+# in $t_B$ (Eq. 9). Both place their experts the same way: statically, by EPLB fitted to the long-run
+# counts, with the same number of redundant replicas ({glue:text}`d_redundant`, and at least one
+# expert per GPU). Replicas are a placement choice open to either design, not a property of one, and
+# AFD's FFN GPUs, which hold no attention weights or KV cache, have the more room for them; the paper
+# takes $\sigma$ as given and prescribes no placement. A step runs its layers in sequence, so its
+# $\sigma$ is the harmonic mean over layers.
 
 # %% tags=["hide-input"]
 afd, ep = imbalance_cost(counts, load_model("deepseek-v3"), load_hardware(hardware), n_attn_afd, n_ffn_afd, ep_size,
@@ -233,8 +237,8 @@ for key, value in {
         "sigma_ep": f"{ep.sigma:.3f}", "alpha_ep": f"{ep.alpha:.3f}", "loss_ep": f"{1 - ep.alpha:.1%}",
         "verdict": "less than" if afd.alpha > ep.alpha else "more than",
         "consequence": "AFD ahead" if afd.alpha > ep.alpha else "EP ahead",
-        "ep_slots_per_gpu": f"{(n_experts + redundant) / ep_size:.2g}",
-        "afd_experts_per_gpu": f"{n_experts / afd.gpus:.3g}",
+        "ep_slots_per_gpu": f"{(n_experts + placement_replicas(ep_size, n_experts, redundant)) / ep_size:.2g}",
+        "afd_slots_per_gpu": f"{(n_experts + placement_replicas(afd.gpus, n_experts, redundant)) / afd.gpus:.3g}",
         "alpha_afd_at_ep_sigma": f"{float(alpha_afd(ep.sigma, n_attn_afd, n_ffn_afd).alpha):.3f}",
         "alpha_ep_at_ep_sigma": f"{float(alpha_ep(ep.sigma, n_attn_afd / n_ffn_afd)):.3f}"}.items():
     glue(key, value, display=False)
@@ -245,13 +249,13 @@ answer.rename(columns={"gpus": "GPUs", "tokens_per_step": "tokens per layer step
 # %% [markdown]
 # From {glue:text}`origin`: AFD's FFN pool sees {glue:text}`afd_tokens` tokens per layer step
 # and keeps $\sigma$ = {glue:text}`sigma_afd`; EP sees {glue:text}`ep_tokens` tokens over far more
-# GPUs, with replicas, and keeps $\sigma$ = {glue:text}`sigma_ep`. Through the penalty of the paper's Figure 6,
+# GPUs and keeps $\sigma$ = {glue:text}`sigma_ep`. Through the penalty of the paper's Figure 6,
 # imbalance costs **AFD {glue:text}`loss_afd`** of its throughput ($\alpha$ =
 # {glue:text}`alpha_afd`) and **EP {glue:text}`loss_ep`** ($\alpha$ = {glue:text}`alpha_ep`).
 # Here AFD loses {glue:text}`verdict` EP. The paper's comparison (its Figure 6) holds at *equal*
 # $\sigma$: at EP's $\sigma$ = {glue:text}`sigma_ep` AFD would keep {glue:text}`alpha_afd_at_ep_sigma`
 # against EP's {glue:text}`alpha_ep_at_ep_sigma` at the same $\lambda$. But the two designs do not
-# see the same $\sigma$: AFD's few FFN GPUs hold {glue:text}`afd_experts_per_gpu` experts each and
+# see the same $\sigma$: AFD's few FFN GPUs hold {glue:text}`afd_slots_per_gpu` expert slots each and
 # average their skew away, while EP spreads {glue:text}`ep_slots_per_gpu` expert slots per GPU over a
 # large deployment, where even replicas leave stragglers. And these two deployments differ in
 # size (16 FFN GPUs against 144 GPUs) and in tokens per GPU, so this comparison ({glue:text}`consequence`)
@@ -278,7 +282,7 @@ a_afd, a_eq = like.printed_alphas()                      # leads are taken betwe
 med = like.medians()
 flat = alpha_plateau(med["alpha_afd"], n_attn_afd, n_ffn_afd)   # AFD's alpha is set by whole attention nodes
 for key, value in {
-        "afd_name": like.first.designs[0].replace("AFD ", ""), "afd_gpus_total": like.afd_gpus, "ep_equal": like.equal,
+        "afd_name": f"{n_attn_afd}A{n_ffn_afd}F", "afd_gpus_total": like.afd_gpus, "ep_equal": like.equal,
         "like_trials": like_trials, "like_layers": like_layers.size, "like_alpha_afd": f"{a_afd:.3f}",
         "like_alpha_ep": f"{a_eq:.3f}", "like_sigma_afd": f"{med['sigma_afd']:.3f}",
         "like_sigma_ep": f"{med['sigma_ep']:.3f}", "like_gap": f"{100 * (a_afd - a_eq):+.1f}",

@@ -167,6 +167,8 @@ def test_imbalance_cost_sizes_each_design_batch():
     # x 16 GPUs / 8 = 5692 tokens.  EP: 185 x 32 = 5920 tokens
     assert afd.gpus == 16 and afd.tokens_per_step == pytest.approx(5692, abs=1)
     assert ep.tokens_per_step == 5920
+    # one replica rule: both placements get the 32 given (16 and 32 GPUs, both under 256 experts)
+    assert (afd.design, ep.design) == ("AFD 8A2F + 32 redundant", "EP32 + 32 redundant")
     for c in (afd, ep):
         assert 0 < c.sigma <= 1 and 0 < c.alpha <= 1
 

@@ -102,7 +102,7 @@ def test_like_with_like_study_tables(study):
     assert study.equal == 12 and study.afd_gpus == 12
     assert study.runs[12].tokens == 600 and study.runs[4].tokens == 200
     rows = study.rows()
-    assert [r["design"] for r in rows] == ["AFD 2A1F", "EP12 + 8 redundant", "EP4 + 8 redundant"]
+    assert [r["design"] for r in rows] == ["AFD 2A1F + 8 redundant", "EP12 + 8 redundant", "EP4 + 8 redundant"]
     assert [r["GPUs"] for r in rows] == [12, 12, 4]
     med = study.medians()
     a_afd, a_ep = study.printed_alphas()
@@ -126,3 +126,17 @@ def test_like_with_like_study_sensitivity_and_dp(study):
     assert lead == pytest.approx((0.0, 0.013))
     with pytest.raises(AfdError, match="at least one EP size"):
         like_with_like_study(np.ones((1, 8)), 2, 1, 1, 2, [], 0, 1.0, 10, 1, 0, [0])
+
+
+def test_one_replica_rule_for_both_designs():
+    from afdlib.analysis.imbalance_cost import like_with_like
+    from afdlib.routing.balance import placement_replicas
+    # the given count, and at least one expert per GPU: 16 GPUs, 256 experts, 32 given -> 32; 300 GPUs -> 44
+    assert [placement_replicas(g, 256, 32) for g in (16, 144, 288, 300)] == [32, 32, 32, 44]
+    assert placement_replicas(8, 64, 0) == 0 and placement_replicas(80, 64, 0) == 16
+    # AFD's FFN pool of 4 GPUs (1 node of 4) and EP4 see the same batches: with one placement rule
+    # their balancedness is the same, layer by layer (AFD's alpha then differs only by its form)
+    counts = np.vstack([zipf_counts(1e6, 64, 0.6, seed=k) for k in range(3)])
+    c = like_with_like(counts, 4, 2, 1, 4, [4], 8, 3.0, 400, trials=3, seed=1)
+    assert c.designs == ["AFD 2A1F + 8 redundant", "EP4 + 8 redundant"]
+    assert np.array_equal(c.layer_sigma[0], c.layer_sigma[1])

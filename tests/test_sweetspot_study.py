@@ -165,6 +165,7 @@ def test_overlap_readings():
     assert (o.afd_3_over_2, o.afd_3_over_4) == pytest.approx((1.25, 1000 / 900))
     assert (o.ep_2bo_change, o.ep_2bo_gain) == pytest.approx((-0.15, 0.2))
     assert o.ep_best == "SBO"                          # the all-hidden 2BO row (1200) is a what-if, not counted
+    assert o.ep_sbo_change == pytest.approx(0.1)       # 1100 / 1000 - 1
     methods[2]["tokens_per_s_per_gpu"] = 1150.0        # two micro-batches as scheduled beat SBO
     assert overlap_readings(methods).ep_best == "2BO" and overlap_readings(methods).ep_2bo_change == pytest.approx(0.15)
 
@@ -228,3 +229,42 @@ def test_a_mixed_pool_that_needs_more_ffn_hours_than_ep_is_never_cheaper():
     assert high <= 0
     reading = heterogeneous_price_reading(pools, h20, h800)
     assert reading.startswith(f"never cheaper than EP on {h800.name}, at any price") and "under" not in reading
+
+
+def test_the_shared_experts_share_is_the_decode_models_own():
+    """SBO's share (Table 2) from the decode model's stage times, against a hand computation."""
+    from afdlib.decode.deployment import EPDeployment, decode_step
+    from afdlib.decode.step import Assumptions
+    from afdlib.decode.sweetspot import shared_experts_share
+    v3, h800 = load_model("deepseek-v3", profile="reference"), load_hardware("h800", profile="datasheet")
+    a = Assumptions(kernel_profile="datasheet", sigma=0.8)
+    mtp = Budget(slo_s=0.05, l_accept=2.0, t_gap_s=DECODE_T_GAP_S)     # MTP: 2 tokens per request per step
+    ep8 = EPDeployment(h800, 8, 0, 1, "low-latency", 32)               # one node, one batch of 32 requests
+    # 32 requests x 2 tokens = 64 tokens. Shared expert: 3 x 7168 x 2048 = 44,040,192 FP8 weights read once,
+    # 44,040,192 B / 2.68 TB/s = 16.433 us (the FLOPs, 2 x 44.04e6 x 64 / (0.75 x 1979 TFLOP/s) = 3.8 us, do not
+    # bind) + 3 kernels x 3 us = 25.433 us. All-to-all inside the node: 64 tokens x 8 experts x 7/8 remote x
+    # 3 x 7168 B (FP8 dispatch, BF16 combine) = 9,633,792 B, / sigma 0.8 = 12,042,240 B at 160 GB/s = 75.264 us
+    # (no scale-up latency in the catalogue). Compute (attention + 8 x 0.8 routed pairs per token over 32
+    # experts) is far longer, so the shorter is the all-to-all: 25.433 / 75.264 = 0.33792.
+    assert shared_experts_share(v3, ep8, 1024, mtp, assumptions=a) == pytest.approx(0.33792, abs=2e-5)
+    # without MTP half the tokens: 16.433 + 9 = 25.433 us against 75.264 / 2 = 37.632 us: 0.67584
+    one = Budget(slo_s=0.05, l_accept=1.0, t_gap_s=DECODE_T_GAP_S)
+    assert shared_experts_share(v3, ep8, 1024, one, assumptions=a) == pytest.approx(0.67584, abs=2e-5)
+    # a share in [0, 1] everywhere, also where the all-to-all is the longer (a share of the compute)
+    longer_comm = 0
+    for hw in ("h20", "h800", "b200", "gb200"):
+        dev = load_hardware(hw, profile="datasheet")
+        for size, req, kernels in ((1, 16, "normal"), (8, 1, "low-latency"), (64, 1, "low-latency"),
+                                   (64, 256, "normal"), (256, 64, "low-latency")):
+            d = EPDeployment(dev, size, 0, 1, kernels, req)
+            s = shared_experts_share(v3, d, 4096, one)
+            assert 0.0 <= s <= 1.0
+            st = decode_step(v3, d, 4096, one)
+            if st.t_attn + st.t_ffn < st.t_comm:
+                longer_comm += 1
+                assert s < 1.0                          # the shared experts are a part of the compute
+    assert longer_comm > 0
+    assert shared_experts_share(load_model("qwen3-30b-a3b"), EPDeployment(h800, 8, 0, 1, "normal", 64), 4096,
+                                one) == 0.0                                 # no shared experts: nothing hides
+    with pytest.raises(AfdError, match="one-batch EP deployment"):
+        shared_experts_share(v3, EPDeployment(h800, 8, 0, 2, "low-latency", 64), 4096, one)

@@ -3,9 +3,17 @@
 Each design sees its own batch per layer step and spreads it over its own GPUs:
 
 * AFD: the FFN pool of N_F x g GPUs receives what the network delivers within t_B (Eq. 9):
-  ``tokens_per_rank * N_F g / K`` tokens; experts placed statically by EPLB-style packing fitted
-  to long-run counts (replicas only when there are more GPUs than experts).
-* EP: ``tokens_per_gpu * R`` tokens over R GPUs, with ``redundant`` EPLB replicas.
+  ``tokens_per_rank * N_F g / K`` tokens.
+* EP: ``tokens_per_gpu * R`` tokens over R GPUs.
+
+Both place their experts the same way: statically, by EPLB-style replication and packing fitted
+to the long-run counts, with the same number of redundant replicas,
+:func:`afdlib.routing.balance.placement_replicas` (``redundant``, and at least GPUs - E so that every
+GPU holds an expert). The count is a placement choice open to both designs, not a property of
+either: replicas take expert slots on the GPUs that hold experts, and AFD's FFN GPUs (no attention
+weights, no KV cache) have more room for them than EP's GPUs, so the same count does not favour AFD
+by memory. The paper takes sigma as given (equal for both designs in its Figure 6) and prescribes no
+placement, so a count per design would be a default chosen per design.
 
 A step runs its layers in sequence, so the step's sigma is the harmonic mean over layers
 (:func:`afdlib.routing.balance.effective_balancedness`); alpha then follows Section 3.3.
@@ -21,7 +29,8 @@ from afdlib.analysis.hfu import hfu_sweep
 from afdlib.analysis.imbalance import alpha_afd, alpha_dp_afd, alpha_dp_ep, alpha_ep
 from afdlib.errors import AfdError
 from afdlib.inputs.specs import Budget
-from afdlib.routing.balance import balance_sweep, balancedness, effective_balancedness, eplb_placement, route_tokens
+from afdlib.routing.balance import (balance_sweep, balancedness, effective_balancedness, eplb_placement,
+                                    placement_replicas, route_tokens)
 from afdlib.routing.measured import moe_layers
 
 
@@ -40,6 +49,7 @@ def imbalance_cost(counts: ArrayLike, model, hardware, n_attn: int, n_ffn: int, 
                    layers: ArrayLike | None = None, budget: Budget = Budget()) -> tuple[DesignCost, DesignCost]:
     """(AFD, EP) costs of the expert imbalance in ``counts`` (layers x E), for one model and device.
 
+    ``redundant``: replicas of both designs' placements (:func:`afdlib.routing.balance.placement_replicas`);
     ``budget`` goes to :func:`afdlib.analysis.hfu.hfu_sweep` to size AFD's batch.
     """
     counts = np.asarray(counts, dtype=float)
@@ -48,13 +58,15 @@ def imbalance_cost(counts: ArrayLike, model, hardware, n_attn: int, n_ffn: int, 
     afd_gpus = n_ffn * hardware.gpus_per_node
     afd_tokens = int(round(float(res["tokens_per_rank"][0]) * afd_gpus / k))
     ep_tokens = int(round(ep_tokens_per_gpu * ep_size))
+    red_afd, red_ep = placement_replicas(afd_gpus, e, redundant), placement_replicas(ep_size, e, redundant)
     common = dict(experts_per_token=k, trials=trials, seed=seed, layers=layers)
-    _, _, red_afd = balance_sweep(counts, [afd_gpus], max(0, afd_gpus - e), tokens=afd_tokens, **common)
-    _, _, red_ep = balance_sweep(counts, [ep_size], redundant, tokens=ep_tokens, **common)
-    s_afd, s_ep = effective_balancedness(red_afd[0]), effective_balancedness(red_ep[0])
+    _, _, by_layer_afd = balance_sweep(counts, [afd_gpus], red_afd, tokens=afd_tokens, **common)
+    _, _, by_layer_ep = balance_sweep(counts, [ep_size], red_ep, tokens=ep_tokens, **common)
+    s_afd, s_ep = effective_balancedness(by_layer_afd[0]), effective_balancedness(by_layer_ep[0])
     a_afd = alpha_afd(s_afd, n_attn, n_ffn)
-    return (DesignCost(f"AFD {n_attn}A{n_ffn}F", afd_gpus, afd_tokens, s_afd, float(a_afd.alpha), str(a_afd.rounding)),
-            DesignCost(f"EP{ep_size} + {redundant} redundant", ep_size, ep_tokens, s_ep,
+    return (DesignCost(f"AFD {n_attn}A{n_ffn}F + {red_afd} redundant", afd_gpus, afd_tokens, s_afd,
+                       float(a_afd.alpha), str(a_afd.rounding)),
+            DesignCost(f"EP{ep_size} + {red_ep} redundant", ep_size, ep_tokens, s_ep,
                        float(alpha_ep(s_ep, lambda_ep)), "-"))
 
 
@@ -79,8 +91,8 @@ def like_with_like(counts: ArrayLike, experts_per_token: int, n_attn: int, n_ffn
     batches of ``tokens`` tokens (one layer step), sampled ``trials`` times per layer from the
     measured loads: at equal tokens per GPU when an EP size equals AFD's GPU count.
 
-    AFD's FFN pool (N_F g GPUs) gets an EPLB packing of the experts (replicas only when it has
-    more GPUs than experts), each EP size ``redundant`` replicas. Alpha: the whole-node AFD form
+    Every placement, AFD's FFN pool (N_F g GPUs) and each EP size, is EPLB's with the same
+    :func:`afdlib.routing.balance.placement_replicas` of ``redundant`` (module docstring). Alpha: the whole-node AFD form
     (:func:`afdlib.analysis.imbalance.alpha_afd`) and EP's (:func:`afdlib.analysis.imbalance.alpha_ep`, ``lambda_ep``).
     ``dp_sigma``: DP imbalance on the attention side too (AFD then keeps at most dp_sigma,
     Figure 5; EP the regrown-batch form), multiplied in."""
@@ -88,8 +100,9 @@ def like_with_like(counts: ArrayLike, experts_per_token: int, n_attn: int, n_ffn
     idx = moe_layers(c) if layers is None else np.asarray(layers, dtype=int)
     e = c.shape[1]
     ffn_gpus = n_ffn * gpus_per_node
-    designs = [(f"AFD {n_attn}A{n_ffn}F", ffn_gpus, max(0, ffn_gpus - e))] + \
-              [(f"EP{r} + {redundant} redundant", r, redundant) for r in ep_sizes]
+    designs = [(f"AFD {n_attn}A{n_ffn}F", ffn_gpus)] + [(f"EP{r}", r) for r in ep_sizes]
+    designs = [(f"{name} + {placement_replicas(ranks, e, redundant)} redundant", ranks,
+                placement_replicas(ranks, e, redundant)) for name, ranks in designs]
     rng = np.random.default_rng(seed)
     layer_sigma = np.empty((len(designs), trials, idx.size))
     for j, layer in enumerate(idx):

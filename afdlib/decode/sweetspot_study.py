@@ -344,14 +344,15 @@ def heterogeneous_price_reading(pools: list[dict], attention: Hardware, ffn: Har
 class OverlapReadings:
     """Table 2 read: AFD's 3BO over 2BO and over 4BO (ratios of tokens/s per GPU); EP's 2BO against
     one plain batch (NBO): the signed change at the schedule's (or the override's) hidden share, and
-    the gain with all of it hidden; ``ep_best``: the fastest EP method other than the all-hidden
-    what-if ('NBO', 'SBO' or '2BO')."""
+    the gain with all of it hidden; ``ep_sbo_change``: SBO against NBO (signed); ``ep_best``: the
+    fastest EP method other than the all-hidden what-if ('NBO', 'SBO' or '2BO')."""
 
     afd_3_over_2: float
     afd_3_over_4: float
     ep_2bo_change: float           # 2BO / NBO - 1: above zero, two micro-batches gain
     ep_2bo_gain: float
     ep_best: str
+    ep_sbo_change: float           # SBO / NBO - 1: above zero, the shared experts' overlap gains
 
 
 def overlap_readings(methods: list[dict]) -> OverlapReadings:
@@ -363,8 +364,9 @@ def overlap_readings(methods: list[dict]) -> OverlapReadings:
     ep_2bo = [r["tokens_per_s_per_gpu"] for r in ep if r["method"] == "2BO"]
     real = [r for r in ep if r["method"] != "2BO"] + [next(r for r in ep if r["method"] == "2BO")]
     best = max(real, key=lambda r: r["tokens_per_s_per_gpu"])["method"]
+    ep_sbo = next(r["tokens_per_s_per_gpu"] for r in ep if r["method"] == "SBO")
     return OverlapReadings(rate["3BO"] / rate["2BO"], rate["3BO"] / rate["4BO"], ep_2bo[0] / ep_nbo - 1,
-                           ep_2bo[1] / ep_nbo - 1, best)
+                           ep_2bo[1] / ep_nbo - 1, best, ep_sbo / ep_nbo - 1)
 
 
 def top_form(rows: list[dict], design: str) -> tuple[str, int, bool]:

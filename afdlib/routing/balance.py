@@ -314,11 +314,18 @@ def effective_balancedness(per_layer_sigma: ArrayLike, axis: int | None = None):
 
 # ----------------------------------------------------------------------------- measured skew of a placement
 
+def placement_replicas(ranks: int, experts: int, redundant: int) -> int:
+    """Redundant replicas of a placement of ``experts`` over ``ranks`` GPUs: ``redundant``, and at
+    least ``ranks - experts`` so that every GPU holds an expert (EPLB packs E + replicas slots over
+    the ranks, none empty). One rule for every design: EP over its ranks, AFD over its FFN pool."""
+    return max(int(redundant), int(ranks) - int(experts))
+
+
 def placement_skew(counts: ArrayLike):
     """A function ``skew(ranks, redundant) -> balancedness`` from measured expert loads.
 
     For each (ranks, redundant) pair it places the experts in the manner of EPLB on the long-run
-    counts of every MoE layer (replicas where ranks exceed experts + redundant) and returns the
+    counts of every MoE layer (:func:`placement_replicas` replicas) and returns the
     step's balancedness (harmonic mean over layers, :func:`effective_balancedness`). Arrays of
     pairs are answered element-wise; each distinct pair is placed once and remembered. The decode
     model multiplies it with uniform routing's per-step balancedness: what the placement leaves of
@@ -334,7 +341,7 @@ def placement_skew(counts: ArrayLike):
     def one(ranks: int, redundant: int) -> float:
         key = (ranks, redundant)
         if key not in memo:
-            extra = max(redundant, ranks - e)
+            extra = placement_replicas(ranks, e, redundant)
             sig = [float(balancedness(eplb_placement(c[la], ranks, extra).rank_loads(c[la]))) for la in layers]
             memo[key] = effective_balancedness(sig)
         return memo[key]

@@ -20,7 +20,7 @@ from numpy.typing import ArrayLike
 
 from afdlib.errors import AfdError
 from afdlib.routing.balance import (
-    balance_sweep, balancedness, contiguous_rank_loads, route_tokens, uniform_balancedness,
+    balance_sweep, balancedness, contiguous_rank_loads, placement_replicas, route_tokens, uniform_balancedness,
 )
 from afdlib.routing.measured import fit_zipf
 
@@ -71,9 +71,9 @@ def uniform_check(batch_tokens: list[int], experts_per_token: int, n_experts: in
 
 
 def replicas_for(ep_sizes: list[int], n_experts: int, redundant: int) -> list[int]:
-    """Redundant replicas per EP size: ``redundant``, or more where E + redundant slots would leave a
-    rank empty (then R - E, one slot per rank)."""
-    return [redundant if n_experts + redundant >= r else r - n_experts for r in ep_sizes]
+    """Redundant replicas per EP size (:func:`afdlib.routing.balance.placement_replicas`): ``redundant``,
+    or more where E + redundant slots would leave a rank empty (then R - E, one slot per rank)."""
+    return [placement_replicas(r, n_experts, redundant) for r in ep_sizes]
 
 
 def longrun_balance(counts: ArrayLike, ep_sizes: list[int], redundant: int,
