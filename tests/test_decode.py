@@ -420,3 +420,22 @@ def test_stage_times_in_one_unit_for_both_designs():
     for st in (ep, afd):
         for one, whole in zip(st.per_micro_batch(), st.per_layer()):
             assert whole == pytest.approx(st.micro_batches * one)
+
+
+def test_measured_skew_gets_the_spare_slots_of_either_design():
+    """One replica rule: a placement uses the slots the memory check charges beyond E. EP48 with 32
+    redundant experts holds ceil(288 / 48) = 6 slots per GPU, 288 - 256 = 32 spare; AFD's FFN pool of
+    6 nodes x 8 = 48 GPUs also holds ceil(256 / 48) = 6 per GPU, 32 spare (it used to get none)."""
+    from afdlib.decode.step import afd_step, ep_step
+    from afdlib.inputs.catalog import load_hardware, load_model
+    from afdlib.inputs.specs import Budget
+    seen = []
+
+    def skew(ranks, redundant=0):
+        seen.append((float(np.asarray(ranks)), float(np.asarray(redundant))))
+        return np.ones_like(np.asarray(ranks, dtype=float))
+    model, hw, budget = load_model("deepseek-v3"), load_hardware("h800"), Budget(slo_s=1.0)
+    a = Assumptions(skew=skew)
+    ep_step(model, hw, 48, 64, 4096, budget, assumptions=a, redundant=32)
+    afd_step(model, hw, hw, 4, 6, 64, 4096, budget, assumptions=a)
+    assert set(seen) == {(48.0, 32.0)}

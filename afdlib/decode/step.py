@@ -185,9 +185,18 @@ def _weights_ffn_side(model: Model, precision: Precision, local: ArrayLike) -> n
                                                      precision))
 
 
+def _spare_slots(local, ranks, experts):
+    """Expert slots of a placement beyond the E experts: ``local`` slots on each of ``ranks`` GPUs,
+    as the memory check charges them (EP: the deployment's redundant experts rounded up to whole
+    slots per GPU; AFD: the FFN pool's rounding), the replicas a placement can use. One rule for
+    both designs."""
+    return np.maximum(np.asarray(local, dtype=float) * ranks - experts, 0.0)
+
+
 def _balancedness(a: "Assumptions", tokens, k, e, ranks, redundant):
     """The FFN side's sigma for ``tokens`` tokens of one micro-batch over ``ranks`` GPUs: the given
-    one, else uniform routing's per-step value; times the measured skew of the placement if any."""
+    one, else uniform routing's per-step value; times the measured skew of the placement if any,
+    placed with ``redundant`` replicas (the spare slots, :func:`_spare_slots`)."""
     sigma = (np.asarray(a.sigma, dtype=float) if a.sigma is not None
              else uniform_balancedness(np.maximum(tokens, 1.0), k, e, ranks))
     return sigma if a.skew is None else sigma * a.skew(ranks, redundant)
@@ -237,8 +246,10 @@ def _afd_local(model, ffn_gpus):
 def _afd_ffn_side(model, a, tokens_per_micro_batch, ffn_gpus):
     """(tokens per FFN GPU, routed experts per FFN GPU, sigma) of one AFD micro-batch whose
     ``tokens_per_micro_batch`` tokens (over the whole attention pool) spread over ``ffn_gpus``."""
-    sigma = _balancedness(a, tokens_per_micro_batch, model.experts_per_token, model.routed_experts, ffn_gpus, 0)
-    return tokens_per_micro_batch / ffn_gpus, _afd_local(model, ffn_gpus), sigma
+    local, e = _afd_local(model, ffn_gpus), model.routed_experts
+    sigma = _balancedness(a, tokens_per_micro_batch, model.experts_per_token, e, ffn_gpus,
+                          _spare_slots(local, ffn_gpus, e))
+    return tokens_per_micro_batch / ffn_gpus, local, sigma
 
 
 def afd_ffn_parts(model: Model, ffn_hardware: Hardware, precision: Precision, assumptions: Assumptions,
@@ -327,7 +338,7 @@ def ep_step(model: Model, hardware: Hardware, ep_size: ArrayLike, requests: Arra
     def moe_layers(tokens_per_request, n_layers):
         req_mb = req / m
         t_mb = req_mb * tokens_per_request
-        sigma = _balancedness(a, t_mb * r_size, k, e, r_size, red)
+        sigma = _balancedness(a, t_mb * r_size, k, e, r_size, _spare_slots(local, r_size, e))
         t_att, b_att = _attention_stage(model, precision, hardware, a, req_mb, context, tokens_per_request)
         t_ffn, b_ffn = _ffn_stage(model, precision, hardware, a, t_mb, local, sigma)
         comm = ep_all_to_all_work(model, precision, hardware, t_mb, r_size, mode)
