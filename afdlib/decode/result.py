@@ -83,6 +83,7 @@ class Step:
     memory: tuple[PoolMemory, ...]
     afd: AFDPipeline | None = None
     hidden_share: np.ndarray | None = None
+    t_dispatch: np.ndarray | None = None   # EP: the dispatch part of t_comm (same unit); AFD: None (one lane)
     bounds: Callable[[], tuple] | None = field(default=None, repr=False)   # () -> (attention, FFN, comm)
 
     @cached_property
