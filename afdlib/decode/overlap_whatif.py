@@ -90,6 +90,11 @@ def afd_rates_at(model, attn, ffn, budget, context, precision, assumptions, shar
                     cell_shape=shares.shape, validated_only=validated_only).tokens_per_s_per_gpu
 
 
+def json_ratios(ratio: np.ndarray) -> list:
+    """The ratios as a JSON list: None where EP has no feasible deployment (the ratio is infinite)."""
+    return [float(r) if np.isfinite(r) else None for r in np.asarray(ratio, dtype=float)]
+
+
 def _ratio(afd, ep) -> np.ndarray:
     afd, ep = np.broadcast_arrays(np.asarray(afd, dtype=float), np.asarray(ep, dtype=float))
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -100,8 +105,8 @@ def overlap_what_ifs(model, ffn, budget, context, precision, assumptions, ep_rat
                      attn=None, overlaps: np.ndarray = FLIP_OVERLAPS, validated_only: bool = False) -> dict:
     """The AFD / EP ratio over ``overlaps`` for each what-if of :data:`WHAT_IFS`, with ``ep_rate`` and
     ``afd_rate`` each design's best as scheduled (``ffn``: AFD's FFN pool and EP's device; ``attn``
-    AFD's attention pool, default the same). Per key: ``what`` (its words), ``shares``, ``ratios``,
-    ``flips_at`` (the interpolated crossings of 1), ``leads`` (:func:`leads`); the single-design
+    AFD's attention pool, default the same). Per key: ``what`` (its words), ``shares``, ``ratios``
+    (:func:`json_ratios`), ``flips_at`` (the interpolated crossings of 1), ``leads`` (:func:`leads`); the single-design
     what-ifs also ``deployment``: at the first crossing, that design's best there, its requests and
     the share its own schedule hides (None without a crossing)."""
     shares = np.asarray(overlaps, dtype=float)
@@ -113,7 +118,7 @@ def overlap_what_ifs(model, ffn, budget, context, precision, assumptions, ep_rat
     for key, ratio in ratios.items():
         flips = crossings(shares, ratio)
         what = WHAT_IFS[key].format(ep=_held(assumptions.ep_overlap), afd=_held(assumptions.afd_overlap))
-        doc = {"what": what, "shares": shares.tolist(), "ratios": ratio.tolist(),
+        doc = {"what": what, "shares": shares.tolist(), "ratios": json_ratios(ratio),
                "flips_at": flips.tolist(), "leads": leads(shares, ratio)}
         if key != "both":
             doc["deployment"] = (None if not flips.size else
