@@ -187,6 +187,9 @@ def test_lead_stretches_by_hand():
     assert leads_text(leads(x, r)) == "EP leads from 0% to 25%, AFD from 25% to 75%, EP from 75% to 100%"
     assert leads_text(leads(x, np.array([1.2, 1.1, 1.3]))) == "AFD leads at every share from 0% to 100%"
     assert crossings(x, np.array([2.0, 1.5, 1.1])).size == 0
+    # a crossing just short of 100% keeps its stretch visible: 0.996 reads 99.6%, not '100% to 100%'
+    assert leads_text([{"design": "EP", "from": 0.0, "to": 0.996}, {"design": "AFD", "from": 0.996, "to": 1.0}]) == \
+        "EP leads from 0.0% to 99.6%, AFD from 99.6% to 100.0%"
     # EP with no feasible deployment at a share: the ratio is infinite, None in the JSON
     from afdlib.decode.overlap_whatif import json_ratios
     assert json_ratios(np.array([1.5, np.inf])) == [1.5, None]

@@ -56,14 +56,24 @@ def leads(values: np.ndarray, ratios: np.ndarray) -> list[dict]:
             for k in range(len(cuts) - 1)]
 
 
+def percents(values) -> list[str]:
+    """Shares as percentages, with as many decimals (up to 2) as keep distinct neighbours apart (a
+    stretch from 99.6% to 100% does not read '100% to 100%')."""
+    values = [float(v) for v in values]
+    for digits in range(3):
+        text = [f"{v:.{digits}%}" for v in values]
+        if all(a != b for a, b, x, y in zip(text, text[1:], values, values[1:]) if x != y):
+            break
+    return text
+
+
 def leads_text(stretches: list[dict]) -> str:
-    """``AFD leads from 0% to 34%, EP from 34% to 100%`` / ``AFD leads at every share (0% to 100%)``."""
+    """``AFD leads from 0% to 34%, EP from 34% to 100%`` / ``AFD leads at every share from 0% to 100%``."""
+    cuts = percents([stretches[0]["from"], *(s["to"] for s in stretches)])
     if len(stretches) == 1:
-        s = stretches[0]
-        return f"{s['design']} leads at every share from {s['from']:.0%} to {s['to']:.0%}"
-    parts = [f"{s['design']}{' leads' if k == 0 else ''} from {s['from']:.0%} to {s['to']:.0%}"
-             for k, s in enumerate(stretches)]
-    return ", ".join(parts)
+        return f"{stretches[0]['design']} leads at every share from {cuts[0]} to {cuts[1]}"
+    return ", ".join(f"{s['design']}{' leads' if k == 0 else ''} from {cuts[k]} to {cuts[k + 1]}"
+                     for k, s in enumerate(stretches))
 
 
 def ep_rates_at(model, hardware, budget, context, precision, assumptions, shares: np.ndarray,
@@ -157,7 +167,7 @@ def what_if_reasons(doc: dict, ep: dict, afd: dict, assumptions) -> list[str]:
         line = f"overlap what-if, {d['what']}: {leads_text(d['leads'])}"
         if d["deployment"] is not None:
             at = d["deployment"]
-            line += (f"; at {d['flips_at'][0]:.0%} {key.upper()}'s best would be {at['label']} at {at['requests']} "
+            line += (f"; at {percents([0.0, *d['flips_at'], 1.0])[1]} {key.upper()}'s best would be {at['label']} at {at['requests']} "
                      f"{per}, which hides {at['scheduled_share']:.0%} by the schedule")
         lines.append(line)
     return lines
