@@ -414,7 +414,8 @@ plt.close(fig)
 # to {glue:text}`s3_k6`. Hiding none of AFD's transfers behind the pools' compute (the what-if
 # override at 0, Table 1's band) gives {glue:text}`step3_none`, hiding all of them (at 1, the
 # pipeline's steady state) {glue:text}`step3_all`, against {glue:text}`s3_err` with the share the
-# schedule derives ({glue:text}`s3_hidden` of what could overlap). This one AFD point cannot tell these readings apart.
+# schedule derives ({glue:text}`s3_hidden` of what could overlap). Against this one AFD point,
+# {glue:text}`s3_tell`.
 #
 # ## Limitations
 #

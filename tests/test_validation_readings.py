@@ -101,3 +101,11 @@ def test_blackwell_readings_by_hand():
     assert (got["sept_attn_ratio"], got["sept_datasheet"], got["june_datasheet"]) == ("+25%", "-5.0%", "+30.0%")
     assert (got["sept_nokernel"], got["sept_none"], got["june_all"]) == ("+5%", "-35%", "-9%")
     assert got["bw_fractions"].startswith(f"GEMMs at {curves('gb200').gemm_f_hbm:.2f} of peak HBM bandwidth")
+
+
+def test_tell_apart_by_hand():
+    # -35% is beyond 20%, -8% and -1% within
+    assert r.tell_apart({"none": -0.35, "copies": -0.08, "all": -0.01}) == \
+        "none lies beyond 20% of the published figure; it cannot tell the other readings apart"
+    assert r.tell_apart({"a": 0.1, "b": -0.2}).startswith("all of these readings lie within 20%")
+    assert r.tell_apart({"a": 0.3, "b": -0.25}) == "all of these readings lie beyond 20% of the published figure"

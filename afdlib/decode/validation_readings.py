@@ -132,12 +132,28 @@ def sensitivity_readings(table: pd.DataFrame, sens: pd.DataFrame, cases: dict[st
            "s3_hbm_gb": f"{load_hardware(s3_facts['attn_hardware'], profile='datasheet').hbm_bytes / 1e9:.1f}",
            "hbm_usable": f"{hbm_usable_fraction:.0%}",
            "june_err": f"{by_case.loc[JUNE].error:+.1%}", "sept_err": f"{by_case.loc[SEPT].error:+.1%}"}
+    out["s3_tell"] = tell_apart({"one copy per expert": err_of(STEP3, "AFD: one copy per expert over scale-out"),
+                                 "6 us per kernel": err_of(STEP3, "kernel overhead 6 us"),
+                                 "nothing hidden": err_of(STEP3, OVERLAP_NONE), "all hidden": err_of(STEP3, OVERLAP_ALL),
+                                 "the schedule's share": float(s3.error)})
     out.update(lever_spans(table, sens))
     for key, slug in (("online", ONLINE), ("h100", H100), ("profile", PROFILE), ("june", JUNE)):
         out.update({f"{key}_err": f"{by_case.loc[slug].error:+.1%}",
                     f"{key}_hidden": f"{by_case.loc[slug].hidden_share:.0%}",
                     f"{key}_none": f"{err_of(slug, OVERLAP_NONE):+.0%}"})
     return out
+
+
+def tell_apart(errors: dict[str, float], within: float = 0.20) -> str:
+    """What one case says of alternative readings (name -> error against its published figure):
+    those beyond ``within`` it rules out, those within it cannot tell apart."""
+    beyond = [name for name, e in errors.items() if abs(e) > within]
+    if not beyond:
+        return f"all of these readings lie within {within:.0%} of the published figure: it cannot tell them apart"
+    if len(beyond) == len(errors):
+        return f"all of these readings lie beyond {within:.0%} of the published figure"
+    return (f"{' and '.join(beyond)} {'lies' if len(beyond) == 1 else 'lie'} beyond {within:.0%} of the published "
+            f"figure; it cannot tell the other readings apart")
 
 
 def batch_match(rate: np.ndarray, requests: np.ndarray, published: float) -> str:
