@@ -131,8 +131,7 @@ shown = pd.DataFrame({
     "case": table.label, "published": table.published.map("{:,.0f}".format),
     "predicted": table.predicted.map("{:,.0f}".format), "error": table.error.map("{:+.1%}".format),
     "error, datasheet kernels": before.error.map("{:+.1%}".format),
-    "EP band": [f"{lo:,.0f}-{hi:,.0f}" if d == "ep" else "" for lo, hi, d in zip(table.band_low, table.band_high,
-                                                                               table.design)],
+    "band": [f"{lo:,.0f}-{hi:,.0f}" for lo, hi in zip(table.band_low, table.band_high)],
     "batch": [f"{b:.0f} ({w.split()[0]})" for b, w in zip(table.batch_per_gpu, table.batch_from)],
     "at the SLO's batch": slo_col, "TPOT ms": table.tpot_ms.map("{:.1f}".format)})
 shown.insert(0, "#", np.arange(1, len(shown) + 1))   # the case numbers of the figures
@@ -140,8 +139,11 @@ shown.style.set_uuid("decode_validation_cases").hide(axis="index")
 
 # %% [markdown]
 # Table 1: published and predicted output tokens per second per GPU; the error, and the error with
-# the earlier scalar kernel profile (datasheet: {glue:text}`errors_datasheet`). EP band: the prediction with
-# none and with all of the all-to-all hidden behind compute. Batch: requests per (attention) GPU,
+# the earlier scalar kernel profile (datasheet: {glue:text}`errors_datasheet`). Band: the prediction with
+# none and with all of the design's communication hidden behind compute, the same what-if override
+# at 0 and at 1 for both designs (EP: the all-to-all after the compute, or only the longer of the
+# two; AFD: every transfer between the pools' compute, or the pipeline's steady state without its
+# fill and drain); the schedule's prediction {glue:text}`prediction_in_band` the band for every case. Batch: requests per (attention) GPU,
 # published, derived from published figures, assumed, or chosen by the model from the SLO and
 # memory ("SLO"). At the SLO's batch: for a case with a latency target, the prediction (and its
 # error) at the largest batch that meets it and fits in memory, whatever batch the source gives.
@@ -176,7 +178,8 @@ plt.close(fig)
 # ```{glue:figure} fig_decode_validation
 # :name: decode-validation
 #
-# Each case's prediction against the published figure (numbers as in Table 1).
+# Each case's prediction against the published figure (numbers as in Table 1); bars: Table 1's
+# band, none to all of the communication hidden, for EP and AFD alike.
 # ```
 
 # %% tags=["hide-input"]
@@ -195,7 +198,9 @@ plt.close(fig)
 # the prediction; on GB200 NVLink carries them and attention is the longest stage. The band
 # between hiding none and all of the all-to-all is wide ({glue:text}`band_width` around the
 # published figure for the EP cases with a published or derived batch): that the published figures fall
-# inside it says little; the test is the point estimate's error.
+# inside it says little; the test is the point estimate's error. AFD's band, between none and all of
+# its transfers hidden, relative to the published figure: {glue:text}`afd_band`; the published
+# figure lies {glue:text}`afd_published_where` it.
 # ```
 #
 # ## Kernel efficiency, calibrated on kernels
@@ -415,9 +420,11 @@ plt.close(fig)
 # node (K = {glue:text}`s3_k` copies per token instead of {glue:text}`s3_copies` on average for two
 # FFN nodes), the network binds
 # and the case reads {glue:text}`step3_per_expert`. A kernel overhead of 6 µs brings it
-# to {glue:text}`s3_k6`. Hiding only half of AFD's transfers behind compute (the what-if override
-# at 0.5) gives {glue:text}`step3_half`, against {glue:text}`s3_err` with the share the schedule
-# derives. This one AFD point cannot tell these readings apart.
+# to {glue:text}`s3_k6`. Hiding none of AFD's transfers behind the pools' compute (the what-if
+# override at 0, Table 1's band) gives {glue:text}`step3_none`, hiding all of them (at 1, the
+# pipeline's steady state) {glue:text}`step3_all`, against {glue:text}`s3_err` with the share the
+# schedule derives ({glue:text}`s3_hidden` of what could overlap). Against this one AFD point,
+# {glue:text}`s3_tell`.
 #
 # ## Limitations
 #
@@ -433,7 +440,7 @@ plt.close(fig)
 #   and its resource are free, and communication does not slow the compute beside it (no
 #   contention for HBM or SMs). It hides more than the EP deployments over a NIC appear to
 #   ({glue:text}`scheduled_range` against the {glue:text}`implied_range` their published figures
-#   imply); the band in Table 1 bounds what real overlap can be for EP.
+#   imply); the band in Table 1 spans none to all of the communication hidden, for both designs.
 # - Imbalance defaults to uniform routing's per-step floor; real routing after EPLB is more skewed
 #   (the imbalance chapter measures it from SGLang's published DeepSeek-V3 expert counts), shown as
 #   a variation ($\sigma$ = 0.85) in {numref}`decode-sensitivity`.

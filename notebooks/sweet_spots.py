@@ -359,8 +359,9 @@ t3.style.set_uuid("sweet_spots_table3").hide(axis="index")
 #    measure: decide on what the model leaves out (operational cost, failure domains, the jitter
 #    tolerance of a 3-stage pipeline).
 # 3. Otherwise read the reasons: the binding limit of each design, the AFD FFN side's regime and
-#    HFU ceiling, and the two break-even points the command computes (the share of EP's all-to-all
-#    that must hide, and the bandwidth at which the answer flips). Those are the thresholds; they
+#    HFU ceiling, and the break-even points the command computes (the shares of hidden
+#    communication at which the answer flips, the same share for both designs and each design's
+#    alone, and the bandwidth at which it flips). Those are the thresholds; they
 #    are computed for the pair at hand because, as {numref}`sweet-spots-ratio-bandwidth` shows, they move with the hardware.
 #
 # ## Limitations

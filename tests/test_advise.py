@@ -140,18 +140,56 @@ def test_advise_with_counts(tmp_path, capsys):
     assert "not both" in capsys.readouterr().err
 
 
-def test_break_even_overlap_is_a_what_if_for_two_low_latency_micro_batches(ds, h800):
-    # DeepSeek-V3 on H800: AFD slightly ahead of EP's best by the schedule; hiding more of the
-    # two-batch all-to-all (an override for that form only) must make EP catch up, at a share where
-    # the ratio crosses 1, and the deployment that would then win is a two-batch, low-latency one
-    from afdlib.decode.advise import FLIP_OVERLAPS, break_even_overlap
-    adv = advise(ds, h800, BUDGET, 4096, explain=False)
+def test_overlap_what_ifs_vary_both_designs_alike(ds, h800):
+    # DeepSeek-V3 on H800: AFD slightly ahead of EP's best by the schedule. The advice sweeps the
+    # same share for both designs, EP's alone (two micro-batches, low-latency kernels) and AFD's alone
+    from afdlib.decode.overlap_whatif import FLIP_OVERLAPS, WHAT_IFS
+    adv = advise(ds, h800, BUDGET, 4096)
     assert adv.recommendation == "AFD" and adv.ratio > 1
-    h, ratio, at = break_even_overlap(ds, h800, BUDGET, 4096, Precision(), Assumptions(),
-                                      adv.afd["tokens_per_s_per_gpu"])
-    assert 0 < h < 1
-    assert np.all(ratio[FLIP_OVERLAPS < h] > 1) and np.all(ratio[FLIP_OVERLAPS > h] < 1)
-    assert at.deployment.micro_batches == 2 and at.deployment.kernels == "low-latency"
-    # with nothing hidden the two-batch form is serial, no faster than the schedule makes it: EP is
-    # at most as fast as its best by the schedule, so the ratio there is at least the advice's
-    assert ratio[0] >= adv.ratio * (1 - 1e-9)
+    w = adv.overlap_what_ifs
+    assert set(w) == set(WHAT_IFS) and adv.to_json()["overlap_what_ifs"] is w
+    both, ep, afd = (np.array(w[k]["ratios"]) for k in ("both", "ep", "afd"))
+    # AFD's alone, by an independent path: the whole advice under the AFD override (EP untouched)
+    for k in (0, 5, 10):
+        under = advise(ds, h800, BUDGET, 4096, assumptions=Assumptions(afd_overlap=FLIP_OVERLAPS[k]), explain=False)
+        assert afd[k] == pytest.approx(under.ratio, rel=1e-9)
+    # each design gains from hiding more: EP's alone lowers the ratio, AFD's raises it
+    assert np.all(np.diff(ep) <= 1e-12) and np.all(np.diff(afd) >= -1e-12)
+    # the ends: nothing hidden, EP's two batches are serial, no faster than its best by the schedule
+    # (ratio at least the advice's); all hidden is each design's bound, no slower than its schedule
+    assert ep[0] >= adv.ratio * (1 - 1e-9) and ep[-1] <= adv.ratio * (1 + 1e-9)
+    assert afd[-1] >= adv.ratio * (1 - 1e-9)
+    # the same share for both is both variations at once: AFD(s) / EP(s) = afd(s) x ep(s) / verdict
+    assert np.allclose(both, afd * ep / adv.ratio, rtol=1e-9)
+    # EP's alone crosses once, where the two-batch form overtakes; the deployment then is that form
+    h = w["ep"]["flips_at"]
+    assert len(h) == 1 and 0 < h[0] < 1
+    assert np.all(ep[FLIP_OVERLAPS < h[0]] > 1) and np.all(ep[FLIP_OVERLAPS > h[0]] < 1)
+    assert [(s["design"], s["from"], s["to"]) for s in w["ep"]["leads"]] == [("AFD", 0.0, h[0]), ("EP", h[0], 1.0)]
+    assert w["ep"]["deployment"]["form"] == "EP, 2 micro-batches, low-latency kernels"
+    # the text names each what-if and the other design as scheduled
+    lines = [r for r in adv.reasons if r.startswith("overlap what-if")]
+    assert [r.split(":")[0] for r in lines] == [f"overlap what-if, {WHAT_IFS['both']} (EP's on two micro-batches with "
+                                                "low-latency kernels, its other forms as scheduled; AFD's on every form)",
+                                                "overlap what-if, " + WHAT_IFS["ep"].format(afd="as scheduled"),
+                                                "overlap what-if, " + WHAT_IFS["afd"].format(ep="as scheduled")]
+    assert f"from {h[0]:.0%} to 100%" in lines[1]
+
+
+def test_lead_stretches_by_hand():
+    from afdlib.decode.overlap_whatif import crossings, leads, leads_text
+    x = np.array([0.0, 0.5, 1.0])
+    # 0.5 -> 1.5: crosses 1 halfway, at 0.25; 1.5 -> 0.5: again at 0.75
+    r = np.array([0.5, 1.5, 0.5])
+    assert np.allclose(crossings(x, r), [0.25, 0.75])
+    assert [(s["design"], s["from"], s["to"]) for s in leads(x, r)] == [("EP", 0.0, 0.25), ("AFD", 0.25, 0.75),
+                                                                       ("EP", 0.75, 1.0)]
+    assert leads_text(leads(x, r)) == "EP leads from 0% to 25%, AFD from 25% to 75%, EP from 75% to 100%"
+    assert leads_text(leads(x, np.array([1.2, 1.1, 1.3]))) == "AFD leads at every share from 0% to 100%"
+    assert crossings(x, np.array([2.0, 1.5, 1.1])).size == 0
+    # a crossing just short of 100% keeps its stretch visible: 0.996 reads 99.6%, not '100% to 100%'
+    assert leads_text([{"design": "EP", "from": 0.0, "to": 0.996}, {"design": "AFD", "from": 0.996, "to": 1.0}]) == \
+        "EP leads from 0.0% to 99.6%, AFD from 99.6% to 100.0%"
+    # EP with no feasible deployment at a share: the ratio is infinite, None in the JSON
+    from afdlib.decode.overlap_whatif import json_ratios
+    assert json_ratios(np.array([1.5, np.inf])) == [1.5, None]

@@ -249,6 +249,51 @@ def test_validation_table_does_not_drift():
             assert r["band_low"] <= r["published"] <= r["band_high"], r["case"]
 
 
+def _rate(case, st):
+    """Tokens/s per GPU of a case's step, from its step time (AFD: the attention GPUs' tokens over both pools)."""
+    f, served = case.facts, float(st.requests) * float(case.facts["l_accept"]) / float(st.step_s)
+    if case.design == "ep":
+        return served
+    g_a, g_f = (load_hardware(f[k], profile="datasheet").gpus_per_node for k in ("attn_hardware", "ffn_hardware"))
+    return served * f["n_attn"] * g_a / (f["n_attn"] * g_a + f["n_ffn"] * g_f)
+
+
+def test_every_case_of_either_design_has_a_band_around_its_schedule():
+    # one footing: EP's band is its ep_overlap override at 0 and 1, AFD's its afd_overlap override;
+    # the schedule's own prediction lies inside for every case, and no band is a point (every case
+    # has communication that could hide)
+    from afdlib.decode.validation import OVERLAP_OVERRIDE, predict
+    cases = load_deployments()
+    rows = validation_rows(cases)
+    assert {r["design"] for r in rows} == {"ep", "afd"}
+    for r in rows:
+        assert r["band_low"] < r["predicted"] * (1 + 1e-9) and r["predicted"] < r["band_high"] * (1 + 1e-9), r["case"]
+        assert r["band_high"] > 1.01 * r["band_low"], r["case"]
+        case = cases[r["case"]]
+        for share, end in ((0.0, "band_low"), (1.0, "band_high")):
+            st = predict(case, Assumptions(**{OVERLAP_OVERRIDE[case.design]: share}))
+            t_a, t_f, t_c, m = float(st.t_attn), float(st.t_ffn), float(st.t_comm), st.micro_batches
+            if case.design == "ep":   # Step times are of both micro-batches: compute t_a + t_f, all-to-all t_c
+                layer = max(t_a + t_f, t_c) if share else t_a + t_f + t_c
+            else:                     # per micro-batch: 1 the pipeline's steady state, 0 no transfer beside compute
+                layer = max(m * t_a, m * t_f, m * t_c, t_a + t_f + t_c) if share else max(m * t_a, m * t_f) + m * t_c
+            assert float(st.t_layer) == pytest.approx(layer, rel=1e-9), (r["case"], share)
+            assert r[end] == pytest.approx(_rate(case, st), rel=1e-9), (r["case"], end)
+
+
+def test_overlap_variations_set_both_designs_at_the_same_share():
+    # the sensitivity table's overlap rows are the band's ends, for EP and AFD cases alike
+    from afdlib.decode.validation import OVERLAP_ALL, OVERLAP_NONE, SENSITIVITY, sensitivity_rows
+    cases = load_deployments()
+    overlap = [v for v in SENSITIVITY if v[0] in (OVERLAP_NONE, OVERLAP_ALL)]
+    assert [v[2] for v in overlap] == [{"ep_overlap": 0.0, "afd_overlap": 0.0}, {"ep_overlap": 1.0, "afd_overlap": 1.0}]
+    assert not [v for v in SENSITIVITY if v not in overlap and {"ep_overlap", "afd_overlap"} & set(v[2])]
+    band = {r["case"]: r for r in validation_rows(cases)}
+    for r in sensitivity_rows(cases, variations=overlap):
+        end = "band_low" if r["variation"] == OVERLAP_NONE else "band_high"
+        assert r["predicted"] == pytest.approx(band[r["case"]][end], rel=1e-12), (r["case"], end)
+
+
 def test_step3_is_evaluated_at_its_published_batch_and_at_the_slo_batch():
     rows = {r["case"]: r for r in validation_rows()}
     s3 = rows[STEP3]

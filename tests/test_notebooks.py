@@ -157,11 +157,12 @@ def test_sigma_notebook_with_the_fitted_fallback(tmp_path):
 
 @pytest.mark.notebook
 def test_decode_validation_without_overlap(tmp_path):
-    out = execute("decode_validation", tmp_path, ep_overlap=0.0)
+    out = execute("decode_validation", tmp_path, ep_overlap=0.0, afd_overlap=0.0)
     table = pd.read_csv(out / "decode_validation.csv").set_index("case")
-    # nothing hidden: each EP prediction is the band's lower end
-    ep = table[table.design == "ep"]
-    assert (ep.predicted - ep.band_low).abs().max() < 1e-6 * ep.predicted.max()
+    # nothing hidden, for both designs: each prediction is its band's lower end (EP and AFD alike)
+    assert set(table.design) == {"ep", "afd"}
+    assert (table.predicted - table.band_low).abs().max() < 1e-6 * table.predicted.max()
+    assert (table.band_high > table.band_low * 1.01).all()
     assert (out / "decode_deepep.csv").exists() and (out / "decode_gb200_batch.svg").exists()
 
 

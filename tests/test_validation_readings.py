@@ -7,16 +7,17 @@ from afdlib.decode import validation_readings as r
 
 def _table():
     # two EP cases with published batches, one AFD case; EP case b's all-to-all (300 us) is longer
-    # than its compute (100 + 100 us): 50% longer
+    # than its compute (100 + 100 us): 50% longer; every prediction (published x (1 + error)) inside
+    # its band
     return pd.DataFrame([
         {"case": "a", "label": "A, H800 EP8", "design": "ep", "batch_from": "published", "published": 100.0,
-         "error": 0.10, "hidden_share": 0.5, "band_low": 80.0, "band_high": 120.0,
+         "error": 0.10, "predicted": 110.0, "hidden_share": 0.5, "band_low": 80.0, "band_high": 120.0,
          "t_attn_us": 100.0, "t_ffn_us": 100.0, "t_comm_us": 150.0},
         {"case": "b", "label": "B, GB200 EP48", "design": "ep", "batch_from": "derived", "published": 200.0,
-         "error": -0.30, "hidden_share": 0.9, "band_low": 150.0, "band_high": 190.0,
+         "error": -0.30, "predicted": 140.0, "hidden_share": 0.9, "band_low": 130.0, "band_high": 190.0,
          "t_attn_us": 100.0, "t_ffn_us": 100.0, "t_comm_us": 300.0},
         {"case": "c", "label": "C, H800 2A2F", "design": "afd", "batch_from": "published", "published": 50.0,
-         "error": 0.05, "hidden_share": 1.0, "band_low": 50.0, "band_high": 50.0,
+         "error": 0.05, "predicted": 52.5, "hidden_share": 1.0, "band_low": 40.0, "band_high": 55.0,
          "t_attn_us": 1.0, "t_ffn_us": 1.0, "t_comm_us": 1.0}])
 
 
@@ -32,7 +33,14 @@ def test_summary_readings_by_hand():
     assert got["band_holds"] == "does not hold"
     assert (got["n_comm_bound"], got["comm_bound_where"], got["comm_margin"]) == ("1 of the 2", "GB200", "50%")
     # band relative to published: a 80/100 - 1 = -20%, b 190/200 - 1 = -5%, a 120/100 - 1 = +20%
-    assert got["band_width"] == "from -25% to +20%"    # b's 150/200 - 1 = -25% is the lowest
+    assert got["band_width"] == "from -35% to +20%"    # b's 130/200 - 1 = -35% is the lowest
+    # the AFD case's band: 40/50 - 1 = -20%, 55/50 - 1 = +10%; every prediction inside its band
+    assert got["afd_band"] == "C, H800 2A2F: -20% to +10%" and got["prediction_in_band"] == "lies inside"
+    assert got["afd_published_where"] == "inside"    # 40 <= 50 <= 55
+    assert r.summary_readings(t.assign(band_high=[120.0, 190.0, 49.0], predicted=[110.0, 140.0, 45.0]),
+                              before)["afd_published_where"] == "above"
+    assert r.summary_readings(t.assign(band_high=[120.0, 190.0, 52.0]), before)["prediction_in_band"] == \
+        "does not always lie inside"    # C's 52.5 above its 52
 
 
 def test_batch_match_interpolates_the_curve():
@@ -86,8 +94,8 @@ def test_blackwell_readings_by_hand():
     t = pd.DataFrame([{"case": r.JUNE, "error": -0.1, "t_attn_us": 200.0},
                       {"case": r.SEPT, "error": -0.3, "t_attn_us": 250.0}])
     sens = pd.DataFrame([{"case": c, "variation": v, "error": e} for c, v, e in (
-        (r.SEPT, "no kernel overhead", 0.05), (r.SEPT, "EP all-to-all hidden: none (0)", -0.35),
-        (r.JUNE, "EP all-to-all hidden: all (1)", -0.09))])
+        (r.SEPT, "no kernel overhead", 0.05), (r.SEPT, r.OVERLAP_NONE, -0.35),
+        (r.JUNE, r.OVERLAP_ALL, -0.09))])
     got = r.blackwell_readings(t, sens, t.assign(error=[0.3, -0.05]))
     # September's attention 250 us against June's 200: +25%
     assert (got["sept_attn_ratio"], got["sept_datasheet"], got["june_datasheet"]) == ("+25%", "-5.0%", "+30.0%")
@@ -109,3 +117,11 @@ def test_step3_leave_one_out_gap_is_the_sensitivity_row():
     row = sens[(sens.case == STEP3) & (sens.variation == "t_g 0 ms")].iloc[0]
     assert got["step3_tg0"] == f"{row.error:+.1%}"
     assert row.predicted > float(table.set_index("case").predicted[STEP3])
+
+
+def test_tell_apart_by_hand():
+    # -35% is beyond 20%, -8% and -1% within
+    assert r.tell_apart({"none": -0.35, "copies": -0.08, "all": -0.01}) == \
+        "none lies beyond 20% of the published figure; it cannot tell the other readings apart"
+    assert r.tell_apart({"a": 0.1, "b": -0.2}).startswith("all of these readings lie within 20%")
+    assert r.tell_apart({"a": 0.3, "b": -0.25}) == "all of these readings lie beyond 20% of the published figure"

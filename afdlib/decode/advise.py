@@ -4,7 +4,8 @@
 second per GPU (or per dollar, when prices per GPU-hour are given) and explains the answer with
 numbers: each design's best configuration and binding limits, the AFD FFN side's regime and HFU
 ceiling (the paper's bounds), each design's imbalance penalty, and what would have to change for
-the answer to flip (the EP all-to-all's hidden share, the scale-out bandwidth).
+the answer to flip (the share of each design's communication hidden, on one footing for both:
+:mod:`afdlib.decode.overlap_whatif`; the scale-out bandwidth).
 """
 from __future__ import annotations
 
@@ -15,22 +16,19 @@ from typing import Any
 import numpy as np
 
 from afdlib.decode.deployment import decode_step
+from afdlib.decode.overlap_whatif import overlap_what_ifs, what_if_reasons
 from afdlib.decode.step import Assumptions, bound_names
-from afdlib.evaluator.alltoall import EP_MODES
 from afdlib.evaluator.kernels import architecture as kernel_architecture
 from afdlib.errors import AfdError
 from afdlib.analysis.hfu import dead_zone_floor, hfu_sweep
 from afdlib.analysis.intensity import regime
-from afdlib.decode.search import AFD_NODES, EP_MICRO_BATCHES, Best, best_ep, compare
+from afdlib.decode.search import AFD_NODES, compare
 from afdlib.decode.sweetspot import with_network
-from afdlib.decode.validation import (case_labels, decisive_ratio, form_label, validated_by, validated_forms,
-                                      validation_rows)
+from afdlib.decode.validation import case_labels, decisive_ratio, form_label, validated_by, validated_forms, validation_rows
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
 FLIP_FACTORS = np.geomspace(1 / 16, 64, 21)
 """Scale-out bandwidth multipliers searched for the break-even point (1/16x .. 64x)."""
-FLIP_OVERLAPS = np.linspace(0.0, 1.0, 11)
-"""EP all-to-all hidden shares searched for the break-even point."""
 
 
 @lru_cache(maxsize=1)
@@ -60,11 +58,13 @@ class Advice:
     afd: dict
     reasons: list
     cost: dict | None = None
+    overlap_what_ifs: dict | None = None   # overlap_whatif.overlap_what_ifs (with the reasons, both feasible)
 
     def to_json(self) -> dict:
         return {"recommendation": self.recommendation, "ratio": self.ratio, "decisive": self.decisive,
                 "ep": self.ep, "afd": self.afd,
-                "reasons": self.reasons, **({"cost": self.cost} if self.cost else {})}
+                "reasons": self.reasons, **({"cost": self.cost} if self.cost else {}),
+                **({"overlap_what_ifs": self.overlap_what_ifs} if self.overlap_what_ifs else {})}
 
 
 def _f(x) -> float:
@@ -109,11 +109,13 @@ def _advice_of(model, hardware, budget, context, precision, assumptions, ep, afd
         rec = "AFD"
     else:
         rec = "AFD" if (cost["ratio"] if by_cost else ratio) > 1 else "EP"
+    what_ifs = (overlap_what_ifs(model, hardware, budget, context, precision, assumptions, e, a, attn_hardware,
+                                 validated_only=validated_only) if explain and e > 0 and a > 0 else None)
     reasons = _reasons(model, hardware, attn, budget, context, precision, assumptions, ep_doc, afd_doc, ratio,
-                       cost, validated_only) if explain else []
+                       cost, validated_only, what_ifs) if explain else []
     band = decisive_threshold()
     decisive = ratio is None or bool(ratio > band or ratio < 1 / band)
-    return Advice(rec, ratio, decisive, ep_doc, afd_doc, reasons, cost)
+    return Advice(rec, ratio, decisive, ep_doc, afd_doc, reasons, cost, what_ifs)
 
 
 def _ep_doc(model, hw, budget, context, precision, a, best) -> dict:
@@ -210,37 +212,8 @@ def _scaled_network(hw: Hardware, factors: np.ndarray) -> Hardware:
     return with_network(hw, hw.scale_out_bytes_per_s * np.asarray(factors, dtype=float))
 
 
-def break_even_overlap(model, hardware, budget, context, precision, assumptions, afd_rate: float,
-                       overlaps: np.ndarray = FLIP_OVERLAPS, validated_only: bool = False
-                       ) -> tuple[float | None, np.ndarray, Best | None]:
-    """The share of EP's all-to-all hidden behind compute at which EP matches ``afd_rate``: a what-if
-    override for the form whose overlap is in question (two micro-batches, low-latency kernels: the
-    normal kernels hold the SMs and one batch has nothing beside it), against EP's other forms as
-    the schedule runs them (``validated_only``: only the forms a published deployment validates).
-    Returns (the share, the AFD / EP ratio per share, EP's best two-batch deployment at that share,
-    whose own scheduled share the caller can compare)."""
-    shares = np.asarray(overlaps, dtype=float)
-    a = replace(assumptions, ep_overlap=None)
-    ok = {(k, mb) for (d, mb, k) in validated_forms() if d == "ep"}
-    others = [(mode, mb) for mode in EP_MODES for mb in EP_MICRO_BATCHES
-              if (mode, mb) != ("low-latency", 2) and (not validated_only or (mode, mb) in ok)]
-    base = max((float(np.asarray(best_ep(model, hardware, budget, context, precision, a, modes=(mode,),
-                                         micro_batches=(mb,)).tokens_per_s_per_gpu)) for mode, mb in others),
-               default=0.0)
-    rates = np.maximum(base, best_ep(model, hardware, budget, context, precision,
-                                     replace(a, ep_overlap=shares[:, None]), cell_shape=shares.shape,
-                                     modes=("low-latency",), micro_batches=(2,)).tokens_per_s_per_gpu)
-    with np.errstate(divide="ignore"):
-        ratio = np.where(rates > 0, afd_rate / rates, np.inf)
-    h = _flip(overlaps, ratio)
-    if h is None:
-        return None, ratio, None
-    at = best_ep(model, hardware, budget, context, precision, replace(a, ep_overlap=h), modes=("low-latency",),
-                 micro_batches=(2,))
-    return h, ratio, at if float(np.asarray(at.tokens_per_s_per_gpu)) > 0 else None
-
-
-def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, cost, validated_only=False) -> list[str]:
+def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, cost, validated_only=False,
+             what_ifs=None) -> list[str]:
     r = []
     if ep.get("feasible"):
         r.append(f"EP: best is EP{ep['ep_size']} with {ep['redundant']} redundant experts at {ep['batch_per_gpu']} "
@@ -280,20 +253,7 @@ def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, co
                 else f"within the spread of the model's errors against published deployments (a ratio up to "
                      f"{band:.2f} either way): a close call")
         r.append(f"AFD gives {ratio:.2f}x EP's tokens/s per GPU ({word}), {call}")
-        h, _, at = break_even_overlap(model, ffn, budget, context, precision, a, afd["tokens_per_s_per_gpu"],
-                                      validated_only=validated_only)
-        if h is None:
-            r.append("the answer holds for any share of EP's all-to-all hidden behind compute (0 to 100%, "
-                     "two micro-batches with low-latency kernels)")
-        else:
-            flip = (f"the answer flips if EP's two micro-batches (low-latency kernels) hide "
-                    f"{'more' if ratio > 1 else 'less'} than {h:.0%} of its all-to-all behind compute")
-            if at is not None:
-                d = at.deployment
-                own = _f(decode_step(model, d, context, budget, precision, replace(a, ep_overlap=None)).hidden_share)
-                flip += (f"; the deployment that would then be EP's best, {d.label} at {int(d.requests)} requests "
-                         f"per GPU, hides {own:.0%} by the schedule")
-            r.append(flip)
+        r.extend(what_if_reasons(what_ifs, ep, afd, a))
         bw, _ = break_even_scale_out(model, ffn, budget, context, precision, a,
                                      None if attn is ffn else attn, validated_only=validated_only)
         now = ffn.scale_out_bytes_per_s

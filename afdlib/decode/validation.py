@@ -4,10 +4,12 @@ Each case is predicted with one set of defaults (:class:`afdlib.decode.step.Assu
 facts recorded for it (sizes, context, batch or SLO, MTP, data types, kernels), at the batch its
 source gives where it gives one (``batch_from``: :data:`BATCH_FROM`); a case with an SLO is also
 predicted at the batch the SLO and memory choose, a second column. What each design hides of its
-communication comes from the schedule of its micro-batches (``hidden_share``). EP cases also get a
-what-if band between the roofline's two readings of the all-to-all, the ``ep_overlap`` override at 0
-(nothing hidden, ``band_low``) and at 1 (all of it, ``band_high``); the schedule's prediction lies
-inside it.
+communication comes from the schedule of its micro-batches (``hidden_share``). Every case, of
+either design, also gets a what-if band between its design's two overlap overrides
+(:data:`OVERLAP_OVERRIDE`): at 0, nothing of the communication hidden (EP: the all-to-all after the
+compute; AFD: every transfer between the pools' compute), ``band_low``; at 1, all of it (EP: the
+longer of compute and all-to-all; AFD: the pipeline's steady state), ``band_high``. The schedule's
+prediction lies inside it for every case (tested).
 
 The deployment forms the searches pick from (EP: micro-batches x DeepEP kernels; AFD:
 micro-batches) are validated by the cases whose sources state that form
@@ -40,6 +42,10 @@ BATCH_FROM = ("published", "derived", "assumed", "SLO and memory")
 our assumption (the reason under ``assumptions``); none: the largest meeting the SLO and memory."""
 FORM_FIELDS = {"ep": ("micro_batches", "kernels"), "afd": ("micro_batches",)}
 """What makes a deployment's form, per design: the choices the searches range over besides sizes and batch."""
+OVERLAP_OVERRIDE = {"ep": "ep_overlap", "afd": "afd_overlap"}
+"""Each design's what-if override of the share of its communication hidden
+(:class:`afdlib.decode.step.Assumptions`): the one the validation band and the overlap
+variations set, at the same values for both designs."""
 
 
 @dataclass(frozen=True)
@@ -218,10 +224,13 @@ def with_facts(case: Case, **facts) -> Case:
     return replace(case, facts=f)
 
 
+OVERLAP_NONE, OVERLAP_ALL = "overlap what-if: none hidden (0), both designs", "overlap what-if: all hidden (1), both designs"
+"""The sensitivity table's overlap variations: each design's override (:data:`OVERLAP_OVERRIDE`)
+at the same share, so that an EP case varies its all-to-all's and an AFD case its transfers'."""
+
 SENSITIVITY = (
-    ("EP all-to-all hidden: none (0)", "assumption", {"ep_overlap": 0.0}),
-    ("EP all-to-all hidden: all (1)", "assumption", {"ep_overlap": 1.0}),
-    ("AFD transfers half hidden (0.5)", "assumption", {"afd_overlap": 0.5}),
+    (OVERLAP_NONE, "assumption", {name: 0.0 for name in OVERLAP_OVERRIDE.values()}),
+    (OVERLAP_ALL, "assumption", {name: 1.0 for name in OVERLAP_OVERRIDE.values()}),
     ("matmul efficiency 0.6", "assumption", {"matmul_efficiency": 0.6}),
     ("matmul efficiency 0.9", "assumption", {"matmul_efficiency": 0.9}),
     ("no kernel overhead", "assumption", {"kernel_overhead_s": 0.0}),
@@ -270,7 +279,8 @@ def validation_rows(cases: dict[str, Case] | None = None, assumptions: Assumptio
     and where it comes from (the source's words for it), TPOT, per-layer times (us) and their
     bounds, the share the schedule hides; the form (micro-batches, kernels) and whether the source
     states it; for a case with an SLO, the prediction at the batch the SLO and memory choose
-    (``*_slo``; NaN without one); EP cases also the what-if band (override: none hidden, all hidden)."""
+    (``*_slo``; NaN without one); every case also the what-if band of its design's overlap override
+    (:data:`OVERLAP_OVERRIDE`) at 0, none hidden (``band_low``), and 1, all hidden (``band_high``)."""
     from afdlib.decode.step import bound_names
     rows = []
     for slug, case in (cases or load_deployments()).items():
@@ -292,12 +302,9 @@ def validation_rows(cases: dict[str, Case] | None = None, assumptions: Assumptio
                "hidden_share": float(st.hidden_share),
                "fits_memory": bool(st.fits_memory), "shown_in_issue": bool(case.facts.get("shown_in_issue"))}
         row["error"] = row["predicted"] / row["published"] - 1
-        if case.design == "ep":
-            lo = predict(case, replace(assumptions, ep_overlap=0.0))
-            hi = predict(case, replace(assumptions, ep_overlap=1.0))
-            row["band_low"], row["band_high"] = float(lo.tokens_per_s_per_gpu), float(hi.tokens_per_s_per_gpu)
-        else:
-            row["band_low"] = row["band_high"] = row["predicted"]
+        row["band_low"], row["band_high"] = (
+            float(predict(case, replace(assumptions, **{OVERLAP_OVERRIDE[case.design]: share})).tokens_per_s_per_gpu)
+            for share in (0.0, 1.0))
         rows.append(row)
     return rows
 

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from afdlib.decode.step import Assumptions
-from afdlib.decode.validation import Case, predict
+from afdlib.decode.validation import OVERLAP_ALL, OVERLAP_NONE, Case, predict
 from afdlib.evaluator.alltoall import distinct_destinations
 from afdlib.inputs.catalog import load_hardware, load_model
 
@@ -39,8 +39,8 @@ def _ep_published(table: pd.DataFrame) -> pd.DataFrame:
 
 def summary_readings(table: pd.DataFrame, before: pd.DataFrame) -> dict:
     """The errors (now, and with the datasheet kernels in ``before``), the EP cases with a published
-    batch, their scheduled shares and the what-if band, and where EP's all-to-all is longer than the
-    layer's compute."""
+    batch, their scheduled shares and the what-if band, the AFD cases' band, whether every case's
+    prediction lies inside its band, and where EP's all-to-all is longer than the layer's compute."""
     err, ep_pub = table.error.abs(), _ep_published(table)
     inside = ((ep_pub.band_low <= ep_pub.published) & (ep_pub.published <= ep_pub.band_high)).all()
     ep = table[table.design == "ep"]
@@ -48,6 +48,8 @@ def summary_readings(table: pd.DataFrame, before: pd.DataFrame) -> dict:
     margin = nic.t_comm_us / (nic.t_attn_us + nic.t_ffn_us) - 1
     rel_lo, rel_hi = ep_pub.band_low / ep_pub.published - 1, ep_pub.band_high / ep_pub.published - 1
     over, beyond = ep[ep.error > 0], table[err > 0.20].sort_values("error", key=abs, ascending=False)
+    afd = table[table.design == "afd"]
+    within = ((table.band_low <= table.predicted * (1 + 1e-9)) & (table.predicted <= table.band_high * (1 + 1e-9))).all()
     return {"n_ep": len(ep), "n_ep_over": len(over),
             "ep_over_range": _span(over.error.min(), over.error.max()) if len(over) else "none",
             "ep_under": ", ".join(f"{e:+.1%}" for e in ep[ep.error <= 0].error) or "none",
@@ -67,7 +69,13 @@ def summary_readings(table: pd.DataFrame, before: pd.DataFrame) -> dict:
             "ep_lean": ("lean one way: the model over-predicts" if len(over) in (0, len(ep)) else
                         "lean over more often than under: the model over-predicts" if 2 * len(over) > len(ep) else
                         "do not lean one way: the model over-predicts"),
-            "band_width": f"from {rel_lo.min():+.0%} to {rel_hi.max():+.0%}"}
+            "band_width": f"from {rel_lo.min():+.0%} to {rel_hi.max():+.0%}",
+            "prediction_in_band": "lies inside" if within else "does not always lie inside",
+            "afd_published_where": " / ".join(dict.fromkeys(
+                "above" if p > hi else "below" if p < lo else "inside"
+                for lo, hi, p in zip(afd.band_low, afd.band_high, afd.published))) or "none",
+            "afd_band": "; ".join(f"{lab}: {lo / p - 1:+.0%} to {hi / p - 1:+.0%}" for lab, lo, hi, p in
+                                  zip(afd.label, afd.band_low, afd.band_high, afd.published)) or "none"}
 
 
 def deepep_readings(deepep: pd.DataFrame, all_nic: pd.DataFrame) -> dict:
@@ -85,7 +93,7 @@ def deepep_readings(deepep: pd.DataFrame, all_nic: pd.DataFrame) -> dict:
 def sensitivity_readings(table: pd.DataFrame, sens: pd.DataFrame, cases: dict[str, Case],
                          hbm_usable_fraction: float, tg_default_ms: float) -> dict:
     """The readings of the sensitivity table (``sensitivity_rows``) the chapter discusses: Step-3
-    under the paper's gap, a BF16 cache, half-hidden transfers, one copy per expert and a 6 us
+    under the paper's gap, a BF16 cache, none and all of its transfers hidden, one copy per expert and a 6 us
     kernel cost, at its published batch and at its SLO's, and the gap per step (``tg_default_ms``
     by default) its published step time implies; the EP cases under the overlap what-ifs and kernel
     costs; the GB200 cases; and :func:`lever_spans`."""
@@ -104,10 +112,10 @@ def sensitivity_readings(table: pd.DataFrame, sens: pd.DataFrame, cases: dict[st
                               f"{'beyond' if tg15.tpot_ms > s3_facts['slo_ms'] else 'within'}",
            "step3_bf16": f"{bf16.error:+.0%}",
            "step3_bf16_fits": "would still fit" if bf16.fits_memory else "would no longer fit",
-           "step3_half": f"{err_of(STEP3, 'AFD transfers half hidden (0.5)'):+.0%}",
-           "profile_none": f"{err_of(PROFILE, 'EP all-to-all hidden: none (0)'):+.0%}",
-           "profile_all": f"{err_of(PROFILE, 'EP all-to-all hidden: all (1)'):+.0%}",
-           "online_all": f"{err_of(ONLINE, 'EP all-to-all hidden: all (1)'):+.0%}",
+           "step3_none": f"{err_of(STEP3, OVERLAP_NONE):+.0%}", "step3_all": signed(err_of(STEP3, OVERLAP_ALL)),
+           "profile_none": f"{err_of(PROFILE, OVERLAP_NONE):+.0%}",
+           "profile_all": f"{err_of(PROFILE, OVERLAP_ALL):+.0%}",
+           "online_all": f"{err_of(ONLINE, OVERLAP_ALL):+.0%}",
            "june_nokernel": f"{err_of(JUNE, 'no kernel overhead'):+.0%}",
            "june_k6": signed(err_of(JUNE, 'kernel overhead 6 us')),
            "profile_k6": f"{err_of(PROFILE, 'kernel overhead 6 us'):+.0%}",
@@ -115,7 +123,7 @@ def sensitivity_readings(table: pd.DataFrame, sens: pd.DataFrame, cases: dict[st
            "s3_k": s3_model.experts_per_token,
            "gb_tpot": f"{gb.tpot_ms.min():.0f}-{gb.tpot_ms.max():.0f} ms",
            "step3_per_expert": f"{err_of(STEP3, 'AFD: one copy per expert over scale-out'):+.0%}",
-           "s3_err": f"{s3.error:+.1%}", "s3_batch": f"{s3.batch_per_gpu:.0f}", "s3_tpot": f"{s3.tpot_ms:.1f}",
+           "s3_err": f"{s3.error:+.1%}", "s3_batch": f"{s3.batch_per_gpu:.0f}", "s3_hidden": f"{s3.hidden_share:.0%}", "s3_tpot": f"{s3.tpot_ms:.1f}",
            "s3_implied_ms": f"{implied_ms:.1f}",
            "s3_gap_needed": f"{s3_facts.get('t_gap_ms', tg_default_ms) + implied_ms - s3.tpot_ms:.1f}", "s3_tpot_ratio": f"{s3.tpot_ms / implied_ms - 1:+.0%}",
            "s3_err_slo": f"{s3.error_slo:+.1%}", "s3_batch_slo": f"{s3.batch_slo:.0f}",
@@ -124,12 +132,28 @@ def sensitivity_readings(table: pd.DataFrame, sens: pd.DataFrame, cases: dict[st
            "s3_hbm_gb": f"{load_hardware(s3_facts['attn_hardware'], profile='datasheet').hbm_bytes / 1e9:.1f}",
            "hbm_usable": f"{hbm_usable_fraction:.0%}",
            "june_err": f"{by_case.loc[JUNE].error:+.1%}", "sept_err": f"{by_case.loc[SEPT].error:+.1%}"}
+    out["s3_tell"] = tell_apart({"one copy per expert": err_of(STEP3, "AFD: one copy per expert over scale-out"),
+                                 "6 us per kernel": err_of(STEP3, "kernel overhead 6 us"),
+                                 "nothing hidden": err_of(STEP3, OVERLAP_NONE), "all hidden": err_of(STEP3, OVERLAP_ALL),
+                                 "the schedule's share": float(s3.error)})
     out.update(lever_spans(table, sens))
     for key, slug in (("online", ONLINE), ("h100", H100), ("profile", PROFILE), ("june", JUNE)):
         out.update({f"{key}_err": f"{by_case.loc[slug].error:+.1%}",
                     f"{key}_hidden": f"{by_case.loc[slug].hidden_share:.0%}",
-                    f"{key}_none": f"{err_of(slug, 'EP all-to-all hidden: none (0)'):+.0%}"})
+                    f"{key}_none": f"{err_of(slug, OVERLAP_NONE):+.0%}"})
     return out
+
+
+def tell_apart(errors: dict[str, float], within: float = 0.20) -> str:
+    """What one case says of alternative readings (name -> error against its published figure):
+    those beyond ``within`` it rules out, those within it cannot tell apart."""
+    beyond = [name for name, e in errors.items() if abs(e) > within]
+    if not beyond:
+        return f"all of these readings lie within {within:.0%} of the published figure: it cannot tell them apart"
+    if len(beyond) == len(errors):
+        return f"all of these readings lie beyond {within:.0%} of the published figure"
+    return (f"{' and '.join(beyond)} {'lies' if len(beyond) == 1 else 'lie'} beyond {within:.0%} of the published "
+            f"figure; it cannot tell the other readings apart")
 
 
 def batch_match(rate: np.ndarray, requests: np.ndarray, published: float) -> str:
@@ -137,7 +161,7 @@ def batch_match(rate: np.ndarray, requests: np.ndarray, published: float) -> str
     return f"{np.interp(published, rate, requests):.0f}"
 
 
-LEVERS = {"overlap": ("EP all-to-all hidden: none (0)", "EP all-to-all hidden: all (1)"),
+LEVERS = {"overlap": (OVERLAP_NONE, OVERLAP_ALL),
           "kernel": ("no kernel overhead", "kernel overhead 6 us"),
           "gap": ("t_g 0 ms", "t_g 15 ms (the paper's)")}
 """The sensitivity table's pairs of variations that bound one lever each: the all-to-all's hidden share
@@ -211,5 +235,5 @@ def blackwell_readings(table: pd.DataFrame, sens: pd.DataFrame, before: pd.DataF
                             f"and {hp.attention_f_flop:.2f})",
             "sept_attn_ratio": f"{by.loc[SEPT].t_attn_us / by.loc[JUNE].t_attn_us - 1:+.0%}",
             "sept_datasheet": f"{old.loc[SEPT].error:+.1%}", "june_datasheet": f"{old.loc[JUNE].error:+.1%}",
-            "sept_nokernel": f"{s['no kernel overhead']:+.0%}", "sept_none": f"{s['EP all-to-all hidden: none (0)']:+.0%}",
-            "june_all": f"{sens[(sens.case == JUNE) & (sens.variation == 'EP all-to-all hidden: all (1)')].error.iloc[0]:+.0%}"}
+            "sept_nokernel": f"{s['no kernel overhead']:+.0%}", "sept_none": f"{s[OVERLAP_NONE]:+.0%}",
+            "june_all": f"{sens[(sens.case == JUNE) & (sens.variation == OVERLAP_ALL)].error.iloc[0]:+.0%}"}

@@ -11,8 +11,8 @@ from afdlib.report.figures.common import PAGE_WIDTH_IN
 
 
 def validation_figure(table: pd.DataFrame):
-    """Predicted against published tokens/s per GPU (EP: bar = nothing hidden .. all hidden), with
-    +-20% and +-35% bands; points numbered as the table's rows."""
+    """Predicted against published tokens/s per GPU (bar: the overlap what-if band, nothing hidden ..
+    all hidden, for EP and AFD alike), with +-20% and +-35% bands; points numbered as the table's rows."""
     from matplotlib.ticker import FuncFormatter
     fig, ax = plt.subplots(figsize=(7.2, 5.4))
     lo, hi = table[["published", "band_low"]].min().min() * 0.7, table[["published", "band_high"]].max().max() * 1.3
@@ -38,7 +38,7 @@ def validation_figure(table: pd.DataFrame):
         axis.set_minor_formatter(plt.NullFormatter())
     ax.set_xlabel("published output tokens/s per GPU")
     ax.set_ylabel("predicted output tokens/s per GPU")
-    ax.set_title("blue EP (bar: all-to-all hidden none .. all), orange AFD; circles: published (or derived) batch,\n"
+    ax.set_title("blue EP, orange AFD (bar: communication hidden none .. all); circles: published (or derived) batch,\n"
                  "squares: assumed batch, diamonds: batch from SLO and memory; bands ±20% and ±35%", fontsize=8)
     return fig
 
