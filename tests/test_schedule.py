@@ -99,9 +99,32 @@ def test_steps_are_the_schedule_and_overrides_apply_to_their_design(ds, h800):
     assert np.allclose(sbo.hidden_share, 0.4)
 
 
-def test_afd_moe_time_override_is_the_old_formula():
+def test_afd_moe_time_override_formula():
+    """L (ideal + (1 - o)(serial - ideal)) + (1 - o) fill: ideal 6 and 9, serial 6 + 1.5 and 9 + 7.5;
+    the schedule's fill and drain over 5 layers: its makespan less 5 ideal."""
     t_a, t_f, t_c, m = np.array([1.0, 3.0]), np.array([2.0, 1.0]), np.array([0.5, 2.5]), 3
     ideal = np.maximum.reduce([m * t_a, m * t_f, m * t_c, t_a + t_f + t_c])
-    serial = np.maximum(m * t_a, m * t_f) + m * t_c
+    serial = np.maximum.reduce([m * t_a, m * t_f, t_a + t_f]) + m * t_c
+    assert np.allclose(ideal, [6.0, 9.0]) and np.allclose(serial, [7.5, 16.5])
+    fill = afd_moe_time(t_a, t_f, t_c, m, 5)[0] - 5 * ideal
     total, _ = afd_moe_time(t_a, t_f, t_c, m, 5, override=0.25)
-    assert np.allclose(total, 5 * (ideal + 0.75 * (serial - ideal)))
+    assert np.allclose(total, 5 * (ideal + 0.75 * (serial - ideal)) + 0.75 * fill)
+
+
+def test_afd_override_ends_bracket_the_schedule():
+    """AFD's what-if override: share 1 (the steady state, no fill and drain) never exceeds the
+    schedule, share 0 (no transfer overlapping compute, fill and drain kept) never falls below it,
+    and the layer time falls as the share grows; random stage times, 1-4 micro-batches, 1-61 layers.
+    The case that broke the old share-0 formula: t_a = t_f = 1, t_c = 0.1, m = 3, one layer, which
+    schedules 4.1 against 3.3."""
+    from afdlib.analysis.schedule import afd_moe_time
+    rng = np.random.default_rng(7)
+    for m in (1, 2, 3, 4):
+        for layers in (1, 2, 61):
+            t = rng.uniform(0.01, 1.0, (3, 200))
+            sched, _ = afd_moe_time(*t, m, layers)
+            ends = [afd_moe_time(*t, m, layers, override=o)[0] for o in (0.0, 0.5, 1.0)]
+            assert np.all(ends[2] <= sched * (1 + 1e-12)) and np.all(sched <= ends[0] * (1 + 1e-12))
+            assert np.all(ends[0] >= ends[1]) and np.all(ends[1] >= ends[2])
+    assert afd_moe_time(1.0, 1.0, 0.1, 3, 1)[0] == pytest.approx(4.1)
+    assert afd_moe_time(1.0, 1.0, 0.1, 3, 1, override=0.0)[0] >= 4.1

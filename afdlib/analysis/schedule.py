@@ -276,14 +276,18 @@ def ep_moe_time(t_att, t_dispatch, t_ffn, t_combine, m: int, kernels: str, n_lay
 def afd_moe_time(t_a, t_f, t_c, m: int, n_layers: int, override=None) -> tuple[np.ndarray, np.ndarray]:
     """(seconds, hidden share) of AFD's ``n_layers`` MoE layers from per-micro-batch stage times:
     the schedule of route ``afd`` (one lane carries dispatch + combine, the paper's t_c), or, with
-    an ``override`` share, ``ideal + (1 - override) (serial - ideal)`` per layer (ideal: the
-    steady state max(m t_a, m t_f, m t_c, t_a + t_f + t_c); serial: max(m t_a, m t_f) + m t_c).
-    The hidden share has EP's definition: serial m L (t_a + t_f + t_c), bound L max(m t_a, m t_f,
-    m t_c, t_a + t_f + t_c)."""
+    an ``override`` share o, ``L (ideal + (1 - o) (serial - ideal)) + (1 - o) fill`` (ideal: the
+    steady state max(m t_a, m t_f, m t_c, t_a + t_f + t_c) per layer; serial: max(m t_a, m t_f,
+    t_a + t_f) + m t_c, no transfer overlapping any compute; fill: what the schedule's fill and
+    drain add to L ideal). So o = 1 is the steady state's lower bound and o = 0 an upper bound of
+    the schedule (tests/test_schedule.py). The hidden share has EP's definition: serial m L (t_a +
+    t_f + t_c), bound L max(m t_a, m t_f, m t_c, t_a + t_f + t_c)."""
     ideal = np.maximum.reduce(np.broadcast_arrays(m * t_a, m * t_f, m * t_c, t_a + t_f + t_c))
+    scheduled = makespan(ROUTES["afd"], (t_a, t_c, t_f), m, n_layers)
     if override is not None:
-        serial = np.maximum(m * t_a, m * t_f) + m * t_c     # no transfer overlaps any compute
-        total = n_layers * (ideal + (1.0 - override) * (serial - ideal))
+        serial = np.maximum.reduce(np.broadcast_arrays(m * t_a, m * t_f, t_a + t_f)) + m * t_c
+        fill = np.maximum(scheduled - n_layers * ideal, 0.0)
+        total = n_layers * (ideal + (1.0 - override) * (serial - ideal)) + (1.0 - override) * fill
     else:
-        total = makespan(ROUTES["afd"], (t_a, t_c, t_f), m, n_layers)
+        total = scheduled
     return total, hidden_share(n_layers * m * (t_a + t_f + t_c), total, n_layers * ideal)

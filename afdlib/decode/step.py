@@ -95,7 +95,8 @@ class Assumptions:
       (compute, dispatch + combine) hidden behind the longer, a MoE layer taking
       ``max(compute, comm) + (1 - overlap) * min(compute, comm)`` (1: the roofline's lower bound,
       the max; 0: the sum; with one batch nothing hides unless ``single_batch_overlap``); the
-      validation shows both ends as a what-if band for every EP case (``band_low``, ``band_high``).
+      validation shows both ends of each design's override as a what-if band for every case
+      (``band_low``, ``band_high``).
     * ``hbm_usable_fraction`` 0.9: share of HBM for weights and KV cache (the rest: activations,
       CUDA graphs, communication buffers), as serving engines reserve (SGLang's static memory
       fraction is of this order).
@@ -105,7 +106,8 @@ class Assumptions:
     * ``afd_overlap`` None: AFD's layers come from the schedule. A number is a what-if override
       for AFD alone: the share of the transfers hidden behind the pools' compute, 1 the steady
       state of the pipeline without its fill and drain (a MoE layer takes max(m t_a, m t_f, m t_c,
-      t_a + t_f + t_c)), 0 every transfer between compute (max(m t_a, m t_f) + m t_c).
+      t_a + t_f + t_c)), 0 every transfer between compute (max(m t_a, m t_f, t_a + t_f) + m t_c,
+      with the schedule's fill and drain: :func:`afdlib.analysis.schedule.afd_moe_time`).
     * ``afd_two_stage`` True: AFD tokens cross scale-out once per destination FFN node and fan out
       inside it (the paper's two-stage forwarding); False: one copy per expert over scale-out.
     * ``afd_destinations`` "expected": FFN nodes a token crosses to under two-stage AFD, for uniform
