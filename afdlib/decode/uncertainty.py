@@ -1,72 +1,69 @@
-"""P(AFD beats EP): the decode model's uncertain assumptions sampled jointly, one random stream for both designs.
+"""P(AFD beats EP): the decode model's uncertain assumptions propagated, one footing for both designs.
 
 A verdict compares two predictions, each with an error. Instead of a band around 1, each uncertain
-assumption gets a distribution from its source (:func:`uncertainties`), the draws are applied to
-both designs' best deployments at once (the same draw of a shared assumption moves both), and the
-answer is the share of draws in which AFD gives more output tokens per second per GPU than EP under
-the SLO (``p_afd``), with the 10th-90th percentile of the AFD / EP ratio.
+assumption gets a distribution from its source (:func:`uncertainties`), and the answer is the
+probability that AFD gives more output tokens per second per GPU than EP under the SLO (``p_afd``),
+with the 10th-90th percentile of the AFD / EP ratio.
 
-**What is drawn** (:data:`NAMES`; every distribution is centred on the model's default, in log
-space for factors):
+**The assumptions** (:data:`NAMES`; every distribution is centred on the model's default):
 
-* ``compute kernels``: a factor on every compute stage (attention, experts, dense layers, LM head,
-  MTP drafts) of both designs, lognormal with the calibrated GEMM curve's rms log residual over its
-  kernel measurements (``data/kernel_efficiency.yaml``): the same kernels run in both designs.
-* ``networks``: a factor on every transfer (EP's dispatch and combine, AFD's t_c) of both designs,
-  lognormal with the rms log deviation of the all-to-all model from DeepEP's published low-latency
-  times across the NIC (EP16-EP256, :func:`afdlib.decode.validation.deepep_rows`).
+* ``compute kernels``: a factor on every kernel's time (FLOP and HBM rates divided by it) on both
+  designs' GPUs, lognormal with the calibrated GEMM curve's rms log residual over its kernel
+  measurements (``data/kernel_efficiency.yaml``): the same kernels run in both designs.
+* ``networks``: a factor on every transfer's time (scale-up, scale-out and inter-domain rates
+  divided by it), lognormal with the rms log deviation of the all-to-all model from DeepEP's
+  published low-latency times across the NIC (EP16-EP256, :func:`afdlib.decode.validation.deepep_rows`).
 * ``gap per step``: a share of the budget's gap per step, uniform between none and all of it (the
-  default :data:`afdlib.decode.step.DECODE_T_GAP_S` is the upper end Step-3's figures allow); the
-  same gap for both designs.
+  default :data:`afdlib.decode.step.DECODE_T_GAP_S` is the upper end Step-3's figures allow).
 * ``EP composition`` and ``AFD composition``: what the components do not explain, a factor on each
-  design's throughput drawn independently, lognormal with the rms log error of that design's
+  design's throughput, independent of each other, lognormal with the rms log error of that design's
   published deployments (:func:`afdlib.decode.validation.validation_rows`; a design with fewer than
   :data:`MIN_CASES` cases takes all cases' spread). These errors already hold the kernels', the
   networks' and the gap's share, so the spread is counted more than once: conservative.
 
-**How a draw is evaluated.** Each design's best deployment (from :mod:`afdlib.decode.search`) is
-evaluated once over a grid of batches (:data:`BATCH_SPAN` around its own); a draw scales its
-per-micro-batch stage times, reschedules the MoE layers with the one max-plus schedule
-(:func:`afdlib.analysis.schedule.ep_moe_time`, :func:`~afdlib.analysis.schedule.afd_moe_time`), and
-takes the largest batch of the grid that meets the SLO and fits in memory: the batch follows the
-draw, the deployment's form and size do not (a faster kernel does not re-run the search).
-Seeded (:data:`SEED`): the same draws for every pair, so the advice table is byte-stable and
-pairs are compared on the same stream.
+**How they are propagated.** The first three are shared by both designs: one value moves both, and
+the searches (:func:`afdlib.decode.search.compare`) re-run at it, so each design re-chooses its
+deployment and batch, as an operator would on hardware that is that much faster or slower. They are
+integrated by Gauss quadrature (:data:`HERMITE` nodes for a lognormal factor, :data:`LEGENDRE` for the
+uniform gap share: 3 x 3 x 2 settings, searched as cells of two vectorised calls). Given a setting's
+ratio r, the two composition factors make ln(AFD / EP) normal with mean ln r and variance s_EP^2 +
+s_AFD^2, so P(AFD better) = sum_k w_k Phi(ln r_k / S) over the settings' weights w_k: exact in the
+composition factors, no sampling, deterministic. Two designs identical by construction give r = 1
+in every setting, hence exactly 1/2.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
+from statistics import NormalDist
 
 import numpy as np
 
-from afdlib.analysis.schedule import afd_moe_time, ep_moe_time
-from afdlib.decode.deployment import step_function
+from afdlib.decode.search import compare
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
-from afdlib.errors import AfdError
-from afdlib.inputs.specs import Budget, Model, Precision
+from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
 NAMES = ("compute kernels", "networks", "gap per step", "EP composition", "AFD composition")
 """The uncertain assumptions, in the order of :func:`uncertainties`."""
+SHARED = NAMES[:3]
+"""The assumptions one value of which moves both designs (re-searched at each)."""
 
-SEED = 20_260_212
-"""The random stream's seed (the paper's arXiv month): every pair gets the same draws."""
-N_DRAWS = 512
-"""Draws per pair: the 10th and 90th percentiles to about +-2% of the ratio."""
+HERMITE = ((-np.sqrt(3.0), 1 / 6), (0.0, 2 / 3), (np.sqrt(3.0), 1 / 6))
+"""Three-point Gauss-Hermite rule for a standard normal z: (node, weight); exact for polynomials in
+z up to degree 5. A lognormal factor's nodes are exp(scale z), at its 4th, 50th and 96th percentile."""
+LEGENDRE = ((0.5 - 0.5 / np.sqrt(3.0), 0.5), (0.5 + 0.5 / np.sqrt(3.0), 0.5))
+"""Two-point Gauss-Legendre rule on [0, 1]: (node, weight); the gap share's 21st and 79th percentile."""
 DECIDED = 0.1
 """A pair is decided when P(AFD better) <= this or >= 1 - this."""
 MIN_CASES = 3
 """A design's composition spread comes from its own published deployments only from this many on."""
-BATCH_SPAN = (0.25, 2.5)
-"""Batches evaluated per draw, as multiples of the deployment's own (the SLO-chosen) batch: every
-whole batch between, or :data:`MAX_BATCHES` evenly spaced whole batches where there are more."""
-MAX_BATCHES = 400
 
 
 @dataclass(frozen=True)
 class Uncertainty:
     """One uncertain assumption: ``kind`` lognormal (``scale``: sigma of the log factor) or uniform
-    (``low``, ``high``); what it applies to and its source."""
+    (a share between ``low`` and ``high``); what it applies to and its source. The model's default
+    is 1 (factor or share)."""
 
     name: str
     kind: str
@@ -76,23 +73,24 @@ class Uncertainty:
     applies_to: str
     source: str
 
-    def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        """``n`` draws (even), antithetic: the second half mirrors the first (z and -z, u and 1 - u),
-        so that two designs identical by construction come out at exactly P = 1/2."""
-        half = rng.standard_normal(n // 2) if self.kind == "lognormal" else rng.uniform(0.0, 1.0, n // 2)
+    def nodes(self) -> tuple[tuple[float, float], ...]:
+        """(value, weight) of the quadrature rule for this assumption (:data:`HERMITE`, :data:`LEGENDRE`)."""
         if self.kind == "lognormal":
-            return np.exp(self.scale * np.concatenate([half, -half]))
-        return self.low + (self.high - self.low) * np.concatenate([half, 1.0 - half])
+            return tuple((float(np.exp(self.scale * z)), w) for z, w in HERMITE)
+        return tuple((self.low + u * (self.high - self.low), w) for u, w in LEGENDRE)
 
-    def quantile(self, q: float) -> float:
-        """The ``q`` quantile (for the tornado chart's ends)."""
+    def ends(self) -> tuple[float, float]:
+        """The outer nodes: the tornado chart's two ends."""
+        n = self.nodes()
+        return n[0][0], n[-1][0]
+
+    def percentiles(self) -> str:
+        """Where the outer nodes lie, in words."""
         if self.kind == "lognormal":
-            from statistics import NormalDist
-            return float(np.exp(NormalDist(0.0, self.scale).inv_cdf(q)))
-        return self.low + q * (self.high - self.low)
-
-    nominal: float = 1.0
-    """The model's default (every factor's and the gap share's: 1)."""
+            q = NormalDist().cdf(float(HERMITE[0][0]))
+        else:
+            q = float(LEGENDRE[0][0])
+        return f"{q:.0%} and {1 - q:.0%}"
 
 
 def _rms_log(ratios) -> float:
@@ -108,118 +106,145 @@ def uncertainties() -> tuple[Uncertainty, ...]:
     from afdlib.inputs.files import read_yaml
     fit = read_yaml(data_dir() / "kernel_efficiency.yaml")["gemm"]["residuals"]["all"]
     nic = [r for r in deepep_rows() if r["ep_size"] >= 16]
-    net = _rms_log(r["model_both_us"] / r["both_us"] for r in nic)
     rows = validation_rows()
     pooled = _rms_log(1 + r["error"] for r in rows)
 
     def spread(design):
         errs = [1 + r["error"] for r in rows if r["design"] == design]
-        return (_rms_log(errs), f"rms log error of its {len(errs)} published deployments") if len(errs) >= MIN_CASES \
-            else (pooled, f"rms log error of all {len(rows)} published deployments (it has {len(errs)})")
+        if len(errs) >= MIN_CASES:
+            return _rms_log(errs), f"rms log error of its {len(errs)} published deployments"
+        return pooled, f"rms log error of all {len(rows)} published deployments (it has {len(errs)})"
     (s_ep, src_ep), (s_afd, src_afd) = spread("ep"), spread("afd")
     return (
-        Uncertainty(NAMES[0], "lognormal", float(fit["rms_log"]), 0, 0, "compute stages of both designs",
+        Uncertainty(NAMES[0], "lognormal", float(fit["rms_log"]), 0, 0, "every kernel's time, both designs",
                     f"calibrated GEMM curve's rms log residual over {fit['points']} kernel times"),
-        Uncertainty(NAMES[1], "lognormal", net, 0, 0, "transfers of both designs",
-                    f"all-to-all model against DeepEP's low-latency times, {len(nic)} sizes across the NIC"),
-        Uncertainty(NAMES[2], "uniform", 0.0, 0.0, 1.0, "the gap per step of both designs, as a share of its value",
+        Uncertainty(NAMES[1], "lognormal", _rms_log(r["model_both_us"] / r["both_us"] for r in nic), 0, 0,
+                    "every transfer's time, both designs",
+                    f"all-to-all model against DeepEP's low-latency times at {len(nic)} sizes across the NIC"),
+        Uncertainty(NAMES[2], "uniform", 0.0, 0.0, 1.0, "the gap per step, both designs (a share of its value)",
                     f"none to the default, the upper end Step-3's figures allow ({DECODE_T_GAP_S * 1e3:g} ms)"),
         Uncertainty(NAMES[3], "lognormal", s_ep, 0, 0, "EP's throughput", src_ep),
         Uncertainty(NAMES[4], "lognormal", s_afd, 0, 0, "AFD's throughput", src_afd),
     )
 
 
-@lru_cache(maxsize=4)
-def draws(n: int = N_DRAWS, seed: int = SEED) -> dict[str, np.ndarray]:
-    """``n`` joint draws of every uncertainty (name -> array), from one seeded stream (antithetic:
-    :meth:`Uncertainty.draw`)."""
-    if n < 2 or n % 2:
-        raise AfdError(f"draws must be an even number >= 2, got {n}")
-    rng = np.random.default_rng(seed)
-    return {u.name: u.draw(rng, n) for u in uncertainties()}
+_COMPUTE = ("flops", "bf16_flops", "fp4_flops", "hbm_bytes_per_s")
+_NETWORK = ("scale_up_bytes_per_s", "scale_out_bytes_per_s", "inter_domain_bytes_per_s")
 
 
-def _curve(model: Model, deployment, context, budget: Budget, precision: Precision, assumptions: Assumptions):
-    """The deployment's step over the batch grid (requests per (attention) GPU), and the grid."""
-    base = float(np.asarray(deployment.requests))
-    lo, hi = max(1.0, np.floor(BATCH_SPAN[0] * base)), max(1.0, np.ceil(BATCH_SPAN[1] * base))
-    stride = max(1.0, np.ceil((hi - lo) / MAX_BATCHES))
-    batches = np.unique(np.append(np.arange(lo, hi + 1, stride), base))
-    step_of = step_function(model, deployment, context, budget, precision, assumptions)
-    return step_of(batches), batches
+def scaled(hardware: Hardware, compute, network) -> Hardware:
+    """The device with every kernel ``compute`` times and every transfer ``network`` times slower
+    (arrays: one cell each; the FLOP, HBM and network rates divided)."""
+    c, n = np.asarray(compute, dtype=float), np.asarray(network, dtype=float)
+    fields = {f: getattr(hardware, f) / c for f in _COMPUTE if getattr(hardware, f) is not None}
+    fields.update({f: getattr(hardware, f) / n for f in _NETWORK if getattr(hardware, f) is not None})
+    return replace(hardware, **fields)
 
 
-def _rates(st, model: Model, deployment, budget: Budget, compute, network, gap) -> np.ndarray:
-    """Tokens/s per GPU of each draw (the draws' factors are arrays of one shape; the batch axis last),
-    at the largest batch of the grid meeting the SLO and fitting in memory (0 where none does)."""
-    c, n, g = (np.asarray(x, dtype=float)[..., None] for x in (compute, network, gap))
-    g = g * st.t_gap_s
-    m, layers = int(st.micro_batches), model.moe_layers
-    t_a, t_f, t_c = st.per_micro_batch()
-    moe_nominal = layers * np.asarray(st.t_layer, dtype=float)
-    rest = np.asarray(st.step_s, dtype=float) - moe_nominal - st.t_gap_s
-    if st.design == "ep":
-        t_d = np.asarray(st.t_dispatch, dtype=float) / m
-        moe, _ = ep_moe_time(c * t_a, n * t_d, c * t_f, n * (t_c - t_d), m, str(np.asarray(deployment.kernels)), layers)
-    else:
-        moe, _ = afd_moe_time(c * t_a, c * t_f, n * t_c, m, layers)
-    step = moe + c * rest + g
-    rate = np.asarray(st.tokens_per_s_per_gpu, dtype=float) * np.asarray(st.step_s, dtype=float) / step
-    ok = (step / budget.l_accept <= budget.slo_s * (1 + 1e-9)) & np.asarray(st.fits_memory)
-    return np.where(ok, rate, 0.0).max(axis=-1)
+def _ratios(model, hardware, attn_hardware, budget, context, precision, assumptions, compute, network,
+            validated_only) -> np.ndarray:
+    """AFD / EP of the re-run searches at each cell's (compute, network) factors (inf where only AFD
+    is feasible, 0 where only EP is, 1 where neither)."""
+    c, n = np.broadcast_arrays(np.asarray(compute, dtype=float), np.asarray(network, dtype=float))
+    hw = scaled(hardware, c, n)
+    attn = None if attn_hardware is None else scaled(attn_hardware, c, n)
+    ep, afd = compare(model, hw, budget, context, precision, assumptions, attn, cell_shape=c.shape,
+                      validated_only=validated_only)
+    e, a = np.asarray(ep.tokens_per_s_per_gpu, dtype=float), np.asarray(afd.tokens_per_s_per_gpu, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(e > 0, a / np.where(e > 0, e, 1.0), np.where(a > 0, np.inf, 1.0))
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """``p_afd``: share of draws in which AFD gives more tokens/s per GPU than EP; ``ratio_interval``:
-    10th and 90th percentile of AFD / EP; ``decided``: p_afd <= :data:`DECIDED` or >= 1 - it."""
+    """``p_afd``: probability that AFD gives more tokens/s per GPU than EP; ``ratio_interval``: 10th
+    and 90th percentile of AFD / EP (``ratio_median`` the 50th); ``tornado``: per assumption the
+    ratio at its two outer nodes with every other at its default; ``decided``: p_afd <= :data:`DECIDED`
+    or >= 1 - it."""
 
     p_afd: float
     ratio_interval: tuple[float, float]
     ratio_median: float
-    draws: int
+    tornado: tuple[dict, ...] = ()
 
     @property
     def decided(self) -> bool:
         return self.p_afd <= DECIDED or self.p_afd >= 1 - DECIDED
 
-    def words(self, recommendation: str) -> str:
-        """The one-line verdict: "EP, P(AFD better) = 0.07" (and "undecided" when it is not)."""
+    @property
+    def recommendation(self) -> str:
+        """The design more likely to give more tokens/s per GPU (AFD at exactly 1/2 only if never EP)."""
+        return "AFD" if self.p_afd > 0.5 else "EP"
+
+    def words(self) -> str:
+        """The one-line verdict: "EP, P(AFD better) = 0.07" (and "undecided" when it is not decided)."""
         p = f"P(AFD better) = {self.p_afd:.2f}"
-        return f"{recommendation}, {p}" if self.decided else f"{recommendation} (undecided), {p}"
+        return f"{self.recommendation}, {p}" if self.decided else f"{self.recommendation} (undecided), {p}"
+
+    def to_json(self) -> dict:
+        return {"p_afd": self.p_afd, "ratio_interval": list(self.ratio_interval), "ratio_median": self.ratio_median,
+                "decided": self.decided, "tornado": list(self.tornado)}
 
 
-def ratio_draws(model: Model, ep, afd, budget: Budget, context, precision: Precision = Precision(),
-                assumptions: Assumptions = Assumptions(), values: dict | None = None) -> np.ndarray:
-    """AFD / EP tokens/s per GPU under ``values`` (name -> array of draws; default :func:`draws`) for
-    the best deployments ``ep`` and ``afd`` (:class:`afdlib.decode.search.Best`, one pair)."""
-    v = draws() if values is None else values
-    st_e, _ = _curve(model, ep.deployment, context, budget, precision, assumptions)
-    st_a, _ = _curve(model, afd.deployment, context, budget, precision, assumptions)
-    e = _rates(st_e, model, ep.deployment, budget, v[NAMES[0]], v[NAMES[1]], v[NAMES[2]]) * v[NAMES[3]]
-    a = _rates(st_a, model, afd.deployment, budget, v[NAMES[0]], v[NAMES[1]], v[NAMES[2]]) * v[NAMES[4]]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(e > 0, a / np.where(e > 0, e, 1.0), np.where(a > 0, np.inf, 1.0))
+def _mixture(log_r: np.ndarray, weights: np.ndarray, sd: float) -> tuple[float, tuple[float, float], float]:
+    """(P(ln R > 0), (10th, 90th percentile of R), median of R) for ln R = ln r_k + N(0, sd^2) with
+    probability w_k."""
+    lr = np.clip(log_r, -50.0, 50.0)
+    norm = NormalDist()
+
+    def cdf(x):
+        return float(np.sum(weights * np.array([norm.cdf((x - m) / sd) if sd > 0 else float(x >= m) for m in lr])))
+
+    def quantile(q):
+        lo, hi = float(lr.min()) - 8 * sd - 1, float(lr.max()) + 8 * sd + 1
+        for _ in range(80):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if cdf(mid) < q else (lo, mid)
+        return float(np.exp((lo + hi) / 2))
+    return 1.0 - cdf(0.0), (quantile(0.1), quantile(0.9)), quantile(0.5)
 
 
-def verdict(model: Model, ep, afd, budget: Budget, context, precision: Precision = Precision(),
-            assumptions: Assumptions = Assumptions()) -> Verdict:
-    """P(AFD better) and the ratio's 10th-90th percentile over :func:`draws`."""
-    r = ratio_draws(model, ep, afd, budget, context, precision, assumptions)
-    lo, mid, hi = np.percentile(r, [10, 50, 90])
-    return Verdict(float(np.mean(r > 1.0)), (float(lo), float(hi)), float(mid), int(r.size))
+def verdict(model: Model, hardware: Hardware, budget: Budget, context, precision: Precision = Precision(),
+            assumptions: Assumptions = Assumptions(), attn_hardware: Hardware | None = None,
+            validated_only: bool = False, tornado: bool = True) -> Verdict:
+    """P(AFD better), the ratio's interval and (``tornado``) the tornado rows for one pair, the
+    searches re-run at every quadrature setting of the shared assumptions (module docstring)."""
+    u = {x.name: x for x in uncertainties()}
+    comp, net, gap = (u[n] for n in SHARED)
+    c = np.array([v for v, _ in comp.nodes()])[:, None] * np.ones(len(net.nodes()))
+    n = np.ones(len(comp.nodes()))[:, None] * np.array([v for v, _ in net.nodes()])
+    w_cn = np.outer([w for _, w in comp.nodes()], [w for _, w in net.nodes()])
+    ratios, weights = [], []
+    for share, w_g in gap.nodes():
+        b = replace(budget, t_gap_s=budget.t_gap_s * share)
+        ratios.append(_ratios(model, hardware, attn_hardware, b, context, precision, assumptions, c, n,
+                              validated_only).ravel())
+        weights.append((w_cn * w_g).ravel())
+    log_r = np.log(np.concatenate(ratios))
+    sd = float(np.hypot(u[NAMES[3]].scale, u[NAMES[4]].scale))
+    p, interval, median = _mixture(log_r, np.concatenate(weights), sd)
+    rows = _tornado(model, hardware, attn_hardware, budget, context, precision, assumptions, validated_only,
+                    ratios) if tornado else ()
+    return Verdict(p, interval, median, rows)
 
 
-def tornado_rows(model: Model, ep, afd, budget: Budget, context, precision: Precision = Precision(),
-                 assumptions: Assumptions = Assumptions()) -> list[dict]:
-    """One row per uncertainty: the AFD / EP ratio with that assumption at its 10th and at its 90th
-    percentile and every other at the model's default (``low``, ``high``, ``nominal``), widest first."""
-    base = {u.name: np.array([u.nominal]) for u in uncertainties()}
-    nominal = float(ratio_draws(model, ep, afd, budget, context, precision, assumptions, base)[0])
-    rows = []
-    for u in uncertainties():
-        ends = [float(ratio_draws(model, ep, afd, budget, context, precision, assumptions,
-                                  {**base, u.name: np.array([u.quantile(q)])})[0]) for q in (0.1, 0.9)]
-        rows.append({"assumption": u.name, "low": ends[0], "high": ends[1], "nominal": nominal,
-                     "width": abs(ends[1] - ends[0]), "source": u.source})
-    return sorted(rows, key=lambda r: -r["width"])
+def _tornado(model, hardware, attn_hardware, budget, context, precision, assumptions, validated_only,
+             gap_ratios) -> tuple[dict, ...]:
+    """Per assumption the ratio at its outer nodes, every other at its default (1), widest first; the
+    gap's ends are the gap rule's nodes at default kernels and networks (the middle cell of
+    ``gap_ratios``)."""
+    u = {x.name: x for x in uncertainties()}
+    lo_c, hi_c = u[NAMES[0]].ends()
+    lo_n, hi_n = u[NAMES[1]].ends()
+    r = _ratios(model, hardware, attn_hardware, budget, context, precision, assumptions,
+                [1.0, lo_c, hi_c, 1.0, 1.0], [1.0, 1.0, 1.0, lo_n, hi_n], validated_only)
+    nominal = float(r[0])
+    mid = len(gap_ratios[0]) // 2      # the (1, 1) cell of the 3 x 3 grid
+    ends = {NAMES[0]: (r[1], r[2]), NAMES[1]: (r[3], r[4]), NAMES[2]: (gap_ratios[0][mid], gap_ratios[-1][mid])}
+    for name, sign in ((NAMES[3], -1.0), (NAMES[4], 1.0)):   # a slower EP (factor < 1) raises AFD / EP
+        lo, hi = u[name].ends()
+        ends[name] = (nominal * lo ** sign, nominal * hi ** sign)
+    rows = [{"assumption": name, "low": float(a), "high": float(b), "nominal": nominal,
+             "width": float(abs(b - a)), "at": u[name].percentiles(), "source": u[name].source}
+            for name, (a, b) in ends.items()]
+    return tuple(sorted(rows, key=lambda x: -x["width"]))
