@@ -199,12 +199,18 @@ def test_a_long_simulation_is_refused_before_it_starts(capsys):
     assert time.perf_counter() - t0 < 10
 
 
-def test_straggler_sampling_bounds_its_work():
-    from afdlib.simulation.pipeline import MAX_ROUTED_PAIRS, straggler_factors
-    t0 = time.perf_counter()
+def test_straggler_sampling_bounds_its_work(capsys):
+    from afdlib.simulation.pipeline import MAX_ROUTED_PAIRS, check_routed_pairs
+    check_routed_pairs(MAX_ROUTED_PAIRS // (8 * 16 * 4), 8, 16, 4)
     with pytest.raises(AfdError, match="routed pairs, more than"):
-        straggler_factors(np.ones((16, 256)), MAX_ROUTED_PAIRS // (8 * 16 * 4) + 1, 144, 8)
-    assert time.perf_counter() - t0 < 1
+        check_routed_pairs(MAX_ROUTED_PAIRS // (8 * 16 * 4) + 1, 8, 16, 4)
+    # Qwen3-30B (top-8, 48 MoE layers, 16 sampled) on 128 attention GPUs at 1000 requests each, 3 micro-batches:
+    # 42,667 tokens x 8 x 16 x 4 = 2.2e7 pairs, within; at 100 attention nodes (800 GPUs) 1.4e8, refused at once
+    t0 = time.perf_counter()
+    refused(capsys, ["simulate", "--model", "qwen3-30b-a3b", "--hardware", "h200", "--design", "afd", "--n-attn",
+                     "100", "--n-ffn", "16", "--batch-per-gpu", "1000", "--context", "0", "--slo-ms", "1e6",
+                     "--stragglers", "uniform", "--steps", "10"], "routed pairs, more than")
+    assert time.perf_counter() - t0 < 5
 
 
 def test_ctrl_c_stops_with_one_line(capsys, monkeypatch):

@@ -55,13 +55,18 @@ DECODE_MODEL_ONLY = ("hardware", "attn_hardware", "hw_profile", "ep_size", "redu
 """Options that reach the simulation only through the decode model: refused with given stage times."""
 
 
+STRAGGLER_SAMPLES = 4
+"""Routing samples per layer behind the FFN's straggler factors."""
+
+
 def run(args) -> int:
     import numpy as np
 
     from afdlib.decode.deployment import decode_step
     from afdlib.errors import AfdError
     from afdlib.inputs.catalog import load_hardware, load_model
-    from afdlib.simulation.pipeline import Jitter, check_draws, simulate, stage_times_of, straggler_factors
+    from afdlib.simulation.pipeline import (Jitter, check_draws, check_routed_pairs, simulate, stage_times_of,
+                                            straggler_factors)
     given_times = [args.t_attn_us, args.t_ffn_us, args.t_comm_us]
     jittered = bool(args.cv_attn or args.cv_ffn or args.cv_comm or args.stragglers != "none" or args.counts)
     if any(v is not None for v in given_times):
@@ -114,8 +119,9 @@ def run(args) -> int:
             attn_gpus, ffn_gpus, redundant = ((d.ep_size, d.ep_size, d.redundant) if d.design == "ep"
                                               else (d.attention.gpus, d.ffn.gpus, 0))
             tokens = int(round(float(step.requests) / d.micro_batches * st["l_accept"] * attn_gpus))
+            check_routed_pairs(max(tokens, 1), model.experts_per_token, popularity.shape[0], STRAGGLER_SAMPLES)
             factors = straggler_factors(popularity, max(tokens, 1), ffn_gpus, model.experts_per_token,
-                                        redundant, samples=4, seed=args.seed)
+                                        redundant, samples=STRAGGLER_SAMPLES, seed=args.seed)
     jitter = Jitter(cv_attn=args.cv_attn, cv_ffn=args.cv_ffn, cv_comm=args.cv_comm, ffn_factors=factors)
     sim = simulate(args.design if args.design == "ep" else "afd", st["t_attn"], st["t_ffn"], st["t_comm"],
                    st["micro_batches"], st["n_layers"], args.steps, jitter, args.seed, st["extra_s"])

@@ -26,8 +26,8 @@ each draw feeds every stage of one op: about 3-5 s on one core of a 2025 server)
 refuses more before it starts (:func:`check_draws`), so a run inside its options' bounds cannot
 hang; :func:`simulate` itself takes what its caller gives (a notebook's grid may be larger)."""
 MAX_ROUTED_PAIRS = 10 ** 8
-"""Most (token, expert) pairs :func:`straggler_factors` routes (tokens x top-k x layers x samples;
-about 3.5 s)."""
+"""Most (token, expert) pairs ``afd simulate`` has :func:`straggler_factors` route (tokens x top-k x
+layers x samples; about 3.5 s), checked before it starts (:func:`check_routed_pairs`)."""
 
 
 def stage_draws(steps: int, n_layers: int, n_microbatches: int, settings: int = 1) -> int:
@@ -107,6 +107,16 @@ def attention_cv(context_cv: ArrayLike, requests_per_microbatch: ArrayLike) -> n
     return np.asarray(context_cv, dtype=float) / np.sqrt(np.maximum(np.asarray(requests_per_microbatch, float), 1.0))
 
 
+def check_routed_pairs(tokens: int, experts_per_token: int, layers: int, samples: int) -> None:
+    """:class:`AfdError` before any work when :func:`straggler_factors` would route more than
+    :data:`MAX_ROUTED_PAIRS` (token, expert) pairs."""
+    pairs = int(tokens) * int(experts_per_token) * int(layers) * int(samples)
+    if pairs > MAX_ROUTED_PAIRS:
+        raise AfdError(f"straggler sampling: {int(tokens):,} tokens per micro-batch x top-{experts_per_token} x "
+                       f"{layers} layers x {samples} samples = {pairs:,} routed pairs, more than the "
+                       f"{MAX_ROUTED_PAIRS:,} one run samples (a few seconds); use a smaller batch or deployment")
+
+
 def straggler_factors(popularity: ArrayLike, tokens: int, ranks: int, experts_per_token: int,
                       redundant: int = 0, samples: int = 4, seed: int = 0) -> np.ndarray:
     """The FFN stage's straggler factors: the busiest rank's load over the mean (1 / sigma) for
@@ -117,11 +127,6 @@ def straggler_factors(popularity: ArrayLike, tokens: int, ranks: int, experts_pe
     p = np.atleast_2d(np.asarray(popularity, dtype=float))
     if tokens < 1 or ranks < 1 or samples < 1:
         raise AfdError(f"tokens, ranks and samples must be >= 1, got {tokens}, {ranks}, {samples}")
-    pairs = int(tokens) * int(experts_per_token) * p.shape[0] * int(samples)
-    if pairs > MAX_ROUTED_PAIRS:
-        raise AfdError(f"straggler sampling: {int(tokens):,} tokens per micro-batch x top-{experts_per_token} x "
-                       f"{p.shape[0]} layers x {samples} samples = {pairs:,} routed pairs, more than the "
-                       f"{MAX_ROUTED_PAIRS:,} it samples (a few seconds); use a smaller batch or deployment")
     rng = np.random.default_rng(seed)
     out = []
     for row in p:
