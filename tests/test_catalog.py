@@ -125,7 +125,7 @@ def test_user_hardware_file(tmp_path):
     ("fp8_tflops: fast\nhbm_tb_per_s: 2\nhbm_gb: 100\nscale_up_gb_per_s: 300\nscale_out_gb_per_s: 25\nsource: x\n",
      "must be a number"),
     ("fp8_tflops: 1000\nhbm_tb_per_s: 2\nhbm_gb: 100\nscale_up_gb_per_s: 300\nscale_out_gb_per_s: 25\nsource: x\n"
-     "gpus_per_node: 0\n", "gpus_per_node must be a positive integer"),
+     "gpus_per_node: 0\n", "gpus_per_node must be an integer in 1..4096"),
 ])
 def test_bad_hardware_files_fail_clearly(tmp_path, text, message):
     with pytest.raises(AfdError, match=message):

@@ -3,7 +3,10 @@
 One module per subcommand (``add_parser(subparsers)`` registers it, ``run(args)`` runs it);
 :mod:`afdlib.cli.options` holds what they share. Imports are deferred into each ``run`` so that
 a number comes back in well under a second (no plotting or notebook machinery unless ``afd book``
-is asked for). User mistakes print one line ``afd: error: ...`` and exit 2; no traceback.
+is asked for). User mistakes print one line ``afd: error: ...`` and exit 2; no traceback. Each
+command parses, checks ranges and physics (:mod:`afdlib.inputs.checks`), refuses an option it would
+ignore (:func:`given_options` records what the line gave), then computes; it prints a result only
+when every number in it is finite. Ctrl-C ends any command with one line and status 130.
 """
 from __future__ import annotations
 
@@ -36,6 +39,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def given_options(argv: Sequence[str] | None) -> set[str]:
+    """The destinations of the options ``argv`` gives (a default is not given): the same line parsed
+    again by a parser whose defaults are all suppressed. A command refuses an option it would ignore."""
+    quiet = build_parser()
+
+    def suppress(p: argparse.ArgumentParser) -> None:
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    suppress(sub)
+            else:
+                action.default = argparse.SUPPRESS
+        p._defaults.clear()
+    suppress(quiet)
+    return set(vars(quiet.parse_args(argv))) - {"command"}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from afdlib.errors import AfdError
     parser = build_parser()
@@ -43,6 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as e:  # usage errors (one line, status 2), --help and --version (0)
         return int(e.code or 0)
+    args.given = given_options(argv)
     func: Callable = args.func
     try:
         with warnings.catch_warnings():  # overflow in extreme inputs: results are checked to be finite
@@ -53,6 +74,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:  # Ctrl-C: one line, the shell's status for SIGINT, no traceback
+        print("afd: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

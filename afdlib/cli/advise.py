@@ -3,7 +3,15 @@ from __future__ import annotations
 
 import argparse
 
-from afdlib.cli.options import add_decode_options, decode_setup, dumps, precision_of, print_table
+from afdlib.cli.options import add_decode_options, check_sigma, decode_setup, dumps, precision_of, print_table
+
+
+def search_ranks(model, hardware) -> int:
+    """The most GPUs the FFN side of any deployment the search tries spreads over (EP's largest
+    group, AFD's largest FFN pool): ``--sigma`` applies to every candidate, and none can be less
+    balanced than 1 / this."""
+    from afdlib.decode.search import AFD_NODES, ep_candidates
+    return int(max(ep_candidates(model, hardware)[0].max(), AFD_NODES[-1] * hardware.gpus_per_node))
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -28,10 +36,12 @@ def run(args) -> int:
 
     from afdlib.decode.advise import advise, parse_prices
     from afdlib.errors import AfdError
+    from afdlib.inputs import checks
     from afdlib.inputs.catalog import hardware_names, load_hardware, load_model, model_names
     prices = parse_prices(args.price_per_gpu_hour)
-    _, a, budget = decode_setup(args)   # the precision is each model's (precision_of)
     if args.all:
+        if args.model or args.hardware:
+            raise AfdError("give --all or --model and --hardware, not both")
         pairs = [(m, h) for m in model_names() for h in hardware_names()]
     else:
         if not args.model or not args.hardware:
@@ -43,8 +53,15 @@ def run(args) -> int:
         model = load_model(m_name, profile=args.model_profile)
         hw = load_hardware(h_name, profile=args.hw_profile)
         attn = None if args.attn_hardware is None else load_hardware(args.attn_hardware, profile=args.hw_profile)
+        if prices and not args.all:
+            unused = sorted(set(prices) - {hw.slug, (attn or hw).slug})
+            if unused:
+                raise AfdError(f"--price-per-gpu-hour names {', '.join(unused)}, which is no pool here "
+                               f"({', '.join(sorted({hw.slug, (attn or hw).slug}))})")
         precision, weights_from = precision_of(args, model)
-        try:
+        try:   # with --all, a pair the checks refuse is a row with its error, like one with no feasible answer
+            check_sigma(args, search_ranks(model, hw), f"{model.slug} on {hw.slug}")
+            precision, a, budget = decode_setup(args, model)   # --counts checked against the model's experts
             adv = advise(model, hw, budget, args.context, precision, a, attn, prices, explain=not args.all,
                          validated_only=args.validated_only)
         except AfdError as e:
@@ -55,9 +72,11 @@ def run(args) -> int:
             if not args.json:
                 print(f"{model.slug:18s} {hw.slug:12s} -   {e}", flush=True)
             continue
-        doc = {"model": model.slug, "hardware": hw.slug, "weights": {"dtype": precision.weights, "from": weights_from},
-               **adv.to_json(),
-               "seconds": round(time.perf_counter() - t0, 3)}
+        doc = checks.finite({"model": model.slug, "hardware": hw.slug,
+                             "weights": {"dtype": precision.weights, "from": weights_from}, **adv.to_json(),
+                             "seconds": round(time.perf_counter() - t0, 3)})   # every number printed is finite,
+        for reason in doc["reasons"]:                                           # in the reasons' text too
+            checks.finite_text(reason, f"a reason for {model.slug} on {hw.slug}")
         results.append(doc)
         if args.all and not args.json:
             ratio = "  EP -" if adv.ratio is None else f"{adv.ratio:5.2f}"

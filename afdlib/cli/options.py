@@ -9,6 +9,8 @@ import argparse
 import json
 from typing import Any, Callable, Sequence
 
+import numpy as np
+
 from afdlib.errors import AfdError
 from afdlib.inputs import checks
 
@@ -136,6 +138,72 @@ def add_deployment_options(p: argparse.ArgumentParser, micro_batches: int | None
                    help="requests per (attention) GPU; default: the largest meeting the SLO and memory")
 
 
+def given(args, dest: str) -> bool:
+    """Whether the command line gave the option stored as ``dest`` (:func:`afdlib.cli.main` records
+    them in ``args.given``; a namespace parsed without that record gives nothing to refuse)."""
+    return dest in getattr(args, "given", ())
+
+
+_FLAGS = {"kernel_profile": "--kernels", "mtp": "--mtp"}
+
+
+def flag(dest: str) -> str:
+    """The option that stores ``dest``: ``ep_size`` -> ``--ep-size``."""
+    return _FLAGS.get(dest, "--" + dest.replace("_", "-"))
+
+
+def refuse_given(args, dests: Sequence[str], why: str) -> None:
+    """One line for the first option of ``dests`` the command line gave: ``why`` says why it would
+    have no effect (an option silently ignored reads as an answer to a question not asked)."""
+    for dest in dests:
+        if given(args, dest):
+            raise AfdError(f"{flag(dest)} {why}")
+
+
+AFD_ONLY = ("n_attn", "n_ffn", "attn_hardware", "afd_overlap")
+"""Options of an AFD deployment, refused with ``--design ep``."""
+EP_ONLY = ("ep_size", "redundant", "ep_overlap", "ep_micro_batches", "all_to_all")
+"""Options of an EP deployment, refused with ``--design afd``."""
+
+
+def check_design_options(args) -> None:
+    """Refuse the options of the design not asked for (``--n-attn`` with ``--design ep``, ...)."""
+    if args.design == "ep":
+        refuse_given(args, AFD_ONLY, "is an AFD option; --design ep does not use it")
+    else:
+        refuse_given(args, EP_ONLY, "is an EP option; --design afd does not use it")
+
+
+def ffn_ranks(deployment) -> int:
+    """GPUs the FFN side's load spreads over: the EP group, or AFD's FFN pool."""
+    return int(deployment.ep_size if deployment.design == "ep" else deployment.ffn.gpus)
+
+
+def check_sigma(args, ranks: int, where: str = "") -> None:
+    """``--sigma`` is a balancedness over ``ranks`` GPUs: at least 1/ranks (:func:`checks.balancedness`)."""
+    if getattr(args, "sigma", None) is not None:
+        checks.balancedness(args.sigma, int(ranks), "--sigma", where)
+
+
+def check_memory(args, step, assumptions) -> None:
+    """A given ``--batch-per-gpu`` must fit in memory (a searched one does by construction)."""
+    if args.batch_per_gpu is not None and not bool(np.all(step.fits_memory)):
+        raise AfdError(f"{args.batch_per_gpu} requests per GPU at context {args.context:g} do not fit in memory "
+                       f"({float(np.max(step.memory_bytes)) / 1e9:.1f} GB needed, "
+                       f"{assumptions.hbm_usable_fraction:.0%} of HBM usable)")
+
+
+def measured_counts(path: str, model):
+    """The expert loads of a ``--counts`` file (layers x experts), refused unless it has one column
+    per routed expert of ``model``: the one check of a counts file against the model, for every command."""
+    from afdlib.routing.measured import load_counts
+    counts = load_counts(path)
+    if counts.shape[1] != model.routed_experts:
+        raise AfdError(f"{path}: {counts.shape[1]} experts per layer, the model ({model.slug}) has "
+                       f"{model.routed_experts}")
+    return counts
+
+
 def deployment_of(args, model, hardware):
     """The deployment the options describe (:mod:`afdlib.decode.deployment`): ``--design``;
     ``--ep-size`` and ``--redundant``, or ``--n-attn`` and ``--n-ffn`` (the attention pool on
@@ -145,6 +213,13 @@ def deployment_of(args, model, hardware):
     largest batch meeting the SLO and memory). One line naming the option where one is missing."""
     from afdlib.decode.deployment import AFDDeployment, EPDeployment
     from afdlib.inputs.catalog import load_hardware
+    check_design_options(args)
+    d = _deployment(args, model, hardware, AFDDeployment, EPDeployment, load_hardware)
+    check_sigma(args, ffn_ranks(d))
+    return d
+
+
+def _deployment(args, model, hardware, AFDDeployment, EPDeployment, load_hardware):
     if args.design == "ep":
         if args.ep_size is None:
             raise AfdError("--design ep needs --ep-size (GPUs in the EP group)")
@@ -225,10 +300,9 @@ def decode_setup(args, model=None):
     skew = None
     if getattr(args, "counts", None):
         from afdlib.routing.balance import placement_skew
-        from afdlib.routing.measured import load_counts
         if args.sigma is not None:
             raise AfdError("give --sigma or --counts, not both")
-        skew = placement_skew(load_counts(args.counts))
+        skew = placement_skew(measured_counts(args.counts, model))
     a = Assumptions(ep_overlap=args.ep_overlap, afd_overlap=args.afd_overlap, sigma=args.sigma,
                     matmul_efficiency=args.matmul_efficiency, skew=skew, kernel_profile=args.kernel_profile)
     t_gap_s = DECODE_T_GAP_S if args.t_gap_ms is None else args.t_gap_ms / 1e3
@@ -248,8 +322,4 @@ def print_table(rows: list[dict], columns: Sequence[str], fmt: dict[str, str] | 
 
 def dumps(doc, **kw) -> str:
     """JSON with no NaN or Infinity: a non-finite number is a bug or an input the checks missed."""
-    try:
-        return json.dumps(doc, allow_nan=False, **kw)
-    except ValueError:
-        raise AfdError("the result is not finite for these inputs (NaN or infinity); please report the "
-                       "command line") from None
+    return json.dumps(checks.finite(doc), allow_nan=False, **kw)

@@ -8,9 +8,13 @@ from afdlib.cli.options import (
     add_deployment_options,
     bounded_float,
     bounded_int,
+    check_design_options,
+    check_memory,
     decode_setup,
     deployment_of,
     dumps,
+    measured_counts,
+    refuse_given,
 )
 
 
@@ -45,24 +49,46 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
+DECODE_MODEL_ONLY = ("hardware", "attn_hardware", "hw_profile", "ep_size", "redundant", "n_attn", "n_ffn",
+                     "batch_per_gpu", "context", "slo_ms", "weights", "attention_dtype", "kv_cache", "sigma",
+                     "ep_overlap", "afd_overlap", "kernel_profile", "matmul_efficiency")
+"""Options that reach the simulation only through the decode model: refused with given stage times."""
+
+
+STRAGGLER_SAMPLES = 4
+"""Routing samples per layer behind the FFN's straggler factors."""
+
+
 def run(args) -> int:
     import numpy as np
 
     from afdlib.decode.deployment import decode_step
     from afdlib.errors import AfdError
     from afdlib.inputs.catalog import load_hardware, load_model
-    from afdlib.simulation.pipeline import Jitter, simulate, stage_times_of, straggler_factors
-    given = [args.t_attn_us, args.t_ffn_us, args.t_comm_us]
-    if any(v is not None for v in given):
-        if any(v is None for v in given):
+    from afdlib.simulation.pipeline import (Jitter, check_draws, check_routed_pairs, simulate, stage_times_of,
+                                            straggler_factors)
+    given_times = [args.t_attn_us, args.t_ffn_us, args.t_comm_us]
+    jittered = bool(args.cv_attn or args.cv_ffn or args.cv_comm or args.stragglers != "none" or args.counts)
+    if any(v is not None for v in given_times):
+        if any(v is None for v in given_times):
             raise AfdError("give all of --t-attn-us, --t-ffn-us and --t-comm-us, or none (stage times from the "
                            "decode model)")
         if args.stragglers != "none" or args.counts:
             raise AfdError("--stragglers and --counts need the decode model (--model, --hardware), not given times")
+        refuse_given(args, DECODE_MODEL_ONLY, "sets the decode model's stage times; with --t-attn-us, --t-ffn-us "
+                     "and --t-comm-us given it has no effect")
+        if not any(given_times):
+            raise AfdError("--t-attn-us, --t-ffn-us and --t-comm-us are all 0: a step with no work has no pipeline "
+                           "to simulate")
+        if args.layers is not None and args.model:
+            raise AfdError("with given stage times, give --layers or --model (its MoE layers), not both")
+        refuse_given(args, ("model_profile",), "needs --model")
         m = args.micro_batches or (2 if args.design == "ep" else 3)
         layers = args.layers or (load_model(args.model, profile=args.model_profile).moe_layers if args.model else None)
         if layers is None:
             raise AfdError("with given stage times, give --layers or --model")
+        if jittered:
+            check_draws(args.steps, layers, m)
         st = {"t_attn": args.t_attn_us * 1e-6, "t_ffn": args.t_ffn_us * 1e-6, "t_comm": args.t_comm_us * 1e-6,
               "micro_batches": m, "n_layers": layers, "extra_s": (args.t_gap_ms or 0.0) / 1e3, "l_accept": args.mtp}
         factors = None
@@ -70,29 +96,32 @@ def run(args) -> int:
         if not args.model or not args.hardware:
             raise AfdError("give --model and --hardware (stage times from the decode model), or --t-attn-us, "
                            "--t-ffn-us, --t-comm-us")
+        refuse_given(args, ("layers",), "sets the layers of given stage times; the decode model takes the model's")
+        check_design_options(args)
         model = load_model(args.model, profile=args.model_profile)
         hw = load_hardware(args.hardware, profile=args.hw_profile)
-        precision, a, budget = decode_setup(args, model)
-        d = deployment_of(args, model, hw)
+        if jittered:   # the work bounded before anything is computed
+            check_draws(args.steps, model.moe_layers, args.micro_batches or (2 if args.design == "ep" else 3))
+        precision, a, budget = decode_setup(args, model)   # --counts checked against the model's experts
+        d = deployment_of(args, model, hw)    # EP size against experts, --sigma against the FFN GPUs
         step = decode_step(model, d, args.context, budget, precision, a)
+        check_memory(args, step, a)
         st = stage_times_of(step, args.design, model.moe_layers)
         factors = None
         if args.stragglers != "none" or args.counts:
-            from afdlib.routing.measured import load_counts, moe_layers
+            from afdlib.routing.measured import moe_layers
             if args.counts:
-                counts = load_counts(args.counts)
+                counts = measured_counts(args.counts, model)
                 popularity = counts[moe_layers(counts)]
-                if popularity.shape[1] != model.routed_experts:
-                    raise AfdError(f"{args.counts}: {popularity.shape[1]} experts per layer, the model has "
-                                   f"{model.routed_experts}")
             else:
                 popularity = np.ones((min(model.moe_layers, 16), model.routed_experts))
             # tokens of one micro-batch over all attention GPUs (EP: every GPU), spread over the FFN GPUs
             attn_gpus, ffn_gpus, redundant = ((d.ep_size, d.ep_size, d.redundant) if d.design == "ep"
                                               else (d.attention.gpus, d.ffn.gpus, 0))
             tokens = int(round(float(step.requests) / d.micro_batches * st["l_accept"] * attn_gpus))
+            check_routed_pairs(max(tokens, 1), model.experts_per_token, popularity.shape[0], STRAGGLER_SAMPLES)
             factors = straggler_factors(popularity, max(tokens, 1), ffn_gpus, model.experts_per_token,
-                                        redundant, samples=4, seed=args.seed)
+                                        redundant, samples=STRAGGLER_SAMPLES, seed=args.seed)
     jitter = Jitter(cv_attn=args.cv_attn, cv_ffn=args.cv_ffn, cv_comm=args.cv_comm, ffn_factors=factors)
     sim = simulate(args.design if args.design == "ep" else "afd", st["t_attn"], st["t_ffn"], st["t_comm"],
                    st["micro_batches"], st["n_layers"], args.steps, jitter, args.seed, st["extra_s"])
@@ -105,8 +134,9 @@ def run(args) -> int:
            "stage_us": {"attention": st["t_attn"] * 1e6, "ffn": st["t_ffn"] * 1e6, "comm": st["t_comm"] * 1e6},
            "rest_of_step_ms": st["extra_s"] * 1e3, "steps": args.steps, "seed": args.seed,
            "ffn_straggler_cv": None if factors is None else float(np.std(factors / factors.mean(axis=1, keepdims=True)))}
+    text = dumps(doc)   # every number printed, as text or JSON, is finite (else one line, status 2)
     if args.json:
-        print(dumps(doc))
+        print(text)
         return 0
     print(f"{args.design.upper()}, {st['micro_batches']} micro-batches, {st['n_layers']} MoE layers; per micro-batch "
           f"attention {doc['stage_us']['attention']:.0f} us, FFN {doc['stage_us']['ffn']:.0f} us, "

@@ -3,8 +3,17 @@ from __future__ import annotations
 
 import argparse
 
-from afdlib.cli.options import (add_decode_options, add_deployment_options, bounded_int, decode_setup, deployment_of, dumps,
-                                precision_of)
+from afdlib.cli.options import (
+    add_decode_options,
+    add_deployment_options,
+    bounded_int,
+    check_memory,
+    decode_setup,
+    deployment_of,
+    dumps,
+    precision_of,
+    refuse_given,
+)
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -12,9 +21,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("throughput", help="end-to-end decode: output tokens/s per GPU for EP or AFD, and what limits it")
     p.add_argument("--model", required=True, help="catalogue slug, or a config.json / .yaml path")
     p.add_argument("--hardware", required=True, help="catalogue slug or .yaml (AFD: the FFN pool)")
-    p.add_argument("--gpus-per-node", type=bounded_int("--gpus-per-node", 1, 4096), default=None)
+    p.add_argument("--gpus-per-node", type=bounded_int("--gpus-per-node", 1, 4096), default=None,
+                   help="AFD: GPUs per node, the unit of --n-attn and --n-ffn (default: the hardware's); EP's "
+                        "all-to-all spans the hardware's scale-up domain instead, so EP refuses it")
     add_deployment_options(p, micro_batches=3, micro_batches_help="AFD micro-batches (default 3: 3BO)")
-    p.add_argument("--all-to-all", default="low-latency", choices=("low-latency", "normal"))
+    p.add_argument("--all-to-all", default="low-latency", choices=("low-latency", "normal"),
+                   help="EP: DeepEP's kernels (default low-latency)")
     p.add_argument("--ep-micro-batches", type=int, choices=(1, 2), default=EPDeployment.micro_batches,
                    help="EP: 1 (nothing of the all-to-all hidden) or 2 (two-batch overlap; default)")
     add_decode_options(p)
@@ -27,20 +39,20 @@ def run(args) -> int:
 
     from afdlib.decode.deployment import decode_step
     from afdlib.decode.step import bound_names
-    from afdlib.errors import AfdError
     from afdlib.inputs.catalog import load_hardware, load_model
+    if args.design == "ep":  # options that set only an AFD deployment (checked before anything loads)
+        refuse_given(args, ("micro_batches",), "sets AFD's micro-batches; EP's are --ep-micro-batches")
+        refuse_given(args, ("gpus_per_node",), "sets the size of an AFD node (the unit of --n-attn and --n-ffn); "
+                     "EP's all-to-all spans the hardware's scale-up domain, which it does not change")
     model = load_model(args.model, profile=args.model_profile)
     hw = load_hardware(args.hardware, profile=args.hw_profile)
     if args.gpus_per_node is not None:
         hw = hw.with_overrides(gpus_per_node=args.gpus_per_node)
     precision, a, budget = decode_setup(args, model)
     weights_from = precision_of(args, model)[1]
-    d = deployment_of(args, model, hw)
+    d = deployment_of(args, model, hw)      # the design's options, EP size against experts, sigma against GPUs
     st = decode_step(model, d, args.context, budget, precision, a)
-    if d.requests is not None and not bool(st.fits_memory):
-        raise AfdError(f"{args.batch_per_gpu} requests per GPU at context {args.context:g} do not fit in memory "
-                       f"({float(st.memory_bytes) / 1e9:.1f} GB needed, "
-                       f"{a.hbm_usable_fraction:.0%} of HBM usable)")
+    check_memory(args, st, a)
     gpus = d.gpus
     ms, us = 1e3, 1e6
     breakdown = {
@@ -60,8 +72,9 @@ def run(args) -> int:
            "batch_per_gpu": int(st.requests), "step_ms": float(st.step_s) * ms, "gpus": int(gpus),
            "design": args.design, "weights": {"dtype": precision.weights, "from": weights_from},
            "breakdown": breakdown}
+    text = dumps(doc)   # every number printed, as text or JSON, is finite (else one line, status 2)
     if args.json:
-        print(dumps(doc))
+        print(text)
         return 0
     where = (f"EP{args.ep_size} (+{args.redundant} redundant)" if args.design == "ep" else
              f"AFD {d.label} ({d.attention.hardware.name} / {hw.name}, {d.micro_batches} micro-batches)")

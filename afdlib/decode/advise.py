@@ -186,7 +186,11 @@ def _flip(values: np.ndarray, ratios: np.ndarray, near: float | None = None) -> 
     if change.size == 0:
         return None
     r0, r1 = ratios[change], ratios[change + 1]
-    x = values[change] + (1 - r0) * (values[change + 1] - values[change]) / (r1 - r0)
+    with np.errstate(invalid="ignore"):
+        x = values[change] + (1 - r0) * (values[change + 1] - values[change]) / (r1 - r0)
+    # an infinite ratio (EP has no feasible deployment there) cannot be interpolated: the answer
+    # turns where EP becomes feasible, taken at the grid value on EP's feasible side
+    x = np.where(np.isinf(r0), values[change + 1], np.where(np.isinf(r1), values[change], x))
     return float(x[np.argmin(np.abs(x - near))] if near is not None else x[0])
 
 
@@ -277,6 +281,10 @@ def _validation_reason(doc: dict) -> str:
     return f"{doc['form']}: not validated: {doc['not_validated']}"
 
 
+MAX_PRICE = 1e6
+"""Highest price per GPU-hour taken (USD): far above any rental, low enough that costs stay finite."""
+
+
 def parse_prices(items: list[str] | None) -> dict[str, float] | None:
     """``['h800=2.0', 'h20=1.1']`` -> {slug: USD per GPU-hour}."""
     if not items:
@@ -288,9 +296,12 @@ def parse_prices(items: list[str] | None) -> dict[str, float] | None:
             price = float(value)
         except ValueError:
             price = float("nan")
-        if not sep or not slug or not np.isfinite(price) or price <= 0:
-            raise AfdError(f"--price-per-gpu-hour expects SLUG=USD with a positive price, got '{item}'")
-        out[slug.strip().lower()] = price
+        if not sep or not slug.strip() or not np.isfinite(price) or not 0 < price <= MAX_PRICE:
+            raise AfdError(f"--price-per-gpu-hour expects SLUG=USD with a price in (0, {MAX_PRICE:g}], got '{item}'")
+        key = slug.strip().lower()
+        if key in out:
+            raise AfdError(f"--price-per-gpu-hour gives {key} twice ({out[key]:g} and {price:g}); give each once")
+        out[key] = price
     return out
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from afdlib.errors import AfdError
+from afdlib.inputs import checks
 from afdlib.inputs.files import read_yaml
 from afdlib.inputs.hf_config import model_from_hf_config
 from afdlib.inputs.specs import (ATTENTION_INT_FIELDS, MODEL_INT_FIELDS, MODEL_OPTIONAL_INT_FIELDS, Attention, Efficiency, Hardware, Model, _positive, check_hardware, check_model)
@@ -42,6 +43,8 @@ _HW_NUMERIC = ("fp8_tflops", "bf16_tflops", "fp4_tflops", "hbm_tb_per_s", "hbm_g
                "scale_out_gb_per_s", "inter_domain_gb_per_s", "scale_out_latency_us", "scale_up_latency_us")
 _HW_REQUIRED = ("hbm_tb_per_s", "hbm_gb", "scale_up_gb_per_s", "scale_out_gb_per_s")
 _MODEL_INT = MODEL_INT_FIELDS
+NOTES_CHARS = 400
+"""Longest ``notes`` kept from a file (the catalogue's are under 120 characters)."""
 
 
 def data_dir() -> Path:
@@ -148,14 +151,14 @@ def _hardware_from_block(slug: str, entry: dict, block: dict, profile: str,
         inter *= GIGA * (eff.scale_out if eff is not None else 1.0)
     latency = {k: (vals[k] * 1e-6 if k in vals else None) for k in ("scale_out_latency_us", "scale_up_latency_us")}
     hw = Hardware(
-        slug=slug, name=str(entry.get("name", slug)), profile=profile, flops=flops, flops_dtype=dtype,
+        slug=slug, name=checks.label(entry.get("name", slug), "name", where), profile=profile, flops=flops, flops_dtype=dtype,
         hbm_bytes_per_s=hbm_bw, hbm_bytes=vals["hbm_gb"] * GIGA,
         scale_up_bytes_per_s=up, scale_out_bytes_per_s=out,
         gpus_per_node=entry.get("gpus_per_node", 8), scale_up_domain=entry.get("scale_up_domain", 8),
         superpod=superpod, bf16_flops=bf16, fp4_flops=rates["fp4_tflops"], inter_domain_bytes_per_s=inter,
         scale_out_latency_s=latency["scale_out_latency_us"], scale_up_latency_s=latency["scale_up_latency_us"],
         efficiency=eff, sources=sources, uncertain=uncertain,
-        notes=str(block.get("notes", entry.get("notes", ""))),
+        notes=checks.label(block.get("notes", entry.get("notes", "")), "notes", where, limit=NOTES_CHARS),
     )
     check_hardware(hw)
     return hw
@@ -212,7 +215,7 @@ def _entry(name: str, catalog: Path | None, section: str, what: str, files: str)
         if not isinstance(doc, dict):
             raise AfdError(f"{path}: expected a mapping of {what} fields")
         slug, entry = _one_entry(path, doc, section)
-        return str(slug), entry, str(path)
+        return checks.label(slug, "entry name", str(path)), entry, str(path)
     cat_path = catalog or data_dir() / f"{section}.yaml"
     entries = _section(cat_path, section)
     key = name.strip().lower()
@@ -242,12 +245,14 @@ def _model_entry(slug: str, entry: Any, profile: str, origin: str) -> Model:
     sources = _with_default_source(where, sources, default_src,
                                    MODEL_OPTIONAL_INT_FIELDS + ("attention", "weights_dtype"), values)
     weights = values.get("weights_dtype")
-    m = Model(slug=slug, name=str(entry.get("name", slug)),
+    if "vocab_size" in values:  # absent: no LM head modelled; given: a vocabulary of at least one token
+        checks.integer(values["vocab_size"], "vocab_size", where, lo=1)
+    m = Model(slug=slug, name=checks.label(entry.get("name", slug), "name", where),
               **{k: values.get(k, 0) for k in _MODEL_INT + MODEL_OPTIONAL_INT_FIELDS},
               attention=_attention(values.get("attention"), where),
               weights_dtype=None if weights is None else str(weights).lower(),
               profile=profile, hf_id=str(entry.get("hf_id", "")), sources=sources,
-              uncertain=uncertain, notes=str(entry.get("notes", "")))
+              uncertain=uncertain, notes=checks.label(entry.get("notes", ""), "notes", where, limit=NOTES_CHARS))
     # the paper profile keeps Table 4 as printed (GLM-4.7: 92 MoE beside 3 dense layers of 92)
     check_model(m, layer_sum=not (profile == "paper" and paper))
     return m

@@ -19,7 +19,13 @@ in_range        number in [lo, hi]          "in [lo, hi]" (an open end with a pa
 integer         int in lo..hi               "a positive integer", "an integer in lo..hi", ...
 one_of          one of the choices          "one of a, b, c"
 text            a non-empty string          "a non-empty string"
+balancedness    number in [1/R, 1]          "in [1/R, 1] (... over R ranks)"
+label           a string or a number        "text" (returned shortened to ``limit``)
 ==============  ==========================  =========================================
+
+:func:`finite` walks a whole result (dicts, lists, numbers) and refuses any NaN or infinity in it,
+:func:`finite_text` a sentence with a number formatted into it: a command prints a result, as text
+or JSON, only when every number in it is finite.
 
 A number is an ``int`` or ``float`` (numpy scalars included), never a ``bool`` nor a string;
 the number checkers also take a real numpy array (as the decode model's grids pass) and check
@@ -29,6 +35,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from typing import Any, Sequence
 
 import numpy as np
@@ -150,3 +157,59 @@ def text(value: Any, name: str = "", where: str = "") -> str:
     if not isinstance(value, str) or not value.strip():
         raise Refused("a non-empty string", value, name, where)
     return value
+
+
+def balancedness(value: Any, ranks: int, name: str = "", where: str = ""):
+    """A balancedness (mean/max load) over ``ranks`` ranks: in [1/ranks, 1]. All the load on one
+    rank is the least balanced a placement can be (mean/max = 1/ranks), so a smaller value is no
+    placement at all; one rank is always balanced."""
+    v = number(value, name, where)
+    r = integer(ranks, "ranks", lo=1)
+    if not (_all(v * r >= 1) and _all(v <= 1)):
+        raise Refused(f"in [1/{r}, 1] (mean/max over {r} ranks is at least 1/{r} = {1 / r:.3g})", value, name, where)
+    return value
+
+
+LABEL_CHARS = 80
+"""Longest label (a device's or model's ``name`` from a file) kept for display."""
+
+
+def label(value: Any, name: str = "", where: str = "", limit: int = LABEL_CHARS) -> str:
+    """A name from a file, as text for display: a string or a plain number (YAML reads ``name: 5090``
+    as one), refused when it is a list or mapping (a YAML alias can make one of any size), and
+    shortened to ``limit`` characters (``...`` marks the cut)."""
+    if isinstance(value, bool) or not isinstance(value, (str, numbers.Real)):
+        raise AfdError(line("text", f"a {type(value).__name__}", name, where))  # not the value: it may be huge
+    out = " ".join(str(value).split())  # one line: no newline of a file's string reaches the output
+    return out if len(out) <= limit else out[:limit - 3] + "..."
+
+
+def finite(doc: Any, name: str = "result") -> Any:
+    """``doc`` unchanged when every number in it (nested dicts, lists and tuples) is finite; else
+    :class:`AfdError` naming the first non-finite entry's path."""
+    def walk(x, path):
+        if isinstance(x, dict):
+            for k, v in x.items():
+                walk(v, f"{path}.{k}" if path else str(k))
+        elif isinstance(x, (list, tuple)):
+            for i, v in enumerate(x):
+                walk(v, f"{path}[{i}]")
+        elif _is_real(x) and not (math.isfinite(x) if isinstance(x, (int, float)) else np.all(np.isfinite(x))):
+            raise AfdError(f"{name} is not finite for these inputs ({path or 'value'} = {x}); please report the "
+                           "command line")
+    walk(doc, "")
+    return doc
+
+
+_NON_FINITE = re.compile(r"(?<![\w.])[-+]?(?:nan|inf(?:inity)?)(?!\w)", re.IGNORECASE)
+
+
+def finite_text(sentence: str, name: str = "result") -> str:
+    """``sentence`` unchanged unless a number formatted into it reads ``nan`` or ``inf`` (as Python
+    formats them); then :class:`AfdError` quoting it. For computed sentences (an answer's reasons),
+    not for names read from files."""
+    hit = _NON_FINITE.search(sentence)
+    if hit:
+        raise AfdError(f"{name} is not finite for these inputs ('{hit.group()}' in: {sentence[:120]}); please report "
+                       "the command line")
+    return sentence

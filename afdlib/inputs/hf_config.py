@@ -342,13 +342,16 @@ def model_from_hf_config(path: str | Path, slug: str | None = None) -> Model:
         "dense_intermediate_size": _int(cfg, ("intermediate_size_mlp", "intermediate_size"), path) if dense else None,
     }
     extra = {k: v for k, v in extra.items() if v is not None}
+    if "vocab_size" in extra:
+        checks.integer(extra["vocab_size"], "field 'vocab_size'", str(path), lo=1)
     attention = _attention(cfg, values["hidden_size"], values["num_layers"], path)
     fields = [*values, "moe_layers", "dense_layers", *extra] + (["attention"] if attention else [])
     sources = {k: str(path) for k in fields}
     weights = _declared_weights(raw, path)
     if weights:
         sources["weights_dtype"] = f"{path} (quantization_config)"
-    name = slug or str(cfg.get("_name_or_path") or path.parent.name or path.stem)
+    name = checks.label(slug or cfg.get("_name_or_path") or path.parent.name or path.stem, "field '_name_or_path'",
+                        str(path))
     m = Model(slug=name.lower().replace("/", "--"), name=name, dense_layers=dense,
               moe_layers=moe, shared_experts=_shared_experts(cfg, path),
               attention=attention, weights_dtype=weights, profile="reference", sources=sources, **values, **extra)

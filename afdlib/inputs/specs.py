@@ -310,6 +310,12 @@ def _reads_as_number(text: str) -> bool:
     return True
 
 
+MAX_GPUS_PER_NODE = 4096
+"""Most GPUs in one node (an AFD node; the catalogue's have 4 or 8)."""
+MAX_SCALE_UP_DOMAIN = 1_000_000
+"""Most GPUs sharing one scale-up fabric (the catalogue's largest, a TPU pod, has 8,960)."""
+
+
 def check_hardware(hw: Hardware) -> None:
     """Raise :class:`AfdError` unless every rate and size is a positive number."""
     where = f"hardware '{hw.slug}'"
@@ -321,8 +327,8 @@ def check_hardware(hw: Hardware) -> None:
     for f_ in ("scale_out_latency_s", "scale_up_latency_s"):
         if getattr(hw, f_) is not None:
             checks.nonnegative(getattr(hw, f_), f_, where)
-    for f_ in ("gpus_per_node", "scale_up_domain"):
-        checks.integer(getattr(hw, f_), f_, where, lo=1)
+    checks.integer(hw.gpus_per_node, "gpus_per_node", where, lo=1, hi=MAX_GPUS_PER_NODE)
+    checks.integer(hw.scale_up_domain, "scale_up_domain", where, lo=1, hi=MAX_SCALE_UP_DOMAIN)
 
 
 MODEL_INT_FIELDS = ("hidden_size", "moe_intermediate_size", "num_layers", "dense_layers", "moe_layers",
@@ -342,6 +348,9 @@ def check_attention(att: Attention, where: str, num_layers: int) -> None:
                        lo=1 if name in ("num_heads", "num_kv_heads", "head_dim") else 0)
     if att.num_kv_heads > att.num_heads:
         raise AfdError(f"{where}: attention.num_kv_heads ({att.num_kv_heads}) exceeds num_heads ({att.num_heads})")
+    if att.num_heads % att.num_kv_heads:
+        raise AfdError(f"{where}: attention.num_heads ({att.num_heads}) must be a multiple of num_kv_heads "
+                       f"({att.num_kv_heads}): each key-value head serves a whole group of query heads")
     if att.family == "mla" and (att.kv_lora_rank < 1 or att.qk_rope_head_dim < 1):
         raise AfdError(f"{where}: MLA attention needs kv_lora_rank and qk_rope_head_dim")
     if att.local_layers > num_layers:

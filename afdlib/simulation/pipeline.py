@@ -20,6 +20,30 @@ from afdlib.errors import AfdError
 from afdlib.routing.balance import balancedness, eplb_placement, route_tokens
 
 MAX_STEPS = 10 ** 7
+MAX_STAGE_DRAWS = 5 * 10 ** 7
+"""Most random stage times one jittered simulation draws (steps x layers x micro-batches x settings;
+each draw feeds every stage of one op: about 3-5 s on one core of a 2025 server). ``afd simulate``
+refuses more before it starts (:func:`check_draws`), so a run inside its options' bounds cannot
+hang; :func:`simulate` itself takes what its caller gives (a notebook's grid may be larger)."""
+MAX_ROUTED_PAIRS = 10 ** 8
+"""Most (token, expert) pairs ``afd simulate`` has :func:`straggler_factors` route (tokens x top-k x
+layers x samples; about 3.5 s), checked before it starts (:func:`check_routed_pairs`)."""
+
+
+def stage_draws(steps: int, n_layers: int, n_microbatches: int, settings: int = 1) -> int:
+    """Random stage times a jittered simulation draws: one per step, layer, micro-batch and setting."""
+    return int(steps) * int(n_layers) * int(n_microbatches) * int(settings)
+
+
+def check_draws(steps: int, n_layers: int, n_microbatches: int, settings: int = 1) -> None:
+    """:class:`AfdError` before any work when a jittered simulation would draw more than
+    :data:`MAX_STAGE_DRAWS` stage times, naming the product and the bound."""
+    n = stage_draws(steps, n_layers, n_microbatches, settings)
+    if n > MAX_STAGE_DRAWS:
+        raise AfdError(f"{steps:,} steps x {n_layers:,} layers x {n_microbatches} micro-batches"
+                       + (f" x {settings:,} settings" if settings > 1 else "")
+                       + f" = {n:,} random stage times, more than the {MAX_STAGE_DRAWS:,} one simulation draws "
+                       "(a few seconds); lower the steps or the layers")
 
 # ----------------------------------------------------------------------------- jitter
 
@@ -81,6 +105,16 @@ def attention_cv(context_cv: ArrayLike, requests_per_microbatch: ArrayLike) -> n
     context_cv / sqrt(requests) (the fixed weight read and kernel costs, not counted, only lower
     it further: an upper bound)."""
     return np.asarray(context_cv, dtype=float) / np.sqrt(np.maximum(np.asarray(requests_per_microbatch, float), 1.0))
+
+
+def check_routed_pairs(tokens: int, experts_per_token: int, layers: int, samples: int) -> None:
+    """:class:`AfdError` before any work when :func:`straggler_factors` would route more than
+    :data:`MAX_ROUTED_PAIRS` (token, expert) pairs."""
+    pairs = int(tokens) * int(experts_per_token) * int(layers) * int(samples)
+    if pairs > MAX_ROUTED_PAIRS:
+        raise AfdError(f"straggler sampling: {int(tokens):,} tokens per micro-batch x top-{experts_per_token} x "
+                       f"{layers} layers x {samples} samples = {pairs:,} routed pairs, more than the "
+                       f"{MAX_ROUTED_PAIRS:,} one run samples (a few seconds); use a smaller batch or deployment")
 
 
 def straggler_factors(popularity: ArrayLike, tokens: int, ranks: int, experts_per_token: int,
