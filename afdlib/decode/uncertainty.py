@@ -39,7 +39,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from afdlib.decode.search import compare
+from afdlib.decode.search import best_ep, compare
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
@@ -142,14 +142,17 @@ def scaled(hardware: Hardware, compute, network) -> Hardware:
 
 
 def _ratios(model, hardware, attn_hardware, budget, context, precision, assumptions, compute, network,
-            validated_only) -> np.ndarray:
+            validated_only, ep_hardware=None) -> np.ndarray:
     """AFD / EP of the re-run searches at each cell's (compute, network) factors (inf where only AFD
-    is feasible, 0 where only EP is, 1 where neither)."""
+    is feasible, 0 where only EP is, 1 where neither); EP on ``ep_hardware`` where given."""
     c, n = np.broadcast_arrays(np.asarray(compute, dtype=float), np.asarray(network, dtype=float))
     hw = scaled(hardware, c, n)
     attn = None if attn_hardware is None else scaled(attn_hardware, c, n)
     ep, afd = compare(model, hw, budget, context, precision, assumptions, attn, cell_shape=c.shape,
                       validated_only=validated_only)
+    if ep_hardware is not None:
+        ep = best_ep(model, scaled(ep_hardware, c, n), budget, context, precision, assumptions, c.shape,
+                     validated_only=validated_only)
     e, a = np.asarray(ep.tokens_per_s_per_gpu, dtype=float), np.asarray(afd.tokens_per_s_per_gpu, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(e > 0, a / np.where(e > 0, e, 1.0), np.where(a > 0, np.inf, 1.0))
@@ -206,9 +209,10 @@ def _mixture(log_r: np.ndarray, weights: np.ndarray, sd: float) -> tuple[float, 
 
 def verdict(model: Model, hardware: Hardware, budget: Budget, context, precision: Precision = Precision(),
             assumptions: Assumptions = Assumptions(), attn_hardware: Hardware | None = None,
-            validated_only: bool = False, tornado: bool = True) -> Verdict:
+            validated_only: bool = False, tornado: bool = True, ep_hardware: Hardware | None = None) -> Verdict:
     """P(AFD better), the ratio's interval and (``tornado``) the tornado rows for one pair, the
-    searches re-run at every quadrature setting of the shared assumptions (module docstring)."""
+    searches re-run at every quadrature setting of the shared assumptions (module docstring).
+    ``ep_hardware``: EP's device where it differs from AFD's pools' (a what-if)."""
     u = {x.name: x for x in uncertainties()}
     comp, net, gap = (u[n] for n in SHARED)
     c = np.array([v for v, _ in comp.nodes()])[:, None] * np.ones(len(net.nodes()))
@@ -218,18 +222,18 @@ def verdict(model: Model, hardware: Hardware, budget: Budget, context, precision
     for share, w_g in gap.nodes():
         b = replace(budget, t_gap_s=budget.t_gap_s * share)
         ratios.append(_ratios(model, hardware, attn_hardware, b, context, precision, assumptions, c, n,
-                              validated_only).ravel())
+                              validated_only, ep_hardware).ravel())
         weights.append((w_cn * w_g).ravel())
     log_r = np.log(np.concatenate(ratios))
     sd = float(np.hypot(u[NAMES[3]].scale, u[NAMES[4]].scale))
     p, interval, median = _mixture(log_r, np.concatenate(weights), sd)
     rows = _tornado(model, hardware, attn_hardware, budget, context, precision, assumptions, validated_only,
-                    ratios) if tornado else ()
+                    ratios, ep_hardware) if tornado else ()
     return Verdict(p, interval, median, rows)
 
 
 def _tornado(model, hardware, attn_hardware, budget, context, precision, assumptions, validated_only,
-             gap_ratios) -> tuple[dict, ...]:
+             gap_ratios, ep_hardware=None) -> tuple[dict, ...]:
     """Per assumption the ratio at its outer nodes, every other at its default (1), widest first; the
     gap's ends are the gap rule's nodes at default kernels and networks (the middle cell of
     ``gap_ratios``)."""
@@ -237,7 +241,7 @@ def _tornado(model, hardware, attn_hardware, budget, context, precision, assumpt
     lo_c, hi_c = u[NAMES[0]].ends()
     lo_n, hi_n = u[NAMES[1]].ends()
     r = _ratios(model, hardware, attn_hardware, budget, context, precision, assumptions,
-                [1.0, lo_c, hi_c, 1.0, 1.0], [1.0, 1.0, 1.0, lo_n, hi_n], validated_only)
+                [1.0, lo_c, hi_c, 1.0, 1.0], [1.0, 1.0, 1.0, lo_n, hi_n], validated_only, ep_hardware)
     nominal = float(r[0])
     mid = len(gap_ratios[0]) // 2      # the (1, 1) cell of the 3 x 3 grid
     ends = {NAMES[0]: (r[1], r[2]), NAMES[1]: (r[3], r[4]), NAMES[2]: (gap_ratios[0][mid], gap_ratios[-1][mid])}
