@@ -330,3 +330,76 @@ def test_chapter_numbers_follow_the_numbered_parts_of_the_toc(tmp_path):
     numbers = book.chapter_numbers()
     assert sorted(numbers.values()) == list(range(1, len(numbers) + 1))
     assert {p.stem for p in book.notebooks()} - {"intro"} <= set(numbers)
+
+
+# --- afd book --out: a folder that can be written, a book published only when whole ------------------
+
+@pytest.mark.parametrize("where", ["file", "under a file", "cannot be created"])
+def test_custom_book_out_must_be_a_writable_folder(tmp_path, capsys, where):
+    (tmp_path / "a-file").write_text("x")
+    out = {"file": tmp_path / "a-file", "under a file": tmp_path / "a-file" / "book",
+           "cannot be created": Path("/sys/afd-book-test")}[where]
+    if where == "cannot be created" and not Path("/sys").is_dir():
+        pytest.skip("no /sys (not Linux)")
+    assert main(["book", "--hardware", "h200", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("afd: error: --out ") and str(out) in err
+    assert ("is a file, not a folder" in err) == (where == "file")
+    assert (tmp_path / "a-file").read_text() == "x"
+
+
+@pytest.fixture
+def fake_custom_book(monkeypatch):
+    """afd book --out with execution and jupyter-book replaced by stand-ins whose outcome the test
+    sets: ``state["render"]`` True, False (jupyter-book failed, having rendered one page), or
+    "disk full" (a write in this process fails with ENOSPC, after one page)."""
+    import errno
+    state = {"execute": True, "render": True, "version": 0}
+
+    def execute(names, jobs, target, parameters):
+        target.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            (target / f"{name}.ipynb").write_text(json.dumps(parameters[name]))
+        return state["execute"]
+
+    def render(path_output, source):
+        html = path_output / "_build" / "html"
+        html.mkdir(parents=True)
+        state["version"] += 1
+        (html / "index.html").write_text(f"book {state['version']}")
+        if state["render"] == "disk full":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(html / "fig.svg"))
+        return state["render"]
+
+    monkeypatch.setattr(book, "execute_notebooks", execute)
+    monkeypatch.setattr(book, "render_html", render)
+    return state
+
+
+@pytest.mark.parametrize("failure", ["execute", "render", "disk full"])
+def test_a_failed_custom_rebuild_leaves_no_book_at_the_published_path(tmp_path, fake_custom_book, capsys, failure):
+    out = tmp_path / "mine"
+    html, failed = out / "_build" / "html", out / "_build" / "html.failed"
+    assert main(["book", "--hardware", "h200", "--out", str(out)]) == 0
+    assert (html / "index.html").read_text() == "book 1"
+    assert "H200" in (out / "book" / "intro.md").read_text()
+    capsys.readouterr()
+    if failure == "execute":
+        fake_custom_book["execute"] = False
+    else:
+        fake_custom_book["render"] = False if failure == "render" else "disk full"
+    # another pair into the same folder fails: the H200 book is gone, not left looking current
+    assert main(["book", "--hardware", "b200", "--out", str(out)]) == 1
+    assert not html.exists() and not (out / "_build" / "next").exists()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "FAILED" in err[0] and f"nothing published at {html}" in err[0]
+    if failure == "execute":
+        assert "notebook execution failed" in err[0] and not failed.exists()
+    else:   # what was rendered is aside, named so
+        assert (failed / "index.html").read_text() == "book 2" and str(failed) in err[0]
+        assert ("No space left on device" in err[0]) == (failure == "disk full")
+    fake_custom_book.update(execute=True, render=True)
+    assert main(["book", "--hardware", "b200", "--out", str(out)]) == 0
+    assert (html / "index.html").read_text().startswith("book ") and not failed.exists()
+    assert "B200" in (out / "book" / "intro.md").read_text()
+    assert sorted(p.name for p in (out / "_build").iterdir()) == [".lock", "html"]
