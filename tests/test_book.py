@@ -403,3 +403,106 @@ def test_a_failed_custom_rebuild_leaves_no_book_at_the_published_path(tmp_path, 
     assert (html / "index.html").read_text().startswith("book ") and not failed.exists()
     assert "B200" in (out / "book" / "intro.md").read_text()
     assert sorted(p.name for p in (out / "_build").iterdir()) == [".lock", "html"]
+
+
+# --- kill -9 of a build: nothing of it is left running --------------------------------------------------
+
+def _descendants(pid: int) -> dict[int, str]:
+    """Every process below ``pid`` (children, their children, ...): id -> command name."""
+    parent, name = {}, {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2:].split()   # after "pid (comm) "
+        parent[int(stat.parent.name)] = int(fields[1])
+        name[int(stat.parent.name)] = text[text.index("(") + 1:text.rindex(")")]
+    found, todo = {}, [pid]
+    while todo:
+        p = todo.pop()
+        for child in [c for c, pp in parent.items() if pp == p and c not in found]:
+            found[child] = name[child]
+            todo.append(child)
+    return found
+
+
+def _running(pids) -> list[int]:
+    """Those of ``pids`` still running (a zombie has ended: it only waits to be reaped)."""
+    def state(p):
+        try:
+            text = Path(f"/proc/{p}/stat").read_text()
+        except OSError:
+            return "gone"
+        return text[text.rindex(")") + 2]
+    return [p for p in pids if state(p) not in ("gone", "Z", "X")]
+
+
+def _kill_and_watch(proc: subprocess.Popen, expected: int) -> None:
+    """kill -9 ``proc`` (at least ``expected`` processes below it); each of them ends within 5 s."""
+    import signal
+    import time
+    below = _descendants(proc.pid)
+    assert len(below) >= expected, below
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 5
+    while _running(below) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = _running(below)
+    for p in left:       # do not leave them to the next test
+        os.kill(p, signal.SIGKILL)
+    assert not left, f"still running 5 s after kill -9 of the build: {[below[p] for p in left]}"
+
+
+KILLED_BUILD = """
+import sys
+from pathlib import Path
+from afdlib.cli import main
+from afdlib.report import book
+root = Path(sys.argv[1])
+book.NOTEBOOK_DIR, book.GENERATED, book.BUILD = root / "notebooks", root / "generated", root / "_build"
+sys.exit(main(["book", "--jobs", "2"]))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+@pytest.mark.notebook
+def test_kill_9_of_a_build_leaves_none_of_its_processes(tmp_path):
+    """afd book on two stub chapters that wait: two pool workers, their kernels and
+    multiprocessing's resource tracker run below it; kill -9 ends them all within 5 s."""
+    import sys
+    import time
+    (tmp_path / "notebooks").mkdir()
+    for name in ("one", "two"):
+        _notebook(tmp_path / "notebooks" / f"{name}.ipynb",
+                  f"import pathlib, time\npathlib.Path({str(tmp_path)!r}, 'started-{name}').touch()\ntime.sleep(300)")
+    proc = subprocess.Popen([sys.executable, "-c", KILLED_BUILD, str(tmp_path)], cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 180
+        while not all((tmp_path / f"started-{n}").exists() for n in ("one", "two")):
+            assert proc.poll() is None and time.monotonic() < deadline, "the stub chapters did not start"
+            time.sleep(0.2)
+        _kill_and_watch(proc, expected=5)       # 2 workers, 2 kernels, the resource tracker
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_kill_9_of_a_build_ends_its_renderer(tmp_path):
+    """jupyter-book runs as a child of the build (afdlib.report.building.run_child): it ends with it."""
+    import sys
+    import time
+    script = "from afdlib.report.building import run_child\nrun_child(['sleep', '300'], '.')\n"
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 60
+        while "sleep" not in _descendants(proc.pid).values():
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+        _kill_and_watch(proc, expected=1)
+    finally:
+        if proc.poll() is None:
+            proc.kill()

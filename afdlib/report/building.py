@@ -138,6 +138,7 @@ def die_with_parent(parent: int) -> None:
 
 
 def run_child(cmd: list[str], cwd: Path | str) -> subprocess.CompletedProcess:
-    """``subprocess.run`` of ``cmd`` (text output captured) that ends with this process."""
+    """``subprocess.run`` of ``cmd`` (text output captured) that ends with this process (on Linux:
+    elsewhere the watch is a thread, which does not survive the child's exec)."""
     parent = os.getpid()
     return subprocess.run(cmd, cwd=cwd, text=True, capture_output=True, preexec_fn=lambda: die_with_parent(parent))
