@@ -1,5 +1,6 @@
 """The build pipeline (afdlib/book.py): a failing notebook fails `afd book`, and nothing half-done,
 stale or random is published. Fast: tiny notebooks, or the execution and rendering steps replaced."""
+import errno
 import fcntl
 import hashlib
 import json
@@ -108,7 +109,8 @@ def test_a_table_without_its_own_id_fails_its_notebook(tmp_path, capsys):
 @pytest.fixture
 def fake_book(tmp_path, monkeypatch):
     """afd book on a fake clone: two notebooks; execution and jupyter-book replaced by stand-ins whose
-    outcome the test sets (``state["execute"]``, ``state["render"]``)."""
+    outcome the test sets (``state["execute"]``, ``state["render"]``: True, False, or "disk full":
+    a write fails with ENOSPC after one page)."""
     (tmp_path / "notebooks").mkdir()
     for name in ("one", "two"):
         _notebook(tmp_path / "notebooks" / f"{name}.ipynb", "pass")
@@ -132,6 +134,8 @@ def fake_book(tmp_path, monkeypatch):
         html.mkdir(parents=True, exist_ok=True)   # Sphinx's work folder is kept between builds
         state["version"] += 1
         (html / "index.html").write_text(f"book {state['version']}")
+        if state["render"] == "disk full":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(html / "fig.svg"))
         return state["render"]
 
     monkeypatch.setattr(book, "execute_notebooks", execute)
@@ -150,15 +154,16 @@ def test_success_replaces_the_book_and_leaves_no_build_debris(fake_book, capsys)
     assert capsys.readouterr().out.strip().endswith("s)")
 
 
-@pytest.mark.parametrize("failure", ["render", "execute", "no-execute after a failed run", "interrupt"])
+@pytest.mark.parametrize("failure", ["render", "disk full", "execute", "no-execute after a failed run", "interrupt"])
 def test_a_failed_build_leaves_no_book_at_the_published_path(fake_book, capsys, failure):
     html, failed = book.BUILD / "html", book.BUILD / "html.failed"
     assert main(["book"]) == 0 and (html / "index.html").exists()
     capsys.readouterr()
-    if failure == "render":
-        fake_book["render"] = False
+    if failure in ("render", "disk full"):
+        fake_book["render"] = False if failure == "render" else failure
         assert main(["book", "--only", "two"]) == 1
         assert (failed / "index.html").read_text() == "book 2"  # the partial build, aside and named so
+        assert not (book.BUILD / "work").exists()                # Sphinx's state with it: the next build is full
     elif failure == "interrupt":
         fake_book["execute"] = "interrupt"
         assert main(["book"]) == 130
@@ -172,8 +177,9 @@ def test_a_failed_build_leaves_no_book_at_the_published_path(fake_book, capsys, 
     assert not html.exists() and not (book.BUILD / "next").exists()
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "FAILED" in err[0] and f"nothing published at {html}" in err[0]
-    if failure == "render":
+    if failure in ("render", "disk full"):
         assert str(failed) in err[0]
+        assert ("No space left on device" in err[0]) == (failure == "disk full")
     if failure == "no-execute after a failed run":
         assert "not executed yet: two" in err[0]
     fake_book["execute"] = fake_book["render"] = True
@@ -351,9 +357,7 @@ def test_custom_book_out_must_be_a_writable_folder(tmp_path, capsys, where):
 @pytest.fixture
 def fake_custom_book(monkeypatch):
     """afd book --out with execution and jupyter-book replaced by stand-ins whose outcome the test
-    sets: ``state["render"]`` True, False (jupyter-book failed, having rendered one page), or
-    "disk full" (a write in this process fails with ENOSPC, after one page)."""
-    import errno
+    sets, as for ``fake_book``."""
     state = {"execute": True, "render": True, "version": 0}
 
     def execute(names, jobs, target, parameters):

@@ -274,8 +274,13 @@ def build_book(only: list[str] | None = None, jobs: int = 2, execute: bool = Tru
         missing = [nb.stem for nb in notebooks() if not (GENERATED / nb.name).exists()]
         if missing:
             raise BuildFailed(f"not executed yet: {', '.join(missing)} (run without --no-execute)")
-        if not render_html(work):
-            os.replace(work, nxt) if work.exists() else None   # its partial HTML goes aside, Sphinx's state too
+        rendered = False
+        try:
+            rendered = render_html(work)
+        finally:
+            if not rendered and work.exists():   # its partial HTML goes aside, Sphinx's state too
+                os.replace(work, nxt)
+        if not rendered:
             raise BuildFailed("jupyter-book reported errors or warnings")
         shutil.copytree(work / "_build" / "html", nxt / "_build" / "html")
 
