@@ -510,3 +510,27 @@ def test_kill_9_of_a_build_ends_its_renderer(tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+@pytest.mark.parametrize("pair", [["--hardware", "h200"], ["--model", "kimi-k2"], ["--hardware", "h200", "--model", "kimi-k2"]])
+def test_every_page_a_custom_book_links_to_is_in_it(tmp_path, fake_custom_book, pair):
+    """A chapter run for your own pair may link to one it does not run ({doc}`aiconfigurator_comparison`
+    in the sweet spots): that one is a page saying it is in the reference book, under its own title
+    (a link to a missing page is a Sphinx warning, and warnings fail the build)."""
+    import re
+
+    import yaml
+    out = tmp_path / "mine"
+    assert main(["book", *pair, "--out", str(out)]) == 0
+    toc = yaml.safe_load((out / "_toc.yml").read_text())
+    pages = {c["file"] for part in toc["parts"] for c in part["chapters"]}
+    run = {p.name.removesuffix(".ipynb") for p in (out / "book" / "generated").glob("*.ipynb")}
+    assert run and {f"book/generated/{n}" for n in run} <= pages
+    for name in run:
+        for target in re.findall(r"\{doc\}`(?:[^`<]*<)?([^`>]+)>?`", (ROOT / "notebooks" / f"{name}.py").read_text()):
+            assert os.path.normpath(f"book/generated/{target}") in pages, f"{name} links to {target}, not in the book"
+    stub = (out / "book" / "generated" / "aiconfigurator_comparison.md").read_text()
+    title = next(line for line in (ROOT / "notebooks" / "aiconfigurator_comparison.py").read_text().splitlines()
+                 if line.startswith("# # "))[4:]
+    assert stub.startswith(f"# {title}\n") and "reference book" in stub
+    assert {p.stem for p in book.notebooks()} - {"intro"} == {Path(f).name for f in pages if "generated" in f}

@@ -336,6 +336,13 @@ def _absolute(name: str | None) -> str | None:
     return str(path.resolve()) if looks_like_file else name
 
 
+def _title(name: str) -> str:
+    """The title of a reference chapter (its notebook's first heading)."""
+    cells = json.loads((NOTEBOOK_DIR / f"{name}.ipynb").read_text(encoding="utf-8"))["cells"]
+    lines = ("".join(c["source"]).splitlines() for c in cells if c["cell_type"] == "markdown")
+    return next((line[2:].strip() for cell in lines for line in cell if line.startswith("# ")), name)
+
+
 def _write_custom_sources(out: Path, what: str, names: list[str], hw, hardware: str | None, m,
                           model: str | None) -> None:
     """The separate book's sources in ``out``: configuration, table of contents, landing page,
@@ -351,6 +358,17 @@ def _write_custom_sources(out: Path, what: str, names: list[str], hw, hardware: 
     toc = ["format: jb-book", "root: book/intro", "parts:", "  - caption: Chapters", "    numbered: true",
            "    chapters:"]
     toc += [f"      - file: book/generated/{n}" for n in names]
+    # the reference book's other chapters, as pages that say so: a chapter run here may link to one
+    others = [n for n in chapter_numbers() if n not in names and (NOTEBOOK_DIR / f"{n}.ipynb").exists()]
+    toc += ["  - caption: In the reference book only", "    chapters:"]
+    toc += [f"      - file: book/generated/{n}" for n in others]
+    (out / "book" / "generated").mkdir(parents=True, exist_ok=True)
+    with_both = custom_parameters("hardware", "model")
+    for n in others:
+        why = ("runs in a book built with both `--hardware` and `--model`" if n in with_both
+               else "does not take a hardware or a model")
+        (out / "book" / "generated" / f"{n}.md").write_text(
+            f"# {_title(n)}\n\nThis chapter {why}: it is in the reference book (`afd book`).\n")
     toc += ["  - caption: Back matter", "    chapters:", "      - file: book/bibliography"]
     (out / "_toc.yml").write_text("\n".join(toc) + "\n")
     built_for = "\n".join(f"- **{label}**: {obj.name} (`{arg}`)" for label, obj, arg in
@@ -368,7 +386,8 @@ number glued there reads "n/a" where the reference device or model is not in thi
 The sweet-spot chapter adds this selection to the paper's devices and models and takes it as the
 reference pair of its maps. Chapters that do not take a hardware or a model (the penalty figures,
 the published deployments, the comparison with aiconfigurator) are in the reference book only; for
-one pair, `afd advise --hardware ... --model ...` gives the recommendation and its reasons.
+one pair, `afd advise --hardware ... --model ...` gives the recommendation and its reasons. The
+reference book's other chapters are listed after these, each on a page that says why it is not here.
 """)
 
 
@@ -395,8 +414,8 @@ def build_custom_book(out: Path, hardware: str | None = None, model: str | None 
     names = sorted(params, key=lambda n: numbers.get(n, len(numbers) + 1))
 
     def steps(nxt: Path) -> None:
-        _write_custom_sources(out, what, names, hw, hardware, m, model)
         rmtree(out / "book" / "generated")   # never a page of the previous pair's
+        _write_custom_sources(out, what, names, hw, hardware, m, model)
         if not execute_notebooks(names, jobs, target=out / "book" / "generated", parameters=params):
             raise BuildFailed("notebook execution failed")
         if not render_html(nxt, source=out):
