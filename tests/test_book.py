@@ -210,6 +210,7 @@ FAKE_PYTHON = """#!/usr/bin/env bash
 # stands in for .venv/bin/python: says afdlib lives in $AFDLIB_AT, that it is Python $PYVER, and logs pip calls
 if [ "$1" = "-I" ]; then echo "$AFDLIB_AT"; exit 0; fi
 if [ "$1" = "-c" ]; then echo "${PYVER:-3.11}"; exit 0; fi
+if [ "$1" = "-m" ] && [ "$2" = "afdlib.cli" ]; then echo "$$ $*" > "$(dirname "$0")/build.log"; exit 0; fi
 echo "$@" >> "$(dirname "$0")/pip.log"
 """
 
@@ -244,6 +245,16 @@ def test_run_reinstalls_a_venv_copied_from_another_clone(tmp_path):
     (python.parent / "pip.log").unlink()
     proc = setup(here)
     assert proc.returncode == 0 and proc.stderr == "" and not (python.parent / "pip.log").exists()
+
+
+def test_run_book_is_the_build_process(tmp_path):
+    """./run book replaces itself with the build (exec): kill -9 of ./run is kill -9 of the build,
+    whose children end with it (test_kill_9_of_a_build_leaves_none_of_its_processes)."""
+    python = _fake_clone(tmp_path, stamp=True)
+    proc = subprocess.Popen(["bash", "run", "book", "--only", "x"], cwd=tmp_path,
+                            env={**os.environ, "AFDLIB_AT": str(tmp_path.resolve())})
+    assert proc.wait() == 0
+    assert (python.parent / "build.log").read_text().split() == [str(proc.pid), "-m", "afdlib.cli", "book", "--only", "x"]
 
 
 @pytest.mark.parametrize("version, installs", [
