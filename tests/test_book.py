@@ -545,3 +545,14 @@ def test_every_page_a_custom_book_links_to_is_in_it(tmp_path, fake_custom_book, 
                  if line.startswith("# # "))[4:]
     assert stub.startswith(f"# {title}\n") and "reference book" in stub
     assert {p.stem for p in book.notebooks()} - {"intro"} == {Path(f).name for f in pages if "generated" in f}
+
+
+def test_a_second_custom_build_into_the_same_folder_is_refused(tmp_path, fake_custom_book, capsys):
+    out = tmp_path / "mine"
+    (out / "_build").mkdir(parents=True)
+    with open(out / "_build" / ".lock", "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert main(["book", "--hardware", "h200", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "another build is running" in err and not (out / "_config.yml").exists()
+    assert main(["book", "--hardware", "h200", "--out", str(out)]) == 0

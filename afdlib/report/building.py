@@ -60,7 +60,7 @@ def lock(build: Path):
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise AfdError(f"another build is running in this clone (it holds {build / '.lock'}); "
+            raise AfdError(f"another build is running here (it holds {build / '.lock'}); "
                            "wait for it to finish") from None
         yield  # the lock goes with the file
 
