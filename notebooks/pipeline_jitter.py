@@ -61,7 +61,7 @@ import afdlib.report.params as _p
 _p.check_parameters(
     globals(), model=_p.text, hardware=_p.text, slo_ms=_p.positive, context=_p.positive, t_gap_ms=_p.nonnegative,
     cvs=_p.list_of(_p.nonnegative), ideal_cvs=_p.list_of(_p.nonnegative), steps=_p.integer(10, 1_000_000),
-    seed=_p.integer(0, 2**31), counts_dir=_p.optional(_p.text), counts_file=_p.text, output_dir=_p.text)
+    seed=_p.integer(0, 2**31), counts_dir=_p.optional(_p.folder), counts_file=_p.text, output_dir=_p.text)
 from afdlib.errors import AfdError
 
 if 0 not in cvs or 0.2 not in ideal_cvs or 0 not in ideal_cvs:

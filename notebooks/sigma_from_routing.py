@@ -33,8 +33,9 @@
 #
 # The measured loads are SGLang's published DeepSeek-V3 expert statistics {cite}`sglang_ep` (accumulated tokens per
 # expert and layer on benchmark prompts; workload undocumented). They are read from `counts_dir`
-# when present; otherwise the notebook falls back to the Zipf fits the project ships in
-# `data/deepseek_v3_routing_fit.yaml` (derived by `scripts/fit_routing.py`).
+# (by default the shared reference data; a folder you give must exist) when the file is there; otherwise
+# the notebook falls back to the Zipf fits the project ships in `data/deepseek_v3_routing_fit.yaml`
+# (derived by `scripts/fit_routing.py`).
 
 # %% tags=["parameters"]
 counts_dir = None                      # folder of {"logical_count": ...} files; None: the shared reference data
@@ -66,7 +67,7 @@ import afdlib.report.params as _p
 
 _p.check_parameters(
     globals(),
-    counts_dir=_p.optional(_p.text), counts_file=_p.text, experts_per_token=_p.integer(1, 4096),
+    counts_dir=_p.optional(_p.folder), counts_file=_p.text, experts_per_token=_p.integer(1, 4096),
     ep_sizes=_p.list_of(_p.integer(1, 65_536)), redundant=_p.integer(0, 65_536),
     batch_tokens=_p.list_of(_p.integer(1, 10_000_000)), trials=_p.integer(1, 1000),
     seed=_p.integer(0, 2**63 - 1), layer_sample=_p.integer(1, 1000), uniform_trials=_p.integer(1, 100_000),

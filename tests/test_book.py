@@ -1,5 +1,6 @@
 """The build pipeline (afdlib/book.py): a failing notebook fails `afd book`, and nothing half-done,
 stale or random is published. Fast: tiny notebooks, or the execution and rendering steps replaced."""
+import errno
 import fcntl
 import hashlib
 import json
@@ -108,7 +109,8 @@ def test_a_table_without_its_own_id_fails_its_notebook(tmp_path, capsys):
 @pytest.fixture
 def fake_book(tmp_path, monkeypatch):
     """afd book on a fake clone: two notebooks; execution and jupyter-book replaced by stand-ins whose
-    outcome the test sets (``state["execute"]``, ``state["render"]``)."""
+    outcome the test sets (``state["execute"]``, ``state["render"]``: True, False, or "disk full":
+    a write fails with ENOSPC after one page)."""
     (tmp_path / "notebooks").mkdir()
     for name in ("one", "two"):
         _notebook(tmp_path / "notebooks" / f"{name}.ipynb", "pass")
@@ -132,6 +134,8 @@ def fake_book(tmp_path, monkeypatch):
         html.mkdir(parents=True, exist_ok=True)   # Sphinx's work folder is kept between builds
         state["version"] += 1
         (html / "index.html").write_text(f"book {state['version']}")
+        if state["render"] == "disk full":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(html / "fig.svg"))
         return state["render"]
 
     monkeypatch.setattr(book, "execute_notebooks", execute)
@@ -150,15 +154,16 @@ def test_success_replaces_the_book_and_leaves_no_build_debris(fake_book, capsys)
     assert capsys.readouterr().out.strip().endswith("s)")
 
 
-@pytest.mark.parametrize("failure", ["render", "execute", "no-execute after a failed run", "interrupt"])
+@pytest.mark.parametrize("failure", ["render", "disk full", "execute", "no-execute after a failed run", "interrupt"])
 def test_a_failed_build_leaves_no_book_at_the_published_path(fake_book, capsys, failure):
     html, failed = book.BUILD / "html", book.BUILD / "html.failed"
     assert main(["book"]) == 0 and (html / "index.html").exists()
     capsys.readouterr()
-    if failure == "render":
-        fake_book["render"] = False
+    if failure in ("render", "disk full"):
+        fake_book["render"] = False if failure == "render" else failure
         assert main(["book", "--only", "two"]) == 1
         assert (failed / "index.html").read_text() == "book 2"  # the partial build, aside and named so
+        assert not (book.BUILD / "work").exists()                # Sphinx's state with it: the next build is full
     elif failure == "interrupt":
         fake_book["execute"] = "interrupt"
         assert main(["book"]) == 130
@@ -172,8 +177,9 @@ def test_a_failed_build_leaves_no_book_at_the_published_path(fake_book, capsys, 
     assert not html.exists() and not (book.BUILD / "next").exists()
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "FAILED" in err[0] and f"nothing published at {html}" in err[0]
-    if failure == "render":
+    if failure in ("render", "disk full"):
         assert str(failed) in err[0]
+        assert ("No space left on device" in err[0]) == (failure == "disk full")
     if failure == "no-execute after a failed run":
         assert "not executed yet: two" in err[0]
     fake_book["execute"] = fake_book["render"] = True
@@ -204,6 +210,7 @@ FAKE_PYTHON = """#!/usr/bin/env bash
 # stands in for .venv/bin/python: says afdlib lives in $AFDLIB_AT, that it is Python $PYVER, and logs pip calls
 if [ "$1" = "-I" ]; then echo "$AFDLIB_AT"; exit 0; fi
 if [ "$1" = "-c" ]; then echo "${PYVER:-3.11}"; exit 0; fi
+if [ "$1" = "-m" ] && [ "$2" = "afdlib.cli" ]; then echo "$$ $*" > "$(dirname "$0")/build.log"; exit 0; fi
 echo "$@" >> "$(dirname "$0")/pip.log"
 """
 
@@ -238,6 +245,16 @@ def test_run_reinstalls_a_venv_copied_from_another_clone(tmp_path):
     (python.parent / "pip.log").unlink()
     proc = setup(here)
     assert proc.returncode == 0 and proc.stderr == "" and not (python.parent / "pip.log").exists()
+
+
+def test_run_book_is_the_build_process(tmp_path):
+    """./run book replaces itself with the build (exec): kill -9 of ./run is kill -9 of the build,
+    whose children end with it (test_kill_9_of_a_build_leaves_none_of_its_processes)."""
+    python = _fake_clone(tmp_path, stamp=True)
+    proc = subprocess.Popen(["bash", "run", "book", "--only", "x"], cwd=tmp_path,
+                            env={**os.environ, "AFDLIB_AT": str(tmp_path.resolve())})
+    assert proc.wait() == 0
+    assert (python.parent / "build.log").read_text().split() == [str(proc.pid), "-m", "afdlib.cli", "book", "--only", "x"]
 
 
 @pytest.mark.parametrize("version, installs", [
@@ -330,3 +347,212 @@ def test_chapter_numbers_follow_the_numbered_parts_of_the_toc(tmp_path):
     numbers = book.chapter_numbers()
     assert sorted(numbers.values()) == list(range(1, len(numbers) + 1))
     assert {p.stem for p in book.notebooks()} - {"intro"} <= set(numbers)
+
+
+# --- afd book --out: a folder that can be written, a book published only when whole ------------------
+
+@pytest.mark.parametrize("where", ["file", "under a file", "cannot be created"])
+def test_custom_book_out_must_be_a_writable_folder(tmp_path, capsys, where):
+    (tmp_path / "a-file").write_text("x")
+    out = {"file": tmp_path / "a-file", "under a file": tmp_path / "a-file" / "book",
+           "cannot be created": Path("/sys/afd-book-test")}[where]
+    if where == "cannot be created" and not Path("/sys").is_dir():
+        pytest.skip("no /sys (not Linux)")
+    assert main(["book", "--hardware", "h200", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("afd: error: --out ") and str(out) in err
+    assert ("is a file, not a folder" in err) == (where == "file")
+    assert (tmp_path / "a-file").read_text() == "x"
+
+
+@pytest.fixture
+def fake_custom_book(monkeypatch):
+    """afd book --out with execution and jupyter-book replaced by stand-ins whose outcome the test
+    sets, as for ``fake_book``."""
+    state = {"execute": True, "render": True, "version": 0}
+
+    def execute(names, jobs, target, parameters):
+        target.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            (target / f"{name}.ipynb").write_text(json.dumps(parameters[name]))
+        return state["execute"]
+
+    def render(path_output, source):
+        html = path_output / "_build" / "html"
+        html.mkdir(parents=True)
+        state["version"] += 1
+        (html / "index.html").write_text(f"book {state['version']}")
+        if state["render"] == "disk full":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(html / "fig.svg"))
+        return state["render"]
+
+    monkeypatch.setattr(book, "execute_notebooks", execute)
+    monkeypatch.setattr(book, "render_html", render)
+    return state
+
+
+@pytest.mark.parametrize("failure", ["execute", "render", "disk full"])
+def test_a_failed_custom_rebuild_leaves_no_book_at_the_published_path(tmp_path, fake_custom_book, capsys, failure):
+    out = tmp_path / "mine"
+    html, failed = out / "_build" / "html", out / "_build" / "html.failed"
+    assert main(["book", "--hardware", "h200", "--out", str(out)]) == 0
+    assert (html / "index.html").read_text() == "book 1"
+    assert "H200" in (out / "book" / "intro.md").read_text()
+    capsys.readouterr()
+    if failure == "execute":
+        fake_custom_book["execute"] = False
+    else:
+        fake_custom_book["render"] = False if failure == "render" else "disk full"
+    # another pair into the same folder fails: the H200 book is gone, not left looking current
+    assert main(["book", "--hardware", "b200", "--out", str(out)]) == 1
+    assert not html.exists() and not (out / "_build" / "next").exists()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "FAILED" in err[0] and f"nothing published at {html}" in err[0]
+    if failure == "execute":
+        assert "notebook execution failed" in err[0] and not failed.exists()
+    else:   # what was rendered is aside, named so
+        assert (failed / "index.html").read_text() == "book 2" and str(failed) in err[0]
+        assert ("No space left on device" in err[0]) == (failure == "disk full")
+    fake_custom_book.update(execute=True, render=True)
+    assert main(["book", "--hardware", "b200", "--out", str(out)]) == 0
+    assert (html / "index.html").read_text().startswith("book ") and not failed.exists()
+    assert "B200" in (out / "book" / "intro.md").read_text()
+    assert sorted(p.name for p in (out / "_build").iterdir()) == [".lock", "html"]
+
+
+# --- kill -9 of a build: nothing of it is left running --------------------------------------------------
+
+def _descendants(pid: int) -> dict[int, str]:
+    """Every process below ``pid`` (children, their children, ...): id -> command name."""
+    parent, name = {}, {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2:].split()   # after "pid (comm) "
+        parent[int(stat.parent.name)] = int(fields[1])
+        name[int(stat.parent.name)] = text[text.index("(") + 1:text.rindex(")")]
+    found, todo = {}, [pid]
+    while todo:
+        p = todo.pop()
+        for child in [c for c, pp in parent.items() if pp == p and c not in found]:
+            found[child] = name[child]
+            todo.append(child)
+    return found
+
+
+def _running(pids) -> list[int]:
+    """Those of ``pids`` still running (a zombie has ended: it only waits to be reaped)."""
+    def state(p):
+        try:
+            text = Path(f"/proc/{p}/stat").read_text()
+        except OSError:
+            return "gone"
+        return text[text.rindex(")") + 2]
+    return [p for p in pids if state(p) not in ("gone", "Z", "X")]
+
+
+def _kill_and_watch(proc: subprocess.Popen, expected: int) -> None:
+    """kill -9 ``proc`` (at least ``expected`` processes below it); each of them ends within 5 s."""
+    import signal
+    import time
+    below = _descendants(proc.pid)
+    assert len(below) >= expected, below
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 5
+    while _running(below) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = _running(below)
+    for p in left:       # do not leave them to the next test
+        os.kill(p, signal.SIGKILL)
+    assert not left, f"still running 5 s after kill -9 of the build: {[below[p] for p in left]}"
+
+
+KILLED_BUILD = """
+import sys
+from pathlib import Path
+from afdlib.cli import main
+from afdlib.report import book
+root = Path(sys.argv[1])
+book.NOTEBOOK_DIR, book.GENERATED, book.BUILD = root / "notebooks", root / "generated", root / "_build"
+sys.exit(main(["book", "--jobs", "2"]))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+@pytest.mark.notebook
+def test_kill_9_of_a_build_leaves_none_of_its_processes(tmp_path):
+    """afd book on two stub chapters that wait: two pool workers, their kernels and
+    multiprocessing's resource tracker run below it; kill -9 ends them all within 5 s."""
+    import sys
+    import time
+    (tmp_path / "notebooks").mkdir()
+    for name in ("one", "two"):
+        _notebook(tmp_path / "notebooks" / f"{name}.ipynb",
+                  f"import pathlib, time\npathlib.Path({str(tmp_path)!r}, 'started-{name}').touch()\ntime.sleep(300)")
+    proc = subprocess.Popen([sys.executable, "-c", KILLED_BUILD, str(tmp_path)], cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 180
+        while not all((tmp_path / f"started-{n}").exists() for n in ("one", "two")):
+            assert proc.poll() is None and time.monotonic() < deadline, "the stub chapters did not start"
+            time.sleep(0.2)
+        _kill_and_watch(proc, expected=5)       # 2 workers, 2 kernels, the resource tracker
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_kill_9_of_a_build_ends_its_renderer(tmp_path):
+    """jupyter-book runs as a child of the build (afdlib.report.building.run_child): it ends with it."""
+    import sys
+    import time
+    script = "from afdlib.report.building import run_child\nrun_child(['sleep', '300'], '.')\n"
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 60
+        while "sleep" not in _descendants(proc.pid).values():
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+        _kill_and_watch(proc, expected=1)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+@pytest.mark.parametrize("pair", [["--hardware", "h200"], ["--model", "kimi-k2"], ["--hardware", "h200", "--model", "kimi-k2"]])
+def test_every_page_a_custom_book_links_to_is_in_it(tmp_path, fake_custom_book, pair):
+    """A chapter run for your own pair may link to one it does not run ({doc}`aiconfigurator_comparison`
+    in the sweet spots): that one is a page saying it is in the reference book, under its own title
+    (a link to a missing page is a Sphinx warning, and warnings fail the build)."""
+    import re
+
+    import yaml
+    out = tmp_path / "mine"
+    assert main(["book", *pair, "--out", str(out)]) == 0
+    toc = yaml.safe_load((out / "_toc.yml").read_text())
+    pages = {c["file"] for part in toc["parts"] for c in part["chapters"]}
+    run = {p.name.removesuffix(".ipynb") for p in (out / "book" / "generated").glob("*.ipynb")}
+    assert run and {f"book/generated/{n}" for n in run} <= pages
+    for name in run:
+        for target in re.findall(r"\{doc\}`(?:[^`<]*<)?([^`>]+)>?`", (ROOT / "notebooks" / f"{name}.py").read_text()):
+            assert os.path.normpath(f"book/generated/{target}") in pages, f"{name} links to {target}, not in the book"
+    stub = (out / "book" / "generated" / "aiconfigurator_comparison.md").read_text()
+    title = next(line for line in (ROOT / "notebooks" / "aiconfigurator_comparison.py").read_text().splitlines()
+                 if line.startswith("# # "))[4:]
+    assert stub.startswith(f"# {title}\n") and "reference book" in stub
+    assert {p.stem for p in book.notebooks()} - {"intro"} == {Path(f).name for f in pages if "generated" in f}
+
+
+def test_a_second_custom_build_into_the_same_folder_is_refused(tmp_path, fake_custom_book, capsys):
+    out = tmp_path / "mine"
+    (out / "_build").mkdir(parents=True)
+    with open(out / "_build" / ".lock", "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert main(["book", "--hardware", "h200", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "another build is running" in err and not (out / "_config.yml").exists()
+    assert main(["book", "--hardware", "h200", "--out", str(out)]) == 0

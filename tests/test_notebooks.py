@@ -329,3 +329,51 @@ def test_chapters_are_thin(chapter):
     computes lives in the library, where it is tested."""
     n = code_lines(ROOT / "notebooks" / f"{chapter}.py")
     assert n <= MAX_CODE_LINES, f"{chapter}: {n} code lines (at most {MAX_CODE_LINES}); move computation to afdlib"
+
+
+# --- a parameter error ends papermill with one line and status 2 -------------------------------------
+
+def test_a_list_given_as_text_names_the_yaml_option():
+    import yaml
+
+    from afdlib.errors import AfdError
+    with pytest.raises(AfdError) as refused:
+        _check_in_process("fig6_penalty", sigmas="[0.5, 0.8]")   # what `-p sigmas "[0.5, 0.8]"` passes
+    message = str(refused.value)
+    assert message.startswith("notebook parameter 'sigmas' must be a list") and "\n" not in message
+    suggested = re.search(r'-y "(.*)"', message).group(1)
+    assert yaml.safe_load(suggested) == {"sigmas": [0.5, 0.8]}
+    _check_in_process("fig6_penalty", **yaml.safe_load(suggested))    # the suggestion is accepted
+    with pytest.raises(AfdError, match=re.escape('-y "hardware: [h800]"')):
+        _check_in_process("fig4_dead_zone", hardware="h800")
+
+
+@pytest.mark.parametrize("name", ["sigma_from_routing", "pipeline_jitter"])
+def test_a_counts_dir_that_does_not_exist_is_an_error(tmp_path, name):
+    from afdlib.errors import AfdError
+    with pytest.raises(AfdError, match=re.escape("notebook parameter 'counts_dir' must be an existing folder, "
+                                                 f"got '{tmp_path / 'nope'}'")):
+        _check_in_process(name, counts_dir=str(tmp_path / "nope"))
+    _check_in_process(name, counts_dir=str(tmp_path))    # a folder without the file: the fitted data, said so
+    _check_in_process(name, counts_dir=None)             # the shared reference data
+
+
+def test_only_a_notebook_s_user_error_is_one_papermill_line():
+    from afdlib.report.papermill_errors import user_error_line
+    error = pm.PapermillExecutionError(2, 3, "check", "Refused", "notebook parameter 'x' must be positive, got -1",
+                                       ["a long traceback"])
+    assert user_error_line(error) == "papermill: error: notebook parameter 'x' must be positive, got -1"
+    assert user_error_line(pm.PapermillExecutionError(2, 3, "1 / 0", "ZeroDivisionError", "division by zero", [])) is None
+    assert user_error_line(ValueError("x")) is None
+
+
+@pytest.mark.notebook
+def test_papermill_ends_on_a_bad_parameter_with_one_line_and_status_2(tmp_path):
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, "-m", "papermill", str(ROOT / "notebooks" / "fig6_penalty.ipynb"),
+                           str(tmp_path / "out.ipynb"), "-p", "sigmas", "[0.5]", "-p", "output_dir", str(tmp_path)],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[-1].startswith("papermill: error: notebook parameter 'sigmas' must be a list")
+    assert "Traceback" not in proc.stderr + proc.stdout

@@ -17,6 +17,9 @@ Nothing half-done looks current:
 - notebooks are scheduled longest first, by the durations of the last build
   (``book/generated/.durations.json``), so the two parallel slots finish together;
 - a lock (``_build/.lock``) keeps two builds in one clone apart: the second exits with status 2;
+- a book for your own pair (``afd book --out DIR``) is published at ``DIR/_build/html`` the same
+  way, only when whole; the notebook workers and the renderer end with the build, even on
+  ``kill -9`` (both: :mod:`afdlib.report.building`);
 - rebuilds are byte-stable: each executed notebook loses papermill's timings, absolute paths and
   object addresses (``<... at 0x7f...>``); each pandas Styler is given its table id by the notebook
   (``.set_uuid(...)``), and a notebook that shows one with pandas' random id (``T_1a2b3``) fails. The HTML is rendered from
@@ -31,12 +34,13 @@ import multiprocessing
 import os
 import re
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 from afdlib.errors import AfdError
+from afdlib.report.building import (BuildFailed, die_with_parent, publish_whole, rmtree, run_child,
+                                    writable_folder)
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK_DIR = ROOT / "notebooks"
@@ -130,8 +134,10 @@ def _publish_outputs(stage: Path, target: Path, source: Path) -> None:
 
 # --- execution ---------------------------------------------------------------------------------
 
-def _init_worker() -> None:
-    """A notebook worker: its kernels start with a fixed hash seed and the notebooks' own backend."""
+def _init_worker(parent: int) -> None:
+    """A notebook worker: it ends with the build (even on ``kill -9``), and its kernels start with
+    a fixed hash seed and the notebooks' own backend."""
+    die_with_parent(parent)
     os.environ.pop("MPLBACKEND", None)
     os.environ["PYTHONHASHSEED"] = "0"
     import papermill  # noqa: F401  (imported once per worker, not once per notebook)
@@ -196,7 +202,7 @@ def execute_notebooks(names: list[str] | None = None, jobs: int = 2, source: Pat
     # in a fresh kernel); spawned, so that no state of this process leaks into them
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(max_workers=max(1, min(jobs, len(todo) or 1)), mp_context=context,
-                                                initializer=_init_worker) as pool:
+                                                initializer=_init_worker, initargs=(os.getpid(),)) as pool:
         futures = {pool.submit(_run_notebook, str(nb), str(stages[nb] / nb.name), str(stages[nb]),
                                (parameters or {}).get(nb.stem)): nb
                    for nb in todo}
@@ -246,87 +252,42 @@ def render_html(path_output: Path, source: Path | None = None) -> bool:
     cmd = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "build", str(source or ROOT),
            "--path-output", str(path_output), "--builder", "html", "-W", "-n", "--keep-going", "--quiet"]
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=source or ROOT, text=True, capture_output=True)
+    proc = run_child(cmd, cwd=source or ROOT)   # ends with this process
     print(f"jupyter-book: {'ok' if proc.returncode == 0 else 'FAILED'} ({time.perf_counter() - t0:.1f} s)")
     if proc.returncode != 0:
         print(proc.stdout[-6000:], proc.stderr[-6000:], sep="\n", file=sys.stderr)
     return proc.returncode == 0
 
 
-def _rmtree(path: Path) -> None:
-    if path.is_symlink() or path.is_file():
-        path.unlink()
-    elif path.exists():
-        shutil.rmtree(path)
-
-
-def _publish(new: Path, html: Path) -> None:
-    """Put the finished book ``new`` at ``html``: two renames, so the published path holds either
-    the old book or the new one (and, for an instant, nothing), never a mixture."""
-    old = html.with_name(html.name + ".old")
-    _rmtree(old)
-    if html.exists() or html.is_symlink():
-        os.replace(html, old)
-    os.replace(new, html)
-    _rmtree(old)
-
-
-@contextlib.contextmanager
-def _lock(build: Path):
-    """Exclusive lock on ``build/.lock`` for the whole build; a second build is a user error."""
-    import fcntl
-    build.mkdir(parents=True, exist_ok=True)
-    with open(build / ".lock", "a") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise AfdError(f"another build is running in this clone (it holds {build / '.lock'}); "
-                           "wait for it to finish") from None
-        yield  # the lock goes with the file
-
-
 def build_book(only: list[str] | None = None, jobs: int = 2, execute: bool = True) -> int:
     """Execute (all, or ``only`` some) notebooks and build ``_build/html``; returns an exit code."""
     t0 = time.perf_counter()
     select(only)  # an unknown name fails here (status 2), before anything is touched
-    html, nxt, failed = BUILD / "html", BUILD / "next", BUILD / "html.failed"
 
-    def fail(reason: str, partial: Path | None = None) -> int:
-        _rmtree(failed)
-        where = "nothing rendered"
-        if partial is not None and partial.exists():
-            os.replace(partial, failed)
-            where = f"partial build (not the book) in {failed}"
-        _rmtree(html)
-        _rmtree(nxt)
-        print(f"afd book: FAILED, {reason} ({time.perf_counter() - t0:.1f} s); {where}; "
-              f"nothing published at {html}", file=sys.stderr)
-        return 1
-
-    with _lock(BUILD):
+    def steps(nxt: Path) -> None:
+        work = BUILD / "work"    # Sphinx's environment, kept between builds so --only renders incrementally
+        if execute and only is None:
+            rmtree(GENERATED)  # a full build never reuses stale outputs
+            rmtree(work)
+        if execute and not execute_notebooks(only, jobs):
+            raise BuildFailed("notebook execution failed")
+        missing = [nb.stem for nb in notebooks() if not (GENERATED / nb.name).exists()]
+        if missing:
+            raise BuildFailed(f"not executed yet: {', '.join(missing)} (run without --no-execute)")
+        rendered = False
         try:
-            work = BUILD / "work"    # Sphinx's environment, kept between builds so --only renders incrementally
-            if execute and only is None:
-                _rmtree(GENERATED)  # a full build never reuses stale outputs
-                _rmtree(work)
-            if execute and not execute_notebooks(only, jobs):
-                return fail("notebook execution failed")
-            missing = [nb.stem for nb in notebooks() if not (GENERATED / nb.name).exists()]
-            if missing:
-                return fail(f"not executed yet: {', '.join(missing)} (run without --no-execute)")
-            _rmtree(nxt)
-            if not render_html(work):
-                os.replace(work, nxt) if work.exists() else None
-                return fail("jupyter-book reported errors or warnings", nxt / "_build" / "html")
-            shutil.copytree(work / "_build" / "html", nxt / "_build" / "html")
-        except KeyboardInterrupt:
-            fail("interrupted", nxt / "_build" / "html")
-            return 130
-        _publish(nxt / "_build" / "html", html)
-        _rmtree(nxt)
-        _rmtree(failed)
-    print(f"book: {html / 'index.html'} (total {time.perf_counter() - t0:.1f} s)")
-    return 0
+            rendered = render_html(work)
+        finally:
+            if not rendered and work.exists():   # its partial HTML goes aside, Sphinx's state too
+                os.replace(work, nxt)
+        if not rendered:
+            raise BuildFailed("jupyter-book reported errors or warnings")
+        shutil.copytree(work / "_build" / "html", nxt / "_build" / "html")
+
+    status = publish_whole(BUILD, steps, t0)
+    if status == 0:
+        print(f"book: {BUILD / 'html' / 'index.html'} (total {time.perf_counter() - t0:.1f} s)")
+    return status
 
 
 # --- a book for your own hardware and model --------------------------------------------------------
@@ -375,37 +336,39 @@ def _absolute(name: str | None) -> str | None:
     return str(path.resolve()) if looks_like_file else name
 
 
-def build_custom_book(out: Path, hardware: str | None = None, model: str | None = None, jobs: int = 2) -> int:
-    """Build a separate book in ``out`` for ``hardware`` and/or ``model`` (slugs or files): every
-    notebook whose parameters admit them, run with them, and a landing page saying what the book
-    was built for. The reference book (``_build/html``, ``book/generated``) is never touched."""
-    from afdlib.inputs.catalog import load_hardware, load_model
-    t0 = time.perf_counter()
-    if not hardware and not model:
-        raise AfdError("afd book --out needs --hardware and/or --model")
-    hardware, model = _absolute(hardware), _absolute(model)
-    hw = load_hardware(hardware) if hardware else None            # fail early, with one clear line
-    m = load_model(model) if model else None
-    out = Path(out).resolve()
-    for reference in (ROOT, BUILD.resolve(), (ROOT / "book").resolve()):
-        if out == reference or reference in out.parents or out in reference.parents:
-            raise AfdError(f"--out {out} overlaps the reference book ({reference}); give a folder of its own")
-    params = custom_parameters(hardware, model)
-    out.mkdir(parents=True, exist_ok=True)
+def _title(name: str) -> str:
+    """The title of a reference chapter (its notebook's first heading)."""
+    cells = json.loads((NOTEBOOK_DIR / f"{name}.ipynb").read_text(encoding="utf-8"))["cells"]
+    lines = ("".join(c["source"]).splitlines() for c in cells if c["cell_type"] == "markdown")
+    return next((line[2:].strip() for cell in lines for line in cell if line.startswith("# ")), name)
+
+
+def _write_custom_sources(out: Path, what: str, names: list[str], hw, hardware: str | None, m,
+                          model: str | None) -> None:
+    """The separate book's sources in ``out``: configuration, table of contents, landing page,
+    bibliography and static files (the chapters are executed into ``out/book/generated``)."""
     (out / "book").mkdir(exist_ok=True)
     vendor_mathjax()
     shutil.copytree(STATIC, out / "book" / "_static", dirs_exist_ok=True)
     shutil.copy(ROOT / "book" / "references.bib", out / "book" / "references.bib")
     shutil.copy(ROOT / "book" / "bibliography.md", out / "book" / "bibliography.md")
-    what = ", ".join(x for x in (hw and hw.name, m and m.name) if x)
     config = (ROOT / "_config.yml").read_text()
     config = re.sub(r'^title: .*$', f'title: "AFD vs EP for {what}"', config, count=1, flags=re.M)
     (out / "_config.yml").write_text(config)
-    numbers = chapter_numbers()                       # in the reference book's order
-    names = sorted(params, key=lambda n: numbers.get(n, len(numbers) + 1))
     toc = ["format: jb-book", "root: book/intro", "parts:", "  - caption: Chapters", "    numbered: true",
            "    chapters:"]
     toc += [f"      - file: book/generated/{n}" for n in names]
+    # the reference book's other chapters, as pages that say so: a chapter run here may link to one
+    others = [n for n in chapter_numbers() if n not in names and (NOTEBOOK_DIR / f"{n}.ipynb").exists()]
+    toc += ["  - caption: In the reference book only", "    chapters:"]
+    toc += [f"      - file: book/generated/{n}" for n in others]
+    (out / "book" / "generated").mkdir(parents=True, exist_ok=True)
+    with_both = custom_parameters("hardware", "model")
+    for n in others:
+        why = ("runs in a book built with both `--hardware` and `--model`" if n in with_both
+               else "does not take a hardware or a model")
+        (out / "book" / "generated" / f"{n}.md").write_text(
+            f"# {_title(n)}\n\nThis chapter {why}: it is in the reference book (`afd book`).\n")
     toc += ["  - caption: Back matter", "    chapters:", "      - file: book/bibliography"]
     (out / "_toc.yml").write_text("\n".join(toc) + "\n")
     built_for = "\n".join(f"- **{label}**: {obj.name} (`{arg}`)" for label, obj, arg in
@@ -423,15 +386,43 @@ number glued there reads "n/a" where the reference device or model is not in thi
 The sweet-spot chapter adds this selection to the paper's devices and models and takes it as the
 reference pair of its maps. Chapters that do not take a hardware or a model (the penalty figures,
 the published deployments, the comparison with aiconfigurator) are in the reference book only; for
-one pair, `afd advise --hardware ... --model ...` gives the recommendation and its reasons.
+one pair, `afd advise --hardware ... --model ...` gives the recommendation and its reasons. The
+reference book's other chapters are listed after these, each on a page that says why it is not here.
 """)
-    with _lock(out / "_build"):
+
+
+def build_custom_book(out: Path, hardware: str | None = None, model: str | None = None, jobs: int = 2) -> int:
+    """Build a separate book in ``out`` for ``hardware`` and/or ``model`` (slugs or files): every
+    notebook whose parameters admit them, run with them, and a landing page saying what the book
+    was built for. Published at ``out/_build/html`` only when whole (:func:`publish_whole`); the
+    reference book (``_build/html``, ``book/generated``) is never touched."""
+    from afdlib.inputs.catalog import load_hardware, load_model
+    t0 = time.perf_counter()
+    if not hardware and not model:
+        raise AfdError("afd book --out needs --hardware and/or --model")
+    hardware, model = _absolute(hardware), _absolute(model)
+    hw = load_hardware(hardware) if hardware else None            # fail early, with one clear line
+    m = load_model(model) if model else None
+    out = Path(out).resolve()
+    for reference in (ROOT, BUILD.resolve(), (ROOT / "book").resolve()):
+        if out == reference or reference in out.parents or out in reference.parents:
+            raise AfdError(f"--out {out} overlaps the reference book ({reference}); give a folder of its own")
+    params = custom_parameters(hardware, model)
+    writable_folder(out)
+    what = ", ".join(x for x in (hw and hw.name, m and m.name) if x)
+    numbers = chapter_numbers()                       # in the reference book's order
+    names = sorted(params, key=lambda n: numbers.get(n, len(numbers) + 1))
+
+    def steps(nxt: Path) -> None:
+        rmtree(out / "book" / "generated")   # never a page of the previous pair's
+        _write_custom_sources(out, what, names, hw, hardware, m, model)
         if not execute_notebooks(names, jobs, target=out / "book" / "generated", parameters=params):
-            print(f"afd book: FAILED, notebook execution failed ({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
-            return 1
-        if not render_html(out, source=out):
-            print(f"afd book: FAILED, jupyter-book reported errors or warnings ({time.perf_counter() - t0:.1f} s)",
-                  file=sys.stderr)
-            return 1
+            raise BuildFailed("notebook execution failed")
+        if not render_html(nxt, source=out):
+            raise BuildFailed("jupyter-book reported errors or warnings")
+
+    status = publish_whole(out / "_build", steps, t0)
+    if status:
+        return status
     print(f"book for {what}: {out / '_build' / 'html' / 'index.html'} (total {time.perf_counter() - t0:.1f} s)")
     return 0

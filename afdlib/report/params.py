@@ -10,6 +10,7 @@ A validator takes the value and returns it (possibly normalised) or raises
 from __future__ import annotations
 
 import types
+from pathlib import Path
 from typing import Any, Callable
 
 from afdlib.errors import AfdError
@@ -31,9 +32,19 @@ def check_parameters(namespace: dict, **spec: Callable[[Any], Any]) -> None:
         try:
             namespace[name] = check(namespace[name])
         except checks.Refused as e:
-            raise checks.Refused(e.rule, namespace[name], f"notebook parameter '{name}'") from None
+            refused = checks.Refused(e.rule, namespace[name], f"notebook parameter '{name}'")
+            if isinstance(namespace[name], str) and e.rule.startswith("a list"):
+                raise AfdError(f"{refused} (papermill's -p passes text: give a list as YAML, "
+                               f"-y \"{name}: {_as_yaml_list(namespace[name])}\")") from None
+            raise refused from None
     from afdlib.report.style import set_run
     set_run({name: namespace[name] for name in spec if name != "output_dir"})
+
+
+def _as_yaml_list(text_value: str) -> str:
+    """``[0.5, 0.8]`` as given, ``0.5,0.8`` or ``h800`` in brackets."""
+    text_value = text_value.strip()
+    return text_value if text_value.startswith("[") else f"[{text_value}]"
 
 
 positive = checks.positive
@@ -46,6 +57,14 @@ share = checks.share
 """A number in [0, 1]."""
 text = checks.text
 """A non-empty string."""
+
+
+def folder(v):
+    """An existing folder (relative paths: to the notebook's working directory)."""
+    checks.text(v)
+    if not Path(v).is_dir():
+        raise checks.Refused("an existing folder", v)
+    return v
 
 
 def integer(lo: int = 1, hi: int = 10**6) -> Callable:
