@@ -193,3 +193,29 @@ def test_lead_stretches_by_hand():
     # EP with no feasible deployment at a share: the ratio is infinite, None in the JSON
     from afdlib.decode.overlap_whatif import json_ratios
     assert json_ratios(np.array([1.5, np.inf])) == [1.5, None]
+
+
+def test_advice_carries_the_probability_and_follows_it():
+    """Without prices the recommendation is the more likely design: AFD exactly when P(AFD better)
+    > 1/2; the JSON carries p_afd, the ratio's 10th-90th percentile around the median, and the words."""
+    from afdlib.decode.advise import advise
+    from afdlib.decode.step import DECODE_T_GAP_S
+    from afdlib.inputs.catalog import load_hardware, load_model
+    from afdlib.inputs.specs import Budget
+    adv = advise(load_model("deepseek-v3"), load_hardware("h800"), Budget(slo_s=0.05, l_accept=1.0,
+                 t_gap_s=DECODE_T_GAP_S), 4096, explain=False)
+    doc = adv.to_json()
+    assert 0 <= doc["p_afd"] <= 1 and doc["recommendation"] == ("AFD" if doc["p_afd"] > 0.5 else "EP")
+    lo, hi = doc["ratio_interval"]
+    assert lo < doc["uncertainty"]["ratio_median"] < hi
+    assert doc["verdict"].startswith(doc["recommendation"]) and f"{doc['p_afd']:.2f}" in doc["verdict"]
+    assert doc["decisive"] == (doc["p_afd"] <= 0.1 or doc["p_afd"] >= 0.9)
+
+
+def test_p_afd_where_one_design_is_infeasible():
+    """Only AFD feasible (no EP ratio): certain, 1; only EP (ratio 0): 0; both, no verdict computed: None."""
+    from afdlib.decode.advise import Advice
+    assert Advice("AFD", None, True, {}, {}, []).p_afd == 1.0
+    assert Advice("EP", 0.0, True, {}, {}, []).p_afd == 0.0
+    assert Advice("EP", 0.9, False, {}, {}, []).p_afd is None
+    assert Advice("EP", 0.9, False, {}, {}, []).words() == "EP"

@@ -218,21 +218,6 @@ RECORDED_ERROR = {
 STEP3 = "step3-h800-2a2f"
 
 
-def test_decisive_ratio_is_computed_from_the_validation_errors():
-    """An AFD / EP ratio divides two predictions: it is decisive only beyond the largest ratio of two
-    recorded errors, (1 + e_i) / (1 + e_j) = 1.254 / 0.678 = 1.85 (was 1.375 / 0.9515 = 1.445) (DeepSeek's online EP144 over
-    September's GB200)."""
-    from afdlib.decode.advise import DECISIVE, decisive_threshold
-    from afdlib.decode.validation import decisive_ratio
-    factors = 1 + np.array(list(RECORDED_ERROR.values()))
-    assert DECISIVE == decisive_threshold() == pytest.approx(factors.max() / factors.min(), abs=0.01)
-    assert DECISIVE == pytest.approx(1.254 / 0.678, abs=0.01)   # EP144 online over GB200 September (was 1.375 / 0.9515)
-    # computed, not typed: other errors give another threshold
-    assert decisive_ratio([{"error": 0.25}, {"error": -0.2}, {"error": 0.0}]) == pytest.approx(1.25 / 0.8)
-    with pytest.raises(AfdError, match="at least two"):
-        decisive_ratio([{"error": 0.1}])
-
-
 def test_validation_table_does_not_drift():
     rows = {r["case"]: r for r in validation_rows()}
     assert set(rows) == set(RECORDED_ERROR)

@@ -81,7 +81,7 @@ def run(args) -> int:
         if args.all and not args.json:
             ratio = "  EP -" if adv.ratio is None else f"{adv.ratio:5.2f}"
             print(f"{model.slug:18s} {hw.slug:12s} {adv.recommendation:3s}{' ' if adv.decisive else '?'} "
-                  f"ratio {ratio}  "
+                  f"P(AFD better) {adv.p_afd:4.2f}  ratio {ratio}  "
                   f"EP {adv.ep.get('tokens_per_s_per_gpu', 0):8,.0f}  AFD {adv.afd.get('tokens_per_s_per_gpu', 0):8,.0f}"
                   " tokens/s per GPU", flush=True)
     if args.json:
@@ -92,9 +92,11 @@ def run(args) -> int:
     doc = results[0]
     print(f"{doc['model']} on {doc['hardware']} ({args.hw_profile}), weights {doc['weights']['dtype']} "
           f"({doc['weights']['from']}), SLO {args.slo_ms:g} ms, context {args.context:g}, "
-          f"MTP {args.mtp:g}: {doc['recommendation']} ("
+          f"MTP {args.mtp:g}: {doc['verdict']} ("
           + ("EP has no feasible deployment" if doc["ratio"] is None else
-             f"AFD / EP tokens/s per GPU = {doc['ratio']:.2f}{'' if doc['decisive'] else ', a close call'}")
+             f"AFD / EP tokens/s per GPU = {doc['ratio']:.2f} at the model's defaults"
+             + ("" if doc["ratio_interval"] is None else
+                ", {:.2f} to {:.2f} from the 10th to the 90th percentile".format(*doc["ratio_interval"])))
           + ")")
     rows = []
     for name in ("ep", "afd"):

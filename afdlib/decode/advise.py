@@ -1,7 +1,10 @@
 """AFD or EP? The best deployment of each for one model on given hardware, and the computed reasons.
 
 :func:`advise` searches both designs (:mod:`afdlib.decode.search`), compares their output tokens per
-second per GPU (or per dollar, when prices per GPU-hour are given) and explains the answer with
+second per GPU (or per dollar, when prices per GPU-hour are given), gives the probability that AFD
+is the better one under the model's uncertain assumptions (:mod:`afdlib.decode.uncertainty`: the
+recommendation is the more likely design, decided when that probability is at most 0.1 or at least
+0.9) and explains the answer with
 numbers: each design's best configuration and binding limits, the AFD FFN side's regime and HFU
 ceiling (the paper's bounds), each design's imbalance penalty, and what would have to change for
 the answer to flip (the share of each design's communication hidden, on one footing for both:
@@ -10,7 +13,6 @@ the answer to flip (the share of each design's communication hidden, on one foot
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -24,33 +26,21 @@ from afdlib.analysis.hfu import dead_zone_floor, hfu_sweep
 from afdlib.analysis.intensity import regime
 from afdlib.decode.search import AFD_NODES, compare
 from afdlib.decode.sweetspot import with_network
-from afdlib.decode.validation import case_labels, decisive_ratio, form_label, validated_by, validated_forms, validation_rows
+from afdlib.decode.uncertainty import DECIDED, Verdict, verdict
+from afdlib.decode.validation import case_labels, form_label, validated_by, validated_forms
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
 FLIP_FACTORS = np.geomspace(1 / 16, 64, 21)
 """Scale-out bandwidth multipliers searched for the break-even point (1/16x .. 64x)."""
 
 
-@lru_cache(maxsize=1)
-def decisive_threshold() -> float:
-    """A ratio of two predictions is decisive beyond this (or below its inverse): the largest ratio
-    of two of the decode model's errors against the published deployments,
-    :func:`afdlib.decode.validation.decisive_ratio` of :func:`~afdlib.decode.validation.validation_rows`
-    under the default assumptions (computed once per process; ``DECISIVE`` is the same number). An
-    AFD / EP ratio compounds the errors of two predictions, so a single case's error would be too
-    narrow a band; closer calls are reported as within the model's error."""
-    return decisive_ratio(validation_rows())
-
-
-def __getattr__(name: str):
-    """``DECISIVE``: :func:`decisive_threshold`, computed from the validation when first asked for."""
-    if name == "DECISIVE":
-        return decisive_threshold()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 @dataclass(frozen=True)
 class Advice:
+    """``recommendation``: by cost where prices are given, else the design more likely to give more
+    tokens/s per GPU (``verdict``); ``ratio``: AFD / EP at the model's defaults (None: EP infeasible);
+    ``decisive``: the verdict is decided (P(AFD better) <= 0.1 or >= 0.9; always where one design
+    has no feasible deployment)."""
+
     recommendation: str
     ratio: float                # AFD / EP output tokens per second per GPU
     decisive: bool
@@ -59,9 +49,31 @@ class Advice:
     reasons: list
     cost: dict | None = None
     overlap_what_ifs: dict | None = None   # overlap_whatif.overlap_what_ifs (with the reasons, both feasible)
+    verdict: Verdict | None = None         # None where one design has no feasible deployment
+
+    @property
+    def p_afd(self) -> float | None:
+        """P(AFD better): the verdict's, 1 / 0 where only AFD / only EP is feasible, None where it was
+        not computed."""
+        if self.verdict is not None:
+            return self.verdict.p_afd
+        if self.ratio is None or self.ratio <= 0:
+            return 1.0 if self.ratio is None else 0.0
+        return None
+
+    def words(self) -> str:
+        """The one-line verdict, e.g. "EP, P(AFD better) = 0.07" (by cost where prices decide)."""
+        if self.cost and self.cost.get("ratio") is not None:
+            return f"{self.recommendation} by cost per token"
+        if self.verdict is not None:
+            return self.verdict.words()
+        return self.recommendation + ("" if self.p_afd is None else f", P(AFD better) = {self.p_afd:.2f}")
 
     def to_json(self) -> dict:
+        v = self.verdict
         return {"recommendation": self.recommendation, "ratio": self.ratio, "decisive": self.decisive,
+                "p_afd": self.p_afd, "ratio_interval": list(v.ratio_interval) if v else None,
+                "verdict": self.words(), **({"uncertainty": v.to_json()} if v else {}),
                 "ep": self.ep, "afd": self.afd,
                 "reasons": self.reasons, **({"cost": self.cost} if self.cost else {}),
                 **({"overlap_what_ifs": self.overlap_what_ifs} if self.overlap_what_ifs else {})}
@@ -90,8 +102,9 @@ def advise(model: Model, hardware: Hardware, budget: Budget, context: float, pre
 
 
 def _advice_of(model, hardware, budget, context, precision, assumptions, ep, afd, attn_hardware=None, prices=None,
-               explain: bool = False, validated_only: bool = False) -> Advice:
-    """The advice from the best EP and AFD deployments already found."""
+               explain: bool = False, validated_only: bool = False, uncertain: bool = True) -> Advice:
+    """The advice from the best EP and AFD deployments already found (``uncertain``: with the
+    verdict's probability; without, the recommendation follows the ratio and nothing is decided)."""
     attn = attn_hardware or hardware
     e, a = _f(ep.tokens_per_s_per_gpu), _f(afd.tokens_per_s_per_gpu)
     if e <= 0 and a <= 0:
@@ -105,17 +118,20 @@ def _advice_of(model, hardware, budget, context, precision, assumptions, ep, afd
     if prices:
         cost = _costs(prices, hardware, attn, ep_doc, afd_doc)
     by_cost = cost is not None and cost.get("ratio") is not None
-    if ratio is None:
-        rec = "AFD"
+    v = (verdict(model, hardware, budget, context, precision, assumptions, attn_hardware, validated_only,
+                 tornado=explain) if uncertain and e > 0 and a > 0 else None)
+    if ratio is None or a <= 0:
+        rec = "AFD" if ratio is None else "EP"
+    elif by_cost:
+        rec = "AFD" if cost["ratio"] > 1 else "EP"
     else:
-        rec = "AFD" if (cost["ratio"] if by_cost else ratio) > 1 else "EP"
+        rec = v.recommendation if v is not None else ("AFD" if ratio > 1 else "EP")
     what_ifs = (overlap_what_ifs(model, hardware, budget, context, precision, assumptions, e, a, attn_hardware,
                                  validated_only=validated_only) if explain and e > 0 and a > 0 else None)
     reasons = _reasons(model, hardware, attn, budget, context, precision, assumptions, ep_doc, afd_doc, ratio,
-                       cost, validated_only, what_ifs) if explain else []
-    band = decisive_threshold()
-    decisive = ratio is None or bool(ratio > band or ratio < 1 / band)
-    return Advice(rec, ratio, decisive, ep_doc, afd_doc, reasons, cost, what_ifs)
+                       cost, validated_only, what_ifs, v) if explain else []
+    decisive = v.decided if v is not None else (ratio is None or a <= 0)
+    return Advice(rec, ratio, decisive, ep_doc, afd_doc, reasons, cost, what_ifs, v)
 
 
 def _ep_doc(model, hw, budget, context, precision, a, best) -> dict:
@@ -217,7 +233,7 @@ def _scaled_network(hw: Hardware, factors: np.ndarray) -> Hardware:
 
 
 def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, cost, validated_only=False,
-             what_ifs=None) -> list[str]:
+             what_ifs=None, v: Verdict | None = None) -> list[str]:
     r = []
     if ep.get("feasible"):
         r.append(f"EP: best is EP{ep['ep_size']} with {ep['redundant']} redundant experts at {ep['batch_per_gpu']} "
@@ -252,11 +268,9 @@ def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, co
     if ep.get("feasible") and afd.get("feasible"):
         r.append(f"imbalance: EP sigma {ep['sigma']:.3f} keeps {ep['imbalance_alpha']:.1%} of its balanced "
                  f"throughput, AFD sigma {afd['sigma']:.3f} keeps {afd['imbalance_alpha']:.1%}")
-        word, band = ("more" if ratio > 1 else "less"), decisive_threshold()
-        call = ("beyond the model's error against published deployments" if ratio > band or ratio < 1 / band
-                else f"within the spread of the model's errors against published deployments (a ratio up to "
-                     f"{band:.2f} either way): a close call")
-        r.append(f"AFD gives {ratio:.2f}x EP's tokens/s per GPU ({word}), {call}")
+        r.append(f"AFD gives {ratio:.2f}x EP's tokens/s per GPU ({'more' if ratio > 1 else 'less'}) at the model's "
+                 f"defaults; {_uncertainty_reason(v)}")
+        r.append(_tornado_reason(v))
         r.extend(what_if_reasons(what_ifs, ep, afd, a))
         bw, _ = break_even_scale_out(model, ffn, budget, context, precision, a,
                                      None if attn is ffn else attn, validated_only=validated_only)
@@ -272,6 +286,21 @@ def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, co
         r.append(f"cost: EP {cost['ep_usd_per_million_tokens']:.3f} USD and AFD "
                  f"{cost['afd_usd_per_million_tokens']:.3f} USD per million output tokens")
     return r
+
+
+def _uncertainty_reason(v: Verdict) -> str:
+    """One line: P(AFD better) and the ratio's interval, and whether that decides."""
+    lo, hi = v.ratio_interval
+    state = "decided" if v.decided else f"undecided (deciding takes P(AFD better) <= {DECIDED} or >= {1 - DECIDED:g})"
+    return (f"over the model's uncertain assumptions (kernels, networks, gap per step, each design's error against "
+            f"published deployments) P(AFD better) = {v.p_afd:.2f}, the ratio {lo:.2f} to {hi:.2f} (10th to 90th "
+            f"percentile): {v.recommendation} is the more likely, {state}")
+
+
+def _tornado_reason(v: Verdict) -> str:
+    """One line: which assumptions move the ratio most (the tornado's two widest)."""
+    top = [f"{t['assumption']} ({t['low']:.2f} to {t['high']:.2f} at its {t['at']} percentile)" for t in v.tornado[:2]]
+    return "the ratio moves most with " + " and ".join(top)
 
 
 def _validation_reason(doc: dict) -> str:
@@ -328,13 +357,15 @@ def _stacked(devices: list[Hardware]) -> Hardware:
 
 def advice_table(models: list[Model], hardware: list[Hardware], budget: Budget, context: float,
                  precision: Precision = Precision(), assumptions: Assumptions = Assumptions(),
-                 validated_only: bool = False) -> list[dict]:
+                 validated_only: bool = False, uncertain: bool = True) -> list[dict]:
     """Recommendation and ratio for every (model, device) pair (no reasons: the fast path), with
     each design's best form and whether a published deployment validates it.
 
     The best EP and AFD deployments of one model are searched for all devices of the same
     structure in one vectorised call (:func:`afdlib.decode.search.compare` over a cell axis); the
-    results are those of :func:`advise` pair by pair."""
+    results are those of :func:`advise` pair by pair, with P(AFD better) and the ratio's 10th-90th
+    percentile (``p_afd``, ``ratio_lo``, ``ratio_hi``; about half a second per pair: ``uncertain``
+    False leaves them out, NaN, and decides nothing)."""
     groups: dict[tuple, list[int]] = {}
     for i, h in enumerate(hardware):
         groups.setdefault(_structure(h), []).append(i)
@@ -358,13 +389,16 @@ def advice_table(models: list[Model], hardware: list[Hardware], budget: Budget, 
                     raise AfdError(f"model '{m.slug}' has no attention description; add an attention: block")
                 ep, afd = found[(j, i)]
                 adv = _advice_of(m, h, budget, context, precision, assumptions, ep, afd,
-                                 validated_only=validated_only)
+                                 validated_only=validated_only, uncertain=uncertain)
             except AfdError as e:
                 rows.append({"model": m.slug, "hardware": h.slug, "recommendation": "-", "ratio": np.nan,
-                             "decisive": False, "ep": np.nan, "afd": np.nan, "note": str(e)})
+                             "decisive": False, "p_afd": np.nan, "ratio_lo": np.nan, "ratio_hi": np.nan,
+                             "ep": np.nan, "afd": np.nan, "note": str(e)})
                 continue
+            lo, hi = adv.verdict.ratio_interval if adv.verdict is not None else (np.nan, np.nan)
             rows.append({"model": m.slug, "hardware": h.slug, "recommendation": adv.recommendation,
                          "ratio": adv.ratio, "decisive": adv.decisive,
+                         "p_afd": np.nan if adv.p_afd is None else adv.p_afd, "ratio_lo": lo, "ratio_hi": hi,
                          "ep": adv.ep.get("tokens_per_s_per_gpu", 0.0), "afd": adv.afd.get("tokens_per_s_per_gpu", 0.0),
                          "ep_config": (f"EP{adv.ep['ep_size']}" if adv.ep.get("feasible") else "-"),
                          "afd_config": (f"{adv.afd['n_attn']}A{adv.afd['n_ffn']}F" if adv.afd.get("feasible") else "-"),

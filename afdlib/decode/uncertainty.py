@@ -85,12 +85,15 @@ class Uncertainty:
         return n[0][0], n[-1][0]
 
     def percentiles(self) -> str:
-        """Where the outer nodes lie, in words."""
-        if self.kind == "lognormal":
-            q = NormalDist().cdf(float(HERMITE[0][0]))
-        else:
-            q = float(LEGENDRE[0][0])
-        return f"{q:.0%} and {1 - q:.0%}"
+        """Where the outer nodes lie, in words: "4th and 96th"."""
+        q = NormalDist().cdf(float(HERMITE[0][0])) if self.kind == "lognormal" else float(LEGENDRE[0][0])
+        return f"{_ordinal(round(100 * q))} and {_ordinal(round(100 * (1 - q)))}"
+
+
+def _ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, 11th, 21st ..."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 def _rms_log(ratios) -> float:

@@ -13,8 +13,8 @@ prediction lies inside it for every case (tested).
 
 The deployment forms the searches pick from (EP: micro-batches x DeepEP kernels; AFD:
 micro-batches) are validated by the cases whose sources state that form
-(:func:`validated_forms`); :func:`decisive_ratio` is the spread of the errors that `afd advise`
-holds a ratio of two predictions against.
+(:func:`validated_forms`). Each design's errors are the spread `afd advise` gives its predictions
+(:mod:`afdlib.decode.uncertainty`).
 """
 from __future__ import annotations
 
@@ -205,15 +205,6 @@ def source_rows(cases: dict[str, Case] | None = None) -> list[dict[str, Any]]:
                      "batch from": case.facts["batch_from"], "the source's words, as recorded (or the assumption)": words,
                      "form": form_label(*form_of(case)), "form stated": "yes" if form_stated(case) else "assumed"})
     return rows
-
-
-def decisive_ratio(rows: list[dict[str, Any]]) -> float:
-    """The largest ratio of two predictions' error factors, max(1 + e) / min(1 + e) over
-    :func:`validation_rows`' errors: a ratio of two predictions (AFD / EP) is decisive only beyond it."""
-    factors = np.array([1.0 + r["error"] for r in rows], dtype=float)
-    if factors.size < 2 or not np.all(factors > 0):
-        raise AfdError("the decisive ratio needs at least two validation errors above -100%")
-    return float(factors.max() / factors.min())
 
 
 def with_facts(case: Case, **facts) -> Case:
