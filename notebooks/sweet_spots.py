@@ -26,22 +26,27 @@
 #
 # **Result.** How much of its communication each design hides behind compute is not set per
 # design: both come from one schedule, the max-plus schedule of the micro-batches' stages over
-# each design's resources (previous chapter). Under it the paper's
-# six models on its eight GPUs give {glue:text}`n_afd` of {glue:text}`n_pairs` pairs to AFD and
-# {glue:text}`n_ep` to EP, and {glue:text}`n_decisive` differ by more than the spread of the
-# model's errors against published deployments (a ratio beyond {glue:text}`decisive`, the largest
-# ratio of two of its errors): the designs look close. Two readings move the balance, in opposite
+# each design's resources (previous chapter). Each verdict is a probability: the share of the
+# model's uncertain assumptions (kernel and network speeds from their calibration residuals, the gap
+# per step, and each design's error against published deployments) under which AFD gives more
+# tokens/s per GPU, P(AFD better); a pair is decided when it is {glue:text}`decided`. Under the
+# schedule the paper's six models on its eight GPUs give {glue:text}`n_afd` of {glue:text}`n_pairs`
+# pairs to AFD and {glue:text}`n_ep` to EP (the more likely design), with P(AFD better) from
+# {glue:text}`p_range`, and {glue:text}`n_decisive` are decided: each design's spread against the
+# published deployments (one standard deviation: {glue:text}`spreads`) enters every verdict
+# ({glue:text}`tornado_top` move the reference pair's ratio most, {numref}`sweet-spots-tornado`), so
+# the designs look close. Two readings move the balance, in opposite
 # directions. Held to the forms published deployments validate (below), AFD leads in
 # {glue:text}`n_afd_val` pairs and EP in {glue:text}`n_ep_val`, with ratios of
-# {glue:text}`range_val` ({glue:text}`n_decisive_val` decisive). With the paper's idealisation for both
+# {glue:text}`range_val` ({glue:text}`n_decisive_val` decided). With the paper's idealisation for both
 # designs, the overlap override at 1 (every two-micro-batch EP layer takes max(compute, all-to-all),
 # whatever its kernels; AFD's pipeline runs at its steady state, without fill and drain), EP leads in
 # {glue:text}`n_ep_sym` of {glue:text}`n_pairs` pairs, by a median factor of {glue:text}`median_sym`;
 # this equal-overlap reading hides more than the schedule, which already over-predicts the
 # published EP deployments whose all-to-all crosses a NIC (previous chapter). The AFD side rests on a single published deployment (Step-3).
 # So the model neither overturns nor confirms the paper's verdict that EP keeps the lead on today's
-# clusters: EP's lead is as large as its all-to-all is well hidden, and under the schedule it stays
-# within the model's errors.
+# clusters: EP's lead is as large as its all-to-all is well hidden, and under the schedule no verdict
+# is decided by the model's errors.
 #
 # The searches range wider than the validation: the best EP deployment's form (micro-batches,
 # DeepEP kernels) is one that a published deployment states in {glue:text}`n_ep_validated` of the
@@ -79,11 +84,11 @@ _p.check_parameters(
     context=_p.nonnegative, mtp=_p.positive, map_size=_p.integer(2, 200), ordinary=_p.text, superpod=_p.text,
     reference_model=_p.text, attention_pool=_p.text, ffn_pool=_p.text, prices=_p.price_map,
     output_dir=_p.text)
-import matplotlib.pyplot as plt
 import pandas as pd
 from myst_nb import glue
 
-from afdlib.decode.advise import DECISIVE, advice_table
+from afdlib.decode.advise import advice_table
+from afdlib.decode.uncertainty import DECIDED, composition_spreads, verdict
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.decode.sweetspot import overlap_methods, pools_table
 from afdlib.decode.sweetspot_study import (
@@ -93,9 +98,9 @@ from afdlib.decode.sweetspot_study import (
 from afdlib.decode.validation import form_label, validation_rows
 from afdlib.inputs.catalog import load_hardware, load_model, model_names
 from afdlib.inputs.specs import Budget
-from afdlib.report.figures import advice_heatmap, ratio_bandwidth_figure, ratio_maps_figure
+from afdlib.report.figures import advice_heatmap, ratio_bandwidth_figure, ratio_maps_figure, tornado_figure
 from afdlib.peers.comparison import lean_readings
-from afdlib.report.style import glue_all, save_data, save_figure, setup_style
+from afdlib.report.style import glue_all, glue_figure, save_data, setup_style
 
 setup_style()
 budget = Budget(slo_s=slo_ms / 1e3, l_accept=mtp, t_gap_s=DECODE_T_GAP_S)
@@ -104,11 +109,9 @@ ms = [load_model(m, profile="reference") for m in models]
 rows = advice_table(ms, hws, budget, context)
 table = pd.DataFrame(rows)
 save_data(table, "sweet_spots_advice", output_dir)
-fig = advice_heatmap(table, [h.slug for h in hws], [m.slug for m in ms], DECISIVE)   # the table's keys
-save_figure(fig, "sweet_spots_advice", output_dir)
-glue("fig_sweet_spots_advice", fig, display=False)
-plt.close(fig)
-sym_rows = advice_table(ms, hws, budget, context, assumptions=Assumptions(ep_overlap=1.0, afd_overlap=1.0))
+fig = advice_heatmap(table, [h.slug for h in hws], [m.slug for m in ms])   # the table's keys
+glue_figure(fig, "sweet_spots_advice", output_dir)
+sym_rows = advice_table(ms, hws, budget, context, assumptions=Assumptions(ep_overlap=1.0, afd_overlap=1.0), uncertain=False)
 save_data(pd.DataFrame(sym_rows), "sweet_spots_advice_equal_overlap", output_dir)
 val_rows = advice_table(ms, hws, budget, context, validated_only=True)
 save_data(pd.DataFrame(val_rows), "sweet_spots_advice_validated", output_dir)
@@ -119,7 +122,8 @@ glue_all({
         "n_afd_val": val.afd, "n_ep_val": val.ep, "n_decisive_val": val.decisive, "sym_normal": sym_normal,
         "range_val": f"{val.ratio_min:.2f} to {val.ratio_max:.2f}", "ep_top_form": f"{top[0]}, in {top[1]}",
         "ep_top_validated": "validated by a published deployment" if top[2] else "stated by no published deployment",
-        "decisive": f"{DECISIVE:.2f} or below {1 / DECISIVE:.2f}", "tie_band": f"between {1 / DECISIVE:.2f} and {DECISIVE:.2f}",
+        "decided": f"at most {DECIDED:g} or at least {1 - DECIDED:g}", "undecided": f"between {DECIDED:g} and {1 - DECIDED:g}",
+        "p_range": f"{table.p_afd.min():.2f} to {table.p_afd.max():.2f}", "spreads": composition_spreads(),
         "n_ep_validated": int(table.ep_validated.sum()), "n_afd_validated": int(table.afd_validated.sum()),
         "ep_forms": "; ".join(f"{f} in {k}" for f, k in table.ep_form.value_counts().items()),
         "max_validation_error": f"{err.high:+.1%}", "min_validation_error": f"{err.low:+.1%}",
@@ -135,7 +139,8 @@ glue_all({
 #
 # AFD / EP output tokens per second per GPU, best deployment of each, SLO
 # {glue:text}`slo` ms, context {glue:text}`ctx`, no MTP, datasheet hardware with the decode model's
-# defaults (orange: AFD ahead; '?': within the spread of the model's errors). The ratios span
+# defaults (orange: AFD ahead), with P(AFD better) below each ratio ('?': undecided, P
+# {glue:text}`undecided`). The ratios span
 # {glue:text}`ratio_range`; with the overlap override at 1 for both designs (the equal-overlap
 # reading) they span {glue:text}`range_sym`. Devices that give the same ratio for every model (their differences do
 # not bind): {glue:text}`twins`. Data:
@@ -151,9 +156,12 @@ hw_o, hw_s = load_hardware(ordinary, profile=hw_profile), load_hardware(superpod
 half = advice_table([ref], [hw_o], budget, context, assumptions=Assumptions(ep_overlap=0.5, afd_overlap=0.5))
 coarse = ratio_span(rows, ["step3", "ernie-4.5"], ["gb200", "gb300"])   # the paper's coarse experts on Superpods
 bw_even, side = break_even(ref, hw_o, budget, context)
+ref_v = verdict(ref, hw_o, budget, context)
+glue_figure(tornado_figure(list(ref_v.tornado), f"{ref.name} on {hw_o.name}"), "sweet_spots_tornado", output_dir)
 glue_all({
         "slo": f"{slo_ms:g}", "ctx": f"{context:g}", "ref_ordinary_half": f"{half[0]['ratio']:.2f}",
-        "ref_ordinary_ratio": f"{ratio_of(rows, ref.slug, hw_o.slug):.2f}", "ref_ordinary_call": "a close call" if 1 / DECISIVE < ratio_of(rows, ref.slug, hw_o.slug) < DECISIVE else "beyond the spread of the model's errors", "ref_equal_spread": "both within" if all(1 / DECISIVE < x < DECISIVE for x in (ratio_of(sym_rows, ref.slug, hw_o.slug), half[0]["ratio"])) else "not both within",
+        "ref_ordinary_ratio": f"{ratio_of(rows, ref.slug, hw_o.slug):.2f}", "ref_ordinary_call": ref_v.words(), "ref_ordinary_interval": "{:.2f} to {:.2f}".format(*ref_v.ratio_interval),
+        "tornado_top": " and ".join(t["assumption"] for t in ref_v.tornado[:2]),
         "ref_ordinary_ep_form": next(r["ep_form"] for r in rows if (r["model"], r["hardware"]) == (ref.slug, hw_o.slug)),
         "ref_ordinary_paper_like": f"{ratio_of(sym_rows, ref.slug, hw_o.slug):.2f}", "ref_superpod_ratio": f"{ratio_of(rows, ref.slug, hw_s.slug):.2f}", "coarse_superpod": f"{coarse[0]:.2f} to {coarse[1]:.2f}",
         "ref_break_even": "none in range" if bw_even is None else f"{bw_even / 1e9:.0f}",
@@ -172,14 +180,16 @@ glue_all({
 # at a time.
 #
 # - **{glue:text}`ref_name` on {glue:text}`ordinary_name`**: the paper says EP keeps the lead on ordinary clusters. Under the
-#   schedule the model puts AFD at {glue:text}`ref_ordinary_ratio` x EP, {glue:text}`ref_ordinary_call` (EP's best
+#   schedule the model puts AFD at {glue:text}`ref_ordinary_ratio` x EP at its defaults, and over its
+#   uncertain assumptions {glue:text}`ref_ordinary_call` (the ratio {glue:text}`ref_ordinary_interval`
+#   from the 10th to the 90th percentile; {numref}`sweet-spots-tornado`: {glue:text}`tornado_top` move
+#   it most; EP's best
 #   deployment there: {glue:text}`ref_ordinary_ep_form`; two micro-batches would hide
 #   {glue:text}`ep_2bo_hidden` of what could overlap, Table 2). With the overlap override at the same share for both designs it gives
 #   {glue:text}`ref_ordinary_paper_like` with all hidden (the paper's own models: $t_B = t_a + t_f$
 #   for EP, the steady 3BO pipeline for AFD) and {glue:text}`ref_ordinary_half` with half hidden:
-#   EP ahead, as the paper says, when both designs hide the same share ({glue:text}`ref_equal_spread`
-#   the spread of the model's errors), and {glue:text}`ref_ordinary_ratio` when each hides what the
-#   schedule gives it.
+#   EP ahead, as the paper says, when both designs hide the same share, and
+#   {glue:text}`ref_ordinary_ratio` when each hides what the schedule gives it.
 #   Under the schedule `afd advise` finds the ratio crossing 1 nearest today's NIC at about
 #   {glue:text}`ref_break_even` GB/s per GPU ({glue:text}`break_even_side`; interpolated between the
 #   bandwidths it searches; sustained, now {glue:text}`ordinary_bw`); {glue:text}`cross_note` ({numref}`sweet-spots-ratio-bandwidth` shows
@@ -188,14 +198,21 @@ glue_all({
 #   ERNIE-4.5; under the schedule the model gives ratios of {glue:text}`coarse_superpod` there: competitive,
 #   not ahead.
 #   {glue:text}`ref_name` on {glue:text}`superpod_name` sits at {glue:text}`ref_superpod_ratio`.
+#
+# ```{glue:figure} fig_sweet_spots_tornado
+# :name: sweet-spots-tornado
+#
+# What moves the verdict for {glue:text}`ref_name` on {glue:text}`ordinary_name`: the AFD / EP
+# ratio with one uncertain assumption at a time at the outer nodes of its quadrature rule (the
+# percentiles written beside each bar), every other at the model's default; the searches re-run
+# at each. {glue:text}`tornado_top` move it most.
+# ```
 
 # %% tags=["hide-input"]
 maps = property_maps(ref, hw_o, hw_s, budget, context, map_size)
 catalogue = [load_model(m, profile="reference") for m in model_names()]
 fig = ratio_maps_figure(maps.titled(), maps.placements(catalogue))
-save_figure(fig, "sweet_spots_maps", output_dir)
-glue("fig_sweet_spots_maps", fig, display=False)
-plt.close(fig)
+glue_figure(fig, "sweet_spots_maps", output_dir)
 save_data(pd.concat([pd.DataFrame(c) for c in maps.columns()]), "sweet_spots_maps", output_dir)
 r, s_over_o = maps.readings(), median_ratio_between(rows, hw_s.slug, hw_o.slug)
 glue_all({
@@ -264,9 +281,7 @@ devices = [load_hardware(h, profile=hw_profile) for h in dict.fromkeys((ordinary
 curves = bandwidth_curves(ref, devices, budget, context, 2 * map_size)
 fig = ratio_bandwidth_figure({c.name: (c.bandwidth, c.ratio) for c in curves},
                              {c.name: (c.own_bandwidth, c.own_ratio) for c in curves})
-save_figure(fig, "sweet_spots_ratio_bandwidth", output_dir)
-glue("fig_sweet_spots_ratio_bandwidth", fig, display=False)
-plt.close(fig)
+glue_figure(fig, "sweet_spots_ratio_bandwidth", output_dir)
 n_cross = next(c.crossings.size for c in curves if c.slug == hw_o.slug)
 glue("cross_note", f"on the grid drawn the ratio crosses 1 {n_cross} times, so no single bandwidth separates the "
      "designs" if n_cross > 1 else "on the grid drawn this is the only crossing", display=False)
@@ -355,9 +370,10 @@ t3.style.set_uuid("sweet_spots_table3").hide(axis="index")
 #
 # 1. Run `afd advise --model M --hardware H` (add `--attn-hardware` for separate pools,
 #    `--price-per-gpu-hour` for cost). It searches both designs and prints the ratio.
-# 2. If the ratio lies within the spread of the model's errors ({glue:text}`tie_band`), the designs tie on this
+# 2. If the verdict is undecided (P(AFD better) {glue:text}`undecided`), the designs tie on this
 #    measure: decide on what the model leaves out (operational cost, failure domains, the jitter
-#    tolerance of a 3-stage pipeline).
+#    tolerance of a 3-stage pipeline), or narrow the assumption that moves the ratio most (the
+#    command names the two widest of its tornado, and `--json` holds all of them).
 # 3. Otherwise read the reasons: the binding limit of each design, the AFD FFN side's regime and
 #    HFU ceiling, and the break-even points the command computes (the shares of hidden
 #    communication at which the answer flips, the same share for both designs and each design's
@@ -367,17 +383,19 @@ t3.style.set_uuid("sweet_spots_table3").hide(axis="index")
 # ## Limitations
 #
 # - The comparison is only as good as the decode model: its errors against published deployments
-#   run from {glue:text}`min_validation_error` to {glue:text}`max_validation_error` (the threshold
-#   for a decisive verdict, {glue:text}`decisive`, is the largest ratio of two of them), and the
-#   AFD side rests on one published deployment, whose error is {glue:text}`afd_validation_error`.
+#   run from {glue:text}`min_validation_error` to {glue:text}`max_validation_error` (their spread
+#   per design is what keeps most verdicts undecided), and the AFD side rests on one published
+#   deployment, whose error is {glue:text}`afd_validation_error`: its spread in P(AFD better) is all
+#   cases'.
 #   Were AFD's predictions generally that far off against EP's ({glue:text}`ep_validation_errors`),
 #   every ratio here would be off by {glue:text}`afd_lean` (above zero: too favourable to AFD).
 # - The schedule serialises DeepEP's normal kernels with all compute (they hold SMs), while AFD's
 #   transfers run on a resource of their own. DeepEP gives the normal kernels only some of the SMs
 #   (`Buffer.set_num_sms`), so part of their time could overlap compute: this simplification is
 #   against EP, in the form its search picks most. It favours AFD.
-# - The band of decisive verdicts is as wide as the model's worst pair of validation errors, and the
-#   widest pair involves a GB200 case whose batch is assumed (the previous chapter). Against
+# - P(AFD better) takes the two designs' errors as independent, and the composition spreads hold the
+#   kernels', networks' and gap's share again: both make it err toward undecided. The EP spread
+#   includes a GB200 case whose batch is assumed (the previous chapter). Against
 #   NVIDIA aiconfigurator's composition of the same kernel measurements, each design in the form
 #   the tool models, our TPOT is a median {glue:text}`aic_ep_median` of the tool's for EP and
 #   {glue:text}`aic_afd_median` for AFD ({doc}`aiconfigurator_comparison`): the model leans

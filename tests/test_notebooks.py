@@ -285,6 +285,7 @@ def test_chapter_reads_as_a_report(ipynb):
     assert "# ## Limitations" in text
     assert "plt.show()" not in text
     glued = set(re.findall(r'glue\("(fig_\w+)", fig', text))
+    glued |= {f"fig_{stem}" for stem in re.findall(r'glue_figure\(.*?, "(\w+)", output_dir\)', text)}
     shown = dict(re.findall(r"```\{glue:figure\} (fig_\w+)\n# :name: ([\w-]+)", text))
     assert glued == set(shown), f"figures glued but not shown, or shown but not glued: {glued ^ set(shown)}"
     for name in shown.values():    # each figure is referenced from the prose by number

@@ -17,13 +17,26 @@ def _texts(fig) -> list[str]:
     return [t.get_text() for t in fig.axes[0].texts]
 
 
-def test_advice_heatmap_marks_only_ratios_within_the_spread():
-    # decisive 1.42: 0.5 and 2.0 lie outside [1/1.42, 1.42] = [0.704, 1.42]; 1.0 and 1.3 inside
+def test_advice_heatmap_writes_ratio_probability_and_marks_the_undecided():
+    # each cell: the ratio, P(AFD better) below it, '?' where the table says undecided; a pair
+    # without a probability (not computed) shows the ratio alone
     table = pd.DataFrame({"model": ["m1", "m1", "m2", "m2"], "hardware": ["a", "b", "a", "b"],
-                          "ratio": [0.5, 1.0, 1.3, 2.0]})
-    fig = advice_heatmap(table, ["a", "b"], ["m1", "m2"], 1.42)
-    assert _texts(fig) == ["0.50", "1.00?", "1.30?", "2.00"]   # row by row: m1 (a, b), then m2
+                          "ratio": [0.5, 1.0, 1.3, 2.0], "p_afd": [0.03, 0.5, 0.8, np.nan],
+                          "decisive": [True, False, False, True]})
+    fig = advice_heatmap(table, ["a", "b"], ["m1", "m2"])
+    assert _texts(fig) == ["0.50\n0.03", "1.00\n0.50?", "1.30\n0.80?", "2.00"]   # row by row: m1 (a, b), then m2
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["m1", "m2"]
+    plt.close(fig)
+
+
+def test_tornado_figure_draws_each_assumption_between_its_ends():
+    from afdlib.report.figures import tornado_figure
+    rows = [{"assumption": "x", "low": 1.4, "high": 0.7, "nominal": 1.0, "at": "4th and 96th"},
+            {"assumption": "y", "low": 0.95, "high": 1.05, "nominal": 1.0, "at": "21st and 79th"}]
+    fig = tornado_figure(rows, "t")
+    bars = fig.axes[0].patches
+    assert [(round(b.get_x(), 6), round(b.get_width(), 6)) for b in bars] == [(0.7, 0.7), (0.95, 0.1)]
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["x", "y"]
     plt.close(fig)
 
 

@@ -268,3 +268,12 @@ def test_the_shared_experts_share_is_the_decode_models_own():
                                 one) == 0.0                                 # no shared experts: nothing hides
     with pytest.raises(AfdError, match="one-batch EP deployment"):
         shared_experts_share(v3, EPDeployment(h800, 8, 0, 2, "low-latency", 64), 4096, one)
+
+
+def test_verdict_table_writes_design_probability_and_undecided():
+    from afdlib.decode.sweetspot_study import verdict_table
+    rows = [{"model": "a", "hardware": "x", "recommendation": "EP", "p_afd": 0.034, "decisive": True},
+            {"model": "a", "hardware": "y", "recommendation": "AFD", "p_afd": 0.54, "decisive": False},
+            {"model": "b", "hardware": "x", "recommendation": "-", "p_afd": float("nan"), "decisive": False}]
+    t = verdict_table(rows, ["a", "b"], ["x", "y"])
+    assert t.loc["a"].tolist() == ["EP 0.03", "AFD 0.54?"] and t.loc["b"].tolist() == ["-", "-"]

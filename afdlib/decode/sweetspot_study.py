@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, replace
 
 import numpy as np
+import pandas as pd
 
 from afdlib.decode.advise import FLIP_FACTORS, advice_table, break_even_scale_out
 from afdlib.decode.step import Assumptions
@@ -44,6 +45,19 @@ def advice_summary(rows: list[dict]) -> AdviceSummary:
                          sum(r["recommendation"] == "EP" for r in rows), int(sum(bool(r["decisive"]) for r in rows)),
                          float(has.min()) if has.size else np.nan, float(has.max()) if has.size else np.nan,
                          float(np.median(1 / ratio)))
+
+
+def verdict_table(rows: list[dict], models: list[str], hardware: list[str]) -> pd.DataFrame:
+    """The verdicts of :func:`afdlib.decode.advise.advice_table` rows as a model x device table: each
+    cell the more likely design and P(AFD better), '?' where undecided ("EP 0.34?", "AFD 0.93"; "-"
+    where the pair has no answer)."""
+    cell = {(r["model"], r["hardware"]): r for r in rows}
+
+    def text(r):
+        if r is None or r["recommendation"] == "-" or not np.isfinite(r.get("p_afd", np.nan)):
+            return "-" if r is None or r["recommendation"] == "-" else r["recommendation"]
+        return f"{r['recommendation']} {r['p_afd']:.2f}" + ("" if r["decisive"] else "?")
+    return pd.DataFrame([[text(cell.get((m, h))) for h in hardware] for m in models], index=models, columns=hardware)
 
 
 def ratio_of(rows: list[dict], model: str, hardware: str) -> float:

@@ -131,6 +131,13 @@ def uncertainties() -> tuple[Uncertainty, ...]:
     )
 
 
+def composition_spreads() -> str:
+    """Each design's composition spread in words: "EP 25%, AFD 23%" (one standard deviation of the
+    log factor, as a share)."""
+    by = {x.name: x for x in uncertainties()}
+    return ", ".join(f"{d} {np.expm1(by[f'{d} composition'].scale):.0%}" for d in ("EP", "AFD"))
+
+
 _COMPUTE = ("flops", "bf16_flops", "fp4_flops", "hbm_bytes_per_s")
 _NETWORK = ("scale_up_bytes_per_s", "scale_out_bytes_per_s", "inter_domain_bytes_per_s")
 

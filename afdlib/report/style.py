@@ -64,6 +64,17 @@ def save_figure(fig, stem: str, output_dir: str | Path = "figures") -> Path:
     return path
 
 
+def glue_figure(fig, stem: str, output_dir: str | Path = "figures") -> Path:
+    """A chapter's figure in one call: written by :func:`save_figure`, glued as ``fig_<stem>`` for a
+    ``glue:figure`` directive, and closed."""
+    import matplotlib.pyplot as plt
+    from myst_nb import glue
+    path = save_figure(fig, stem, output_dir)
+    glue(f"fig_{stem}", fig, display=False)
+    plt.close(fig)
+    return path
+
+
 def save_data(frame, stem: str, output_dir: str | Path = "figures") -> Path:
     """Write a figure's data as ``<output_dir>/<stem>.csv`` (no index)."""
     out = Path(output_dir)

@@ -15,7 +15,7 @@ from afdlib.report.figures.sigma import (  # noqa: F401
     measured_sigma_figure, uniform_sigma_figure,
 )
 from afdlib.report.figures.decode import (  # noqa: F401
-    advice_heatmap, batch_curves_figure, breakdown_figure, deepep_figure, kernel_curves_figure, ratio_bandwidth_figure,
+    advice_heatmap, tornado_figure, batch_curves_figure, breakdown_figure, deepep_figure, kernel_curves_figure, ratio_bandwidth_figure,
     ratio_maps_figure, sensitivity_figure, validation_figure,
 )
 from afdlib.report.figures.aiconfigurator import (  # noqa: F401

@@ -107,20 +107,55 @@ def deepep_figure(rows: pd.DataFrame):
     return fig
 
 
-def advice_heatmap(table: pd.DataFrame, hardware: list[str], models: list[str], decisive: float):
-    """AFD / EP throughput ratio of every (model, device) pair; '?' marks ratios within the model's error."""
+def advice_heatmap(table: pd.DataFrame, hardware: list[str], models: list[str]):
+    """AFD / EP throughput ratio of every (model, device) pair at the model's defaults, with P(AFD
+    better) under it (the table's ``p_afd``); '?' marks a pair the probability does not decide (the
+    table's ``decisive`` False)."""
     import seaborn as sns
     from matplotlib.colors import LogNorm
+    cells = table.set_index(["model", "hardware"])
     grid = table.pivot(index="model", columns="hardware", values="ratio").loc[models, hardware].astype(float)
-    marks = grid.map(lambda v: f"{v:.2f}" + ("" if (v > decisive or v < 1 / decisive) else "?"))
-    fig, ax = plt.subplots(figsize=(min(PAGE_WIDTH_IN, 0.8 * len(hardware) + 2.4), 0.45 * len(models) + 1.6))
+    marks = pd.DataFrame([[_advice_mark(cells, m, h) for h in hardware] for m in models], index=models, columns=hardware)
+    fig, ax = plt.subplots(figsize=(min(PAGE_WIDTH_IN, 0.8 * len(hardware) + 2.4), 0.55 * len(models) + 1.6))
     sns.heatmap(grid, ax=ax, cmap="PuOr_r", norm=LogNorm(vmin=0.5, vmax=2.0), annot=marks, fmt="",
-                annot_kws={"fontsize": 8}, cbar_kws={"label": "AFD / EP tokens/s per GPU (orange: AFD ahead)"})
+                annot_kws={"fontsize": 7}, cbar_kws={"label": "AFD / EP tokens/s per GPU (orange: AFD ahead)"})
     ax.tick_params(axis="x", labelrotation=30)
     ax.set(xlabel="", ylabel="")
     _ratio_colour_bar(ax.collections[0].colorbar)
-    ax.set_title(f"'?': within the spread of the model's errors (ratio between {1 / decisive:.2f} and {decisive:.2f})",
+    ax.set_title("ratio at the model's defaults; below it P(AFD better); '?': undecided (P between 0.1 and 0.9)",
                  fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def _advice_mark(cells: pd.DataFrame, model: str, hardware: str) -> str:
+    """A cell's text: the ratio, and P(AFD better) below it ('?' where undecided)."""
+    row = cells.loc[(model, hardware)]
+    if not np.isfinite(row["ratio"]):
+        return "-"
+    p = row.get("p_afd", np.nan)
+    return f"{row['ratio']:.2f}" + ("" if not np.isfinite(p) else f"\n{p:.2f}") + ("" if row["decisive"] else "?")
+
+
+def tornado_figure(rows: list[dict], title: str):
+    """The AFD / EP ratio with one uncertain assumption at a time at its two outer quadrature nodes
+    (:func:`afdlib.decode.uncertainty.verdict`'s tornado rows), widest first, around the ratio at
+    the model's defaults (the vertical line)."""
+    fig, ax = plt.subplots(figsize=(6.4, 0.45 * len(rows) + 1.3))
+    y = np.arange(len(rows))
+    for k, r in enumerate(rows):
+        lo, hi = sorted((r["low"], r["high"]))
+        ax.barh(k, hi - lo, left=lo, height=0.6, color="#8073ac" if r["high"] < r["low"] else "#e08214")
+        ax.text(hi, k, f"  {r['at']}", va="center", fontsize=7)
+    ax.axvline(rows[0]["nominal"], color="black", lw=0.8)
+    ax.axvline(1.0, color="grey", lw=0.8, ls=":")
+    ax.set_yticks(y, [r["assumption"] for r in rows], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(plt.NullFormatter())
+    ax.set_xlabel("AFD / EP tokens/s per GPU (dotted: break-even; line: the model's defaults)")
+    ax.set_title(title + " (orange: the ratio rises with the assumption's value, purple: falls)", fontsize=8)
     fig.tight_layout()
     return fig
 
