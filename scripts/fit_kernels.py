@@ -280,6 +280,12 @@ def _clean(d: dict) -> dict:
     return out
 
 
+def points_file(out: Path) -> Path:
+    """Where the fitted points go beside the parameters file ``out``: ``<stem>_points.yaml`` (kept
+    apart so that a query reading the parameters does not parse thousands of points)."""
+    return out.with_name(out.stem + "_points.yaml")
+
+
 def main() -> None:
     ap_ = argparse.ArgumentParser()
     ap_.add_argument("--out", default=str(ROOT / "data" / "kernel_efficiency.yaml"))
@@ -341,8 +347,6 @@ def main() -> None:
             "residuals": {"all": _residuals(gp.residual.to_numpy()), **by_source(gp),
                           "deepgemm_readme max_abs_memory_bound_rows_le_256":
                               round(float(readme.residual[readme.m <= 256].abs().max()), 4)},
-            "points": rows_of(gp, ("source", "system", "kind", "layout", "groups", "m", "n", "k", "model", "ep",
-                                   "tokens", "rows")),
         },
         "attention_core": {
             "source": "flashmla_readme (H800 figures), aiconfigurator_mla (H100, H200, B200, GB200)",
@@ -362,7 +366,6 @@ def main() -> None:
                         "computes faster than the BF16 rate this form keeps (rows left out: the model is slow there). "
                         "Checked against StepFun's attention-layer times (Step-3 report Table 9), not fitted to them",
             "residuals": {"all": _residuals(ap.residual.to_numpy()), **by_source(ap)},
-            "points": rows_of(ap, ("source", "system", "kv_dtype", "batch", "context")),
         },
         "fixed_per_kernel": {
             "source": "the GEMM fit's t0 (small-M intercepts of the dense GEMMs, the MoE layers' intercept over "
@@ -372,9 +375,15 @@ def main() -> None:
                           "profile's 3 us does; the all-to-all pays its message latency instead",
         },
     }
-    Path(args.out).write_text(
-        "# Written by scripts/fit_kernels.py: do not edit by hand (re-run the script).\n"
-        + yaml.safe_dump(doc, sort_keys=False, width=110))
+    points_path = points_file(Path(args.out))
+    doc["points_file"] = points_path.name
+    points = {"gemm": rows_of(gp, ("source", "system", "kind", "layout", "groups", "m", "n", "k", "model", "ep",
+                                   "tokens", "rows")),
+              "attention_core": rows_of(ap, ("source", "system", "kv_dtype", "batch", "context"))}
+    header = "# Written by scripts/fit_kernels.py: do not edit by hand (re-run the script).\n"
+    Path(args.out).write_text(header + yaml.safe_dump(doc, sort_keys=False, width=110))
+    points_path.write_text(header + f"# The measurements {Path(args.out).name} is fitted to, each with its fitted time.\n"
+                           + yaml.safe_dump(points, sort_keys=False, width=110))
     print(f"{args.out}: t0 {t0 * 1e6:.3g} us, p {p}, gemm {g}, attention {a}")
     print(yaml.safe_dump({"gemm": doc["gemm"]["residuals"], "attention": doc["attention_core"]["residuals"]}))
 

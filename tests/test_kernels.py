@@ -24,11 +24,12 @@ from afdlib.inputs.specs import Precision
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = read_yaml(data_dir() / "kernel_efficiency.yaml")
+POINTS = read_yaml(data_dir() / DOC["points_file"])
 H800_HBM, H800_FP8 = 3.35e12, 1979e12
 
 
 def _points(source="deepgemm_readme"):
-    pts = [p for p in DOC["gemm"]["points"] if p["source"] == source]
+    pts = [p for p in POINTS["gemm"] if p["source"] == source]
     g, m, n, k = (np.array([p[key] for p in pts], dtype=float) for key in ("groups", "m", "n", "k"))
     return m, 2 * g * m * n * k, g * (n * k + m * k + 2 * m * n), np.array([p["measured_us"] for p in pts]) * 1e-6
 
@@ -41,12 +42,12 @@ def test_gemm_curve_reproduces_its_points_within_the_stated_residuals():
     res = DOC["gemm"]["residuals"]["deepgemm_readme hopper"]
     assert np.abs(rel).max() <= res["max_abs"] + 1e-3
     assert np.sqrt(np.mean(np.log1p(rel) ** 2)) <= res["rms_log"] + 1e-3
-    readme = [p for p in DOC["gemm"]["points"] if p["source"] == "deepgemm_readme"]
+    readme = [p for p in POINTS["gemm"] if p["source"] == "deepgemm_readme"]
     assert np.allclose(rel, [p["residual"] for p in readme], atol=1e-3)   # per point, as stored
     # every point of every source and architecture within its source's stated residuals, and what the
     # file states the joint fit achieves (rms log 0.15 over all GEMM and MoE times, 0.20 over MLA's)
     for block in ("gemm", "attention_core"):
-        pts = pd.DataFrame(DOC[block]["points"])
+        pts = pd.DataFrame(POINTS[block])
         pts["arch"] = pts.system.map(architecture)
         for (source, arch), p in pts.groupby(["source", "arch"]):
             r = DOC[block]["residuals"][f"{source} {arch}"]
@@ -68,12 +69,12 @@ def test_the_library_reproduces_every_fitted_time():
     # roofline at the BF16 peak; the shapes, bytes and peaks come from the script's own point tables
     fk = _script()
     g = fk.gemm_points()
-    stored = [p["fitted_us"] for p in DOC["gemm"]["points"]]
+    stored = [p["fitted_us"] for p in POINTS["gemm"]]
     ours = [(gemm_seconds(r.flops, r.bytes, r.rows, r.hbm_peak, r.flop_peak, curves(r.system))
              + r.kernels * curves(r.system).fixed_s) * 1e6 for r in g.itertuples()]
     assert len(g) == len(stored) and np.allclose(ours, stored, rtol=1e-4, atol=2e-3)
     a = fk.attention_points()
-    stored = [p["fitted_us"] for p in DOC["attention_core"]["points"]]
+    stored = [p["fitted_us"] for p in POINTS["attention_core"]]
     ours = [(np.maximum(r.bytes / (curves(r.system).attention_f_hbm * r.hbm_peak),
                         r.flops / (curves(r.system).attention_f_flop * r.flop_peak)) + curves(r.system).fixed_s) * 1e6
             for r in a.itertuples()]
@@ -128,10 +129,11 @@ def test_fitting_under_the_random_count_misfits_the_moe_tables():
 
 def test_the_script_writes_the_file_it_ships(tmp_path):
     # deterministic: the same file from the same points
-    out = tmp_path / "k.yaml"
+    out = tmp_path / "kernel_efficiency.yaml"   # the points file is named after it
     subprocess.run([sys.executable, str(ROOT / "scripts" / "fit_kernels.py"), "--out", str(out)], check=True,
                    capture_output=True)
     assert out.read_text() == (data_dir() / "kernel_efficiency.yaml").read_text()
+    assert (tmp_path / "kernel_efficiency_points.yaml").read_text() == (data_dir() / DOC["points_file"]).read_text()
     g = DOC["gemm"]["parameters"]
     for arch in ("hopper", "blackwell"):
         c = curves({"hopper": "h200", "blackwell": "gb200"}[arch])

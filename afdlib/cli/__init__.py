@@ -39,10 +39,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def given_options(argv: Sequence[str] | None) -> set[str]:
+def given_options(argv: Sequence[str] | None, parser: argparse.ArgumentParser | None = None) -> set[str]:
     """The destinations of the options ``argv`` gives (a default is not given): the same line parsed
-    again by a parser whose defaults are all suppressed. A command refuses an option it would ignore."""
-    quiet = build_parser()
+    again by a parser whose defaults are all suppressed (``parser``, once its own parse is done: its
+    defaults are suppressed in place; else a new one). A command refuses an option it would ignore."""
+    quiet = parser if parser is not None else build_parser()
 
     def suppress(p: argparse.ArgumentParser) -> None:
         for action in p._actions:
@@ -63,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as e:  # usage errors (one line, status 2), --help and --version (0)
         return int(e.code or 0)
-    args.given = given_options(argv)
+    args.given = given_options(argv, parser)   # the parser is not used again
     func: Callable = args.func
     try:
         with warnings.catch_warnings():  # overflow in extreme inputs: results are checked to be finite

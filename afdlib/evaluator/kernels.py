@@ -227,13 +227,20 @@ class KernelProfile:
                        inter_domain_bytes=np.multiply(work.inter_domain_bytes, e_out), fixed_s=0.0)
 
 
-def measured_points() -> list[dict]:
-    """The GEMM measurements the calibrated curves were fitted to (``data/kernel_efficiency.yaml``), each
-    with its source, device, shape, measured and fitted kernel seconds and achieved HBM and FLOP
-    fractions of its own device's datasheet peaks."""
+def fit_points() -> dict[str, list[dict]]:
+    """The measurements the calibrated curves were fitted to, by block (``gemm``, ``attention_core``),
+    from the points file beside ``data/kernel_efficiency.yaml`` (its ``points_file``)."""
     from afdlib.inputs.catalog import data_dir
     from afdlib.inputs.files import read_yaml
-    return list(read_yaml(data_dir() / "kernel_efficiency.yaml")["gemm"]["points"])
+    name = read_yaml(data_dir() / "kernel_efficiency.yaml").get("points_file", "kernel_efficiency_points.yaml")
+    return read_yaml(data_dir() / name)
+
+
+def measured_points() -> list[dict]:
+    """The GEMM measurements the calibrated curves were fitted to (:func:`fit_points`), each with its
+    source, device, shape, measured and fitted kernel seconds and achieved HBM and FLOP fractions of
+    its own device's datasheet peaks."""
+    return list(fit_points()["gemm"])
 
 
 def gemm_fractions(n: int, k: int, rows: ArrayLike, hbm_peak: float = 3.35e12, flop_peak: float = 1979e12,
