@@ -17,13 +17,19 @@
 # # Where sigma comes from: balancedness from routing statistics
 #
 # **Result.** Measured DeepSeek-V3 routing gives each design its own balancedness, set by how many
-# GPUs share the experts and how many tokens each sees. Compared like with like, at
-# {glue:text}`afd_gpus_total` GPUs and the same tokens per GPU, expert imbalance costs AFD
-# {glue:text}`afd_name` and EP{glue:text}`ep_equal` within a point of each other (AFD
-# {glue:text}`like_gap` points; {glue:text}`sens_range` as tokens per step vary): a near-tie,
-# slightly in AFD's favour, that neither confirms nor reverses the paper's conclusion. DP
-# imbalance on the attention side, which the data cannot measure, decides it: assumed equal for
-# both designs, it tips the balance to EP below a DP balancedness of {glue:text}`dp_break_even`.
+# GPUs share the experts and how many tokens each sees. Compared like with like at the paper's
+# $\lambda$ = {glue:text}`lambda_value`, at {glue:text}`afd_gpus_total` GPUs and the same tokens per
+# GPU, expert imbalance costs AFD {glue:text}`afd_name` and EP{glue:text}`ep_equal` within a point of
+# each other (AFD {glue:text}`like_gap` points; {glue:text}`sens_range` as tokens per step vary), and
+# DP imbalance on the attention side, which the data cannot measure, assumed equal for both designs,
+# tips the balance to EP below a DP balancedness of {glue:text}`dp_break_even`. At the $\lambda$ the
+# decode model itself gives, the designs stay within {glue:text}`own_max_gap` points of each other,
+# and {glue:text}`own_sign`: EP's $\lambda$ alone ({glue:text}`own_lambda_ep`) gives AFD
+# {glue:text}`afd_name` {glue:text}`alone_lead` points, with a DP break-even of
+# {glue:text}`alone_break_even`; the AFD deployment the decode model picks, {glue:text}`own_afd`, gets
+# {glue:text}`own_lead` points against {glue:text}`own_ep`, with a DP break-even of
+# {glue:text}`own_break_even`. So {glue:text}`own_verdict`; at the paper's own $\lambda$ and
+# deployment it is a near-tie.
 #
 # The paper takes the balancedness $\sigma$ (mean/max per-rank load) as a given number. Here it is
 # derived: first for uniform top-K routing (analytic and Monte-Carlo), then for DeepSeek-V3's
@@ -53,13 +59,19 @@ hardware = "h800"
 n_attn_afd = 8                         # AFD: Fig. 4's best N_F for DeepSeek-V3 on H800, lambda 4
 n_ffn_afd = 2
 ep_size = 144                          # EP: DeepSeek's decode deployment
-lambda_ep = 4.0                        # EP: t_a / t_f, about 4
+lambda_ep = 4.0                        # EP: t_a / t_f, the paper's 4
 ep_tokens_per_gpu = 92.5 * 2           # tokens per GPU per step (Fig. 3: 1850 / 20 requests x 2 with MTP)
 like_ep_sizes = [80, 64, 144]          # EP sizes compared like with like (80: AFD 8A2F's GPU count)
 like_trials = 6                        # sampled batches per layer for the like-with-like comparison
 like_layer_step = 2                    # every second MoE layer (29 of 58), for speed
 token_factors = [0.5, 1.0, 2.0, 4.0]   # tokens per step, relative to AFD's, for the sensitivity
 dp_sigmas = [0.95, 0.9, 0.8]           # DP imbalance (attention side), which no data here measures
+# the decode model's own lambda, at `afd advise`'s settings
+hw_profile = "datasheet"
+slo_ms = 50.0
+context = 4096
+mtp = 1.0                              # accepted tokens per step (1: no MTP)
+published = ["deepseek-v3-h800-ep144-online", "deepseek-v3-h800-ep128-profile"]   # DeepSeek's own EP decode
 output_dir = "figures"
 
 # %% tags=["hide-input"]
@@ -75,16 +87,20 @@ _p.check_parameters(
     ep_size=_p.integer(1, 100_000), lambda_ep=_p.positive, ep_tokens_per_gpu=_p.positive,
     like_ep_sizes=_p.list_of(_p.integer(1, 65_536)), like_trials=_p.integer(1, 1000),
     like_layer_step=_p.integer(1, 1000), token_factors=_p.list_of(_p.positive), dp_sigmas=_p.list_of(_p.fraction),
-    output_dir=_p.text)
+    hw_profile=_p.PROFILE_HW, slo_ms=_p.positive, context=_p.nonnegative, mtp=_p.positive,
+    published=_p.list_of(_p.text), output_dir=_p.text)
 import matplotlib.pyplot as plt
 import pandas as pd
 from myst_nb import glue
 
 from afdlib.analysis.imbalance import alpha_afd, alpha_ep
-from afdlib.analysis.imbalance_cost import alpha_plateau, dp_break_even, imbalance_cost, like_with_like_study
+from afdlib.analysis.imbalance_cost import LAMBDA_ROW_FORMAT, imbalance_cost, like_with_like_study
+from afdlib.decode.imbalance_lambda import own_lambda_study
+from afdlib.decode.step import DECODE_T_GAP_S
 from afdlib.inputs.catalog import data_dir, load_hardware, load_model
+from afdlib.inputs.specs import Budget
 from afdlib.report.figures import measured_sigma_figure, uniform_sigma_figure
-from afdlib.report.style import save_data, save_figure, setup_style
+from afdlib.report.style import glue_all, save_data, save_figure, setup_style
 from afdlib.routing.balance import placement_replicas
 from afdlib.routing.measured import counts_from_fit, counts_or_fit, default_counts_dir, moe_layers
 from afdlib.routing.sweeps import (
@@ -255,8 +271,8 @@ answer.rename(columns={"gpus": "GPUs", "tokens_per_step": "tokens per layer step
 # {glue:text}`alpha_afd`) and **EP {glue:text}`loss_ep`** ($\alpha$ = {glue:text}`alpha_ep`).
 # Here AFD loses {glue:text}`verdict` EP. The paper's comparison (its Figure 6) holds at *equal*
 # $\sigma$: at EP's $\sigma$ = {glue:text}`sigma_ep` AFD would keep {glue:text}`alpha_afd_at_ep_sigma`
-# against EP's {glue:text}`alpha_ep_at_ep_sigma` at the same $\lambda$. But the two designs do not
-# see the same $\sigma$: AFD's few FFN GPUs hold {glue:text}`afd_slots_per_gpu` expert slots each and
+# against EP's {glue:text}`alpha_ep_at_ep_sigma` at the same $\lambda$ ({glue:text}`lambda_value`). But the
+# two designs do not see the same $\sigma$: AFD's few FFN GPUs hold {glue:text}`afd_slots_per_gpu` expert slots each and
 # average their skew away, while EP spreads {glue:text}`ep_slots_per_gpu` expert slots per GPU over a
 # large deployment, where even replicas leave stragglers. And these two deployments differ in
 # size (16 FFN GPUs against 144 GPUs) and in tokens per GPU, so this comparison ({glue:text}`consequence`)
@@ -279,17 +295,7 @@ like = like_with_like_study(counts, experts_per_token, n_attn_afd, n_ffn_afd, lo
                             like_ep_sizes, redundant, lambda_ep, afd.tokens_per_step, like_trials, seed, like_layers)
 like_table = pd.DataFrame(like.rows())
 save_data(like_table, "sigma_like_with_like", output_dir)
-a_afd, a_eq = like.printed_alphas()                      # leads are taken between the values as printed
-med = like.medians()
-flat = alpha_plateau(med["alpha_afd"], n_attn_afd, n_ffn_afd)   # AFD's alpha is set by whole attention nodes
-for key, value in {
-        "afd_name": f"{n_attn_afd}A{n_ffn_afd}F", "afd_gpus_total": like.afd_gpus, "ep_equal": like.equal,
-        "like_trials": like_trials, "like_layers": like_layers.size, "like_alpha_afd": f"{a_afd:.3f}",
-        "like_alpha_ep": f"{a_eq:.3f}", "like_sigma_afd": f"{med['sigma_afd']:.3f}",
-        "like_sigma_ep": f"{med['sigma_ep']:.3f}", "like_gap": f"{100 * (a_afd - a_eq):+.1f}",
-        "like_others": "; ".join(f"EP{r} {ae:.3f}" for r, ae in like.others()) + f" (AFD {a_afd:.3f})",
-        "afd_flat": f"{flat[0]:.3f} to {flat[1]:.3f}" if flat else "n/a"}.items():
-    glue(key, value, display=False)
+glue_all(like.readings())   # leads are taken between the alphas as printed
 like_table.style.set_uuid("sigma_from_routing_like_with_like").hide(axis="index")
 
 # %% [markdown]
@@ -310,14 +316,9 @@ save_data(sens, "sigma_like_tokens", output_dir)
 dp = pd.DataFrame(like.dp_rows(dp_sigmas))
 save_data(dp, "sigma_like_dp", output_dir)
 lead, dp_lead = like.printed_lead(sens), like.printed_lead(dp)
-for key, value in {
-        "sens_range": f"{100 * lead[0]:+.1f} to {100 * lead[1]:+.1f}",
-        "dp_lead": f"{100 * dp_lead[0]:+.1f} to {100 * dp_lead[1]:+.1f}",
-        "dp_list": ", ".join(f"{d:g}" for d in dp_sigmas), "dp_max": f"{max(dp_sigmas):g}",
-        "dp_break_even": f"{dp_break_even(a_afd, a_eq, lambda_ep):.3f}", "dp_max_loss": f"{1 - max(dp_sigmas):.0%}",
-        "lambda_value": f"{lambda_ep:g}",
-        "ep_sizes_others": ", ".join(f"EP{r} {100 * (a_afd - ae):+.1f}" for r, ae in like.others())}.items():
-    glue(key, value, display=False)
+glue_all({"sens_range": f"{100 * lead[0]:+.1f} to {100 * lead[1]:+.1f}",
+          "dp_lead": f"{100 * dp_lead[0]:+.1f} to {100 * dp_lead[1]:+.1f}",
+          "dp_list": ", ".join(f"{d:g}" for d in dp_sigmas)})
 sens.style.set_uuid("sigma_from_routing_tokens").hide(axis="index").format(
     {"tokens per step": "{:,.0f}", **{c: "{:.3f}" for c in sens.columns[1:]}})
 
@@ -338,17 +339,62 @@ dp.style.set_uuid("sigma_from_routing_dp").hide(axis="index").format("{:.3f}")
 # freed FFN time. At DP $\sigma$ = {glue:text}`dp_list` AFD's lead becomes {glue:text}`dp_lead`
 # points.
 #
+# ## At the decode model's own $\lambda$
+#
+# Tables 2-4 take the paper's $\lambda$ = {glue:text}`lambda_value` for both designs (AFD
+# {glue:text}`afd_name`'s $N_A/N_F$, EP's $t_a/t_f$). Both are one quantity: a step's attention
+# work against its FFN work, in GPU-seconds (AFD sizes its pools so that $t_a = t_f$). The decode
+# model gives its own, from its stage times without imbalance (the penalty stretches the FFN by
+# $1/\sigma$ itself), for DeepSeek-V3 on H800 at `afd advise`'s settings ({glue:text}`own_settings`).
+# The AFD deployment its search picks is {glue:text}`own_afd`: $\lambda$ = $N_A/N_F$ =
+# {glue:text}`own_lambda_afd` (its work ratio $N_A t_a / (N_F t_f)$: {glue:text}`own_work_ratio`).
+# EP on the same {glue:text}`own_gpus` GPUs, in DeepSeek's form (two micro-batches, low-latency
+# kernels) at its largest batch within the SLO, has $t_a/t_f$ = {glue:text}`own_lambda_ep`;
+# DeepSeek's published decode deployments, at their own batches: {glue:text}`own_published`.
+# Table 5 repeats Table 2 at each $\lambda$: with the paper's AFD and only EP's $\lambda$ changed,
+# then with the decode model's AFD deployment and its micro-batch of {glue:text}`own_tokens` tokens.
+
+# %% tags=["hide-input"]
+budget = Budget(slo_s=slo_ms / 1e3, l_accept=mtp, t_gap_s=DECODE_T_GAP_S)   # `afd advise`'s
+own = own_lambda_study(counts, load_model("deepseek-v3", profile="reference"),
+                       load_hardware(hardware, profile=hw_profile), budget, context, redundant, published,
+                       like_trials, seed, like_layers)
+lam_table = pd.DataFrame(own.rows(like))
+save_data(lam_table, "sigma_like_lambda", output_dir)
+glue_all(own.readings(like))
+lam_table.style.set_uuid("sigma_from_routing_lambda").hide(axis="index").format(LAMBDA_ROW_FORMAT)
+
+# %% [markdown]
+# Table 5: expert imbalance like with like at the paper's $\lambda$ and at the decode model's
+# (medians over trials; AFD's lead between the alphas as printed; the DP break-even as in Table 4,
+# 1 where EP keeps more at any DP balancedness). EP's $\lambda$ alone, from
+# {glue:text}`lambda_value` to {glue:text}`own_lambda_ep`, moves AFD {glue:text}`afd_name`'s lead
+# from {glue:text}`like_gap` to {glue:text}`alone_lead` points and the DP break-even from
+# {glue:text}`dp_break_even` to {glue:text}`alone_break_even`: a lower $\lambda$ gives EP's FFN,
+# which imbalance stretches, more of its step, while AFD's $\alpha$ is set by whole attention nodes.
+# The decode model's own AFD deployment, {glue:text}`own_afd`, spreads {glue:text}`own_tokens`
+# tokens per step (against {glue:text}`afd_tokens`) over {glue:text}`own_ffn_gpus` FFN GPUs: its
+# $\sigma$ is {glue:text}`own_sigma_afd`, its whole attention nodes keep $\alpha$ =
+# {glue:text}`own_alpha_afd`, and {glue:text}`own_ep` keeps {glue:text}`own_alpha_ep`: AFD
+# {glue:text}`own_lead` points, DP break-even: {glue:text}`own_break_even`. With EP's $\lambda$
+# anywhere in {glue:text}`own_lam_range` (the values above), AFD's lead runs
+# {glue:text}`own_lead_range` points (DP break-even {glue:text}`own_be_range`).
+#
 # **What the numbers support.** At AFD's own size and tokens per GPU, measured expert imbalance
-# costs the two designs within a point of each other, slightly in AFD's favour: AFD
-# {glue:text}`like_gap` points against EP{glue:text}`ep_equal`, {glue:text}`sens_range` across
-# tokens per step; against other EP sizes at the same tokens per GPU, AFD's lead is
+# costs the two designs within a few points of each other. At the paper's $\lambda$ it is a
+# near-tie: AFD {glue:text}`like_gap` points against EP{glue:text}`ep_equal`, {glue:text}`sens_range`
+# across tokens per step; against other EP sizes at the same tokens per GPU, AFD's lead is
 # {glue:text}`ep_sizes_others` points: it grows with EP's size (more ranks to balance), not with a
 # difference between the designs at equal size. AFD's high $\sigma$ buys it little because its
-# $\alpha$ is pinned by whole attention nodes. So expert imbalance alone, measured, neither
-# confirms nor reverses the paper's conclusion that imbalance penalises AFD more: it is a near-tie
-# at equal size. What decides it is DP imbalance, which this data cannot measure: assumed the same
-# for both designs, it tips the comparison to EP as soon as the DP balancedness falls below
-# {glue:text}`dp_break_even` (the break-even of the two forms).
+# $\alpha$ is pinned by whole attention nodes. At the decode model's $\lambda$ (Table 5) the
+# designs stay within {glue:text}`own_max_gap` points, and {glue:text}`own_sign`: AFD
+# {glue:text}`afd_name` {glue:text}`alone_lead`, AFD {glue:text}`own_afd` {glue:text}`own_lead`. So
+# measured expert imbalance alone moves the comparison by a few points at most, and
+# {glue:text}`own_verdict`. DP imbalance, which this data cannot measure, assumed the same for
+# both designs, tips the comparison to EP below a DP balancedness of {glue:text}`dp_break_even` at
+# the paper's $\lambda$ (the break-even of the two forms), {glue:text}`alone_break_even` for AFD
+# {glue:text}`afd_name` at EP's own $\lambda$, and for AFD {glue:text}`own_afd`:
+# {glue:text}`own_break_even`.
 #
 # ## Limitations
 #
@@ -359,8 +405,11 @@ dp.style.set_uuid("sigma_from_routing_dp").hide(axis="index").format("{:.3f}")
 # - DP imbalance is not in the data: Table 4 assumes a DP balancedness, the same for both designs.
 # - The placement is static, fitted to the long-run counts; placements re-balanced online are not
 #   modelled.
+# - Table 5's $\lambda$ is the decode model's at one setting (above): another SLO, context or
+#   hardware profile picks another AFD deployment and batch, and the comparison moves with them.
 #
 # Data: {download}`sigma_deepseek_longrun.csv <figures/sigma_deepseek_longrun.csv>`,
 # {download}`sigma_deepseek_batches.csv <figures/sigma_deepseek_batches.csv>`,
 # {download}`sigma_zipf_fit.csv <figures/sigma_zipf_fit.csv>`, {download}`sigma_cost.csv <figures/sigma_cost.csv>`,
-# {download}`sigma_like_with_like.csv <figures/sigma_like_with_like.csv>`.
+# {download}`sigma_like_with_like.csv <figures/sigma_like_with_like.csv>`,
+# {download}`sigma_like_lambda.csv <figures/sigma_like_lambda.csv>`.

@@ -20,7 +20,7 @@ A step runs its layers in sequence, so the step's sigma is the harmonic mean ove
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -137,6 +137,12 @@ def dp_break_even(alpha_afd_value: float, alpha_ep_value: float, lambda_ep: floa
     return min(alpha_ep_value * (lambda_ep + 1) / alpha_afd_value - lambda_ep, 1.0)
 
 
+LAMBDA_ROW_FORMAT = {"AFD lambda": "{:.3g}", "EP lambda": "{:.2f}", "tokens per step": "{:,}", "AFD sigma": "{:.3f}",
+                     "EP sigma": "{:.3f}", "AFD alpha": "{:.3f}", "EP alpha": "{:.3f}", "AFD lead (points)": "{:+.1f}",
+                     "DP break-even": "{:.3f}"}
+"""How the book prints :meth:`LikeWithLikeStudy.lambda_row` (a pandas Styler format)."""
+
+
 def _spread(x) -> str:
     """Median and 10th-90th percentile, as printed: '0.912 (0.900-0.930)'."""
     return f"{np.median(x):.3f} ({np.percentile(x, 10):.3f}-{np.percentile(x, 90):.3f})"
@@ -219,6 +225,42 @@ class LikeWithLikeStudy:
         a_afd, a_ep = self.printed_alphas()
         return [{"DP sigma": d, "AFD alpha": a_afd * float(alpha_dp_afd(d)),
                  f"EP{self.equal} alpha": a_ep * float(alpha_dp_ep(d, self.lambda_ep))} for d in dp_sigmas]
+
+    def at_lambda(self, lambda_ep: float) -> LikeWithLikeStudy:
+        """The same sampled batches with EP's alpha at another ``lambda_ep`` (AFD's, set by its nodes, kept)."""
+        runs = {r: replace(run, alpha=np.concatenate([run.alpha[:1], alpha_ep(run.sigma[1:], lambda_ep)]))
+                for r, run in self.runs.items()}
+        return replace(self, lambda_ep=float(lambda_ep), runs=runs)
+
+    def lambda_row(self, setting: str) -> dict:
+        """The chapter's row for one lambda: AFD N_A N_F and its lambda N_A / N_F, the equal EP and its
+        lambda, the medians of sigma, the printed alphas, AFD's lead (points, between the printed
+        alphas) and the DP break-even (:func:`dp_break_even`)."""
+        a_afd, a_ep = self.printed_alphas()
+        med = self.medians()
+        return {"lambda from": setting, "AFD": f"{self.n_attn}A{self.n_ffn}F", "AFD lambda": self.n_attn / self.n_ffn,
+                "EP": f"EP{self.equal}", "EP lambda": self.lambda_ep, "tokens per step": self.first.tokens,
+                "AFD sigma": med["sigma_afd"], "EP sigma": med["sigma_ep"], "AFD alpha": a_afd, "EP alpha": a_ep,
+                "AFD lead (points)": round(100 * (a_afd - a_ep), 1),
+                "DP break-even": dp_break_even(a_afd, a_ep, self.lambda_ep)}
+
+    def readings(self) -> dict[str, object]:
+        """The like-with-like numbers as the chapter prints them (glue keys): the designs, GPUs, trials
+        and layers, the medians of sigma and alpha, AFD's lead, the other EP sizes and the range of
+        sigma over which whole attention nodes pin AFD's alpha (:func:`alpha_plateau`)."""
+        a_afd, a_eq = self.printed_alphas()
+        med = self.medians()
+        flat = alpha_plateau(med["alpha_afd"], self.n_attn, self.n_ffn)
+        return {"afd_name": f"{self.n_attn}A{self.n_ffn}F", "afd_gpus_total": self.afd_gpus, "ep_equal": self.equal,
+                "like_trials": int(self.first.sigma.shape[1]), "like_layers": int(self.layers.size),
+                "like_alpha_afd": f"{a_afd:.3f}", "like_alpha_ep": f"{a_eq:.3f}",
+                "like_sigma_afd": f"{med['sigma_afd']:.3f}", "like_sigma_ep": f"{med['sigma_ep']:.3f}",
+                "like_gap": f"{100 * (a_afd - a_eq):+.1f}",
+                "like_others": "; ".join(f"EP{r} {ae:.3f}" for r, ae in self.others()) + f" (AFD {a_afd:.3f})",
+                "afd_flat": f"{flat[0]:.3f} to {flat[1]:.3f}" if flat else "n/a",
+                "lambda_value": f"{self.lambda_ep:g}",
+                "dp_break_even": f"{dp_break_even(a_afd, a_eq, self.lambda_ep):.3f}",
+                "ep_sizes_others": ", ".join(f"EP{r} {100 * (a_afd - ae):+.1f}" for r, ae in self.others())}
 
     def printed_lead(self, table) -> tuple[float, float]:
         """Smallest and largest lead of AFD in alpha over a table (columns by name: a DataFrame or a
