@@ -205,7 +205,8 @@ glue_all({
 # What moves the verdict for {glue:text}`ref_name` on {glue:text}`ordinary_name`: the AFD / EP
 # ratio with one uncertain assumption at a time at the outer nodes of its quadrature rule (the
 # percentiles written beside each bar), every other at the model's default; the searches re-run
-# at each. {glue:text}`tornado_top` move it most.
+# at each. The gap's default, all of it, is the top of its range, so its bar lies on one side of
+# the default's line. {glue:text}`tornado_top` move it most.
 # ```
 
 # %% tags=["hide-input"]
