@@ -217,14 +217,16 @@ pairings = pairing_readings(pool_rows, hw_attn, hw_o)
 conditions = pd.DataFrame(condition_table_rows(windows, [p[:2] for p in pairings]))
 save_data(conditions, "intro_conditions", output_dir)
 glue_all({"r_ref_name": ref.name, "r_ordinary": hw_o.name, "r_thresholds": thr.words(), "r_ref_now": f"{thr.at_own:.2f}",
-          "r_ordinary_bw": f"{hw_o.scale_out_bytes_per_s / 1e9:.0f}", "r_grid": thr.grid_words()})
+          "r_ordinary_bw": f"{hw_o.scale_out_bytes_per_s / 1e9:.0f}", "r_grid": thr.grid_words(),
+          "r_grid_step": f"{thr.bandwidth.size} bandwidths a factor {thr.bandwidth[1] / thr.bandwidth[0]:.2f} apart"})
 conditions.style.set_uuid("intro_conditions").hide(axis="index")
 
 # %% [markdown]
 # Table 3: where AFD gives more output tokens per second per GPU than EP (each design's best
 # deployment, the settings of Table 2), along the network bandwidth per GPU of the ordinary and the
 # Superpod device (the NIC on 8-GPU nodes, the whole fabric on a Superpod; sustained; the range
-# `afd advise` searches for its break-even, edges interpolated between the bandwidths searched), and,
+# `afd advise` searches for its break-even, {glue:text}`r_grid_step`, edges interpolated between them;
+# near 1 a finer grid can split a stretch, chapter {glue:text}`ch_sweet`'s threshold figure), and,
 # for the heterogeneous pools of {glue:text}`r_ref_name`, the price windows in which AFD costs less per
 # output token than EP on either device alone.
 #

@@ -12,7 +12,8 @@ from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.decode.step import Assumptions
 from afdlib.inputs.specs import Budget, Precision
 from afdlib.report.landing import (Thresholds, bandwidth_windows, condition_rows, crossings, interval_words,
-                                   layer_mismatches, lead_intervals, method_rows, p_afd_over_bandwidth)
+                                   layer_mismatches, lead_intervals, method_rows, p_afd_over_bandwidth,
+                                   pairing_readings)
 
 BW = np.array([1e9, 2e9, 4e9, 8e9])
 
@@ -97,3 +98,16 @@ def test_condition_rows_depart_only_against_the_paper():
     against = SimpleNamespace(**{**vars(with_paper), "ms_row_large": 0.7, "s_row_low": 0.7})
     rows = condition_rows(0.9, 1.2, against, "M", "O", "S", "p", False, "q")
     assert [r["departs"] for r in rows] == [True, True, True, True]
+
+
+def test_pairing_readings_by_hand():
+    x, y = SimpleNamespace(slug="x", name="X"), SimpleNamespace(slug="y", name="Y")
+    rows = [{"design": "EP on x", "x GPU-h/Mtok": 1.0, "y GPU-h/Mtok": 0.0},
+            {"design": "EP on y", "x GPU-h/Mtok": 0.0, "y GPU-h/Mtok": 0.5},
+            {"design": "AFD 4A (x) 3F (y)", "x GPU-h/Mtok": 0.2, "y GPU-h/Mtok": 0.1},
+            {"design": "AFD 2A (y) 16F (x)", "x GPU-h/Mtok": 0.6, "y GPU-h/Mtok": 0.3}]
+    (l1, w1, ok1), (l2, w2, ok2) = pairing_readings(rows, x, y)
+    # x attention: cheaper than EP on x above 0.1 / (1.0 - 0.2) = 0.125, than EP on y below (0.5 - 0.1) / 0.2 = 2
+    assert ok1 and "between 0.12 and 2 times" in w1 and "bound" not in l1
+    # y attention: above 0.6 / (0.5 - 0.3) = 3 against EP on y, below (1.0 - 0.6) / 0.3 = 1.33 against EP on x
+    assert not ok2 and "at no price" in w2 and l2.startswith("AFD 2A (y) 16F (x)") and "bound of 16 nodes" in l2

@@ -2,8 +2,9 @@
 
 * :func:`lead_intervals` / :func:`bandwidth_windows`: the network bandwidths per GPU at which AFD gives
   more output tokens per second per GPU than EP (ratio above 1 at the model's defaults), over the range
-  :func:`afdlib.decode.advise.break_even_scale_out` searches (its factors times the device's own
-  bandwidth), each edge interpolated as that function does (linear ratio against log bandwidth).
+  :func:`afdlib.decode.advise.break_even_scale_out` searches, at twice its resolution (:data:`FACTORS`
+  times the device's own bandwidth), each edge interpolated as that function does (linear ratio against
+  log bandwidth).
 * :func:`p_afd_over_bandwidth` / :func:`probability_thresholds`: P(AFD better)
   (:func:`afdlib.decode.uncertainty.verdict`) along the same axis, the shared assumptions' quadrature
   settings and the bandwidths searched as the cells of one vectorised call per gap setting, and the
@@ -24,6 +25,11 @@ from afdlib.decode.step import Assumptions
 from afdlib.decode.sweetspot import with_network
 from afdlib.decode.uncertainty import DECIDED, NAMES, SHARED, _mixture, _ratios, uncertainties
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
+
+
+FACTORS = np.geomspace(FLIP_FACTORS[0], FLIP_FACTORS[-1], 2 * len(FLIP_FACTORS) - 1)
+"""The bandwidths searched, as factors of the device's own: the range of
+:func:`afdlib.decode.advise.break_even_scale_out` at twice its resolution (a bandwidth between each two of it)."""
 
 
 def _gb(x: float) -> str:
@@ -109,10 +115,10 @@ class Window:
 
 def bandwidth_windows(models: list[Model], devices: list[Hardware], budget: Budget, context: float,
                       precision: Precision = Precision(), assumptions: Assumptions = Assumptions(),
-                      factors=FLIP_FACTORS) -> list[Window]:
+                      factors=FACTORS) -> list[Window]:
     """:class:`Window` of every model on every device: the ratio that
-    :func:`afdlib.decode.advise.break_even_scale_out` computes over ``factors`` x the device's network
-    bandwidth (the NIC on 8-GPU nodes, the whole fabric on a Superpod)."""
+    :func:`afdlib.decode.advise.break_even_scale_out` computes over ``factors`` (:data:`FACTORS`) x the
+    device's network bandwidth (the NIC on 8-GPU nodes, the whole fabric on a Superpod)."""
     out = []
     for m in models:
         for hw in devices:
@@ -170,8 +176,10 @@ class Thresholds:
         return float(self.p_afd[int(np.argmin(np.abs(np.log(self.bandwidth / self.own_bandwidth))))])
 
     def grid_words(self) -> str:
-        """The bandwidths searched: "2.5 to 2,560 GB/s, 21 bandwidths"."""
-        return f"{_gb(self.bandwidth[0])} to {_gb(self.bandwidth[-1])} GB/s, {self.bandwidth.size} bandwidths"
+        """The bandwidths searched: "2.5 to 2,560 GB/s, 41 bandwidths a factor 1.19 apart"."""
+        step = self.bandwidth[1] / self.bandwidth[0]
+        return (f"{_gb(self.bandwidth[0])} to {_gb(self.bandwidth[-1])} GB/s, {self.bandwidth.size} bandwidths "
+                f"a factor {step:.2f} apart")
 
     def words(self) -> str:
         """Where AFD is the more likely design, where it would be decided, and where EP is decided."""
@@ -189,9 +197,9 @@ class Thresholds:
 
 
 def probability_thresholds(model: Model, hardware: Hardware, budget: Budget, context: float,
-                           factors=FLIP_FACTORS, precision: Precision = Precision(),
+                           factors=FACTORS, precision: Precision = Precision(),
                            assumptions: Assumptions = Assumptions()) -> Thresholds:
-    """:class:`Thresholds` over ``factors`` x the device's network bandwidth (break_even_scale_out's grid)."""
+    """:class:`Thresholds` over ``factors`` x the device's network bandwidth (:data:`FACTORS`)."""
     bw = hardware.scale_out_bytes_per_s * np.asarray(factors, dtype=float)
     return Thresholds(model.name, hardware.name, bw,
                       p_afd_over_bandwidth(model, hardware, budget, context, bw, precision, assumptions),
@@ -317,12 +325,18 @@ def pairing_readings(pool_rows: list[dict], attention: Hardware, ffn: Hardware) 
     """For the heterogeneous pairing (``attention`` attention GPUs, ``ffn`` FFN GPUs) and the reverse
     one: (label, :func:`afdlib.decode.sweetspot_study.heterogeneous_price_reading`, whether some price
     makes it cheaper than EP on either device alone), from :func:`afdlib.decode.sweetspot_study.pools_rows`."""
-    from afdlib.decode.sweetspot_study import heterogeneous_price_reading, heterogeneous_prices
+    import re
+
+    from afdlib.decode.search import AFD_NODES
+    from afdlib.decode.sweetspot_study import heterogeneous_design, heterogeneous_price_reading, heterogeneous_prices
     out = []
     for a, f in ((attention, ffn), (ffn, attention)):
         low, high = heterogeneous_prices(pool_rows, a.slug, f.slug)
-        out.append((f"AFD, {a.name} attention and {f.name} FFN GPUs", heterogeneous_price_reading(pool_rows, a, f),
-                    bool(low < high)))
+        design = heterogeneous_design(pool_rows, a.slug, f.slug)
+        nodes = [int(x) for x in re.findall(r"(\d+)[AF] ", design + " ")]
+        bound = f" (on the search's bound of {AFD_NODES[-1]} nodes per pool)" if AFD_NODES[-1] in nodes else ""
+        out.append((f"{design}: {a.name} attention, {f.name} FFN GPUs{bound}",
+                    heterogeneous_price_reading(pool_rows, a, f), bool(low < high)))
     return out
 
 
