@@ -242,8 +242,9 @@ sym = advice_table(sweet, [hw_o, hw_s], sweet_budget, 4096, assumptions=Assumpti
 readings = property_maps(ref, hw_o, hw_s, sweet_budget, 4096, MAP_SIZE).readings()
 departures = departure_table(pairs, sym, readings, pairings, ref, hw_o, hw_s, SWEET_MODELS)
 save_data(departures, "intro_departures", output_dir)
-glue_all({"r_n_departures": int(departures.departs.sum()), "r_n_checked": len(departures),
-          "r_ref_pair": f"{ref.name} on {hw_o.name}", "r_ref_verdict": departures["this book"][0]})
+glue_all({"r_n_departures": int(departures.departs.sum()), "r_n_checked": len(departures), "r_agree": "; ".join(
+    departures.claim[~departures.departs]) or "none", "r_ref_pair": f"{ref.name} on {hw_o.name}",
+    "r_ref_verdict": departures["this book"][0]})
 shown_dep = departures[departures.departs].drop(columns="departs")
 shown_dep.assign(chapter=[f'<a href="{c}.html">{chapters[c]}</a>' for c in shown_dep.chapter]).style.set_uuid(
     "intro_departures").hide(axis="index")
@@ -251,7 +252,8 @@ shown_dep.assign(chapter=[f'<a href="{c}.html">{chapters[c]}</a>' for c in shown
 # %% [markdown]
 # Table 4: every claim of the paper where this book's number or method differs from it, and why
 # (computed when the book is built: a claim whose reading agrees with the paper in a build drops
-# out of the table); the chapter holds the evidence. The paper's Table 3 conditions are read as in
+# out of the table: in this one, {glue:text}`r_agree`); the chapter holds the evidence. The paper's
+# Table 3 conditions are read as in
 # chapter {glue:text}`ch_sweet` (the reference model's shape with one property changed, on its
 # ordinary and its Superpod device).
 
