@@ -273,6 +273,11 @@ def test_landing_page_results_table(tmp_path):
     # every claim links to a numbered chapter of the reference book
     from afdlib.report.book import chapter_numbers
     assert set(table.chapter) <= set(chapter_numbers())
+    # the departures (Table 4) link to numbered chapters too, and the erratum always departs
+    departures = pd.read_csv(out / "intro_departures.csv")
+    assert set(departures.chapter) <= set(chapter_numbers())
+    assert departures.set_index("claim").departs["AFD's imbalance penalty (Section 3.3)"]
+    assert len(pd.read_csv(out / "intro_conditions.csv")) == 6 * 2 + 2   # six models on two devices, two pairings
 
 
 @pytest.mark.parametrize("ipynb", [p for p in NOTEBOOKS if p.stem != "intro"], ids=lambda p: p.stem)

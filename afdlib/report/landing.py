@@ -1,0 +1,367 @@
+"""The landing page's readings: where AFD wins, with thresholds, and where the book departs from the paper.
+
+* :func:`lead_intervals` / :func:`bandwidth_windows`: the network bandwidths per GPU at which AFD gives
+  more output tokens per second per GPU than EP (ratio above 1 at the model's defaults), over the range
+  :func:`afdlib.decode.advise.break_even_scale_out` searches, at twice its resolution (:data:`FACTORS`
+  times the device's own bandwidth), each edge interpolated as that function does (linear ratio against
+  log bandwidth).
+* :func:`p_afd_over_bandwidth` / :func:`probability_thresholds`: P(AFD better)
+  (:func:`afdlib.decode.uncertainty.verdict`) along the same axis, the shared assumptions' quadrature
+  settings and the bandwidths searched as the cells of one vectorised call per gap setting, and the
+  bandwidths at which it crosses the decision levels.
+* :func:`departures`: the rows of the departures table, each with a status computed from the readings
+  passed in (a row whose reading agrees with the paper says so, and the page shows only departures).
+
+Bandwidths are bytes/s per GPU, sustained; ratios AFD / EP.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from afdlib.decode.advise import FLIP_FACTORS, break_even_scale_out
+from afdlib.decode.step import Assumptions
+from afdlib.decode.sweetspot import with_network
+from afdlib.decode.uncertainty import DECIDED, NAMES, SHARED, _mixture, _ratios, uncertainties
+from afdlib.inputs.specs import Budget, Hardware, Model, Precision
+
+
+FACTORS = np.geomspace(FLIP_FACTORS[0], FLIP_FACTORS[-1], 2 * len(FLIP_FACTORS) - 1)
+"""The bandwidths searched, as factors of the device's own: the range of
+:func:`afdlib.decode.advise.break_even_scale_out` at twice its resolution (a bandwidth between each two of it)."""
+
+
+def _gb(x: float) -> str:
+    """GB/s from bytes/s: whole numbers from 10 on, one decimal below."""
+    return f"{x / 1e9:,.0f}" if x >= 10e9 else f"{x / 1e9:.1f}"
+
+
+def crossings(bandwidth, values, level: float = 1.0) -> list[float]:
+    """Every bandwidth where ``values`` (over increasing ``bandwidth``) crosses ``level``: linear in
+    the value against log bandwidth between the two grid points around it; where a value is infinite
+    (EP infeasible) the crossing is the grid point on the finite side."""
+    bw, v = np.log(np.asarray(bandwidth, dtype=float)), np.asarray(values, dtype=float)
+    above = v > level
+    out = []
+    for i in np.flatnonzero(above[1:] != above[:-1]):
+        v0, v1 = v[i], v[i + 1]
+        if np.isinf(v0) or np.isinf(v1):
+            x = bw[i + 1] if np.isinf(v0) else bw[i]
+        else:
+            x = bw[i] + (level - v0) * (bw[i + 1] - bw[i]) / (v1 - v0)
+        out.append(float(np.exp(x)))
+    return out
+
+
+def lead_intervals(bandwidth, values, level: float = 1.0) -> list[tuple[float | None, float | None]]:
+    """The stretches of ``bandwidth`` where ``values`` exceed ``level``: (from, to) with
+    :func:`crossings` as edges; None where a stretch runs to the end of the range searched."""
+    bw, v = np.asarray(bandwidth, dtype=float), np.asarray(values, dtype=float)
+    edges, out, start = crossings(bw, v, level), [], None if v[0] > level else "closed"
+    for x in edges:
+        if start == "closed":
+            start = x
+        else:
+            out.append((start, x))
+            start = "closed"
+    if start != "closed":
+        out.append((start, None))
+    return out
+
+
+def interval_words(intervals, low: float, high: float, what: str = "AFD ahead") -> str:
+    """:func:`lead_intervals` in words, GB/s per GPU, over the range searched ``low``-``high``."""
+    rng = f"{_gb(low)}-{_gb(high)} GB/s"
+    if not intervals:
+        return f"nowhere in {rng}"
+    parts = []
+    for a, b in intervals:
+        if a is None and b is None:
+            parts.append(f"everywhere in {rng}")
+        elif a is None:
+            parts.append(f"below {_gb(b)} GB/s")
+        elif b is None:
+            parts.append(f"above {_gb(a)} GB/s (to the top of the range, {_gb(high)})")
+        else:
+            parts.append(f"from {_gb(a)} to {_gb(b)} GB/s")
+    return " and ".join(parts)
+
+
+@dataclass(frozen=True)
+class Window:
+    """One (model, device): AFD / EP over the bandwidths searched, and where it exceeds 1."""
+
+    model: str
+    device: str
+    bandwidth: np.ndarray
+    ratio: np.ndarray
+    own_bandwidth: float
+    superpod: bool
+
+    @property
+    def intervals(self) -> list[tuple[float | None, float | None]]:
+        return lead_intervals(self.bandwidth, self.ratio)
+
+    @property
+    def peak(self) -> tuple[float, float]:
+        """(largest ratio, the bandwidth where it is reached)."""
+        i = int(np.nanargmax(np.where(np.isfinite(self.ratio), self.ratio, np.nan)))
+        return float(self.ratio[i]), float(self.bandwidth[i])
+
+    def words(self) -> str:
+        return interval_words(self.intervals, self.bandwidth[0], self.bandwidth[-1])
+
+
+def bandwidth_windows(models: list[Model], devices: list[Hardware], budget: Budget, context: float,
+                      precision: Precision = Precision(), assumptions: Assumptions = Assumptions(),
+                      factors=FACTORS) -> list[Window]:
+    """:class:`Window` of every model on every device: the ratio that
+    :func:`afdlib.decode.advise.break_even_scale_out` computes over ``factors`` (:data:`FACTORS`) x the
+    device's network bandwidth (the NIC on 8-GPU nodes, the whole fabric on a Superpod)."""
+    out = []
+    for m in models:
+        for hw in devices:
+            _, ratio = break_even_scale_out(m, hw, budget, context, precision, assumptions, factors=factors)
+            out.append(Window(m.name, hw.name, hw.scale_out_bytes_per_s * np.asarray(factors, dtype=float),
+                              np.asarray(ratio, dtype=float), hw.scale_out_bytes_per_s, bool(hw.superpod)))
+    return out
+
+
+def p_afd_over_bandwidth(model: Model, hardware: Hardware, budget: Budget, context: float, bandwidths,
+                         precision: Precision = Precision(), assumptions: Assumptions = Assumptions()) -> np.ndarray:
+    """P(AFD better) of :func:`afdlib.decode.uncertainty.verdict` for the device with its network at
+    each of ``bandwidths`` (:func:`afdlib.decode.sweetspot.with_network`): the bandwidths x the
+    kernel and network quadrature nodes are the cells of one search per gap setting."""
+    from dataclasses import replace
+    u = {x.name: x for x in uncertainties()}
+    comp, net, gap = (u[n] for n in SHARED)
+    bw = np.asarray(bandwidths, dtype=float)
+    hw = with_network(hardware, bw[:, None, None])
+    c = np.array([v for v, _ in comp.nodes()])[None, :, None] * np.ones((bw.size, 1, len(net.nodes())))
+    n = np.array([v for v, _ in net.nodes()])[None, None, :] * np.ones((bw.size, len(comp.nodes()), 1))
+    w_cn = np.outer([w for _, w in comp.nodes()], [w for _, w in net.nodes()])
+    ratios, weights = [], []
+    for share, w_g in gap.nodes():
+        b = replace(budget, t_gap_s=budget.t_gap_s * share)
+        ratios.append(_ratios(model, hw, None, b, context, precision, assumptions, c, n, False).reshape(bw.size, -1))
+        weights.append((w_cn * w_g).ravel())
+    log_r, w = np.log(np.concatenate(ratios, axis=1)), np.concatenate(weights)
+    sd = float(np.hypot(u[NAMES[3]].scale, u[NAMES[4]].scale))
+    return np.array([_mixture(row, w, sd)[0] for row in log_r])
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """P(AFD better) of one pair over the bandwidths searched, and where it crosses the levels."""
+
+    model: str
+    device: str
+    bandwidth: np.ndarray
+    p_afd: np.ndarray
+    own_bandwidth: float
+
+    def above(self, level: float) -> list[tuple[float | None, float | None]]:
+        """Stretches of bandwidth where P(AFD better) exceeds ``level``."""
+        return lead_intervals(self.bandwidth, self.p_afd, level)
+
+    @property
+    def peak(self) -> tuple[float, float]:
+        i = int(np.argmax(self.p_afd))
+        return float(self.p_afd[i]), float(self.bandwidth[i])
+
+    @property
+    def at_own(self) -> float:
+        """P(AFD better) at the bandwidth searched nearest the device's own."""
+        return float(self.p_afd[int(np.argmin(np.abs(np.log(self.bandwidth / self.own_bandwidth))))])
+
+    def grid_words(self) -> str:
+        """The bandwidths searched: "2.5 to 2,560 GB/s, 41 bandwidths a factor 1.19 apart"."""
+        step = self.bandwidth[1] / self.bandwidth[0]
+        return (f"{_gb(self.bandwidth[0])} to {_gb(self.bandwidth[-1])} GB/s, {self.bandwidth.size} bandwidths "
+                f"a factor {step:.2f} apart")
+
+    def words(self) -> str:
+        """Where AFD is the more likely design, where it would be decided, and where EP is decided."""
+        lo, hi = self.bandwidth[0], self.bandwidth[-1]
+        p, at = self.peak
+        likely = interval_words(self.above(0.5), lo, hi)
+        decided = self.above(1 - DECIDED)
+        ep = lead_intervals(self.bandwidth, -self.p_afd, -DECIDED)   # P <= DECIDED
+        ep_words = "nowhere in the range" if not ep else interval_words(ep, lo, hi)
+        afd_words = (f"P reaches {1 - DECIDED:g} {interval_words(decided, lo, hi)}" if decided else
+                     f"P never reaches {1 - DECIDED:g} (at most {p:.2f}, at {_gb(at)} GB/s): no bandwidth in the "
+                     "range decides for AFD")
+        return (f"AFD is the more likely design (P above 0.5) {likely}; {afd_words}; EP is decided (P at most "
+                f"{DECIDED:g}) {ep_words}")
+
+
+def probability_thresholds(model: Model, hardware: Hardware, budget: Budget, context: float,
+                           factors=FACTORS, precision: Precision = Precision(),
+                           assumptions: Assumptions = Assumptions()) -> Thresholds:
+    """:class:`Thresholds` over ``factors`` x the device's network bandwidth (:data:`FACTORS`)."""
+    bw = hardware.scale_out_bytes_per_s * np.asarray(factors, dtype=float)
+    return Thresholds(model.name, hardware.name, bw,
+                      p_afd_over_bandwidth(model, hardware, budget, context, bw, precision, assumptions),
+                      hardware.scale_out_bytes_per_s)
+
+
+# --- where the book departs from the paper ----------------------------------------------------------
+
+def _row(claim: str, paper: str, book: str, reason: str, chapter: str, departs: bool) -> dict:
+    return {"claim": claim, "paper": paper, "this book": book, "reason": reason, "chapter": chapter,
+            "departs": bool(departs)}
+
+
+def verdict_words(row: dict) -> str:
+    """An advice-table row's verdict in words: "AFD (undecided), P(AFD better) = 0.54"."""
+    p = f"P(AFD better) = {row['p_afd']:.2f}"
+    return f"{row['recommendation']}, {p}" if row["decisive"] else f"{row['recommendation']} (undecided), {p}"
+
+
+def reference_row(reference: dict, paper_like: float, spreads: str, model: str, device: str) -> dict:
+    """The paper's verdict on ordinary clusters against the reference pair's (``reference``: its
+    advice-table row; ``paper_like``: its ratio with all communication hidden for both designs)."""
+    agrees = reference["decisive"] and reference["recommendation"] == "EP"
+    return _row(f"EP keeps the lead on ordinary clusters ({model} on {device})",
+                "EP: its grouped GEMMs' HFU above AFD's FFN-side ceiling",
+                f"{verdict_words(reference)}; AFD / EP {reference['ratio']:.2f} at the model's defaults",
+                f"end to end each design's spread against published deployments ({spreads}) enters the verdict; "
+                f"with all communication hidden for both designs (the paper's own models) the ratio is "
+                f"{paper_like:.2f}: the answer turns on how much of each design's communication hides",
+                "sweet_spots", not agrees)
+
+
+def condition_rows(superpod_over_ordinary: float, superpod_over_ordinary_equal: float, readings, model: str,
+                   ordinary: str, superpod: str, pools_reading: str, pools_cheaper: bool, reverse_reading: str
+                   ) -> list[dict]:
+    """The paper's Table 3 conditions against the sweet-spot chapter's readings (``readings``:
+    :class:`afdlib.decode.sweetspot_study.MapReadings`; ``superpod_over_ordinary``: median over the
+    models of the ratio on the Superpod over the ratio on the ordinary device, ``_equal`` with all
+    communication hidden for both designs; ``pools_*``: the paper's heterogeneous pairing and the
+    reverse one, :func:`afdlib.decode.sweetspot_study.heterogeneous_price_reading`)."""
+    r = readings
+    m_with = r.m_row_large > r.m_row_small and r.ms_row_large > r.ms_row_small
+    s_with = r.s_row_low > r.s_row_high and r.ss_row_low > r.ss_row_high
+    both = "the paper argues from the FFN side's HFU ceiling alone; end to end both designs' steps move with it"
+    return [
+        _row("Superpod-class interconnects favour AFD (Table 3)", "favours AFD",
+             f"AFD / EP on {superpod} over on {ordinary}, median over the models: {superpod_over_ordinary:.2f}",
+             f"EP's all-to-all rides the same fabric as AFD's transfers; with all communication hidden for both "
+             f"designs the factor is {superpod_over_ordinary_equal:.2f}", "sweet_spots", superpod_over_ordinary <= 1),
+        _row("Coarse experts (large M) favour AFD (Table 3)", "favours AFD",
+             f"{model}'s shape, M {r.m_small:.0f} to {r.m_large:.0f}: {r.m_row_small:.2f} to {r.m_row_large:.2f} "
+             f"on {ordinary} (peak {r.m_row_peak:.2f} at M = {r.m_row_peak_m:.0f}), {r.ms_row_small:.2f} to "
+             f"{r.ms_row_large:.2f} on {superpod}", both, "sweet_spots", not m_with),
+        _row("Lower sparsity (small E/K) favours AFD (Table 3)", "favours AFD",
+             f"{model}'s shape, E/K {r.s_low:.0f} to {r.s_high:.0f}: {r.s_row_low:.2f} to {r.s_row_high:.2f} on "
+             f"{ordinary}, {r.ss_row_low:.2f} to {r.ss_row_high:.2f} on {superpod}", both, "sweet_spots", not s_with),
+        _row("Heterogeneous hardware favours AFD (Table 3)", "memory-rich attention GPUs, compute-rich FFN GPUs",
+             f"that pairing is {pools_reading}; the reverse pairing is {reverse_reading}",
+             "each design's GPU-hours per million output tokens on each device, turned into the price ratio at "
+             "which it costs less than EP on either device alone", "sweet_spots", not pools_cheaper),
+    ]
+
+
+def method_rows(printed_alpha: float, corrected_alpha: float, nodes: str, paper_gap_s: float, gap_s: float,
+                destinations_paper: float, destinations_book: float, destinations_case: str,
+                layer_mismatches: list[tuple[str, int, int, int, int]]) -> list[dict]:
+    """The departures in formulas and inputs: the penalty's constant (``printed_alpha`` and
+    ``corrected_alpha`` without imbalance for ``nodes``, e.g. "8A2F"), the gap per step, the FFN nodes a
+    token crosses to (paper's rule against the decode model's, for ``destinations_case``) and the
+    catalogue's models whose printed layers do not add up ((name, layers, dense, MoE as printed, MoE of the
+    reference profile))."""
+    rows = [
+        _row("AFD's imbalance penalty (Section 3.3)", f"c = λ + 1: α = {printed_alpha:g} without imbalance ({nodes})",
+             f"c = (N_A + N_F) / N_A: α = {corrected_alpha:g} without imbalance",
+             "a penalty is 1 without imbalance; the corrected constant is also the one that makes the floor and "
+             "ceiling forms equal the exact form where σ N_A is whole", "fig6_penalty", printed_alpha != corrected_alpha),
+        _row("Imbalance penalises AFD more than EP (Fig. 5-6)", "at equal σ for both designs",
+             "each design at its own σ from measured routing, compared at the same GPUs and tokens per GPU",
+             "the paper takes one σ for both; measured routing gives each design its own (AFD's few FFN GPUs hold "
+             "many expert slots each), AFD's α moves in whole attention nodes, and DP imbalance is not in the data",
+             "sigma_from_routing", True),
+        _row("Fixed gap per step t_g (Eq. 1)", f"{paper_gap_s * 1e3:g} ms",
+             f"{gap_s * 1e3:g} ms in the end-to-end decode model (the paper's in the HFU-bound chapters)",
+             "the paper's gap also holds the dense layers, which the decode model computes; its default is the "
+             "upper end that Step-3's published figures allow", "decode_validation", paper_gap_s != gap_s),
+        _row("FFN nodes a token crosses to (two-stage forwarding)", "every node, up to K: min(K, N_F)",
+             f"{destinations_book:.2f} expected for {destinations_case} (paper: {destinations_paper:g})",
+             f"under uniform routing a token's K experts fall on fewer distinct nodes; the paper's count "
+             f"overstates AFD's traffic by {destinations_paper / destinations_book - 1:.0%} there (the HFU-bound "
+             "chapters keep it, the conservative rule)", "appendix_a_ceiling", destinations_paper != destinations_book),
+    ]
+    rows += [_row(f"{name}'s layers (Table 4)", f"{moe} MoE and {dense} dense of {layers} layers",
+                  f"{ref} MoE layers in the reference profile", "dense and MoE layers add up to the layers",
+                  "configurations", moe != ref) for name, layers, dense, moe, ref in layer_mismatches]
+    return rows
+
+
+def layer_mismatches(slugs: list[str]) -> list[tuple[str, int, int, int, int]]:
+    """The models of ``slugs`` whose paper profile's dense and MoE layers do not add up to its layers:
+    (name, layers, dense, MoE as printed, MoE of the reference profile)."""
+    from afdlib.inputs.catalog import load_model
+    out = []
+    for slug in slugs:
+        p, r = load_model(slug, profile="paper"), load_model(slug, profile="reference")
+        if p.dense_layers + p.moe_layers != p.num_layers:
+            out.append((p.name, p.num_layers, p.dense_layers, p.moe_layers, r.moe_layers))
+    return out
+
+
+def condition_table_rows(windows: list[Window], pools: list[tuple[str, str]]) -> list[dict]:
+    """The conditions table: per :class:`Window` where AFD leads along the network bandwidth and its
+    largest ratio there; then each heterogeneous pairing's price window (``pools``: (pairing, reading))."""
+    rows = [{"condition": f"{w.model}: {'fabric' if w.superpod else 'NIC'} bandwidth per GPU, {w.device} "
+                          f"(now {_gb(w.own_bandwidth)} GB/s)",
+             "where AFD wins": "ratio above 1 " + w.words(),
+             "largest AFD / EP": f"{w.peak[0]:.2f} at {_gb(w.peak[1])} GB/s"} for w in windows]
+    rows += [{"condition": pairing, "where AFD wins": f"per output token, {reading}", "largest AFD / EP": "-"}
+             for pairing, reading in pools]
+    return rows
+
+
+def pairing_readings(pool_rows: list[dict], attention: Hardware, ffn: Hardware) -> list[tuple[str, str, bool]]:
+    """For the heterogeneous pairing (``attention`` attention GPUs, ``ffn`` FFN GPUs) and the reverse
+    one: (label, :func:`afdlib.decode.sweetspot_study.heterogeneous_price_reading`, whether some price
+    makes it cheaper than EP on either device alone), from :func:`afdlib.decode.sweetspot_study.pools_rows`."""
+    import re
+
+    from afdlib.decode.search import AFD_NODES
+    from afdlib.decode.sweetspot_study import heterogeneous_design, heterogeneous_price_reading, heterogeneous_prices
+    out = []
+    for a, f in ((attention, ffn), (ffn, attention)):
+        low, high = heterogeneous_prices(pool_rows, a.slug, f.slug)
+        design = heterogeneous_design(pool_rows, a.slug, f.slug)
+        nodes = [int(x) for x in re.findall(r"(\d+)[AF] ", design + " ")]
+        bound = f" (on the search's bound of {AFD_NODES[-1]} nodes per pool)" if AFD_NODES[-1] in nodes else ""
+        out.append((f"{design}: {a.name} attention, {f.name} FFN GPUs{bound}",
+                    heterogeneous_price_reading(pool_rows, a, f), bool(low < high)))
+    return out
+
+
+def departure_table(pairs: list[dict], equal: list[dict], readings, pairings: list[tuple[str, str, bool]],
+                    model: Model, ordinary: Hardware, superpod: Hardware, slugs: list[str]):
+    """Every row of the departures table (column ``departs``: whether this build's reading departs from
+    the paper): ``pairs`` and ``equal`` advice tables (the schedule's overlap, and all communication
+    hidden for both designs) holding ``model`` on both devices, the sweet-spot chapter's map
+    ``readings``, :func:`pairing_readings`, and the paper's models ``slugs`` (their printed layers)."""
+    import pandas as pd
+
+    from afdlib.analysis.imbalance import alpha_afd, alpha_afd_as_printed
+    from afdlib.decode.step import DECODE_T_GAP_S
+    from afdlib.decode.sweetspot_study import median_ratio_between, ratio_of
+    from afdlib.decode.uncertainty import composition_spreads
+    from afdlib.evaluator.alltoall import afd_destinations
+    k, e = model.experts_per_token, model.routed_experts
+    ref = next(r for r in pairs if (r["model"], r["hardware"]) == (model.slug, ordinary.slug))
+    rows = ([reference_row(ref, ratio_of(equal, model.slug, ordinary.slug), composition_spreads(), model.name,
+                           ordinary.name)]
+            + condition_rows(median_ratio_between(pairs, superpod.slug, ordinary.slug),
+                             median_ratio_between(equal, superpod.slug, ordinary.slug), readings, model.name,
+                             ordinary.name, superpod.name, pairings[0][1], pairings[0][2], pairings[1][1])
+            + method_rows(float(alpha_afd_as_printed(1.0, 8, 2)), float(alpha_afd(1.0, 8, 2).alpha), "8A2F",
+                          Budget().t_gap_s, DECODE_T_GAP_S, float(afd_destinations("paper", k, e, k)),
+                          float(afd_destinations("expected", k, e, k)), f"{model.name} at N_F = K = {k}",
+                          layer_mismatches(slugs)))
+    return pd.DataFrame(rows)

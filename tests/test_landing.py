@@ -1,0 +1,113 @@
+"""The landing page's readings (afdlib.report.landing): thresholds along the bandwidth and the departures."""
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from afdlib.decode.advise import break_even_scale_out
+from afdlib.decode.step import DECODE_T_GAP_S
+from afdlib.decode.sweetspot import with_network
+from afdlib.decode.uncertainty import verdict
+from afdlib.inputs.catalog import load_hardware, load_model
+from afdlib.decode.step import Assumptions
+from afdlib.inputs.specs import Budget, Precision
+from afdlib.report.landing import (Thresholds, bandwidth_windows, condition_rows, crossings, interval_words,
+                                   layer_mismatches, lead_intervals, method_rows, p_afd_over_bandwidth,
+                                   pairing_readings)
+
+BW = np.array([1e9, 2e9, 4e9, 8e9])
+
+
+def test_crossings_are_linear_in_log_bandwidth():
+    # 0.5 -> 1.5 between 1 and 2 GB/s: halfway in log, sqrt(2) GB/s; 1.5 -> 0.5 between 4 and 8: 4 sqrt(2)
+    x = crossings(BW, [0.5, 1.5, 1.5, 0.5])
+    assert x == pytest.approx([np.sqrt(2) * 1e9, 4 * np.sqrt(2) * 1e9])
+    assert lead_intervals(BW, [0.5, 1.5, 1.5, 0.5]) == [pytest.approx((np.sqrt(2) * 1e9, 4 * np.sqrt(2) * 1e9))]
+    # open at either end of the range searched
+    assert lead_intervals(BW, [1.5, 0.5, 0.5, 0.5]) == [(None, pytest.approx(np.sqrt(2) * 1e9))]
+    assert lead_intervals(BW, [0.5, 0.5, 0.5, 1.5]) == [(pytest.approx(4 * np.sqrt(2) * 1e9), None)]
+    assert lead_intervals(BW, [0.5, 0.9, 0.9, 0.5]) == []
+    # an infinite ratio (EP infeasible) turns at the grid point on the finite side
+    assert crossings(BW, [0.5, np.inf, np.inf, np.inf]) == [pytest.approx(1e9)]
+
+
+def test_interval_words():
+    assert interval_words([], 2.5e9, 2560e9) == "nowhere in 2.5-2,560 GB/s"
+    assert interval_words([(29e9, 55e9)], 2.5e9, 2560e9) == "from 29 to 55 GB/s"
+    assert interval_words([(None, 8e9)], 2.5e9, 2560e9) == "below 8.0 GB/s"
+    assert interval_words([(100e9, None)], 2.5e9, 2560e9) == "above 100 GB/s (to the top of the range, 2,560)"
+
+
+def test_threshold_words_by_hand():
+    t = Thresholds("M", "D", BW, np.array([0.05, 0.3, 0.6, 0.4]), 2e9)
+    # P crosses 0.1 between 1 and 2 GB/s at (0.1 - 0.05) / 0.25 = 0.2 of the log step: 2^0.2 GB/s
+    ep = lead_intervals(t.bandwidth, -t.p_afd, -0.1)
+    assert ep == [(None, pytest.approx(2 ** 0.2 * 1e9))]
+    w = t.words()
+    assert "P never reaches 0.9 (at most 0.60, at 4.0 GB/s)" in w and "EP is decided (P at most 0.1) below 1.1 GB/s" in w
+    assert t.at_own == 0.3 and t.peak == (0.6, 4e9)
+
+
+def _case():
+    return (load_model("deepseek-v3", profile="reference"), load_hardware("h800", profile="datasheet"),
+            Budget(slo_s=0.05, l_accept=1.0, t_gap_s=DECODE_T_GAP_S))
+
+
+def test_windows_hold_the_advise_break_even():
+    model, hw, budget = _case()
+    bw, _ = break_even_scale_out(model, hw, budget, 4096, Precision(), Assumptions(), factors=np.geomspace(1 / 4, 4, 9))
+    (w,) = bandwidth_windows([model], [hw], budget, 4096, factors=np.geomspace(1 / 4, 4, 9))
+    edges = [x for a, b in w.intervals for x in (a, b) if x is not None]
+    if bw is None:
+        assert not edges or w.intervals == [(None, None)]
+    else:
+        assert min(abs(np.log(x / bw)) for x in edges) < 1e-9
+
+
+def test_vectorised_probability_is_the_verdict_at_each_bandwidth():
+    model, hw, budget = _case()
+    bws = np.array([10e9, 40e9])
+    p = p_afd_over_bandwidth(model, hw, budget, 4096, bws)
+    for b, q in zip(bws, p):
+        assert q == pytest.approx(verdict(model, with_network(hw, b), budget, 4096, tornado=False).p_afd, abs=1e-9)
+
+
+def test_method_rows_by_hand():
+    rows = method_rows(4.0, 1.0, "8A2F", 0.015, 0.003, 8.0, 8 * (1 - (7 / 8) ** 8), "DeepSeek-V3 at N_F = K = 8",
+                       [("GLM-4.7", 92, 3, 92, 89)])
+    by = {r["claim"]: r for r in rows}
+    # 8 (1 - (7/8)^8) = 5.2505 nodes: the paper's 8 overstate the traffic by 52%
+    assert "5.25 expected" in by["FFN nodes a token crosses to (two-stage forwarding)"]["this book"]
+    assert "by 52%" in by["FFN nodes a token crosses to (two-stage forwarding)"]["reason"]
+    assert all(r["departs"] for r in rows)
+    same = method_rows(1.0, 1.0, "8A2F", 0.003, 0.003, 5.0, 5.0, "x", [])
+    assert [r["departs"] for r in same] == [False, True, False, False]   # the imbalance row is a method
+
+
+def test_layer_mismatches_from_the_catalogue():
+    # Table 4 prints GLM-4.7 with 92 MoE layers next to 3 dense layers of 92; DeepSeek-V3's 3 + 58 = 61 add up
+    assert layer_mismatches(["deepseek-v3", "glm-4.7"]) == [("GLM-4.7", 92, 3, 92, 89)]
+
+
+def test_condition_rows_depart_only_against_the_paper():
+    with_paper = SimpleNamespace(m_small=512, m_large=16384, m_row_small=0.8, m_row_large=0.9, m_row_peak=0.9,
+                                 m_row_peak_m=16384, ms_row_small=0.8, ms_row_large=0.9, s_low=4, s_high=128,
+                                 s_row_low=0.9, s_row_high=0.8, ss_row_low=0.9, ss_row_high=0.8)
+    rows = condition_rows(1.1, 1.2, with_paper, "M", "O", "S", "p", True, "q")
+    assert not any(r["departs"] for r in rows)
+    against = SimpleNamespace(**{**vars(with_paper), "ms_row_large": 0.7, "s_row_low": 0.7})
+    rows = condition_rows(0.9, 1.2, against, "M", "O", "S", "p", False, "q")
+    assert [r["departs"] for r in rows] == [True, True, True, True]
+
+
+def test_pairing_readings_by_hand():
+    x, y = SimpleNamespace(slug="x", name="X"), SimpleNamespace(slug="y", name="Y")
+    rows = [{"design": "EP on x", "x GPU-h/Mtok": 1.0, "y GPU-h/Mtok": 0.0},
+            {"design": "EP on y", "x GPU-h/Mtok": 0.0, "y GPU-h/Mtok": 0.5},
+            {"design": "AFD 4A (x) 3F (y)", "x GPU-h/Mtok": 0.2, "y GPU-h/Mtok": 0.1},
+            {"design": "AFD 2A (y) 16F (x)", "x GPU-h/Mtok": 0.6, "y GPU-h/Mtok": 0.3}]
+    (l1, w1, ok1), (l2, w2, ok2) = pairing_readings(rows, x, y)
+    # x attention: cheaper than EP on x above 0.1 / (1.0 - 0.2) = 0.125, than EP on y below (0.5 - 0.1) / 0.2 = 2
+    assert ok1 and "between 0.12 and 2 times" in w1 and "bound" not in l1
+    # y attention: above 0.6 / (0.5 - 0.3) = 3 against EP on y, below (1.0 - 0.6) / 0.3 = 1.33 against EP on x
+    assert not ok2 and "at no price" in w2 and l2.startswith("AFD 2A (y) 16F (x)") and "bound of 16 nodes" in l2
