@@ -41,18 +41,18 @@ def test_uncertainties_come_from_their_sources():
 def test_mixture_by_hand():
     """One setting at ratio 1: P = 1/2 and the median 1; ratio e^0.3 with sd 0.3: P = Phi(1) = 0.8413,
     10th percentile e^(0.3 - 1.2816 x 0.3) = e^-0.0845."""
-    p, (lo, hi), mid = u._mixture(np.array([0.0]), np.array([1.0]), 0.3)
+    p, (lo, hi), mid = u.mixture(np.array([0.0]), np.array([1.0]), 0.3)
     assert p == pytest.approx(0.5) and mid == pytest.approx(1.0, abs=1e-9) and lo * hi == pytest.approx(1.0)
-    p, (lo, _), _ = u._mixture(np.array([0.3]), np.array([1.0]), 0.3)
+    p, (lo, _), _ = u.mixture(np.array([0.3]), np.array([1.0]), 0.3)
     assert p == pytest.approx(0.841345, abs=1e-6) and lo == pytest.approx(np.exp(0.3 - 1.2815516 * 0.3), rel=1e-6)
     # half the weight certain to favour AFD (EP infeasible), half at ratio 1: P = 3/4
-    assert u._mixture(np.array([np.inf, 0.0]), np.array([0.5, 0.5]), 0.3)[0] == pytest.approx(0.75)
+    assert u.mixture(np.array([np.inf, 0.0]), np.array([0.5, 0.5]), 0.3)[0] == pytest.approx(0.75)
 
 
 def test_identical_designs_give_one_half():
     """Designs identical by construction (every setting's ratio 1): exactly 1/2, whatever the spreads."""
     r = np.zeros(18)
-    assert u._mixture(r, np.full(18, 1 / 18), 0.31)[0] == 0.5
+    assert u.mixture(r, np.full(18, 1 / 18), 0.31)[0] == 0.5
 
 
 @pytest.fixture(scope="module")

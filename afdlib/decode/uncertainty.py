@@ -161,7 +161,7 @@ def scaled(hardware: Hardware, compute, network) -> Hardware:
     return replace(hardware, **fields)
 
 
-def _ratios(model, hardware, attn_hardware, budget, context, precision, assumptions, compute, network,
+def setting_ratios(model, hardware, attn_hardware, budget, context, precision, assumptions, compute, network,
             validated_only, ep_hardware=None) -> np.ndarray:
     """AFD / EP of the re-run searches at each cell's (compute, network) factors (inf where only AFD
     is feasible, 0 where only EP is, 1 where neither); EP on ``ep_hardware`` where given."""
@@ -209,7 +209,7 @@ class Verdict:
                 "decided": self.decided, "tornado": list(self.tornado)}
 
 
-def _mixture(log_r: np.ndarray, weights: np.ndarray, sd: float) -> tuple[float, tuple[float, float], float]:
+def mixture(log_r: np.ndarray, weights: np.ndarray, sd: float) -> tuple[float, tuple[float, float], float]:
     """(P(ln R > 0), (10th, 90th percentile of R), median of R) for ln R = ln r_k + N(0, sd^2) with
     probability w_k."""
     lr = np.clip(log_r, -50.0, 50.0)
@@ -241,12 +241,12 @@ def verdict(model: Model, hardware: Hardware, budget: Budget, context, precision
     ratios, weights = [], []
     for share, w_g in gap.nodes():
         b = replace(budget, t_gap_s=budget.t_gap_s * share)
-        ratios.append(_ratios(model, hardware, attn_hardware, b, context, precision, assumptions, c, n,
+        ratios.append(setting_ratios(model, hardware, attn_hardware, b, context, precision, assumptions, c, n,
                               validated_only, ep_hardware).ravel())
         weights.append((w_cn * w_g).ravel())
     log_r = np.log(np.concatenate(ratios))
     sd = float(np.hypot(u[NAMES[3]].scale, u[NAMES[4]].scale))
-    p, interval, median = _mixture(log_r, np.concatenate(weights), sd)
+    p, interval, median = mixture(log_r, np.concatenate(weights), sd)
     rows = _tornado(model, hardware, attn_hardware, budget, context, precision, assumptions, validated_only,
                     ratios, ep_hardware) if tornado else ()
     return Verdict(p, interval, median, rows)
@@ -260,7 +260,7 @@ def _tornado(model, hardware, attn_hardware, budget, context, precision, assumpt
     u = {x.name: x for x in uncertainties()}
     lo_c, hi_c = u[NAMES[0]].ends()
     lo_n, hi_n = u[NAMES[1]].ends()
-    r = _ratios(model, hardware, attn_hardware, budget, context, precision, assumptions,
+    r = setting_ratios(model, hardware, attn_hardware, budget, context, precision, assumptions,
                 [1.0, lo_c, hi_c, 1.0, 1.0], [1.0, 1.0, 1.0, lo_n, hi_n], validated_only, ep_hardware)
     nominal = float(r[0])
     mid = len(gap_ratios[0]) // 2      # the (1, 1) cell of the 3 x 3 grid

@@ -23,7 +23,7 @@ import numpy as np
 from afdlib.decode.advise import FLIP_FACTORS, break_even_scale_out
 from afdlib.decode.step import Assumptions
 from afdlib.decode.sweetspot import with_network
-from afdlib.decode.uncertainty import DECIDED, NAMES, SHARED, _mixture, _ratios, uncertainties
+from afdlib.decode.uncertainty import DECIDED, NAMES, SHARED, mixture, setting_ratios, uncertainties
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
 
@@ -144,11 +144,11 @@ def p_afd_over_bandwidth(model: Model, hardware: Hardware, budget: Budget, conte
     ratios, weights = [], []
     for share, w_g in gap.nodes():
         b = replace(budget, t_gap_s=budget.t_gap_s * share)
-        ratios.append(_ratios(model, hw, None, b, context, precision, assumptions, c, n, False).reshape(bw.size, -1))
+        ratios.append(setting_ratios(model, hw, None, b, context, precision, assumptions, c, n, False).reshape(bw.size, -1))
         weights.append((w_cn * w_g).ravel())
     log_r, w = np.log(np.concatenate(ratios, axis=1)), np.concatenate(weights)
     sd = float(np.hypot(u[NAMES[3]].scale, u[NAMES[4]].scale))
-    return np.array([_mixture(row, w, sd)[0] for row in log_r])
+    return np.array([mixture(row, w, sd)[0] for row in log_r])
 
 
 @dataclass(frozen=True)
