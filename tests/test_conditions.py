@@ -9,6 +9,7 @@ from afdlib.decode.conditions import (
 from afdlib.decode.step import DECODE_T_GAP_S
 from afdlib.decode.sweetspot import best_afd_open, family, on_bound, routed_parameters, with_shape
 from afdlib.errors import AfdError
+from afdlib.evaluator.kernels import architecture
 from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.inputs.specs import Budget
 
@@ -68,6 +69,7 @@ def test_with_interconnect_changes_the_network_only():
     assert (hgx.superpod, hgx.scale_up_domain, hgx.scale_out_bytes_per_s, hgx.inter_domain_bytes_per_s) == (
         False, 8, b200.scale_out_bytes_per_s, None)
     assert hgx.scale_out_latency_s == b200.scale_out_latency_s
+    assert architecture(hgx) == architecture(gb200) == "blackwell"   # the chip's kernels, not the default's
 
 
 def _cond(ratio, equal, sign, bound=16, on=False):
@@ -125,3 +127,16 @@ def test_readings_directions_on_the_reference_model():
     ic = interconnect_condition(DS, gb200, b200, BUDGET, 4096, points=2, verdicts=False)
     assert len(ic.points) == 3 and ic.x[0] == pytest.approx(b200.scale_out_bytes_per_s / 1e9)
     assert ic.ratios(True)[1] > ic.ratios(True)[0]     # equal overlap: a faster NIC helps AFD more than EP
+
+
+def test_table3_rows_read_the_superpod_gain_by_hand():
+    from afdlib.decode.conditions import Table3
+    up = _cond([0.8, 0.9, 1.1], [0.7, 0.8, 0.9], +1)
+    gain = {"per_model": {"A": (1.2, 1.3), "B": (0.9, 1.1), "C": (0.95, 1.05)}, "median": 0.95, "median_equal": 1.1}
+    t = Table3((up,), up, gain, [], ("h1", "h2"))
+    rows = t.rows()
+    # median 0.95 < 1 under the schedule, 1.1 with equal overlap: the overlap decides
+    assert rows[2]["reading"] == ("over the 3 models, departs, because of the overlap the schedule gives each design "
+                                  "(with equal overlap it agrees): the Superpod over the same device with 8-GPU nodes, "
+                                  "median 0.95 (equal overlap 1.10); AFD gains on it for 1 (A)")
+    assert [r["reading"] for r in rows[3:]] == ["h1", "h2"]

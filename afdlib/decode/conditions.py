@@ -39,9 +39,9 @@ _NETWORK = ("scale_up_bytes_per_s", "scale_out_bytes_per_s", "gpus_per_node", "s
 
 def with_interconnect(hardware: Hardware, like: Hardware) -> Hardware:
     """``hardware``'s compute and memory with ``like``'s network (bandwidths, latencies, node and
-    scale-up domain sizes, Superpod or not): one device, two interconnects."""
-    return replace(hardware, slug=f"{hardware.slug}-{like.slug}-net", name=f"{hardware.name}, {like.name} network",
-                   **{f: getattr(like, f) for f in _NETWORK})
+    scale-up domain sizes, Superpod or not): one device, two interconnects. The slug is kept: it names
+    the chip, whose kernel efficiencies (:func:`afdlib.evaluator.kernels.architecture`) stay."""
+    return replace(hardware, name=f"{hardware.name}, {like.name} network", **{f: getattr(like, f) for f in _NETWORK})
 
 
 @dataclass(frozen=True)
@@ -204,9 +204,11 @@ class Table3:
         side = "agrees with the paper" if g["median"] > 1 else (
             "departs, because of the overlap the schedule gives each design (with equal overlap it agrees)"
             if g["median_equal"] > 1 else "departs, whatever the overlap")
+        gains = [k for k, (v, _) in g["per_model"].items() if v > 1]
         out.append({"condition (paper)": self.interconnect.name,
                     "reading": f"over the {len(g['per_model'])} models, {side}: the Superpod over the same device with "
-                               f"8-GPU nodes, median {g['median']:.2f} (equal overlap {g['median_equal']:.2f})"})
+                               f"8-GPU nodes, median {g['median']:.2f} (equal overlap {g['median_equal']:.2f}); AFD gains "
+                               f"on it for {len(gains)} ({', '.join(gains) or 'none'})"})
         out += [{"condition (paper)": "heterogeneous hardware", "reading": s} for s in self.hetero]
         return out
 
