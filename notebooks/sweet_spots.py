@@ -373,13 +373,16 @@ t3.style.set_uuid("sweet_spots_table3").hide(axis="index")
 # activated parameters and E / K stay too); lower sparsity activates more of the same experts (K
 # grows; E and M kept). The Superpod condition keeps one chip's compute and memory
 # ({glue:text}`twin_name`) and gives it two networks: 8-GPU nodes with its board's NIC, swept up
-# to its NVLink bandwidth, and its Superpod fabric. Every point is read under the schedule and
+# to its NVLink bandwidth, and its Superpod fabric; then the fabric alone, over the GPUs its
+# scale-up domain spans (AFD's copies leaving a domain cross the inter-domain network once per
+# expert: the model forwards them in two stages only on 8-GPU nodes, an assumption that costs AFD on
+# small domains). Every point is read under the schedule and
 # with the overlap override at 1 for both designs (equal overlap); the AFD search is extended past
 # 16 nodes per pool wherever its best sits on that bound.
 #
 # - **Coarse experts**: {glue:text}`t3_coarse_ordinary`; {glue:text}`t3_coarse_superpod`.
 # - **Lower sparsity**: {glue:text}`t3_sparse_ordinary`; {glue:text}`t3_sparse_superpod`.
-# - **Superpod**: {glue:text}`t3_superpod`; {glue:text}`t3_superpod_models`.
+# - **Superpod**: {glue:text}`t3_superpod`; {glue:text}`t3_domain`; {glue:text}`t3_superpod_models`.
 # - **Heterogeneous pools** (Table 1; right panel: cost per token against the price ratio):
 #   {glue:text}`t3_hetero`; {glue:text}`t3_hetero_reverse`.
 #
@@ -392,7 +395,8 @@ t3.style.set_uuid("sweet_spots_table3").hide(axis="index")
 #
 # The paper's conditions one at a time for {glue:text}`ref_name`: AFD / EP under the schedule
 # (solid) and with equal overlap (dashed), P(AFD better) at the ends; the Superpod panel's last
-# point is the device as it is (its fabric), the others its compute on 8-GPU nodes. Right: the
+# point is the device as it is (its fabric), the others its compute on 8-GPU nodes; the domain
+# panel keeps the fabric and varies the GPUs it spans. Last panel: the
 # cost of each design of Table 1 per million tokens, in GPU-hours of the FFN-pool device, against
 # the price ratio of the two devices (where lines cross, the cheaper design changes). Data:
 # {download}`sweet_spots_table3.csv <figures/sweet_spots_table3.csv>`.

@@ -133,10 +133,17 @@ def test_table3_rows_read_the_superpod_gain_by_hand():
     from afdlib.decode.conditions import Table3
     up = _cond([0.8, 0.9, 1.1], [0.7, 0.8, 0.9], +1)
     gain = {"per_model": {"A": (1.2, 1.3), "B": (0.9, 1.1), "C": (0.95, 1.05)}, "median": 0.95, "median_equal": 1.1}
-    t = Table3((up,), up, gain, [], ("h1", "h2"))
+    t = Table3((up,), up, up, gain, [], ("h1", "h2"))
     rows = t.rows()
     # median 0.95 < 1 under the schedule, 1.1 with equal overlap: the overlap decides
-    assert rows[2]["reading"] == ("over the 3 models, departs, because of the overlap the schedule gives each design "
+    assert rows[3]["reading"] == ("over the 3 models, departs, because of the overlap the schedule gives each design "
                                   "(with equal overlap it agrees): the Superpod over the same device with 8-GPU nodes, "
                                   "median 0.95 (equal overlap 1.10); AFD gains on it for 1 (A)")
-    assert [r["reading"] for r in rows[3:]] == ["h1", "h2"]
+    assert [r["reading"] for r in rows[4:]] == ["h1", "h2"]
+
+
+def test_a_larger_scale_up_domain_favours_afd():
+    from afdlib.decode.conditions import domain_condition
+    gb200 = load_hardware("gb200", profile="datasheet")
+    c = domain_condition(DS, gb200, BUDGET, 4096, domains=(16, 144), verdicts=False)
+    assert list(c.x) == [16, 144] and c.agrees() and c.agrees(True)

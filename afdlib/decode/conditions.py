@@ -147,6 +147,20 @@ def interconnect_condition(model: Model, superpod: Hardware, ordinary: Hardware,
                       f"its {superpod.name} fabric"))
 
 
+def domain_condition(model: Model, superpod: Hardware, budget: Budget, context: float, domains=(16, 36, 72, 144),
+                     precision: Precision = Precision(), verdicts: bool = True) -> Condition:
+    """The Superpod's scale-up domain alone: ``superpod`` (a Superpod-class device) with its fabric
+    spanning ``domains`` GPUs, the fabric's and the inter-domain network's bandwidths kept (x: GPUs
+    per domain; traffic leaving a domain crosses the inter-domain network). The model's Superpod path
+    sends AFD's copies that leave a domain one per expert (no two-stage forwarding across domains, which
+    EP's normal kernels have): with a domain of one node that path costs AFD far more than the 8-GPU
+    nodes' two-stage transfer, so the default domains start at two nodes."""
+    devices = [replace(superpod, scale_up_domain=int(d)) for d in domains]
+    pts = tuple(point(model, hw, budget, context, hw.scale_up_domain, precision) for hw in devices)
+    p = _verdict_ends([model, model], [devices[0], devices[-1]], budget, context, precision) if verdicts else (np.nan,) * 2
+    return Condition("Superpod-class interconnect", f"{superpod.name}, scale-up domain", "GPUs per domain", pts, 1, p)
+
+
 def superpod_gain(models: list[Model], superpod: Hardware, ordinary: Hardware, budget: Budget, context: float,
                   precision: Precision = Precision()) -> dict:
     """Per model, ratio on ``superpod`` over the ratio on the same device with ``ordinary``'s network
@@ -192,6 +206,7 @@ class Table3:
 
     shape: tuple
     interconnect: Condition
+    domain: Condition
     gain: dict
     pools: list
     hetero: tuple                  # the sentences of both pairings
@@ -200,7 +215,7 @@ class Table3:
         """The table: condition, where, and the reading (agrees / departs, with numbers)."""
         g = self.gain
         out = [{"condition (paper)": c.name, "reading": c.sentence()} for c in self.shape]
-        out.append({"condition (paper)": self.interconnect.name, "reading": self.interconnect.sentence()})
+        out += [{"condition (paper)": c.name, "reading": c.sentence()} for c in (self.interconnect, self.domain)]
         side = "agrees with the paper" if g["median"] > 1 else (
             "departs, because of the overlap the schedule gives each design (with equal overlap it agrees)"
             if g["median_equal"] > 1 else "departs, whatever the overlap")
@@ -213,7 +228,7 @@ class Table3:
         return out
 
     KEYS = ("t3_coarse_ordinary", "t3_coarse_superpod", "t3_sparse_ordinary", "t3_sparse_superpod", "t3_superpod",
-            "t3_superpod_models", "t3_hetero", "t3_hetero_reverse")
+            "t3_domain", "t3_superpod_models", "t3_hetero", "t3_hetero_reverse")
 
     def glue(self) -> dict:
         """The readings by name (:attr:`KEYS`, in the order of :meth:`rows`)."""
@@ -228,7 +243,8 @@ class Table3:
         ic = self.interconnect
         return {"coarse experts (same total)": ("expert size M (E, K scaled)", curves(coarse)),
                 "lower sparsity (same total)": ("E / K (K varied)", curves(sparse)),
-                "Superpod (same compute)": ("NIC GB/s (last point: the Superpod)", curves([ic]))}
+                "Superpod (same compute)": ("NIC GB/s (last point: the Superpod)", curves([ic])),
+                "Superpod domain (same fabric)": ("GPUs per scale-up domain", curves([self.domain]))}
 
 
 def table3_study(model: Model, models: list[Model], ordinary: Hardware, superpod: Hardware, twin: Hardware,
@@ -242,5 +258,6 @@ def table3_study(model: Model, models: list[Model], ordinary: Hardware, superpod
                   for axis, v in (("moe_intermediate_size", m_values), ("sparsity", s_values))
                   for hw in (ordinary, superpod))
     return Table3(shape, interconnect_condition(model, superpod, twin, budget, context),
+                  domain_condition(model, superpod, budget, context),
                   superpod_gain(models, superpod, twin, budget, context), pools,
                   (hetero_sentence(pools, attn, ffn), hetero_sentence(pools, ffn, attn)))

@@ -265,7 +265,13 @@ def conditions_figure(panels: dict, costs: dict, price_label: str):
     Mtok on device a, on device b); the last panel draws their cost in device b's GPU-hours against the
     price ratio p_a / p_b (``price_label``)."""
     n = len(panels) + 1
-    fig, axes = plt.subplots(1, n, figsize=(PAGE_WIDTH_IN * 1.3, 3.6), layout="constrained")
+    rows = 1 if n <= 4 else 2
+    cols = int(np.ceil(n / rows))
+    fig, grid = plt.subplots(rows, cols, figsize=(PAGE_WIDTH_IN * 1.3, 3.6 * rows), layout="constrained", squeeze=False)
+    axes = list(grid.flat)
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    axes = axes[:n]
     for ax, (title, (xlabel, curves)) in zip(axes, panels.items()):
         for name, (x, r, req, p) in curves.items():
             line, = ax.plot(x, r, "-o", ms=3, label=name)
@@ -279,7 +285,8 @@ def conditions_figure(panels: dict, costs: dict, price_label: str):
         ax.set(xlabel=xlabel, title=title)
         ax.title.set_fontsize(9)
         ax.legend(fontsize=7)
-    axes[0].set_ylabel("AFD / EP tokens/s per GPU (dashed: equal overlap)")
+    for ax in grid[:, 0]:
+        ax.set_ylabel("AFD / EP tokens/s per GPU")
     ax = axes[-1]
     price = np.geomspace(0.01, 10, 200)
     for name, (a, b) in costs.items():
