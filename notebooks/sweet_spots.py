@@ -69,6 +69,7 @@ mtp = 1.0                        # accepted tokens per step (1: no MTP)
 map_size = 12                    # cells per map axis
 ordinary = "h800"                # 8-GPU nodes with 400 Gb/s per GPU
 superpod = "gb200"               # a Superpod-class system
+superpod_twin = "b200"           # the same chip on 8-GPU nodes: its network is the Superpod's like-for-like baseline
 reference_model = "deepseek-v3"
 attention_pool = "h20"           # heterogeneous pools: memory-rich attention GPUs ...
 ffn_pool = "h800"                # ... with compute-rich FFN GPUs
@@ -82,7 +83,7 @@ _p.check_parameters(
     globals(),
     hardware=_p.list_of(_p.text), models=_p.list_of(_p.text), hw_profile=_p.PROFILE_HW, slo_ms=_p.positive,
     context=_p.nonnegative, mtp=_p.positive, map_size=_p.integer(2, 200), ordinary=_p.text, superpod=_p.text,
-    reference_model=_p.text, attention_pool=_p.text, ffn_pool=_p.text, prices=_p.price_map,
+    reference_model=_p.text, superpod_twin=_p.text, attention_pool=_p.text, ffn_pool=_p.text, prices=_p.price_map,
     output_dir=_p.text)
 import pandas as pd
 from myst_nb import glue
@@ -91,14 +92,13 @@ from afdlib.decode.advise import advice_table
 from afdlib.decode.uncertainty import DECIDED, composition_spreads, verdict
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.decode.sweetspot import overlap_methods, pools_table
-from afdlib.decode.sweetspot_study import (
-    advice_summary, bandwidth_curves, break_even, error_spread, heterogeneous_design, heterogeneous_price_reading,
-    median_ratio_between, duplex_gain, overlap_readings, paper_side, pools_rows, property_maps, ratio_of, ratio_span,
-    table3_rows, top_form, twins)
+from afdlib.decode.sweetspot_study import (advice_summary, bandwidth_curves, break_even, error_spread, heterogeneous_design,
+                                           duplex_gain, overlap_readings, paper_side, pools_rows, property_maps, ratio_of, ratio_span, top_form, twins)
+from afdlib.decode.conditions import table3_study
 from afdlib.decode.validation import form_label, validation_rows
 from afdlib.inputs.catalog import load_hardware, load_model, model_names
 from afdlib.inputs.specs import Budget
-from afdlib.report.figures import advice_heatmap, ratio_bandwidth_figure, ratio_maps_figure, tornado_figure
+from afdlib.report.figures import advice_heatmap, conditions_figure, ratio_bandwidth_figure, ratio_maps_figure, tornado_figure
 from afdlib.peers.comparison import lean_readings
 from afdlib.report.style import glue_all, glue_figure, save_data, setup_style
 
@@ -215,9 +215,9 @@ catalogue = [load_model(m, profile="reference") for m in model_names()]
 fig = ratio_maps_figure(maps.titled(), maps.placements(catalogue))
 glue_figure(fig, "sweet_spots_maps", output_dir)
 save_data(pd.concat([pd.DataFrame(c) for c in maps.columns()]), "sweet_spots_maps", output_dir)
-r, s_over_o = maps.readings(), median_ratio_between(rows, hw_s.slug, hw_o.slug)
+r = maps.readings()
 glue_all({
-        "superpod_name": hw_s.name, "map_points": f"{maps.points:,}", "superpod_over_ordinary": f"{s_over_o:.2f}",
+        "superpod_name": hw_s.name, "map_points": f"{maps.points:,}", "map_on_bound": f"{maps.on_bound()}",
         "model_numbers": ", ".join(f"{k + 1} {m.name}" for k, m in enumerate(catalogue)),
         "m_small": f"{r.m_small:.0f}", "m_large": f"{r.m_large:.0f}", "s_low": f"{r.s_low:.0f}", "s_high": f"{r.s_high:.0f}",
         "m_row_bw": f"{r.m_row_bw / 1e9:.0f}", "m_row_small": f"{r.m_row_small:.2f}", "m_row_large": f"{r.m_row_large:.2f}",
@@ -226,9 +226,8 @@ glue_all({
         "ms_row_bw": f"{r.ms_row_bw / 1e9:.0f}", "ms_row_small": f"{r.ms_row_small:.2f}",
         "ms_row_large": f"{r.ms_row_large:.2f}", "ss_row_low": f"{r.ss_row_low:.2f}",
         "ss_row_high": f"{r.ss_row_high:.2f}", "s_row_low": f"{r.s_row_low:.2f}", "s_row_high": f"{r.s_row_high:.2f}",
-        "s_side": paper_side(r.s_row_low > r.s_row_high), "ss_side": paper_side(r.ss_row_low > r.ss_row_high),
+        "s_side": paper_side(r.s_row_low > r.s_row_high), "m_side": paper_side(r.m_row_large > r.m_row_small), "ss_side": paper_side(r.ss_row_low > r.ss_row_high),
         "ms_side": paper_side(r.ms_row_large > r.ms_row_small),
-        "superpod_over_ordinary_sym": f"{median_ratio_between(sym_rows, hw_s.slug, hw_o.slug):.2f}",
         "ref_m_grid": f"{r.ref_m_grid:.0f}", "fabric_low": f"{r.fabric_low:.2f}", "fabric_high": f"{r.fabric_high:.2f}",
         "fabric_low_bw": f"{r.fabric_low_bw / 1e9:.0f}", "fabric_high_bw": f"{r.fabric_high_bw / 1e9:,.0f}",
         "o_low": f"{r.o_low:.2f}", "o_high": f"{r.o_high:.2f}", "o_low_bw": f"{r.o_low_bw / 1e9:.0f}",
@@ -239,11 +238,13 @@ glue_all({
 # ```{glue:figure} fig_sweet_spots_maps
 # :name: sweet-spots-maps
 #
-# AFD / EP ratio for {glue:text}`ref_name`'s shape with one property changed, over the
+# AFD / EP ratio for members of {glue:text}`ref_name`'s family at the same total routed
+# parameters (the paper's method; M: E and K scaled with 1 / M; E / K: K varied), over the
 # network bandwidth per GPU (8-GPU nodes: the NIC; Superpod: the whole fabric); black line:
 # break-even; dots: the catalogue models ({glue:text}`model_numbers`) at their own expert size or
 # sparsity and the device's bandwidth (their other dimensions differ from the reference, so a dot
-# reads the map, not the model). Each map is {glue:text}`map_points` candidate-cells, searched in
+# reads the map, not the model). The best AFD deployment sits on the search's bound of 16 nodes per
+# pool in {glue:text}`map_on_bound` cells (there a larger search could raise the ratio). Each map is {glue:text}`map_points` candidate-cells, searched in
 # fixed-size chunks of cells so that memory does not grow with the map. `scripts/benchmark.py`
 # times it: 1.3 s on the 2-core build machine on 2026-11-30, about 10 µs per candidate-cell for the
 # whole search (some 17 bisection steps of the batch), so a map of 10^8 candidate-cells would take
@@ -252,29 +253,26 @@ glue_all({
 #
 # Reading the maps at {glue:text}`ref_name`'s own point:
 #
-# - **Coarse experts** do not help AFD uniformly. On {glue:text}`ordinary_name` at
-#   {glue:text}`m_row_bw` GB/s the ratio goes from {glue:text}`m_row_small` at
-#   M = {glue:text}`m_small` to a peak of {glue:text}`m_row_peak` at M = {glue:text}`m_row_peak_m`
-#   and back to {glue:text}`m_row_large` at M = {glue:text}`m_large`; at {glue:text}`m_top_bw` GB/s
+# - **Coarse experts** (same total and activated parameters: E and K scale with 1 / M). On
+#   {glue:text}`ordinary_name` at {glue:text}`m_row_bw` GB/s the ratio goes from {glue:text}`m_row_small` at
+#   M = {glue:text}`m_small` (peak {glue:text}`m_row_peak` at M = {glue:text}`m_row_peak_m`)
+#   to {glue:text}`m_row_large` at M = {glue:text}`m_large`, {glue:text}`m_side` end to end; at {glue:text}`m_top_bw` GB/s
 #   it goes from {glue:text}`m_top_small` to {glue:text}`m_top_large` (upper left map). On {glue:text}`superpod_name` at its
 #   own fabric ({glue:text}`ms_row_bw` GB/s) it goes from {glue:text}`ms_row_small` to
 #   {glue:text}`ms_row_large` over the same range of M, {glue:text}`ms_side` end to end.
-# - **Sparsity**: on {glue:text}`ordinary_name` the ratio goes from {glue:text}`s_row_low` at
+# - **Sparsity** (same total parameters: K varies, E and M kept): on {glue:text}`ordinary_name` the ratio goes from {glue:text}`s_row_low` at
 #   E/K = {glue:text}`s_low` to {glue:text}`s_row_high` at E/K = {glue:text}`s_high`,
 #   {glue:text}`s_side`; on {glue:text}`superpod_name` from
 #   {glue:text}`ss_row_low` to {glue:text}`ss_row_high`, {glue:text}`ss_side`.
-# - **Bandwidth** (at the grid's M = {glue:text}`ref_m_grid`): on the Superpod more fabric
-#   bandwidth helps AFD, from {glue:text}`fabric_low` at {glue:text}`fabric_low_bw` GB/s to
-#   {glue:text}`fabric_high` at {glue:text}`fabric_high_bw`, without putting it ahead. On 8-GPU
-#   nodes the ratio is not monotone: {glue:text}`o_low` at {glue:text}`o_low_bw` GB/s, a peak of
+# - **Bandwidth** (at the grid's M = {glue:text}`ref_m_grid`): on the Superpod the fabric
+#   bandwidth moves the ratio from {glue:text}`fabric_low` at {glue:text}`fabric_low_bw` GB/s to
+#   {glue:text}`fabric_high` at {glue:text}`fabric_high_bw`. On 8-GPU
+#   nodes: {glue:text}`o_low` at {glue:text}`o_low_bw` GB/s, a peak of
 #   {glue:text}`o_peak` at {glue:text}`o_peak_bw`, {glue:text}`o_high` at {glue:text}`o_high_bw`:
 #   from the peak to the top of the range AFD gains {glue:text}`afd_gain` (its attention GPUs'
-#   memory caps the batch) and EP {glue:text}`ep_gain`. The paper compares AFD's FFN HFU
-#   with EP's grouped-GEMM HFU; end to end both designs use the network, and under the schedule
-#   the Superpod does not favour AFD over an 8-GPU cluster: the median ratio over the six models is
-#   {glue:text}`superpod_over_ordinary` times the {glue:text}`ordinary_name` one. With the overlap
-#   override at 1 for both designs the factor is {glue:text}`superpod_over_ordinary_sym`, so this
-#   reading depends on how much of EP's all-to-all each cluster is taken to hide.
+#   memory caps the batch) and EP {glue:text}`ep_gain`. Whether a Superpod favours AFD is read
+#   like for like in Table 3 below (one device's compute with two networks), not across these two
+#   devices, whose compute and memory differ too.
 
 # %% tags=["hide-input"]
 glue("ref_name", ref.name, display=False)
@@ -311,7 +309,6 @@ pools = pools_table(ref, [(attn_hw, ffn_hw), (ffn_hw, attn_hw), (ffn_hw, ffn_hw)
 pool_rows = pools_rows(pools, [attn_hw.slug, ffn_hw.slug], priced=bool(prices))
 save_data(pools_frame := pd.DataFrame(pool_rows), "sweet_spots_pools", output_dir)
 glue("hetero_design", heterogeneous_design(pools, attn_hw.slug, ffn_hw.slug), display=False)
-glue("hetero_prices", hetero_prices := heterogeneous_price_reading(pool_rows, attn_hw, ffn_hw), display=False)
 pools_frame.style.set_uuid("sweet_spots_pools").hide(axis="index").format(
     {c: "{:,.0f}" if c == "tokens/s per GPU" else "{:.3f}" for c in pools_frame.columns if c != "design"})
 
@@ -320,8 +317,8 @@ pools_frame.style.set_uuid("sweet_spots_pools").hide(axis="index").format(
 # compute-rich FFN GPUs ({glue:text}`ffn_pool_name`), beside the homogeneous designs. GPU-hours per
 # million output tokens are split by device, so any price list turns them into cost (the
 # `prices` parameter does it here, and `afd advise --price-per-gpu-hour` does it per pair). No
-# prices are published with this book, but the GPU-hours bound them: the heterogeneous design,
-# {glue:text}`hetero_design`, is {glue:text}`hetero_prices`.
+# prices are published with this book, but the GPU-hours bound them (Table 3 below): with the
+# heterogeneous design {glue:text}`hetero_design`, {glue:text}`t3_hetero`.
 #
 # ## The paper's Table 2: batch-overlap methods, computed
 
@@ -355,17 +352,56 @@ methods.rename(columns={"tokens_per_s_per_gpu": "tokens/s per GPU", "batch_per_g
 # {glue:text}`ep_best`, where the EP search, which leaves SBO out (Limitations), picks
 # {glue:text}`ref_ordinary_ep_form`. Every row but SBO and the all-hidden one comes from the same schedule.
 #
-# ## The paper's Table 3, with numbers
+# ## The paper's Table 3, like for like
 
 # %% tags=["hide-input"]
 glue("ordinary_name", hw_o.name, display=False)
-t3 = pd.DataFrame(table3_rows(maps, s_over_o, pool_rows, hetero_prices))
-save_data(t3, "sweet_spots_table3", output_dir)
+t3s = table3_study(ref, ms, hw_o, hw_s, load_hardware(superpod_twin, profile=hw_profile), pool_rows, attn_hw, ffn_hw,
+                   budget, context)
+fig = conditions_figure(t3s.panels(), {r["design"]: (r[f"{attn_hw.slug} GPU-h/Mtok"], r[f"{ffn_hw.slug} GPU-h/Mtok"])
+                                       for r in pool_rows}, f"price ratio {attn_hw.name} / {ffn_hw.name}")
+glue_figure(fig, "sweet_spots_conditions", output_dir)
+save_data(t3 := pd.DataFrame(t3s.rows()), "sweet_spots_table3", output_dir)
+glue_all(t3s.glue() | {"twin_name": t3s.interconnect.device})
 t3.style.set_uuid("sweet_spots_table3").hide(axis="index")
 
 # %% [markdown]
-# Table 3: each of the paper's favourable conditions and the number behind it in this model
-# (ratios are AFD / EP tokens/s per GPU; above 1 favours AFD).
+# Table 3: each of the paper's favourable conditions varied alone, with both designs searched at
+# every point on the same device, SLO and schedule ({numref}`sweet-spots-conditions`; ratios are
+# AFD / EP tokens/s per GPU, above 1 favours AFD; P(AFD better) at the two ends). Expert
+# granularity and sparsity vary on {glue:text}`ref_name`'s family at the same total routed
+# parameters, the paper's method: coarser experts merge experts (E and K scale with 1 / M, so the
+# activated parameters and E / K stay too); lower sparsity activates more of the same experts (K
+# grows; E and M kept). The Superpod condition keeps one chip's compute and memory
+# ({glue:text}`twin_name`) and gives it two networks: 8-GPU nodes with its board's NIC, swept up
+# to its NVLink bandwidth, and its Superpod fabric; then the fabric alone, over the GPUs its
+# scale-up domain spans (AFD's copies leaving a domain cross the inter-domain network once per
+# expert: the model forwards them in two stages only on 8-GPU nodes, an assumption that costs AFD on
+# small domains). Every point is read under the schedule and
+# with the overlap override at 1 for both designs (equal overlap); the AFD search is extended past
+# 16 nodes per pool wherever its best sits on that bound.
+#
+# - **Coarse experts**: {glue:text}`t3_coarse_ordinary`; {glue:text}`t3_coarse_superpod`.
+# - **Lower sparsity**: {glue:text}`t3_sparse_ordinary`; {glue:text}`t3_sparse_superpod`.
+# - **Superpod**: {glue:text}`t3_superpod`; {glue:text}`t3_domain`; {glue:text}`t3_superpod_models`.
+# - **Heterogeneous pools** (Table 1; right panel: cost per token against the price ratio):
+#   {glue:text}`t3_hetero`; {glue:text}`t3_hetero_reverse`.
+#
+# Where a reading departs, the assumption named decides it: how much communication each design
+# hides (the schedule against the paper's equal overlap), or the balance of FLOP/s and HBM of the
+# devices paired.
+#
+# ```{glue:figure} fig_sweet_spots_conditions
+# :name: sweet-spots-conditions
+#
+# The paper's conditions one at a time for {glue:text}`ref_name`: AFD / EP under the schedule
+# (solid) and with equal overlap (dashed), P(AFD better) at the ends; the Superpod panel's last
+# point is the device as it is (its fabric), the others its compute on 8-GPU nodes; the domain
+# panel keeps the fabric and varies the GPUs it spans. Last panel: the
+# cost of each design of Table 1 per million tokens, in GPU-hours of the FFN-pool device, against
+# the price ratio of the two devices (where lines cross, the cheaper design changes). Data:
+# {download}`sweet_spots_table3.csv <figures/sweet_spots_table3.csv>`.
+# ```
 #
 # ## A decision flow
 #
@@ -418,7 +454,9 @@ t3.style.set_uuid("sweet_spots_table3").hide(axis="index")
 #   opposite directions, are not re-searched the same way); AFD's dense layers
 #   run in three micro-batches on the attention pool with nothing to overlap (favours EP, a few
 #   percent).
-# - The search covers up to 16 attention and 16 FFN nodes and the EP sizes listed in
+# - The search covers up to 16 attention and 16 FFN nodes (Table 1 and the Table 3 readings extend
+#   it while the best AFD deployment sits on that bound; the maps do not, and their best sits on it
+#   in {glue:text}`map_on_bound` cells) and the EP sizes listed in
 #   `afdlib.decode.search`, which leave out some that place one expert per GPU (EP160 for a
 #   model of 160 experts, as Qwen3-Coder and GLM-4.7): an independent search of the paper's pairs
 #   over every node count up to 64 found a better EP deployment in a few and lowered their ratios a

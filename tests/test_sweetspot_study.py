@@ -10,7 +10,7 @@ from afdlib.decode.step import DECODE_T_GAP_S
 from afdlib.decode.sweetspot import RatioMap
 from afdlib.decode.sweetspot_study import (
     PropertyMaps, advice_summary, break_even_side, error_spread, grid_crossings, heterogeneous_design,
-    duplex_gain, heterogeneous_price_reading, heterogeneous_prices, median_ratio_between, overlap_readings, pools_rows, property_maps, ratio_of, ratio_span, table3_rows,
+    duplex_gain, heterogeneous_price_reading, heterogeneous_prices, median_ratio_between, overlap_readings, pools_rows, property_maps, ratio_of, ratio_span,
     top_form, twins,
 )
 from afdlib.decode.search import best_afd
@@ -119,7 +119,7 @@ def test_map_readings_at_the_reference_point(hand_maps):
     assert (r.afd_gain, r.ep_gain) == pytest.approx((0.5, 0.5))
 
 
-def test_map_titles_placements_columns_and_table3(hand_maps):
+def test_map_titles_placements_columns(hand_maps):
     titles = list(hand_maps.titled())
     assert titles == ["NVIDIA H800 SXM, 8-GPU nodes: scale-out x M", "NVIDIA H800 SXM, 8-GPU nodes: scale-out x E/K",
                       "NVIDIA GB200 NVL72: fabric x M", "NVIDIA GB200 NVL72: fabric x E/K"]
@@ -130,15 +130,6 @@ def test_map_titles_placements_columns_and_table3(hand_maps):
     assert [c["map"] for c in cols] == titles and "sparsity" in cols[1] and "moe_intermediate_size" in cols[0]
     assert list(cols[0]["bandwidth_gb_per_s"][:4]) == [10, 10, 10, 45] and list(cols[0]["ratio"][3:6]) == [0.9, 1.3, 0.8]
     assert hand_maps.points == 90
-    pools = [{"design": "EP on h800", "GPU-h/Mtok": 0.1234}, {"design": "AFD 2A (h20) 1F (h800)", "GPU-h/Mtok": 0.2}]
-    t3 = table3_rows(hand_maps, 0.876, pools)
-    assert [r["condition (paper)"] for r in t3][0] == "Superpod-class interconnect"
-    assert "median over the models: 0.88" in t3[0]["evidence in the model"]
-    assert t3[1]["evidence in the model"] == ("DeepSeek-V3 shape on NVIDIA H800 SXM: 0.90 at M = 1024, peak 1.30, 0.80 "
-                                              "at M = 4096 (end to end against the paper); on NVIDIA GB200 NVL72: 0.85 to 0.66 "
-                                              "(against the paper)")
-    assert "0.70 at E/K = 8, 0.95 at E/K = 128 (against the paper)" in t3[2]["evidence in the model"]
-    assert t3[3]["evidence in the model"] == "EP on h800: 0.123 GPU-h per Mtok; AFD 2A (h20) 1F (h800): 0.200 GPU-h per Mtok"
 
 
 def test_pools_rows_and_the_heterogeneous_design():
@@ -196,8 +187,11 @@ def test_property_maps_on_a_small_grid():
     # grids' ends: 80% of 12.5-800 GB/s (NIC) and 100-3600 GB/s (fabric), M 512-16384, E/K 4-128
     assert maps.m_ordinary.bandwidth == pytest.approx([10e9, 640e9])
     assert maps.sparsity_superpod.bandwidth == pytest.approx([80e9, 2880e9])
+    # the family's members at the same total parameters: M 512 (E 1024, K 32) and 16384 (E 32, K 1);
+    # E/K 4 (K 64) and 128 (K 2)
     assert list(maps.m_superpod.values) == pytest.approx([512, 16384])
     assert list(maps.sparsity_ordinary.values) == pytest.approx([4, 128])
+    assert maps.on_bound().endswith("of 16")
     for rm in maps.titled().values():
         assert rm.ratio.shape == (2, 2)
         ok = rm.ep > 0

@@ -1,7 +1,8 @@
 """Where AFD can beat EP: the AFD / EP throughput ratio over the design space (paper Section 4).
 
-Each cell of a map is one hypothetical (bandwidth, model shape) pair; the best EP and the best AFD
-deployment are searched in every cell (:func:`afdlib.decode.search.compare`, evaluated in chunks of rows
+Each cell of a map is one hypothetical (bandwidth, model shape) pair, the shape a member of the model's
+family at the same total routed parameters (:func:`with_shape`, the paper's method); the best EP and the
+best AFD deployment are searched in every cell (:func:`afdlib.decode.search.compare`, evaluated in chunks of rows
 so a large map runs in bounded memory) and the ratio of their output tokens per second per GPU
 is the map's value. On 8-GPU nodes the swept bandwidth is the scale-out (NIC) rate; on a
 Superpod it is the whole fabric (scale-up and the inter-domain network in proportion).
@@ -16,7 +17,7 @@ import numpy as np
 from afdlib.decode.step import Assumptions
 from afdlib.errors import AfdError
 from afdlib.decode.deployment import decode_step
-from afdlib.decode.search import afd_candidates, best_afd, best_ep, compare, ep_candidates
+from afdlib.decode.search import AFD_NODES, afd_candidates, best_afd, best_ep, compare, ep_candidates
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
 AXES = ("moe_intermediate_size", "sparsity")
@@ -24,7 +25,8 @@ AXES = ("moe_intermediate_size", "sparsity")
 
 @dataclass(frozen=True)
 class RatioMap:
-    """A map: ``ratio[i, j]`` = AFD / EP tokens/s per GPU at ``bandwidth[i]`` and ``values[j]``."""
+    """A map: ``ratio[i, j]`` = AFD / EP tokens/s per GPU at ``bandwidth[i]`` and ``values[j]`` (a member
+    of the model's family at the same total parameters, :func:`with_shape`)."""
 
     axis: str
     bandwidth: np.ndarray          # bytes/s per GPU, sustained
@@ -34,6 +36,7 @@ class RatioMap:
     afd: np.ndarray
     seconds: float
     points: int                    # cells x candidates (EP: sizes x redundancy x kernels x micro-batches)
+    afd_on_bound: np.ndarray | None = None   # cells whose best AFD deployment sits on the search's bound
 
     def row(self, bandwidth: float) -> int:
         """Index of the swept bandwidth nearest ``bandwidth`` (log scale)."""
@@ -57,39 +60,96 @@ def with_network(hardware: Hardware, bandwidth) -> Hardware:
                    inter_domain_bytes_per_s=inter)
 
 
-def with_shape(model: Model, axis: str, values) -> Model:
-    """The model with its expert size M, or its sparsity E / K (K kept), set to ``values``."""
-    v = np.asarray(values, dtype=float)
+def with_shape(model: Model, axis: str, value: float) -> Model:
+    """The member of ``model``'s family nearest ``value`` of ``axis``, at the same total routed parameters
+    (the paper's method: "keeping the total number of parameters constant"; E x M constant, the shared
+    experts and everything outside the routed experts unchanged).
+
+    * ``moe_intermediate_size`` (granularity): experts split or merged, as fine-grained segmentation
+      does: K = round(K0 M0 / M) >= 1, E = round(K E0 / K0), M = E0 M0 / E, so E x M = E0 x M0 exactly,
+      the activated routed parameters K x M = K0 x M0 within the rounding of E, and E / K unchanged;
+    * ``sparsity`` (E / K): the experts kept (E, M: the same parameters), K = round(E0 / value) in
+      [1, E0] experts per token, so only the activated parameters change.
+    """
+    e0, k0, m0 = model.routed_experts, model.experts_per_token, model.moe_intermediate_size
+    v = float(value)
     if axis == "moe_intermediate_size":
-        return replace(model, moe_intermediate_size=v)
+        k = max(1, round(k0 * m0 / v))
+        e = max(k, round(k * e0 / k0))
+        return replace(model, routed_experts=e, experts_per_token=k, moe_intermediate_size=e0 * m0 / e,
+                       shared_expert_intermediate_size=model.shared_size)
     if axis == "sparsity":
-        return replace(model, routed_experts=np.maximum(np.round(v * model.experts_per_token),
-                                                        model.experts_per_token))
+        return replace(model, experts_per_token=int(min(e0, max(1, round(e0 / v)))))
     raise AfdError(f"unknown map axis '{axis}'; valid: {', '.join(AXES)}")
+
+
+def shape_value(model: Model, axis: str) -> float:
+    """The model's value of a map axis: M, or E / K."""
+    return float(model.moe_intermediate_size if axis == "moe_intermediate_size" else model.sparsity)
+
+
+def family(model: Model, axis: str, values) -> list[Model]:
+    """The distinct members of the family nearest ``values`` (:func:`with_shape`), by increasing value."""
+    members = {shape_value(m, axis): m for m in (with_shape(model, axis, v) for v in np.ravel(values))}
+    return [members[v] for v in sorted(members)]
+
+
+def routed_parameters(model: Model) -> tuple[float, float]:
+    """(total, activated) routed-expert parameters: MoE layers x (E, K) x 3 H M."""
+    per = 3.0 * model.moe_layers * model.hidden_size * np.asarray(model.moe_intermediate_size, dtype=float)
+    return float(per * model.routed_experts), float(per * model.experts_per_token)
 
 
 def ratio_map(model: Model, hardware: Hardware, budget: Budget, context: float, bandwidth, values, axis: str,
               precision: Precision = Precision(), assumptions: Assumptions = Assumptions(),
               cells_per_chunk: int = 64) -> RatioMap:
-    """The AFD / EP ratio over ``bandwidth`` (rows) x ``values`` of ``axis`` (columns).
+    """The AFD / EP ratio over ``bandwidth`` (rows) x the members of ``model``'s family nearest
+    ``values`` of ``axis`` (columns, :func:`family`: same total parameters; the map's ``values`` are the
+    members' own, so fewer columns where two values round to one member).
 
-    The cells are laid flat and searched ``cells_per_chunk`` at a time, so memory depends on the
-    chunk (cells x candidates), not on the size of the map."""
+    Each member is searched on its own (its EP candidates, redundant experts included, are its own),
+    its bandwidth cells ``cells_per_chunk`` at a time, so memory depends on the chunk, not on the map."""
     bw = np.asarray(bandwidth, dtype=float)
-    vals = np.asarray(values, dtype=float)
-    flat_bw, flat_vals = (x.ravel() for x in np.meshgrid(bw, vals, indexing="ij"))
-    hw = with_network(hardware, flat_bw)
-    m = with_shape(model, axis, flat_vals)
+    members = family(model, axis, values)
+    hw = with_network(hardware, bw)
     t0 = time.perf_counter()
-    ep, afd = compare(m, hw, budget, context, precision, assumptions, cell_shape=(flat_bw.size,),
-                      chunk=cells_per_chunk)
+    e, a, bound = (np.zeros((bw.size, len(members))) for _ in range(3))
+    for j, m in enumerate(members):
+        ep, afd = compare(m, hw, budget, context, precision, assumptions, cell_shape=(bw.size,), chunk=cells_per_chunk)
+        e[:, j], a[:, j] = ep.tokens_per_s_per_gpu, afd.tokens_per_s_per_gpu
+        bound[:, j] = on_bound(afd)
     seconds = time.perf_counter() - t0
-    shape = (bw.size, vals.size)
-    e, a = ep.tokens_per_s_per_gpu.reshape(shape), afd.tokens_per_s_per_gpu.reshape(shape)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(e > 0, a / e, np.nan)
     candidates = 2 * 2 * ep_candidates(model, hardware)[0].size + 3 * afd_candidates()[0].size
-    return RatioMap(axis, bw, vals, ratio, e, a, seconds, bw.size * vals.size * candidates)
+    vals = np.array([shape_value(m, axis) for m in members])
+    return RatioMap(axis, bw, vals, ratio, e, a, seconds, bw.size * vals.size * candidates, bound.astype(bool))
+
+
+def on_bound(afd, max_nodes: int = AFD_NODES[-1]) -> np.ndarray:
+    """Where the best AFD deployment sits on the search's bound (N_A or N_F = ``max_nodes``): there a
+    larger search might find more (per cell; False where no AFD deployment is feasible)."""
+    d = afd.deployment
+    feasible = np.asarray(afd.tokens_per_s_per_gpu) > 0
+    return feasible & ((np.asarray(d.attention.nodes) >= max_nodes) | (np.asarray(d.ffn.nodes) >= max_nodes))
+
+
+OPEN_LIMIT = 64
+"""The most nodes per pool :func:`best_afd_open` extends the AFD search to."""
+
+
+def best_afd_open(model: Model, attn: Hardware, ffn: Hardware, budget: Budget, context: float,
+                  precision: Precision = Precision(), assumptions: Assumptions = Assumptions()):
+    """The best AFD deployment with no search bound binding: the search up to
+    :data:`afdlib.decode.search.AFD_NODES`' largest count per pool, doubled while the best sits on the
+    bound, up to :data:`OPEN_LIMIT`. Returns (best, the bound searched, whether the best still sits on it)."""
+    n = AFD_NODES[-1]
+    while True:
+        best = best_afd(model, attn, ffn, budget, context, precision, assumptions, max_nodes=n)
+        bound = bool(np.any(on_bound(best, n)))
+        if not bound or n >= OPEN_LIMIT:
+            return best, n, bound
+        n = min(2 * n, OPEN_LIMIT)
 
 
 def overlap_methods(model: Model, hardware: Hardware, budget: Budget, context: float,
@@ -167,7 +227,8 @@ def pools_table(model: Model, pairs: list[tuple[Hardware, Hardware]], budget: Bu
     """Heterogeneous AFD pools (attention device, FFN device) beside EP on each device alone.
 
     GPU-hours per million output tokens, split by device, need no prices; with ``prices`` (USD per
-    GPU-hour by slug) the cost per million tokens follows.
+    GPU-hour by slug) the cost per million tokens follows. The AFD search is not bounded
+    (:func:`best_afd_open`): an attention pool of slow GPUs can need more than 16 nodes.
     """
     per_mtok = 1e6 / 3600
     rows, seen = [], set()
@@ -181,7 +242,7 @@ def pools_table(model: Model, pairs: list[tuple[Hardware, Hardware]], budget: Bu
             if rate > 0:
                 rows.append({"design": f"EP on {hw.slug}", "tokens_per_s_per_gpu": rate,
                              "gpu_hours_per_mtok": {hw.slug: per_mtok / rate}})
-        afd = best_afd(model, attn, ffn, budget, context, precision, assumptions)
+        afd = best_afd_open(model, attn, ffn, budget, context, precision, assumptions)[0]
         rate = float(afd.tokens_per_s_per_gpu)
         if rate <= 0:
             continue

@@ -190,6 +190,11 @@ class PropertyMaps:
                  rm.axis: np.tile(rm.values, rm.bandwidth.size), "ratio": rm.ratio.ravel(), "ep": rm.ep.ravel(),
                  "afd": rm.afd.ravel()} for t, _, rm in self._panels()]
 
+    def on_bound(self) -> str:
+        """How many cells of the maps have their best AFD deployment on the search's bound: "3 of 576"."""
+        m = [rm.afd_on_bound for _, _, rm in self._panels() if rm.afd_on_bound is not None]
+        return f"{int(sum(x.sum() for x in m))} of {sum(x.size for x in m)}"
+
     @property
     def points(self) -> int:
         """Candidate-cells of the largest map."""
@@ -275,7 +280,7 @@ def map_readings(maps: PropertyMaps) -> MapReadings:
         afd_gain=mo.afd[-1, j] / mo.afd[peak, j] - 1, ep_gain=mo.ep[-1, j] / mo.ep[peak, j] - 1)
 
 
-# --- the threshold, the pools, the overlap methods, Table 3 -----------------------------------------
+# --- the threshold, the pools, the overlap methods --------------------------------------------------
 
 def grid_crossings(bandwidth: np.ndarray, ratio: np.ndarray) -> np.ndarray:
     """The first grid bandwidth past each place where ``ratio`` crosses 1 (nan counts as below)."""
@@ -415,27 +420,3 @@ def duplex_gain(model: Model, hardware: Hardware, budget: Budget, context: float
 def paper_side(favours_afd: bool) -> str:
     """Whether a reading agrees with the paper's condition (which favours AFD)."""
     return "with the paper" if favours_afd else "against the paper"
-
-
-def table3_rows(maps: PropertyMaps, superpod_over_ordinary: float, pools: list[dict], prices: str = "") -> list[dict]:
-    """The paper's Table 3 (its favourable conditions for AFD), each with the number behind it here:
-    ``superpod_over_ordinary`` (:func:`median_ratio_between`), the maps' readings and the pools'
-    GPU-hours (:func:`pools_rows`), with ``prices`` (:func:`heterogeneous_price_reading`) after them."""
-    r, name, o, s = maps.readings(), maps.model.name, maps.ordinary.name, maps.superpod.name
-    return [
-        {"condition (paper)": "Superpod-class interconnect",
-         "evidence in the model": f"ratio on {s} / on {o}, median over the models: "
-                                  f"{superpod_over_ordinary:.2f} ({paper_side(superpod_over_ordinary > 1)})"},
-        {"condition (paper)": "coarse experts (large M)",
-         "evidence in the model": f"{name} shape on {o}: {r.m_row_small:.2f} at M = {r.m_small:.0f}, peak "
-                                  f"{r.m_row_peak:.2f}, {r.m_row_large:.2f} at M = {r.m_large:.0f} (end to end "
-                                  f"{paper_side(r.m_row_large > r.m_row_small)}); on {s}: {r.ms_row_small:.2f} to "
-                                  f"{r.ms_row_large:.2f} ({paper_side(r.ms_row_large > r.ms_row_small)})"},
-        {"condition (paper)": "lower sparsity (small E/K)",
-         "evidence in the model": f"{name} shape on {o}: {r.s_row_low:.2f} at E/K = {r.s_low:.0f}, {r.s_row_high:.2f} "
-                                  f"at E/K = {r.s_high:.0f} ({paper_side(r.s_row_low > r.s_row_high)}); on {s}: "
-                                  f"{r.ss_row_low:.2f} to {r.ss_row_high:.2f} ({paper_side(r.ss_row_low > r.ss_row_high)})"},
-        {"condition (paper)": "heterogeneous hardware",
-         "evidence in the model": "; ".join(f"{p['design']}: {p['GPU-h/Mtok']:.3f} GPU-h per Mtok" for p in pools)
-                                  + (f"; the heterogeneous design is {prices}" if prices else "")},
-    ]

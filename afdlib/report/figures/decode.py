@@ -256,3 +256,43 @@ def kernel_curves_figure(points: pd.DataFrame, curves: pd.DataFrame, attention):
     bx.legend(fontsize=7, loc="center left")
     fig.tight_layout()
     return fig
+
+
+def conditions_figure(panels: dict, costs: dict, price_label: str):
+    """The paper's Table 3 conditions one at a time. ``panels``: title -> (x label, {curve: (x, ratio
+    under the schedule, ratio with equal overlap, (P(AFD better) at the two ends))}): solid the
+    schedule, dashed equal overlap, the ends' P written beside them. ``costs``: design -> (GPU-hours per
+    Mtok on device a, on device b); the last panel draws their cost in device b's GPU-hours against the
+    price ratio p_a / p_b (``price_label``)."""
+    n = len(panels) + 1
+    rows = 1 if n <= 4 else 2
+    cols = int(np.ceil(n / rows))
+    fig, grid = plt.subplots(rows, cols, figsize=(PAGE_WIDTH_IN * 1.3, 3.6 * rows), layout="constrained", squeeze=False)
+    axes = list(grid.flat)
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    axes = axes[:n]
+    for ax, (title, (xlabel, curves)) in zip(axes, panels.items()):
+        for name, (x, r, req, p) in curves.items():
+            line, = ax.plot(x, r, "-o", ms=3, label=name)
+            ax.plot(x, req, "--", color=line.get_color(), lw=1)
+            for xi, ri, pi in ((x[0], r[0], p[0]), (x[-1], r[-1], p[-1])):
+                if np.isfinite(pi):
+                    ax.annotate(f"P={pi:.2f}", (xi, ri), xytext=(0, 6), textcoords="offset points", fontsize=7,
+                                ha="center", color=line.get_color())
+        ax.axhline(1.0, color="black", lw=1)
+        ax.set_xscale("log", base=2)
+        ax.set(xlabel=xlabel, title=title)
+        ax.title.set_fontsize(9)
+        ax.legend(fontsize=7)
+    for ax in grid[:, 0]:
+        ax.set_ylabel("AFD / EP tokens/s per GPU")
+    ax = axes[-1]
+    price = np.geomspace(0.01, 10, 200)
+    for name, (a, b) in costs.items():
+        ax.plot(price, a * price + b, label=name, lw=1.2)
+    ax.set(xscale="log", yscale="log", xlabel=price_label, ylabel="cost per Mtok (GPU-hours of device b)",
+           title="heterogeneous pools")
+    ax.title.set_fontsize(9)
+    ax.legend(fontsize=6)
+    return fig
