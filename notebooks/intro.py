@@ -76,14 +76,14 @@ from afdlib.decode.sweetspot_study import advice_summary, verdict_table
 from afdlib.decode.uncertainty import DECIDED, composition_spreads
 from afdlib.decode.step import Assumptions
 from afdlib.decode.sweetspot import pools_table
-from afdlib.decode.sweetspot_study import pools_rows, property_maps
+from afdlib.decode.sweetspot_study import pools_rows
+from afdlib.decode.conditions import table3_study
 from afdlib.report.landing import (bandwidth_windows, condition_table_rows, departure_table, pairing_readings,
                                    probability_thresholds)
 from afdlib.report.style import glue_all
 
 SWEET_HARDWARE = ["h20", "h800", "h100", "h200", "b200", "b300", "gb200", "gb300"]
 SWEET_MODELS = ["deepseek-v3", "kimi-k2", "step3", "qwen3-coder", "ernie-4.5", "glm-4.7"]
-MAP_SIZE = 12          # the sweet-spot chapter's cells per map axis (its default), so Table 4 reads its maps
 
 budget = Budget(slo_s=slo_ms / 1e3)
 ds, kimi, glm = (load_model(m) for m in ("deepseek-v3", "kimi-k2", "glm-4.7"))
@@ -237,10 +237,10 @@ conditions.style.set_uuid("intro_conditions").hide(axis="index")
 # ## Where the book departs from the paper
 
 # %% tags=["hide-input"]
-sym = advice_table(sweet, [hw_o, hw_s], sweet_budget, 4096, assumptions=Assumptions(ep_overlap=1.0, afd_overlap=1.0),
-                   uncertain=False)
-readings = property_maps(ref, hw_o, hw_s, sweet_budget, 4096, MAP_SIZE).readings()
-departures = departure_table(pairs, sym, readings, pairings, ref, hw_o, hw_s, SWEET_MODELS)
+sym = advice_table([ref], [hw_o], sweet_budget, 4096, assumptions=Assumptions(ep_overlap=1.0, afd_overlap=1.0), uncertain=False)
+t3 = table3_study(ref, sweet, hw_o, hw_s, load_hardware("b200", profile="datasheet"), pool_rows, hw_attn, hw_o,
+                 sweet_budget, 4096)                          # the sweet-spot chapter's Table 3, its defaults
+departures = departure_table(pairs, sym, t3, ref, hw_o, SWEET_MODELS)
 save_data(departures, "intro_departures", output_dir)
 glue_all({"r_n_departures": int(departures.departs.sum()), "r_n_checked": len(departures), "r_agree": "; ".join(
     departures.claim[~departures.departs]) or "none", "r_ref_pair": f"{ref.name} on {hw_o.name}",
@@ -253,9 +253,8 @@ shown_dep.assign(chapter=[f'<a href="{c}.html">{chapters[c]}</a>' for c in shown
 # Table 4: every claim of the paper where this book's number or method differs from it, and why
 # (computed when the book is built: a claim whose reading agrees with the paper in a build drops
 # out of the table: in this one, {glue:text}`r_agree`); the chapter holds the evidence. The paper's
-# Table 3 conditions are read as in
-# chapter {glue:text}`ch_sweet` (the reference model's shape with one property changed, on its
-# ordinary and its Superpod device).
+# Table 3 conditions are the readings of chapter {glue:text}`ch_sweet`'s Table 3 (each condition
+# varied alone, both designs on one footing).
 
 # %% [markdown]
 # ## The chapters, in the order of the argument

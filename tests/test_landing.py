@@ -11,7 +11,7 @@ from afdlib.decode.uncertainty import verdict
 from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.decode.step import Assumptions
 from afdlib.inputs.specs import Budget, Precision
-from afdlib.report.landing import (Thresholds, bandwidth_windows, condition_rows, crossings, interval_words,
+from afdlib.report.landing import (Thresholds, bandwidth_windows, PAPER_CONDITIONS, condition_rows, crossings, interval_words,
                                    layer_mismatches, lead_intervals, method_rows, p_afd_over_bandwidth,
                                    pairing_readings)
 
@@ -89,15 +89,16 @@ def test_layer_mismatches_from_the_catalogue():
     assert layer_mismatches(["deepseek-v3", "glm-4.7"]) == [("GLM-4.7", 92, 3, 92, 89)]
 
 
-def test_condition_rows_depart_only_against_the_paper():
-    with_paper = SimpleNamespace(m_small=512, m_large=16384, m_row_small=0.8, m_row_large=0.9, m_row_peak=0.9,
-                                 m_row_peak_m=16384, ms_row_small=0.8, ms_row_large=0.9, s_low=4, s_high=128,
-                                 s_row_low=0.9, s_row_high=0.8, ss_row_low=0.9, ss_row_high=0.8)
-    rows = condition_rows(1.1, 1.2, with_paper, "M", "O", "S", "p", True, "q")
-    assert not any(r["departs"] for r in rows)
-    against = SimpleNamespace(**{**vars(with_paper), "ms_row_large": 0.7, "s_row_low": 0.7})
-    rows = condition_rows(0.9, 1.2, against, "M", "O", "S", "p", False, "q")
-    assert [r["departs"] for r in rows] == [True, True, True, True]
+def test_condition_rows_join_the_table3_readings_per_condition():
+    """One row per paper condition, its readings joined; it departs when any reading does."""
+    t3 = SimpleNamespace(rows=lambda: [
+        {"condition (paper)": "coarse experts", "reading": "agrees with the paper on O: 1 to 2"},
+        {"condition (paper)": "coarse experts", "reading": "departs on S, because x: 2 to 1"},
+        {"condition (paper)": "lower sparsity", "reading": "agrees with the paper on O: 2 to 1"}])
+    rows = condition_rows(t3)
+    assert [r["claim"] for r in rows] == [PAPER_CONDITIONS["coarse experts"], PAPER_CONDITIONS["lower sparsity"]]
+    assert [r["departs"] for r in rows] == [True, False]
+    assert rows[0]["this book"] == "agrees with the paper on O: 1 to 2; departs on S, because x: 2 to 1"
 
 
 def test_pairing_readings_by_hand():

@@ -232,35 +232,25 @@ def reference_row(reference: dict, paper_like: float, spreads: str, model: str, 
                 "sweet_spots", not agrees)
 
 
-def condition_rows(superpod_over_ordinary: float, superpod_over_ordinary_equal: float, readings, model: str,
-                   ordinary: str, superpod: str, pools_reading: str, pools_cheaper: bool, reverse_reading: str
-                   ) -> list[dict]:
-    """The paper's Table 3 conditions against the sweet-spot chapter's readings (``readings``:
-    :class:`afdlib.decode.sweetspot_study.MapReadings`; ``superpod_over_ordinary``: median over the
-    models of the ratio on the Superpod over the ratio on the ordinary device, ``_equal`` with all
-    communication hidden for both designs; ``pools_*``: the paper's heterogeneous pairing and the
-    reverse one, :func:`afdlib.decode.sweetspot_study.heterogeneous_price_reading`)."""
-    r = readings
-    m_with = r.m_row_large > r.m_row_small and r.ms_row_large > r.ms_row_small
-    s_with = r.s_row_low > r.s_row_high and r.ss_row_low > r.ss_row_high
-    both = "the paper argues from the FFN side's HFU ceiling alone; end to end both designs' steps move with it"
-    return [
-        _row("Superpod-class interconnects favour AFD (Table 3)", "favours AFD",
-             f"AFD / EP on {superpod} over on {ordinary}, median over the models: {superpod_over_ordinary:.2f}",
-             f"EP's all-to-all rides the same fabric as AFD's transfers; with all communication hidden for both "
-             f"designs the factor is {superpod_over_ordinary_equal:.2f}", "sweet_spots", superpod_over_ordinary <= 1),
-        _row("Coarse experts (large M) favour AFD (Table 3)", "favours AFD",
-             f"{model}'s shape, M {r.m_small:.0f} to {r.m_large:.0f}: {r.m_row_small:.2f} to {r.m_row_large:.2f} "
-             f"on {ordinary} (peak {r.m_row_peak:.2f} at M = {r.m_row_peak_m:.0f}), {r.ms_row_small:.2f} to "
-             f"{r.ms_row_large:.2f} on {superpod}", both, "sweet_spots", not m_with),
-        _row("Lower sparsity (small E/K) favours AFD (Table 3)", "favours AFD",
-             f"{model}'s shape, E/K {r.s_low:.0f} to {r.s_high:.0f}: {r.s_row_low:.2f} to {r.s_row_high:.2f} on "
-             f"{ordinary}, {r.ss_row_low:.2f} to {r.ss_row_high:.2f} on {superpod}", both, "sweet_spots", not s_with),
-        _row("Heterogeneous hardware favours AFD (Table 3)", "memory-rich attention GPUs, compute-rich FFN GPUs",
-             f"that pairing is {pools_reading}; the reverse pairing is {reverse_reading}",
-             "each design's GPU-hours per million output tokens on each device, turned into the price ratio at "
-             "which it costs less than EP on either device alone", "sweet_spots", not pools_cheaper),
-    ]
+PAPER_CONDITIONS = {"Superpod-class interconnect": "Superpod-class interconnects favour AFD (Table 3)",
+                    "coarse experts": "Coarse experts (large M) favour AFD (Table 3)",
+                    "lower sparsity": "Lower sparsity (small E/K) favours AFD (Table 3)",
+                    "heterogeneous hardware": "Heterogeneous hardware favours AFD (Table 3)"}
+"""The paper's Table 3 conditions, by the name the sweet-spot chapter's study gives them."""
+
+
+def condition_rows(table3) -> list[dict]:
+    """The paper's Table 3 conditions as the sweet-spot chapter reads them, one home:
+    :func:`afdlib.decode.conditions.table3_study`'s rows, joined per condition; a condition departs
+    when any of its readings does (each reading says "agrees" or "departs, because ...")."""
+    by: dict[str, list[str]] = {}
+    for r in table3.rows():
+        by.setdefault(r["condition (paper)"], []).append(r["reading"])
+    return [_row(PAPER_CONDITIONS.get(name, name), "favours AFD", "; ".join(readings),
+                 "each condition varied alone with both designs on one footing (the reference model's family at the "
+                 "same total parameters, the Superpod's network on its own chip, both pool pairings); the readings "
+                 "say where and why", "sweet_spots", any("departs" in x for x in readings))
+            for name, readings in by.items()]
 
 
 def method_rows(printed_alpha: float, corrected_alpha: float, nodes: str, paper_gap_s: float, gap_s: float,
@@ -340,26 +330,25 @@ def pairing_readings(pool_rows: list[dict], attention: Hardware, ffn: Hardware) 
     return out
 
 
-def departure_table(pairs: list[dict], equal: list[dict], readings, pairings: list[tuple[str, str, bool]],
-                    model: Model, ordinary: Hardware, superpod: Hardware, slugs: list[str]):
+def departure_table(pairs: list[dict], equal: list[dict], table3, model: Model, ordinary: Hardware,
+                    slugs: list[str]):
     """Every row of the departures table (column ``departs``: whether this build's reading departs from
     the paper): ``pairs`` and ``equal`` advice tables (the schedule's overlap, and all communication
-    hidden for both designs) holding ``model`` on both devices, the sweet-spot chapter's map
-    ``readings``, :func:`pairing_readings`, and the paper's models ``slugs`` (their printed layers)."""
+    hidden for both designs) holding ``model`` on ``ordinary``, the sweet-spot chapter's Table 3
+    study (:func:`afdlib.decode.conditions.table3_study`), and the paper's models ``slugs`` (their
+    printed layers)."""
     import pandas as pd
 
     from afdlib.analysis.imbalance import alpha_afd, alpha_afd_as_printed
     from afdlib.decode.step import DECODE_T_GAP_S
-    from afdlib.decode.sweetspot_study import median_ratio_between, ratio_of
+    from afdlib.decode.sweetspot_study import ratio_of
     from afdlib.decode.uncertainty import composition_spreads
     from afdlib.evaluator.alltoall import afd_destinations
     k, e = model.experts_per_token, model.routed_experts
     ref = next(r for r in pairs if (r["model"], r["hardware"]) == (model.slug, ordinary.slug))
     rows = ([reference_row(ref, ratio_of(equal, model.slug, ordinary.slug), composition_spreads(), model.name,
                            ordinary.name)]
-            + condition_rows(median_ratio_between(pairs, superpod.slug, ordinary.slug),
-                             median_ratio_between(equal, superpod.slug, ordinary.slug), readings, model.name,
-                             ordinary.name, superpod.name, pairings[0][1], pairings[0][2], pairings[1][1])
+            + condition_rows(table3)
             + method_rows(float(alpha_afd_as_printed(1.0, 8, 2)), float(alpha_afd(1.0, 8, 2).alpha), "8A2F",
                           Budget().t_gap_s, DECODE_T_GAP_S, float(afd_destinations("paper", k, e, k)),
                           float(afd_destinations("expected", k, e, k)), f"{model.name} at N_F = K = {k}",
