@@ -21,7 +21,8 @@
 # stated without thresholds. This chapter computes them with the end-to-end decode model of the
 # previous chapter: for each model and hardware it searches the best EP deployment (EP size,
 # redundant experts, kernels, one or two micro-batches, batch) and the best AFD deployment
-# ($N_A$, $N_F$ up to 16 nodes each, 2-4 micro-batches, batch) under the same SLO, and compares
+# ($N_A$, $N_F$ up to 16 nodes each, widened where the best sits on that bound, 2-4 micro-batches,
+# batch) under the same SLO, and compares
 # their output tokens per second per GPU. The same search answers `afd advise`.
 #
 # **Result.** How much of its communication each design hides behind compute is not set per
@@ -88,6 +89,7 @@ import pandas as pd
 from myst_nb import glue
 
 from afdlib.decode.advise import advice_table
+from afdlib.decode.bounds import bounds_reading
 from afdlib.decode.uncertainty import DECIDED, composition_spreads, verdict
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.decode.sweetspot import overlap_methods, pools_table
@@ -216,7 +218,7 @@ glue_figure(fig, "sweet_spots_maps", output_dir)
 save_data(pd.concat([pd.DataFrame(c) for c in maps.columns()]), "sweet_spots_maps", output_dir)
 r, s_over_o = maps.readings(), median_ratio_between(rows, hw_s.slug, hw_o.slug)
 glue_all({
-        "superpod_name": hw_s.name, "map_points": f"{maps.points:,}", "superpod_over_ordinary": f"{s_over_o:.2f}",
+        "superpod_name": hw_s.name, "map_points": f"{maps.points:,}", "superpod_over_ordinary": f"{s_over_o:.2f}", "search_bounds": bounds_reading(rows, maps.titled().values()),
         "model_numbers": ", ".join(f"{k + 1} {m.name}" for k, m in enumerate(catalogue)),
         "m_small": f"{r.m_small:.0f}", "m_large": f"{r.m_large:.0f}", "s_low": f"{r.s_low:.0f}", "s_high": f"{r.s_high:.0f}",
         "m_row_bw": f"{r.m_row_bw / 1e9:.0f}", "m_row_small": f"{r.m_row_small:.2f}", "m_row_large": f"{r.m_row_large:.2f}",
@@ -417,8 +419,9 @@ t3.style.set_uuid("sweet_spots_table3").hide(axis="index")
 #   opposite directions, are not re-searched the same way); AFD's dense layers
 #   run in three micro-batches on the attention pool with nothing to overlap (favours EP, a few
 #   percent).
-# - The search covers up to 16 attention and 16 FFN nodes and the EP sizes listed in
-#   `afdlib.decode.search`, which leave out some that place one expert per GPU (EP160 for a
+# - The search starts from up to 16 attention and 16 FFN nodes and EP over up to 64 nodes, and doubles
+#   them where a best sits on that bound, {glue:text}`search_bounds`. The EP sizes listed in
+#   `afdlib.decode.search` leave out some that place one expert per GPU (EP160 for a
 #   model of 160 experts, as Qwen3-Coder and GLM-4.7): an independent search of the paper's pairs
 #   over every node count up to 64 found a better EP deployment in a few and lowered their ratios a
 #   little; imbalance is uniform routing's per-step floor unless `--sigma` is given.

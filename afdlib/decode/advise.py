@@ -24,6 +24,7 @@ from afdlib.evaluator.kernels import architecture as kernel_architecture
 from afdlib.errors import AfdError
 from afdlib.analysis.hfu import dead_zone_floor, hfu_sweep
 from afdlib.analysis.intensity import regime
+from afdlib.decode.bounds import search_reasons
 from afdlib.decode.search import AFD_NODES, EP_NODE_MULTIPLES, compare
 from afdlib.decode.sweetspot import with_network
 from afdlib.decode.uncertainty import DECIDED, Verdict, verdict
@@ -259,7 +260,7 @@ def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, co
                     + (" (override)" if a.ep_overlap is not None else " (by the schedule)")
                     if ep["micro_batches"] > 1 else "one batch: nothing of the all-to-all hidden"))
         r.append(_validation_reason(ep))
-        r.extend(_search_reasons("EP", ep, {"ep_size": ffn.gpus_per_node * EP_NODE_MULTIPLES[-1]}))
+        r.extend(search_reasons("EP", ep, {"ep_size": ffn.gpus_per_node * EP_NODE_MULTIPLES[-1]}))
     else:
         r.append(f"EP: no EP size meets the {budget.slo_s * 1e3:g} ms SLO and fits in memory")
     if afd.get("feasible"):
@@ -271,7 +272,7 @@ def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, co
                  f"stage sets the pace (FFN pool idle {afd['bubble_ffn']:.0%}, attention pool idle "
                  f"{afd['bubble_attn']:.0%})")
         r.append(_validation_reason(afd))
-        r.extend(_search_reasons("AFD", afd, {"n_attn": AFD_NODES[-1], "n_ffn": AFD_NODES[-1]}))
+        r.extend(search_reasons("AFD", afd, {"n_attn": AFD_NODES[-1], "n_ffn": AFD_NODES[-1]}))
         nf = afd["n_ffn"]
         reg = str(regime(nf, model.experts_per_token, model.routed_experts, ffn.bandwidth_ratio, ffn.gpus_per_node))
         res, _ = hfu_sweep(model, ffn, np.array([nf]))
@@ -302,27 +303,6 @@ def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, co
         r.append(f"cost: EP {cost['ep_usd_per_million_tokens']:.3f} USD and AFD "
                  f"{cost['afd_usd_per_million_tokens']:.3f} USD per million output tokens")
     return r
-
-
-def _search_reasons(name: str, doc: dict, first: dict) -> list[str]:
-    """A line where the search had to widen its first grid (``first``: its bounds) or where the best
-    still sits on a bound (then the design may do better than found: the ratio leans against it)."""
-    wider = {k: v for k, v in doc["searched"].items() if k in first and v > first[k]}
-    units = {"n_attn": "N_A", "n_ffn": "N_F", "ep_size": "EP size"}
-    out = []
-    if wider:
-        out.append(f"{name}: the best sat on the first grid's bound ("
-                   + ", ".join(f"{units[k]} {first[k]}" for k in wider) + "); the search widened it to "
-                   + ", ".join(f"{units[k]} {v}" for k, v in wider.items())
-                   + ("" if doc["on_bound"] else f" and the best ({_label(name, doc)}) is inside"))
-    if doc["on_bound"]:
-        out.append(f"{name}: the best sits on a bound of the search, {'; '.join(doc['on_bound'])}: a larger "
-                   f"{name} deployment was not searched and might do better")
-    return out
-
-
-def _label(name: str, doc: dict) -> str:
-    return f"EP{doc['ep_size']}" if name == "EP" else f"{doc['n_attn']}A{doc['n_ffn']}F"
 
 
 def _uncertainty_reason(v: Verdict) -> str:

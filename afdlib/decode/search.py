@@ -16,7 +16,7 @@ still give every GPU an expert), the cell's bounds are doubled (AFD: both pools,
 per doubling, :func:`node_counts`; EP: node multiples 72, 96, 128, then 144, 192, 256) and only
 the new candidates are searched, for the cells on a bound only, until each cell's best is inside
 its bounds or they reach their hard cap (:data:`AFD_NODE_CAP`, :data:`EP_MULTIPLE_CAP`), in chunks
-of at most :data:`POINTS_PER_CALL` candidate-cells. :class:`Best` says per cell how far each axis
+of bounded size (:func:`afdlib.decode.bounds.widen`). :class:`Best` says per cell how far each axis
 was searched (``searched``) and which bounds its best still sits on (``on_bound``). The redundant
 experts (0 or E / 8) are not widened: a best at E / 8 is reported as on its bound.
 
@@ -36,13 +36,14 @@ so a large map runs in bounded memory.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, is_dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from afdlib.decode.deployment import AFDDeployment, Deployment, EPDeployment, Pool, step_function
 from afdlib.decode.step import Assumptions
 from afdlib.decode.batch import largest_batch
+from afdlib.decode.bounds import AFD_NODE_CAP, EP_MULTIPLE_CAP, widen
 from afdlib.decode.validation import validated_forms
 from afdlib.evaluator.alltoall import EP_MODES
 from afdlib.errors import AfdError
@@ -53,18 +54,6 @@ SUB_NODE_SIZES = (1, 2, 4)
 AFD_NODES = tuple(range(1, 17))
 AFD_MICRO_BATCHES = (2, 3, 4)
 EP_MICRO_BATCHES = (1, 2)
-AFD_NODE_CAP = 128
-"""Hard cap of the widened AFD search: nodes per pool (1,024 GPUs on 8-GPU nodes, 2,048 for both
-pools). Cost: 14 times the largest published decode deployment (EP144 over 18 nodes,
-data/deployments.yaml); memory: the last widening (both pools to 80..128 nodes) adds 28^2 - 24^2 =
-208 candidates per micro-batch count to each cell on the bound, searched in chunks."""
-EP_MULTIPLE_CAP = 256
-"""Hard cap of the widened EP search: node multiples (EP up to 256 nodes, 2,048 GPUs on 8-GPU nodes:
-the GPUs of AFD's two pools at :data:`AFD_NODE_CAP`, so both designs may grow alike)."""
-POINTS_PER_CALL = 1 << 16
-"""Candidate-cells per vectorised call of a widening (memory stays bounded whatever the map)."""
-
-
 def ep_multiples(top: int = EP_NODE_MULTIPLES[-1]) -> set[int]:
     """The node multiples of the EP grid up to ``top`` (:data:`EP_NODE_MULTIPLES`, and from 64 on
     each doubling's doubles of them: 72, 96, 128 up to 128)."""
@@ -198,8 +187,8 @@ def best_ep(model: Model, hardware: Hardware, budget: Budget, context, precision
     rate, c = search(inputs, cell_shape, ((0,), (top,)))
     red_max = max(ep_candidates(model, hardware)[1])
     room = np.broadcast_to(np.asarray(model.routed_experts, dtype=float) + red_max, cell_shape).reshape(-1)
-    rate, c, lim, on = _widen(rate, c, {"ep_size": top}, {"ep_size": EP_MULTIPLE_CAP}, cell_shape, inputs, search,
-                              on_top=lambda c, lim: (c["ep_size"] >= g * lim["ep_size"]) & (g * lim["ep_size"] < room))
+    rate, c, lim, on = widen(rate, c, {"ep_size": top}, {"ep_size": EP_MULTIPLE_CAP}, cell_shape, inputs, search,
+                             _ring_size, on_top=lambda c, lim: (c["ep_size"] >= g * lim["ep_size"]) & (g * lim["ep_size"] < room))
     kernels = np.asarray(EP_MODES)[c["kernels"].astype(int)]
     on["redundant"] = (rate > 0) & (c["redundant"] >= red_max) & (red_max > 0)
     searched = {"ep_size": g * lim["ep_size"], "redundant": np.full(np.shape(rate), float(red_max))}
@@ -246,8 +235,9 @@ def best_afd(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, budg
         return _afd_search(*inputs, budget, precision, shape, micro_batches, na, nf)
     inputs = (model, attn_hardware, ffn_hardware, context, assumptions)
     rate, c = search(inputs, cell_shape, ((0, 0), (max_nodes, max_nodes)))
-    rate, c, lim, on = _widen(rate, c, {"n_attn": max_nodes, "n_ffn": max_nodes},
-                              {"n_attn": max(cap, max_nodes), "n_ffn": max(cap, max_nodes)}, cell_shape, inputs, search)
+    rate, c, lim, on = widen(rate, c, {"n_attn": max_nodes, "n_ffn": max_nodes},
+                             {"n_attn": max(cap, max_nodes), "n_ffn": max(cap, max_nodes)}, cell_shape, inputs, search,
+                             _ring_size)
     return Best("afd", rate, AFDDeployment(Pool(cells[0], c["n_attn"]), Pool(cells[1], c["n_ffn"]),
                                            c["micro_batches"], c["requests"]), lim, on)
 
@@ -273,90 +263,12 @@ def _afd_search(model, attn_hardware, ffn_hardware, context, assumptions, budget
     return _pick(rate, {k: np.concatenate([c[k] for c in configs], axis=-1) for k in configs[0]})
 
 
-def _widen(rate, config, start: dict, cap: dict, cell_shape: tuple, inputs: tuple, search, on_top=None):
-    """Widen the searched axes (``start``: their first bounds, ``cap``: their hard caps) where a
-    cell's best sits on its bound, doubling each such bound and searching only the new candidates for
-    those cells (``search(inputs, shape, (old bounds, new bounds))`` -> (rate, configuration) or None),
-    until no cell's best is on a bound below its cap. ``on_top(config, bounds)``: whether the best
-    sits on the bound of the (single) axis, where the configuration's value is not the bound itself.
-    Returns the rate, the configuration, each axis's searched bound and whether the best is on it at
-    the end, per cell (``cell_shape``)."""
-    axes = list(start)
-    rate = np.array(rate, dtype=float).reshape(-1)
-    conf = {k: np.array(v).reshape(-1) for k, v in config.items()}
-    lim = {k: np.full(rate.shape, start[k], dtype=int) for k in axes}
-
-    def on_bound():
-        hit = on_top(conf, lim) if on_top is not None else None
-        if hit is None:
-            return {k: (rate > 0) & (conf[k] >= lim[k]) for k in axes}
-        return {axes[0]: (rate > 0) & np.asarray(hit).reshape(-1)}
-    while True:
-        on = on_bound()
-        grows = np.logical_or.reduce([on[k] & (lim[k] < cap[k]) for k in axes])
-        cells = np.flatnonzero(grows)
-        if not cells.size:
-            break
-        # every axis of a cell doubles together, so the cells widened in one round share their bounds
-        # (a cell stops at its first round with the best inside): one search per round
-        new = {k: np.where(grows, np.minimum(2 * lim[k], cap[k]), lim[k]) for k in axes}
-        keys = np.stack([lim[k][cells] for k in axes] + [new[k][cells] for k in axes], axis=1)
-        for key in np.unique(keys, axis=0):
-            group = cells[(keys == key).all(axis=1)]
-            bounds = (tuple(int(x) for x in key[:len(axes)]), tuple(int(x) for x in key[len(axes):]))
-            _search_cells(group, bounds, rate, conf, cell_shape, inputs, search)
-        lim = new
-    shape = cell_shape
-    on = {k: v.reshape(shape) if shape else bool(v[0]) for k, v in on.items()}
-    out = {k: v.reshape(shape) if shape else v[0] for k, v in conf.items()}
-    bounds = {k: v.reshape(shape).astype(float) if shape else float(v[0]) for k, v in lim.items()}
-    return rate.reshape(shape) if shape else rate[0], out, bounds, on
-
-
-def _search_cells(group, bounds, rate, conf, cell_shape, inputs, search) -> None:
-    """Search the new candidates of ``bounds`` for the flat cells ``group`` (in chunks of cells so
-    that at most :data:`POINTS_PER_CALL` candidate-cells are evaluated at once) and keep, in place,
-    each cell's better of the two."""
-    per_call = max(1, POINTS_PER_CALL // max(1, _ring_size(bounds)))
-    for lo in range(0, group.size, per_call):
-        idx = group[lo:lo + per_call]
-        found = (search(_take_cells(inputs, cell_shape, idx), (idx.size,), bounds) if cell_shape
-                 else search(inputs, (), bounds))
-        if found is None:
-            return
-        r = np.asarray(found[0], dtype=float).reshape(-1)
-        better = r > rate[idx]
-        rate[idx[better]] = r[better]
-        for k in conf:
-            conf[k][idx[better]] = np.asarray(found[1][k]).reshape(-1)[better]
-
-
 def _ring_size(bounds) -> int:
     """Candidates a widening adds (an upper estimate for EP: its node multiples)."""
     old, new = bounds
     if len(new) == 1:
         return int(new[0])
     return int(np.prod([node_counts(b).size for b in new]) - np.prod([node_counts(b).size for b in old]))
-
-
-def _take_cells(obj, cell_shape: tuple, idx: np.ndarray):
-    """The cells ``idx`` (flat indices into ``cell_shape``) of an input whose array fields broadcast over
-    the cells (``cell_shape``, or ``cell_shape + (1,)`` with the candidate axis: the assumptions'
-    overrides): the same input over one axis of those cells (tuples of inputs item by item)."""
-    if isinstance(obj, tuple):
-        return tuple(_take_cells(x, cell_shape, idx) for x in obj)
-    if isinstance(obj, np.ndarray):
-        if not obj.ndim:
-            return obj
-        try:
-            return np.broadcast_to(obj, cell_shape).reshape(-1)[idx]
-        except ValueError:
-            return np.broadcast_to(obj, cell_shape + (1,)).reshape(-1, 1)[idx]
-    if is_dataclass(obj) and not isinstance(obj, type):
-        picked = {f.name: _take_cells(getattr(obj, f.name), cell_shape, idx) for f in fields(obj)
-                  if isinstance(getattr(obj, f.name), np.ndarray) and getattr(obj, f.name).ndim}
-        return replace(obj, **picked) if picked else obj
-    return obj
 
 
 def _item(value, index):

@@ -34,6 +34,7 @@ class RatioMap:
     afd: np.ndarray
     seconds: float
     points: int                    # cells x candidates (EP: sizes x redundancy x kernels x micro-batches)
+    on_bound: int = 0              # cells where either design's best sits on a bound of its search (its cap)
 
     def row(self, bandwidth: float) -> int:
         """Index of the swept bandwidth nearest ``bandwidth`` (log scale)."""
@@ -89,7 +90,8 @@ def ratio_map(model: Model, hardware: Hardware, budget: Budget, context: float, 
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(e > 0, a / e, np.nan)
     candidates = 2 * 2 * ep_candidates(model, hardware)[0].size + 3 * afd_candidates()[0].size
-    return RatioMap(axis, bw, vals, ratio, e, a, seconds, bw.size * vals.size * candidates)
+    return RatioMap(axis, bw, vals, ratio, e, a, seconds, bw.size * vals.size * candidates,
+                    int(np.count_nonzero(ep.bound | afd.bound)))
 
 
 def overlap_methods(model: Model, hardware: Hardware, budget: Budget, context: float,
