@@ -103,3 +103,34 @@ def test_overrides_over_cells_are_taken_with_the_cells(ds, h800):
         one = best_afd(coarse, h800, h800, BUDGET, 4096, assumptions=Assumptions(afd_overlap=float(s)))
         assert both.at(i).deployment.label == one.deployment.label
         assert float(both.tokens_per_s_per_gpu[i]) == pytest.approx(float(one.tokens_per_s_per_gpu))
+
+
+def test_the_reasons_say_where_the_search_widened_and_where_a_bound_binds():
+    from afdlib.decode.bounds import search_reasons
+    inside = {"n_attn": 56, "n_ffn": 8, "searched": {"n_attn": 64, "n_ffn": 64}, "on_bound": []}
+    assert search_reasons("AFD", inside, {"n_attn": 16, "n_ffn": 16}) == [
+        "AFD: the first grid's best sat on its bound (N_A, N_F <= 16 nodes); the search widened it to "
+        "N_A, N_F <= 64 nodes and the best (56A8F) is inside"]
+    capped = {"n_attn": 128, "n_ffn": 20, "searched": {"n_attn": 128, "n_ffn": 128},
+              "on_bound": ["N_A = 128 nodes (the search's hard cap)"]}
+    lines = search_reasons("AFD", capped, {"n_attn": 16, "n_ffn": 16})
+    assert len(lines) == 2 and "is inside" not in lines[0] and "N_A = 128 nodes" in lines[1]
+    untouched = {"ep_size": 32, "searched": {"ep_size": 512, "redundant": 32}, "on_bound": []}
+    assert search_reasons("EP", untouched, {"ep_size": 512}) == []
+
+
+def test_the_book_counts_pairs_and_cells_on_a_bound():
+    from types import SimpleNamespace
+
+    from afdlib.decode.bounds import bounds_reading
+    rows = [{"on_bound": ""}, {"on_bound": "AFD: N_A = 128 nodes (the search's hard cap)"}, {"on_bound": ""}]
+    maps = [SimpleNamespace(on_bound=2, ratio=np.zeros((3, 4))), SimpleNamespace(on_bound=0, ratio=np.zeros((3, 4)))]
+    assert bounds_reading(rows, maps).endswith("a best sits on a bound in 1 of the 3 pairs and 2 of the maps' 24 cells")
+
+
+def test_a_map_counts_its_cells_on_a_bound(ds, h800, monkeypatch):
+    from afdlib.decode.sweetspot import ratio_map
+    args = (ds, h800, BUDGET, 4096, [h800.scale_out_bytes_per_s], [2048, 16384], "moe_intermediate_size")
+    assert ratio_map(*args).on_bound == 0
+    monkeypatch.setattr(search, "AFD_NODE_CAP", 16)                     # the search before widening
+    assert ratio_map(*args).on_bound == 1                                # M = 16384: 14A16F on N_F = 16

@@ -106,21 +106,19 @@ def take_cells(obj, cell_shape: tuple, idx: np.ndarray):
     return obj
 
 
-UNITS = {"n_attn": "N_A", "n_ffn": "N_F", "ep_size": "EP size"}
-
-
 def search_reasons(name: str, doc: dict, first: dict) -> list[str]:
     """The advice's lines on a design's search bounds (``doc``: its document with ``searched`` and
     ``on_bound``; ``first``: the first grid's bounds): where the search widened them, and where the
     best still sits on one (then the design may do better than found: the ratio leans against it)."""
     wider = {k: v for k, v in doc["searched"].items() if k in first and v > first[k]}
     label = f"EP{doc['ep_size']}" if name == "EP" else f"{doc['n_attn']}A{doc['n_ffn']}F"
+
+    def words(b):
+        return f"EP size <= {b['ep_size']}" if name == "EP" else f"N_A, N_F <= {max(b.values())} nodes"
     out = []
     if wider:
-        out.append(f"{name}: the best sat on the first grid's bound ("
-                   + ", ".join(f"{UNITS[k]} {first[k]}" for k in wider) + "); the search widened it to "
-                   + ", ".join(f"{UNITS[k]} {v}" for k, v in wider.items())
-                   + ("" if doc["on_bound"] else f" and the best ({label}) is inside"))
+        out.append(f"{name}: the first grid's best sat on its bound ({words(first)}); the search widened it to "
+                   f"{words(wider)}" + ("" if doc["on_bound"] else f" and the best ({label}) is inside"))
     if doc["on_bound"]:
         out.append(f"{name}: the best sits on a bound of the search, {'; '.join(doc['on_bound'])}: a larger "
                    f"{name} deployment was not searched and might do better")
