@@ -15,8 +15,8 @@ from dataclasses import fields, is_dataclass, replace
 import numpy as np
 
 AFD_NODE_CAP = 128
-"""Hard cap of the widened AFD search: nodes per pool (1,024 GPUs on 8-GPU nodes, 2,048 for both
-pools). Cost: 14 times the largest published decode deployment (EP144 over 18 nodes,
+"""Hard cap of the widened AFD search: nodes per pool (1,024 GPUs on 8-GPU nodes). Cost: both pools at
+the cap are 2,048 GPUs, 14 times the largest published decode deployment (EP144 over 18 nodes,
 data/deployments.yaml); memory: the last widening (both pools to 80..128 nodes) adds 28^2 - 24^2 =
 208 candidates per micro-batch count to each cell on the bound, searched in chunks."""
 EP_MULTIPLE_CAP = 256
@@ -29,8 +29,8 @@ POINTS_PER_CALL = 1 << 16
 def widen(rate, config, start: dict, cap: dict, cell_shape: tuple, inputs: tuple, search, ring_size,
           on_top=None):
     """Widen the searched axes (``start``: their first bounds, ``cap``: their hard caps) where a
-    cell's best sits on its bound, doubling each such bound and searching only the new candidates for
-    those cells (``search(inputs, shape, (old bounds, new bounds))`` -> (rate, configuration) or None;
+    cell's best sits on a bound, doubling all of that cell's bounds (so that the cells of one round
+    share them: one search per round) and searching only the new candidates for those cells (``search(inputs, shape, (old bounds, new bounds))`` -> (rate, configuration) or None;
     ``ring_size(bounds)``: about how many candidates that adds, for the chunks),
     until no cell's best is on a bound below its cap. ``on_top(config, bounds)``: whether the best
     sits on the bound of the (single) axis, where the configuration's value is not the bound itself.

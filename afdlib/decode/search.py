@@ -54,6 +54,8 @@ SUB_NODE_SIZES = (1, 2, 4)
 AFD_NODES = tuple(range(1, 17))
 AFD_MICRO_BATCHES = (2, 3, 4)
 EP_MICRO_BATCHES = (1, 2)
+
+
 def ep_multiples(top: int = EP_NODE_MULTIPLES[-1]) -> set[int]:
     """The node multiples of the EP grid up to ``top`` (:data:`EP_NODE_MULTIPLES`, and from 64 on
     each doubling's doubles of them: 72, 96, 128 up to 128)."""
