@@ -218,7 +218,7 @@ glue_figure(fig, "sweet_spots_maps", output_dir)
 save_data(pd.concat([pd.DataFrame(c) for c in maps.columns()]), "sweet_spots_maps", output_dir)
 r, s_over_o = maps.readings(), median_ratio_between(rows, hw_s.slug, hw_o.slug)
 glue_all({
-        "superpod_name": hw_s.name, "map_points": f"{maps.points:,}", "superpod_over_ordinary": f"{s_over_o:.2f}", "search_bounds": bounds_reading(rows, maps.titled().values()),
+        "superpod_name": hw_s.name, "map_points": f"{maps.points:,}", "superpod_over_ordinary": f"{s_over_o:.2f}", "search_bounds": bounds_reading(rows, maps.titled().values(), {"held to validated forms": val_rows, "with equal overlap": sym_rows}),
         "model_numbers": ", ".join(f"{k + 1} {m.name}" for k, m in enumerate(catalogue)),
         "m_small": f"{r.m_small:.0f}", "m_large": f"{r.m_large:.0f}", "s_low": f"{r.s_low:.0f}", "s_high": f"{r.s_high:.0f}",
         "m_row_bw": f"{r.m_row_bw / 1e9:.0f}", "m_row_small": f"{r.m_row_small:.2f}", "m_row_large": f"{r.m_row_large:.2f}",

@@ -126,6 +126,9 @@ def test_the_book_counts_pairs_and_cells_on_a_bound():
     rows = [{"on_bound": ""}, {"on_bound": "AFD: N_A = 128 nodes (the search's hard cap)"}, {"on_bound": ""}]
     maps = [SimpleNamespace(on_bound=2, ratio=np.zeros((3, 4))), SimpleNamespace(on_bound=0, ratio=np.zeros((3, 4)))]
     assert bounds_reading(rows, maps).endswith("a best sits on a bound in 1 of the 3 pairs and 2 of the maps' 24 cells")
+    other = [{"model": "m", "hardware": "h", "on_bound": "AFD: N_A = 128 nodes (the search's hard cap)"}]
+    assert bounds_reading(rows, (), {"held": other, "none": rows[:1]}).endswith(
+        "in 1 of the 3 pairs (held: m on h, AFD: N_A = 128 nodes (the search's hard cap))")
 
 
 def test_a_map_counts_its_cells_on_a_bound(ds, h800, monkeypatch):

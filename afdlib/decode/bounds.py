@@ -125,12 +125,18 @@ def search_reasons(name: str, doc: dict, first: dict) -> list[str]:
     return out
 
 
-def bounds_reading(rows: list[dict], maps=()) -> str:
+def bounds_reading(rows: list[dict], maps=(), others: dict | None = None) -> str:
     """The hard caps, and how many pairs of an advice table (:func:`afdlib.decode.advise.advice_table`
     rows, their ``on_bound``) and cells of ratio maps (:class:`afdlib.decode.sweetspot.RatioMap`, their
-    ``on_bound`` count) have a best on a bound of the search, in words."""
+    ``on_bound`` count) have a best on a bound of the search, in words; ``others``: more tables by
+    label, each named with its pairs on a bound where it has any."""
     maps = list(maps)
     pairs = sum(bool(r.get("on_bound")) for r in rows)
     cells, total = sum(m.on_bound for m in maps), sum(m.ratio.size for m in maps)
+
+    def named(table):
+        return ", ".join(f"{r['model']} on {r['hardware']}, {r['on_bound']}" for r in table if r.get("on_bound"))
+    more = [f"{label}: {named(t)}" for label, t in (others or {}).items() if named(t)]
     return (f"up to {AFD_NODE_CAP} nodes per AFD pool and EP over {EP_MULTIPLE_CAP} nodes; a best sits on a bound "
-            f"in {pairs} of the {len(rows)} pairs" + (f" and {cells} of the maps' {total} cells" if total else ""))
+            f"in {pairs} of the {len(rows)} pairs" + (f" and {cells} of the maps' {total} cells" if total else "")
+            + (f" ({'; '.join(more)})" if more else ""))
