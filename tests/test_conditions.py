@@ -7,7 +7,7 @@ from afdlib.decode.conditions import (
     Condition, Point, hetero_sentence, interconnect_condition, parameters_constant, shape_condition, with_interconnect,
 )
 from afdlib.decode.step import DECODE_T_GAP_S
-from afdlib.decode.sweetspot import best_afd_open, family, on_bound, routed_parameters, with_shape
+from afdlib.decode.sweetspot import best_afd_open, family, routed_parameters, with_shape
 from afdlib.errors import AfdError
 from afdlib.evaluator.kernels import architecture
 from afdlib.inputs.catalog import load_hardware, load_model
@@ -110,9 +110,9 @@ def test_hetero_sentence_names_the_window_or_why_not():
 def test_on_bound_and_the_open_search():
     h20, h800 = (load_hardware(h, profile="datasheet") for h in ("h20", "h800"))
     best, n, still = best_afd_open(DS, h20, h800, BUDGET, 4096)
-    # H20 attention feeding H800 FFN nodes needs more than 16 attention nodes: the search doubles to 32
-    assert n == 32 and not still and float(best.deployment.attention.nodes) > 16
-    assert not on_bound(best, 32) and bool(on_bound(best, int(best.deployment.attention.nodes)))
+    # H20 attention feeding H800 FFN nodes needs more than 16 attention nodes: the search widens past
+    # them (afdlib.decode.bounds) and the best is inside what it searched, not on the cap
+    assert n > 16 and not still and 16 < float(best.deployment.attention.nodes) < n
 
 
 def test_readings_directions_on_the_reference_model():

@@ -7,11 +7,11 @@ from afdlib.cli.options import add_decode_options, check_sigma, decode_setup, du
 
 
 def search_ranks(model, hardware) -> int:
-    """The most GPUs the FFN side of any deployment the search tries spreads over (EP's largest
-    group, AFD's largest FFN pool): ``--sigma`` applies to every candidate, and none can be less
-    balanced than 1 / this."""
-    from afdlib.decode.search import AFD_NODES, ep_candidates
-    return int(max(ep_candidates(model, hardware)[0].max(), AFD_NODES[-1] * hardware.gpus_per_node))
+    """The most GPUs the FFN side of any deployment the search may try spreads over (EP's largest
+    group, AFD's largest FFN pool, at the caps its widening stops at): ``--sigma`` applies to every
+    candidate, and none can be less balanced than 1 / this."""
+    from afdlib.decode.search import AFD_NODE_CAP, EP_MULTIPLE_CAP, ep_candidates
+    return int(max(ep_candidates(model, hardware, EP_MULTIPLE_CAP)[0].max(), AFD_NODE_CAP * hardware.gpus_per_node))
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -83,7 +83,8 @@ def run(args) -> int:
             print(f"{model.slug:18s} {hw.slug:12s} {adv.recommendation:3s}{' ' if adv.decisive else '?'} "
                   f"P(AFD better) {adv.p_afd:4.2f}  ratio {ratio}  "
                   f"EP {adv.ep.get('tokens_per_s_per_gpu', 0):8,.0f}  AFD {adv.afd.get('tokens_per_s_per_gpu', 0):8,.0f}"
-                  " tokens/s per GPU", flush=True)
+                  " tokens/s per GPU" + (f"  (on a search bound: {'; '.join(adv.on_bound)})" if adv.on_bound else ""),
+                  flush=True)
     if args.json:
         print(dumps(results if args.all else results[0]))
         return 0

@@ -24,7 +24,8 @@ from afdlib.evaluator.kernels import architecture as kernel_architecture
 from afdlib.errors import AfdError
 from afdlib.analysis.hfu import dead_zone_floor, hfu_sweep
 from afdlib.analysis.intensity import regime
-from afdlib.decode.search import AFD_NODES, compare
+from afdlib.decode.bounds import search_reasons
+from afdlib.decode.search import AFD_NODES, EP_NODE_MULTIPLES, compare
 from afdlib.decode.sweetspot import with_network
 from afdlib.decode.uncertainty import DECIDED, Verdict, verdict
 from afdlib.decode.validation import case_labels, form_label, validated_by, validated_forms
@@ -61,6 +62,12 @@ class Advice:
             return 1.0 if self.ratio is None else 0.0
         return None
 
+    @property
+    def on_bound(self) -> list[str]:
+        """The search bounds either design's best sits on ("AFD: N_F = 128 nodes (the search's hard
+        cap)"): where any, that design may do better than found (empty: no bound binds)."""
+        return [f"{name}: {w}" for name, doc in (("EP", self.ep), ("AFD", self.afd)) for w in doc.get("on_bound", [])]
+
     def words(self) -> str:
         """The one-line verdict, e.g. "EP, P(AFD better) = 0.07" (by cost where prices decide)."""
         if self.cost and self.cost.get("ratio") is not None:
@@ -74,6 +81,7 @@ class Advice:
         return {"recommendation": self.recommendation, "ratio": self.ratio, "decisive": self.decisive,
                 "p_afd": self.p_afd, "ratio_interval": list(v.ratio_interval) if v else None,
                 "verdict": self.words(), **({"uncertainty": v.to_json()} if v else {}),
+                "on_bound": self.on_bound,
                 "ep": self.ep, "afd": self.afd,
                 "reasons": self.reasons, **({"cost": self.cost} if self.cost else {}),
                 **({"overlap_what_ifs": self.overlap_what_ifs} if self.overlap_what_ifs else {})}
@@ -146,7 +154,8 @@ def _ep_doc(model, hw, budget, context, precision, a, best) -> dict:
             "bound": {"attention": str(bound_names(st.bound_attn)), "ffn": str(bound_names(st.bound_ffn)),
                       "comm": str(bound_names(st.bound_comm))},
             "sigma": _f(st.sigma), "imbalance_alpha": _f(st.tokens_per_s_per_gpu / flat.tokens_per_s_per_gpu),
-            "hidden_share": _f(st.hidden_share), **_validation_doc("ep", d.micro_batches, d.kernels)}
+            "hidden_share": _f(st.hidden_share), **_validation_doc("ep", d.micro_batches, d.kernels),
+            **_search_doc(best)}
 
 
 def _validation_doc(design: str, micro_batches: int, kernels: str | None = None) -> dict:
@@ -175,7 +184,13 @@ def _afd_doc(model, attn, ffn, budget, context, precision, a, best) -> dict:
             "bubble_attn": _f(st.afd.bubble_attn), "bubble_ffn": _f(st.afd.bubble_ffn),
             "hidden_share": _f(st.hidden_share), "sigma": _f(st.sigma),
             "imbalance_alpha": _f(st.tokens_per_s_per_gpu / flat.tokens_per_s_per_gpu),
-            **_validation_doc("afd", d.micro_batches)}
+            **_validation_doc("afd", d.micro_batches), **_search_doc(best)}
+
+
+def _search_doc(best) -> dict:
+    """How far the search went on each axis (``searched``: AFD nodes per pool, EP GPUs and redundant
+    experts) and the bounds its best still sits on, in words (``on_bound``; empty: none binds)."""
+    return {"searched": {k: int(_f(v)) for k, v in best.searched.items()}, "on_bound": best.bound_words()}
 
 
 def _costs(prices: dict[str, float], ffn: Hardware, attn: Hardware, ep: dict, afd: dict) -> dict:
@@ -245,6 +260,7 @@ def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, co
                     + (" (override)" if a.ep_overlap is not None else " (by the schedule)")
                     if ep["micro_batches"] > 1 else "one batch: nothing of the all-to-all hidden"))
         r.append(_validation_reason(ep))
+        r.extend(search_reasons("EP", ep, {"ep_size": ffn.gpus_per_node * EP_NODE_MULTIPLES[-1]}))
     else:
         r.append(f"EP: no EP size meets the {budget.slo_s * 1e3:g} ms SLO and fits in memory")
     if afd.get("feasible"):
@@ -256,6 +272,7 @@ def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, co
                  f"stage sets the pace (FFN pool idle {afd['bubble_ffn']:.0%}, attention pool idle "
                  f"{afd['bubble_attn']:.0%})")
         r.append(_validation_reason(afd))
+        r.extend(search_reasons("AFD", afd, {"n_attn": AFD_NODES[-1], "n_ffn": AFD_NODES[-1]}))
         nf = afd["n_ffn"]
         reg = str(regime(nf, model.experts_per_token, model.routed_experts, ffn.bandwidth_ratio, ffn.gpus_per_node))
         res, _ = hfu_sweep(model, ffn, np.array([nf]))
@@ -365,7 +382,8 @@ def advice_table(models: list[Model], hardware: list[Hardware], budget: Budget, 
     structure in one vectorised call (:func:`afdlib.decode.search.compare` over a cell axis); the
     results are those of :func:`advise` pair by pair, with P(AFD better) and the ratio's 10th-90th
     percentile (``p_afd``, ``ratio_lo``, ``ratio_hi``; about half a second per pair: ``uncertain``
-    False leaves them out, NaN, and decides nothing)."""
+    False leaves them out, NaN, and decides nothing); ``on_bound``: the search bounds either best sits
+    on (:attr:`Advice.on_bound`, joined; empty where none binds)."""
     groups: dict[tuple, list[int]] = {}
     for i, h in enumerate(hardware):
         groups.setdefault(_structure(h), []).append(i)
@@ -393,7 +411,7 @@ def advice_table(models: list[Model], hardware: list[Hardware], budget: Budget, 
             except AfdError as e:
                 rows.append({"model": m.slug, "hardware": h.slug, "recommendation": "-", "ratio": np.nan,
                              "decisive": False, "p_afd": np.nan, "ratio_lo": np.nan, "ratio_hi": np.nan,
-                             "ep": np.nan, "afd": np.nan, "note": str(e)})
+                             "ep": np.nan, "afd": np.nan, "on_bound": "", "note": str(e)})
                 continue
             lo, hi = adv.verdict.ratio_interval if adv.verdict is not None else (np.nan, np.nan)
             rows.append({"model": m.slug, "hardware": h.slug, "recommendation": adv.recommendation,
@@ -405,5 +423,5 @@ def advice_table(models: list[Model], hardware: list[Hardware], budget: Budget, 
                          **{f"{k}_{field}": (adv_doc.get(field, "-") if field == "form"
                                              else bool(adv_doc.get("validated_by")))
                             for k, adv_doc in (("ep", adv.ep), ("afd", adv.afd)) for field in ("form", "validated")},
-                         "note": ""})
+                         "on_bound": "; ".join(adv.on_bound), "note": ""})
     return rows

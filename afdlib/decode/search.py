@@ -10,6 +10,16 @@ Candidates (each a named, documented grid):
   the share of the all-to-all it hides);
 * **AFD**: N_A and N_F in 1..16 nodes, 2, 3 or 4 micro-batches.
 
+No bound of these grids binds silently. Where a cell's best sits on the top of a searched axis
+(AFD: N_A or N_F at its largest node count; EP: the grid's largest EP size, while larger ones would
+still give every GPU an expert), the cell's bounds are doubled (AFD: both pools, four node counts
+per doubling, :func:`node_counts`; EP: node multiples 72, 96, 128, then 144, 192, 256) and only
+the new candidates are searched, for the cells on a bound only, until each cell's best is inside
+its bounds or they reach their hard cap (:data:`AFD_NODE_CAP`, :data:`EP_MULTIPLE_CAP`), in chunks
+of bounded size (:func:`afdlib.decode.bounds.widen`). :class:`Best` says per cell how far each axis
+was searched (``searched``) and which bounds its best still sits on (``on_bound``). The redundant
+experts (0 or E / 8) are not widened: a best at E / 8 is reported as on its bound.
+
 Not every form (EP: micro-batches x kernels; AFD: micro-batches) is backed by a published
 deployment: :func:`afdlib.decode.validation.validated_forms` names the cases behind each, and
 `afd advise` says which. ``validated_only`` restricts a search to those forms (a what-if: by
@@ -26,13 +36,14 @@ so a large map runs in bounded memory.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from afdlib.decode.deployment import AFDDeployment, Deployment, EPDeployment, Pool, step_function
 from afdlib.decode.step import Assumptions
 from afdlib.decode.batch import largest_batch
+from afdlib.decode.bounds import AFD_NODE_CAP, EP_MULTIPLE_CAP, widen
 from afdlib.decode.validation import validated_forms
 from afdlib.evaluator.alltoall import EP_MODES
 from afdlib.errors import AfdError
@@ -45,21 +56,53 @@ AFD_MICRO_BATCHES = (2, 3, 4)
 EP_MICRO_BATCHES = (1, 2)
 
 
-def ep_candidates(model: Model, hardware: Hardware) -> tuple[np.ndarray, np.ndarray]:
-    """(EP size, redundant experts) of every EP candidate, as flat arrays."""
+def ep_multiples(top: int = EP_NODE_MULTIPLES[-1]) -> set[int]:
+    """The node multiples of the EP grid up to ``top`` (:data:`EP_NODE_MULTIPLES`, and from 64 on
+    each doubling's doubles of them: 72, 96, 128 up to 128)."""
+    out, k = set(EP_NODE_MULTIPLES), 2
+    while EP_NODE_MULTIPLES[-1] * k <= 2 * top:
+        out |= {m * k for m in EP_NODE_MULTIPLES}
+        k *= 2
+    return {m for m in out if m <= top}
+
+
+def ep_candidates(model: Model, hardware: Hardware, top: int = EP_NODE_MULTIPLES[-1],
+                  above: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(EP size, redundant experts) of every EP candidate, as flat arrays: node multiples up to
+    ``top`` (:func:`ep_multiples`) and above ``above`` (a widening's new ones)."""
     e = int(np.max(model.routed_experts))
-    sizes = sorted({s for s in SUB_NODE_SIZES if s < hardware.gpus_per_node}
-                   | {hardware.gpus_per_node * m for m in EP_NODE_MULTIPLES})
+    g = hardware.gpus_per_node
+    sizes = sorted(({s for s in SUB_NODE_SIZES if s < g} if not above else set())
+                   | {g * m for m in ep_multiples(top) if m > above})
     red_options = sorted({0, max(1, e // 8)})
     pairs = [(s, r) for s in sizes for r in red_options if s <= e + r and not (r and s == 1)]
+    if not pairs:
+        return np.zeros(0), np.zeros(0)
     size, red = (np.array(x, dtype=float) for x in zip(*pairs))
     return size, red
 
 
-def afd_candidates(max_nodes: int = AFD_NODES[-1]) -> tuple[np.ndarray, np.ndarray]:
-    """(N_A, N_F) of every AFD candidate, as flat arrays."""
-    na, nf = np.meshgrid(np.arange(1, max_nodes + 1), np.arange(1, max_nodes + 1), indexing="ij")
-    return na.ravel().astype(float), nf.ravel().astype(float)
+def node_counts(bound: int, base: int = AFD_NODES[-1]) -> np.ndarray:
+    """The node counts an AFD pool is searched over up to ``bound``: 1..``base``, then for each
+    doubling B -> 2B the four counts B + B/4, ..., 2B (20, 24, 28, 32; 40, ..., 64; 80, ..., 128:
+    about the EP grid's resolution beyond 64 nodes, 72, 96, 128)."""
+    out, b = list(range(1, min(bound, base) + 1)), base
+    while b < bound:
+        step = max(1, b // 4)
+        out += range(b + step, min(2 * b, bound) + 1, step)
+        b *= 2
+    return np.array(out, dtype=float)
+
+
+def afd_candidates(max_nodes: int = AFD_NODES[-1], inside: tuple[int, int] = (0, 0),
+                   max_ffn: int | None = None, base: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(N_A, N_F) of every AFD candidate, as flat arrays: N_A over :func:`node_counts` up to
+    ``max_nodes``, N_F up to ``max_ffn`` (default the same), from a first grid of 1..``base`` (default
+    ``max_nodes``); less those with N_A <= inside[0] and N_F <= inside[1] (a widening's new ones)."""
+    base = base or max_nodes
+    na, nf = np.meshgrid(node_counts(max_nodes, base), node_counts(max_ffn or max_nodes, base), indexing="ij")
+    new = (na > inside[0]) | (nf > inside[1])
+    return na[new], nf[new]
 
 
 @dataclass(frozen=True)
@@ -74,10 +117,29 @@ class Best:
     design: str
     tokens_per_s_per_gpu: np.ndarray
     deployment: Deployment
+    searched: dict = field(default_factory=dict)    # axis -> how far it was searched, per cell
+    on_bound: dict = field(default_factory=dict)    # axis -> the best sits on that bound, per cell (bool)
 
     def at(self, index) -> Best:
         """One cell's best (its hardware as searched: stacked devices keep their arrays, see :meth:`on`)."""
-        return Best(self.design, self.tokens_per_s_per_gpu[index], self.deployment.at(index))
+        return Best(self.design, self.tokens_per_s_per_gpu[index], self.deployment.at(index),
+                    {k: _item(v, index) for k, v in self.searched.items()},
+                    {k: _item(v, index) for k, v in self.on_bound.items()})
+
+    @property
+    def bound(self) -> np.ndarray:
+        """Per cell: the best sits on a bound the search could not (AFD: :data:`AFD_NODE_CAP`; EP:
+        :data:`EP_MULTIPLE_CAP`) or does not (EP's redundant experts) widen."""
+        flags = [np.asarray(v, dtype=bool) for v in self.on_bound.values()]
+        return np.logical_or.reduce(flags) if flags else np.zeros(np.shape(self.tokens_per_s_per_gpu), bool)
+
+    def bound_words(self) -> list[str]:
+        """The bounds one cell's best sits on, in words (empty where none): e.g. "N_F = 128 nodes (the
+        search's hard cap)"."""
+        words = {"n_attn": "N_A = {} nodes (the search's hard cap)", "n_ffn": "N_F = {} nodes (the search's hard cap)",
+                 "ep_size": "EP size {} (the search's hard cap)",
+                 "redundant": "{} redundant experts (the search's E / 8, not widened)"}
+        return [words[k].format(int(self.searched[k])) for k, v in self.on_bound.items() if bool(np.all(v))]
 
     def on(self, hardware: Hardware, attn_hardware: Hardware | None = None) -> Best:
         """The same best on one device (AFD: its FFN pool; ``attn_hardware`` its attention pool)."""
@@ -112,15 +174,36 @@ def best_ep(model: Model, hardware: Hardware, budget: Budget, context, precision
     """The best EP candidate per cell (model and hardware fields may be arrays of ``cell_shape``),
     over EP sizes, redundant experts, the all-to-all kernels (``modes``, of
     :data:`afdlib.evaluator.alltoall.EP_MODES`) and one or two micro-batches (with one, nothing of
-    the all-to-all is hidden); ``validated_only``: only the forms a published deployment validates."""
+    the all-to-all is hidden); ``validated_only``: only the forms a published deployment validates.
+    Where the best is the grid's largest EP size and larger ones would still give every GPU an
+    expert, the grid is widened (module docstring)."""
     forms = _forms("ep", modes, micro_batches, validated_only)
-    size, red = ep_candidates(model, hardware)
     cells = hardware
+    g, top = hardware.gpus_per_node, EP_NODE_MULTIPLES[-1]
+
+    def search(inputs, shape, lims):
+        (old,), (new,) = lims
+        size, red = ep_candidates(model, hardware, new, old)
+        return _ep_search(*inputs, budget, precision, shape, forms, size, red) if size.size else None
+    inputs = (model, hardware, context, assumptions)
+    rate, c = search(inputs, cell_shape, ((0,), (top,)))
+    red_max = max(ep_candidates(model, hardware)[1])
+    room = np.broadcast_to(np.asarray(model.routed_experts, dtype=float) + red_max, cell_shape).reshape(-1)
+    rate, c, lim, on = widen(rate, c, {"ep_size": top}, {"ep_size": EP_MULTIPLE_CAP}, cell_shape, inputs, search,
+                             _ring_size, on_top=lambda c, lim: (c["ep_size"] >= g * lim["ep_size"]) & (g * lim["ep_size"] < room))
+    kernels = np.asarray(EP_MODES)[c["kernels"].astype(int)]
+    on["redundant"] = (rate > 0) & (c["redundant"] >= red_max) & (red_max > 0)
+    searched = {"ep_size": g * lim["ep_size"], "redundant": np.full(np.shape(rate), float(red_max))}
+    return Best("ep", rate, EPDeployment(cells, c["ep_size"], c["redundant"], c["micro_batches"], kernels,
+                                         c["requests"]), searched, on)
+
+
+def _ep_search(model, hardware, context, assumptions, budget, precision, cell_shape, forms, size, red):
+    """(best rate, its configuration) per cell over the EP candidates (``size``, ``red``: flat arrays)."""
     model, hardware, context = (_with_candidate_axis(x) for x in (model, hardware, context))
     axis = (1,) * len(cell_shape)
     size, red = size.reshape(axis + (-1,)), red.reshape(axis + (-1,))
     shape = cell_shape + (size.shape[-1],)
-
     rates, configs = [], []
     for mode, mb in forms:
         step_of = step_function(model, EPDeployment(hardware, size, red, int(mb), mode), context, budget,
@@ -133,21 +216,37 @@ def best_ep(model: Model, hardware: Hardware, budget: Budget, context, precision
                         "requests": n, "kernels": np.full(shape, float(EP_MODES.index(mode))),
                         "micro_batches": np.full(shape, float(mb))})
     rate = np.concatenate(rates, axis=-1)
-    best, c = _pick(rate, {k: np.concatenate([c[k] for c in configs], axis=-1) for k in configs[0]})
-    kernels = np.asarray(EP_MODES)[c["kernels"].astype(int)]
-    return Best("ep", best, EPDeployment(cells, c["ep_size"], c["redundant"], c["micro_batches"], kernels,
-                                         c["requests"]))
+    return _pick(rate, {k: np.concatenate([c[k] for c in configs], axis=-1) for k in configs[0]})
 
 
 def best_afd(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, budget: Budget, context,
              precision: Precision = Precision(), assumptions: Assumptions = Assumptions(),
              cell_shape: tuple = (), micro_batches=AFD_MICRO_BATCHES, max_nodes: int = AFD_NODES[-1],
-             validated_only: bool = False) -> Best:
-    """The best AFD candidate per cell over N_A, N_F and the micro-batch counts (``validated_only``:
-    only those a published deployment validates)."""
+             validated_only: bool = False, cap: int | None = None) -> Best:
+    """The best AFD candidate per cell over N_A, N_F in 1..``max_nodes`` and the micro-batch counts
+    (``validated_only``: only those a published deployment validates); N_A or N_F widened up to
+    ``cap`` nodes (default :data:`AFD_NODE_CAP`) where the best sits on its bound (module docstring;
+    ``cap=max_nodes``: never)."""
+    cap = AFD_NODE_CAP if cap is None else cap
     micro_batches = [mb for _, mb in _forms("afd", (None,), micro_batches, validated_only)]
-    na, nf = afd_candidates(max_nodes)
     cells = attn_hardware, ffn_hardware
+
+    def search(inputs, shape, lims):
+        (old_a, old_f), (new_a, new_f) = lims
+        na, nf = afd_candidates(new_a, (old_a, old_f), new_f, max_nodes)
+        return _afd_search(*inputs, budget, precision, shape, micro_batches, na, nf)
+    inputs = (model, attn_hardware, ffn_hardware, context, assumptions)
+    rate, c = search(inputs, cell_shape, ((0, 0), (max_nodes, max_nodes)))
+    rate, c, lim, on = widen(rate, c, {"n_attn": max_nodes, "n_ffn": max_nodes},
+                             {"n_attn": max(cap, max_nodes), "n_ffn": max(cap, max_nodes)}, cell_shape, inputs, search,
+                             _ring_size)
+    return Best("afd", rate, AFDDeployment(Pool(cells[0], c["n_attn"]), Pool(cells[1], c["n_ffn"]),
+                                           c["micro_batches"], c["requests"]), lim, on)
+
+
+def _afd_search(model, attn_hardware, ffn_hardware, context, assumptions, budget, precision, cell_shape,
+                micro_batches, na, nf):
+    """(best rate, its configuration) per cell over the AFD candidates (``na``, ``nf``: flat arrays)."""
     model, attn_hardware, ffn_hardware, context = (_with_candidate_axis(x) for x in
                                                    (model, attn_hardware, ffn_hardware, context))
     axis = (1,) * len(cell_shape)
@@ -163,10 +262,19 @@ def best_afd(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, budg
         configs.append({"n_attn": np.broadcast_to(na, shape), "n_ffn": np.broadcast_to(nf, shape),
                         "micro_batches": np.full(shape, float(m)), "requests": n})
     rate = np.concatenate(rates, axis=-1)
-    merged = {k: np.concatenate([c[k] for c in configs], axis=-1) for k in configs[0]}
-    best, c = _pick(rate, merged)
-    return Best("afd", best, AFDDeployment(Pool(cells[0], c["n_attn"]), Pool(cells[1], c["n_ffn"]),
-                                           c["micro_batches"], c["requests"]))
+    return _pick(rate, {k: np.concatenate([c[k] for c in configs], axis=-1) for k in configs[0]})
+
+
+def _ring_size(bounds) -> int:
+    """Candidates a widening adds (an upper estimate for EP: its node multiples)."""
+    old, new = bounds
+    if len(new) == 1:
+        return int(new[0])
+    return int(np.prod([node_counts(b).size for b in new]) - np.prod([node_counts(b).size for b in old]))
+
+
+def _item(value, index):
+    return value[index] if np.ndim(value) else value
 
 
 def compare(model: Model, hardware: Hardware, budget: Budget, context, precision: Precision = Precision(),
@@ -204,7 +312,9 @@ def _join(bests: list[Best], hardware: Hardware, attn: Hardware) -> Best:
     else:
         d = AFDDeployment(Pool(attn, cat(lambda d: d.attention.nodes)), Pool(hardware, cat(lambda d: d.ffn.nodes)),
                           cat(lambda d: d.micro_batches), cat(lambda d: d.requests))
-    return Best(bests[0].design, rate, d)
+    extra = [{k: np.concatenate([np.atleast_1d(getattr(b, f)[k]) for b in bests]) for k in getattr(bests[0], f)}
+             for f in ("searched", "on_bound")]
+    return Best(bests[0].design, rate, d, *extra)
 
 
 def _with_candidate_axis(obj):

@@ -17,7 +17,7 @@ import numpy as np
 from afdlib.decode.step import Assumptions
 from afdlib.errors import AfdError
 from afdlib.decode.deployment import decode_step
-from afdlib.decode.search import AFD_NODES, afd_candidates, best_afd, best_ep, compare, ep_candidates
+from afdlib.decode.search import afd_candidates, best_afd, best_ep, compare, ep_candidates
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
 AXES = ("moe_intermediate_size", "sparsity")
@@ -36,7 +36,7 @@ class RatioMap:
     afd: np.ndarray
     seconds: float
     points: int                    # cells x candidates (EP: sizes x redundancy x kernels x micro-batches)
-    afd_on_bound: np.ndarray | None = None   # cells whose best AFD deployment sits on the search's bound
+    on_bound: int = 0              # cells where either design's best sits on a bound of its search (its cap)
 
     def row(self, bandwidth: float) -> int:
         """Index of the swept bandwidth nearest ``bandwidth`` (log scale)."""
@@ -117,39 +117,23 @@ def ratio_map(model: Model, hardware: Hardware, budget: Budget, context: float, 
     for j, m in enumerate(members):
         ep, afd = compare(m, hw, budget, context, precision, assumptions, cell_shape=(bw.size,), chunk=cells_per_chunk)
         e[:, j], a[:, j] = ep.tokens_per_s_per_gpu, afd.tokens_per_s_per_gpu
-        bound[:, j] = on_bound(afd)
+        bound[:, j] = ep.bound | afd.bound
     seconds = time.perf_counter() - t0
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(e > 0, a / e, np.nan)
     candidates = 2 * 2 * ep_candidates(model, hardware)[0].size + 3 * afd_candidates()[0].size
     vals = np.array([shape_value(m, axis) for m in members])
-    return RatioMap(axis, bw, vals, ratio, e, a, seconds, bw.size * vals.size * candidates, bound.astype(bool))
-
-
-def on_bound(afd, max_nodes: int = AFD_NODES[-1]) -> np.ndarray:
-    """Where the best AFD deployment sits on the search's bound (N_A or N_F = ``max_nodes``): there a
-    larger search might find more (per cell; False where no AFD deployment is feasible)."""
-    d = afd.deployment
-    feasible = np.asarray(afd.tokens_per_s_per_gpu) > 0
-    return feasible & ((np.asarray(d.attention.nodes) >= max_nodes) | (np.asarray(d.ffn.nodes) >= max_nodes))
-
-
-OPEN_LIMIT = 64
-"""The most nodes per pool :func:`best_afd_open` extends the AFD search to."""
+    return RatioMap(axis, bw, vals, ratio, e, a, seconds, bw.size * vals.size * candidates, int(np.count_nonzero(bound)))
 
 
 def best_afd_open(model: Model, attn: Hardware, ffn: Hardware, budget: Budget, context: float,
                   precision: Precision = Precision(), assumptions: Assumptions = Assumptions()):
-    """The best AFD deployment with no search bound binding: the search up to
-    :data:`afdlib.decode.search.AFD_NODES`' largest count per pool, doubled while the best sits on the
-    bound, up to :data:`OPEN_LIMIT`. Returns (best, the bound searched, whether the best still sits on it)."""
-    n = AFD_NODES[-1]
-    while True:
-        best = best_afd(model, attn, ffn, budget, context, precision, assumptions, max_nodes=n)
-        bound = bool(np.any(on_bound(best, n)))
-        if not bound or n >= OPEN_LIMIT:
-            return best, n, bound
-        n = min(2 * n, OPEN_LIMIT)
+    """The best AFD deployment with the search widened where its best sits on a bound
+    (:func:`afdlib.decode.search.best_afd` does it: :mod:`afdlib.decode.bounds`). Returns (best, the
+    largest pool searched, whether the best still sits on the search's cap)."""
+    best = best_afd(model, attn, ffn, budget, context, precision, assumptions)
+    searched = max([int(np.max(v)) for v in best.searched.values()] or [0])
+    return best, searched, bool(np.any(best.bound))
 
 
 def overlap_methods(model: Model, hardware: Hardware, budget: Budget, context: float,

@@ -191,9 +191,9 @@ class PropertyMaps:
                  "afd": rm.afd.ravel()} for t, _, rm in self._panels()]
 
     def on_bound(self) -> str:
-        """How many cells of the maps have their best AFD deployment on the search's bound: "3 of 576"."""
-        m = [rm.afd_on_bound for _, _, rm in self._panels() if rm.afd_on_bound is not None]
-        return f"{int(sum(x.sum() for x in m))} of {sum(x.size for x in m)}"
+        """How many cells of the maps have a best on a bound of the search (its cap): "3 of 576"."""
+        maps = [rm for _, _, rm in self._panels()]
+        return f"{sum(rm.on_bound for rm in maps)} of {sum(rm.ratio.size for rm in maps)}"
 
     @property
     def points(self) -> int:
