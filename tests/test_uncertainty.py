@@ -92,3 +92,14 @@ def test_p_afd_grows_with_afds_scale_out_bandwidth():
         h = with_network(hw, hw.scale_out_bytes_per_s * f)
         ps.append(u.verdict(model, h, BUDGET, 4096, tornado=False, ep_hardware=hw).p_afd)
     assert ps == sorted(ps) and ps[-1] > ps[0] + 0.1
+
+
+def test_advice_table_is_byte_stable_across_runs():
+    """No sampling: the quadrature and the searches are deterministic, so two runs of the advice table
+    give the same probabilities and intervals to the last bit (the book's rebuilds are identical)."""
+    import json
+    from afdlib.decode.advise import advice_table
+    args = ([load_model("deepseek-v3", profile="reference")], [load_hardware("h800", profile="datasheet")], BUDGET, 4096)
+    a, b = advice_table(*args), advice_table(*args)
+    assert json.dumps(a, default=str) == json.dumps(b, default=str)
+    assert 0 < a[0]["p_afd"] < 1 and a[0]["ratio_lo"] < a[0]["ratio_hi"]
