@@ -387,7 +387,7 @@ plt.close(fig)
 # such shortfall there), or both;
 # the validation cannot tell which. What it does show: under the schedule's default the model
 # over-predicts the EP deployments over a NIC by {glue:text}`nic_over_range`; the next chapter's
-# band of decisive ratios is computed from these errors.
+# P(AFD better) takes each design's spread from these errors.
 #
 # **SGLang on GB200, September and June 2025** ({glue:text}`sept_err` and {glue:text}`june_err`;
 # with the datasheet kernels {glue:text}`sept_datasheet` and {glue:text}`june_datasheet`). Neither

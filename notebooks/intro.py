@@ -41,9 +41,10 @@
 # EP ratio spans {glue:text}`r_ratio_range` at the model's defaults; over its uncertain assumptions
 # AFD is the more likely in {glue:text}`r_afd` pairs and EP in {glue:text}`r_ep`, with P(AFD better)
 # from {glue:text}`r_p_range`, and {glue:text}`r_decided` are decided (P {glue:text}`r_decided_rule`;
-# Table 2, chapter {glue:text}`ch_sweet`);
+# Table 2 below; chapter {glue:text}`ch_sweet`);
 # for {glue:text}`r_ref_pair`, the paper's case for EP on ordinary clusters, the model says
-# {glue:text}`r_ref_verdict`. Where AFD wins, with thresholds, is in Table 3, and every place where the
+# {glue:text}`r_ref_verdict`. Where AFD / EP exceeds 1, with thresholds, and how likely AFD is there are
+# in Table 3, and every place where the
 # book departs from the paper, with the reason, in Table 4 ({glue:text}`r_n_departures` of
 # {glue:text}`r_n_checked` claims checked there).
 
@@ -107,7 +108,7 @@ ep_over = ep_val[ep_val.error > 0]
 # the sweet-spot chapter's grid at its defaults: the paper's six models on its eight GPUs, context 4096, no MTP
 sweet, sweet_budget = [load_model(m, profile="reference") for m in SWEET_MODELS], Budget(
     slo_s=slo_ms / 1e3, l_accept=1.0, t_gap_s=DECODE_T_GAP_S)
-pairs = advice_table(sweet, [load_hardware(h, profile="datasheet") for h in SWEET_HARDWARE], sweet_budget, 4096)
+pairs = advice_table(sweet, sweet_hw := [load_hardware(h, profile="datasheet") for h in SWEET_HARDWARE], sweet_budget, 4096)
 adv = advice_summary(pairs)
 aic = pd.DataFrame(comparison_rows())
 
@@ -195,7 +196,7 @@ shown.style.set_uuid("intro_results").hide(axis="index")
 # %% tags=["hide-input"]
 glue("r_slo", f"{slo_ms:g} ms", display=False)
 glue("r_printed", f"{printed:.1f}", display=False)
-verdict_table(pairs, SWEET_MODELS, SWEET_HARDWARE).style.set_uuid("intro_verdicts")
+verdict_table(pairs, sweet, sweet_hw).style.set_uuid("intro_verdicts")
 
 # %% [markdown]
 # Table 2: EP or AFD for the paper's six models on its eight GPUs: the more likely design and the
@@ -204,7 +205,7 @@ verdict_table(pairs, SWEET_MODELS, SWEET_HARDWARE).style.set_uuid("intro_verdict
 # uncertain assumptions; '?': undecided (P between the decision thresholds). The conditions behind
 # these verdicts are in chapter {glue:text}`ch_sweet`.
 #
-# ## When AFD wins
+# ## Where AFD comes out ahead, and how likely
 
 # %% tags=["hide-input"]
 hw_o, hw_s, hw_attn = (load_hardware(h, profile="datasheet") for h in ("h800", "gb200", "h20"))

@@ -80,10 +80,12 @@ def _cond(ratio, equal, sign, bound=16, on=False):
 def test_condition_directions_and_sentences():
     up = _cond([0.8, 0.9, 1.1], [0.7, 0.8, 0.9], +1)
     assert up.agrees() and up.agrees(True)
-    assert up.sentence().startswith("agrees with the paper on X: 0.80 at M = 1 to 1.10 at 4 (P(AFD better) 0.30 to 0.60)")
+    assert up.sentence().startswith("agrees with the paper on X (the ratio moves toward AFD): 0.80 at M = 1 to 1.10 at 4 "
+                                    "(P(AFD better) 0.30 to 0.60)")
     overlap = _cond([1.1, 1.0, 0.9], [0.7, 0.8, 0.9], +1)          # falls under the schedule, rises with equal overlap
     assert not overlap.agrees() and overlap.agrees(True)
-    assert "departs on X, because the overlap the schedule gives each design" in overlap.sentence()
+    assert "departs on X (the ratio moves toward EP), because of the overlap the schedule gives each design" in \
+        overlap.sentence()
     both = _cond([1.1, 1.0, 0.9], [1.0, 0.9, 0.8], +1)
     assert "whatever the overlap" in both.sentence()
     sparse = _cond([1.2, 1.0, 0.9], [1.0, 0.9, 0.8], -1)           # smaller x favours AFD: falling agrees
@@ -147,3 +149,11 @@ def test_a_larger_scale_up_domain_favours_afd():
     gb200 = load_hardware("gb200", profile="datasheet")
     c = domain_condition(DS, gb200, BUDGET, 4096, domains=(16, 144), verdicts=False)
     assert list(c.x) == [16, 144] and c.agrees() and c.agrees(True)
+
+
+def test_a_decided_end_is_called_decided():
+    """P(AFD better) 0.91 at one end and 0.05 at the other: both ends are decided (rule: <= 0.1, >= 0.9)."""
+    from dataclasses import replace
+    c = replace(_cond([1.2, 1.0, 0.9], [1.0, 0.9, 0.8], -1), p_ends=(0.91, 0.05))
+    assert "(decided for EP at 0.05; decided for AFD at 0.91)" in c.sentence()
+    assert "decided" not in _cond([0.8, 0.9, 1.1], [0.7, 0.8, 0.9], +1).sentence()

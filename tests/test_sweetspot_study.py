@@ -271,3 +271,11 @@ def test_verdict_table_writes_design_probability_and_undecided():
             {"model": "b", "hardware": "x", "recommendation": "-", "p_afd": float("nan"), "decisive": False}]
     t = verdict_table(rows, ["a", "b"], ["x", "y"])
     assert t.loc["a"].tolist() == ["EP 0.03", "AFD 0.54?"] and t.loc["b"].tolist() == ["-", "-"]
+
+
+def test_verdict_table_labels_with_names_when_given_objects():
+    from types import SimpleNamespace
+    from afdlib.decode.sweetspot_study import verdict_table
+    rows = [{"model": "a", "hardware": "x", "recommendation": "EP", "p_afd": 0.2, "decisive": False}]
+    t = verdict_table(rows, [SimpleNamespace(slug="a", name="Model A")], [SimpleNamespace(slug="x", name="GPU X")])
+    assert t.loc["Model A", "GPU X"] == "EP 0.20?"

@@ -28,7 +28,7 @@ import numpy as np
 from afdlib.decode.search import best_ep
 from afdlib.decode.step import Assumptions
 from afdlib.decode.sweetspot import best_afd_open, family, routed_parameters, shape_value, with_network
-from afdlib.decode.uncertainty import verdict
+from afdlib.decode.uncertainty import DECIDED, verdict
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
 EQUAL = Assumptions(ep_overlap=1.0, afd_overlap=1.0)
@@ -106,11 +106,14 @@ class Condition:
         bound = (f"; the AFD search was extended to {max(p.bound for p in self.points)} nodes per pool"
                  if any(p.bound > 16 for p in self.points) else "")
         bound += "; its best still sits on that bound" if self.bound_binds else ""
+        decided = [f"{w} {p:.2f}" for w, p in zip(("decided for EP at", "decided for AFD at"), (min(self.p_ends),
+                   max(self.p_ends))) if (p <= DECIDED if w.endswith("EP at") else p >= 1 - DECIDED)]
+        ends += f" ({'; '.join(decided)})" if decided else ""
         if self.agrees():
-            return f"agrees with the paper on {self.device}: {ends}{bound}"
-        why = ("the overlap the schedule gives each design (with equal overlap it agrees)" if self.agrees(True)
+            return f"agrees with the paper on {self.device} (the ratio moves toward AFD): {ends}{bound}"
+        why = ("of the overlap the schedule gives each design (with equal overlap it agrees)" if self.agrees(True)
                else "of what the decode model adds to the paper's HFU bound, whatever the overlap")
-        return f"departs on {self.device}, because {why}: {ends}{bound}"
+        return f"departs on {self.device} (the ratio moves toward EP), because {why}: {ends}{bound}"
 
 
 def _verdict_ends(members, hardware, budget, context, precision) -> tuple:

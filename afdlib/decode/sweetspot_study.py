@@ -47,17 +47,22 @@ def advice_summary(rows: list[dict]) -> AdviceSummary:
                          float(np.median(1 / ratio)))
 
 
-def verdict_table(rows: list[dict], models: list[str], hardware: list[str]) -> pd.DataFrame:
+def verdict_table(rows: list[dict], models: list, hardware: list) -> pd.DataFrame:
     """The verdicts of :func:`afdlib.decode.advise.advice_table` rows as a model x device table: each
     cell the more likely design and P(AFD better), '?' where undecided ("EP 0.34?", "AFD 0.93"; "-"
-    where the pair has no answer)."""
+    where the pair has no answer). ``models`` and ``hardware``: slugs, or catalogue objects (then the
+    table is labelled with their names)."""
+    def slug_name(x):
+        return (x, x) if isinstance(x, str) else (x.slug, x.name)
+    (models, model_names), (hardware, hw_names) = (tuple(zip(*map(slug_name, xs))) for xs in (models, hardware))
     cell = {(r["model"], r["hardware"]): r for r in rows}
 
     def text(r):
         if r is None or r["recommendation"] == "-" or not np.isfinite(r.get("p_afd", np.nan)):
             return "-" if r is None or r["recommendation"] == "-" else r["recommendation"]
         return f"{r['recommendation']} {r['p_afd']:.2f}" + ("" if r["decisive"] else "?")
-    return pd.DataFrame([[text(cell.get((m, h))) for h in hardware] for m in models], index=models, columns=hardware)
+    return pd.DataFrame([[text(cell.get((m, h))) for h in hardware] for m in models], index=list(model_names),
+                        columns=list(hw_names))
 
 
 def ratio_of(rows: list[dict], model: str, hardware: str) -> float:

@@ -304,9 +304,9 @@ def condition_table_rows(windows: list[Window], pools: list[tuple[str, str]]) ->
     largest ratio there; then each heterogeneous pairing's price window (``pools``: (pairing, reading))."""
     rows = [{"condition": f"{w.model}: {'fabric' if w.superpod else 'NIC'} bandwidth per GPU, {w.device} "
                           f"(now {_gb(w.own_bandwidth)} GB/s)",
-             "where AFD wins": "ratio above 1 " + w.words(),
+             "where AFD / EP > 1": "ratio above 1 " + w.words(),
              "largest AFD / EP": f"{w.peak[0]:.2f} at {_gb(w.peak[1])} GB/s"} for w in windows]
-    rows += [{"condition": pairing, "where AFD wins": f"per output token, {reading}", "largest AFD / EP": "-"}
+    rows += [{"condition": pairing, "where AFD / EP > 1": f"per output token, {reading}", "largest AFD / EP": "-"}
              for pairing, reading in pools]
     return rows
 
