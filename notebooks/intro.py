@@ -26,10 +26,11 @@
 # in notebooks you can re-run with your own hardware and model.
 #
 # **Verdict.** Every number the paper prints that this book can recompute is reproduced, with one
-# erratum in the paper's imbalance formula. With a 400 Gb/s NIC per GPU the network caps the AFD
-# FFN side of DeepSeek-V3 ({glue:text}`r_h800_max` on H800, {glue:text}`r_h800_floor` in the dead
-# zone), and Superpod-class fabrics remove the dead zone ({glue:text}`r_gb200_max` on GB200 at any
-# number of FFN nodes). Three micro-batches lose the largest share of their throughput to jitter,
+# erratum in the paper's imbalance formula. With a 400 Gb/s NIC per GPU the network caps the HFU of
+# the AFD FFN side of DeepSeek-V3 ({glue:text}`r_h800_max` on H800, {glue:text}`r_h800_floor` in the
+# dead zone), and Superpod-class fabrics remove the dead zone ({glue:text}`r_gb200_max` on GB200 at
+# any number of FFN nodes): a bound on one side's HFU, not an end-to-end verdict (Tables 2 and 4
+# below read the Superpod end to end). Three micro-batches lose the largest share of their throughput to jitter,
 # as the paper says, yet at a coefficient of variation of 0.2 they still deliver more than two
 # ({glue:text}`r_thr_3` against {glue:text}`r_thr_2` of the jitter-free pipeline). Beyond the
 # paper: the book's end-to-end decode model has a median error of {glue:text}`r_val_median`

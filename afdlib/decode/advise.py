@@ -414,7 +414,8 @@ def advice_table(models: list[Model], hardware: list[Hardware], budget: Budget, 
                              "ep": np.nan, "afd": np.nan, "on_bound": "", "note": str(e)})
                 continue
             lo, hi = adv.verdict.ratio_interval if adv.verdict is not None else (np.nan, np.nan)
-            rows.append({"model": m.slug, "hardware": h.slug, "recommendation": adv.recommendation,
+            rows.append({"model": m.slug, "hardware": h.slug, "model_name": m.name, "hardware_name": h.name,
+                         "recommendation": adv.recommendation,
                          "ratio": adv.ratio, "decisive": adv.decisive,
                          "p_afd": np.nan if adv.p_afd is None else adv.p_afd, "ratio_lo": lo, "ratio_hi": hi,
                          "ep": adv.ep.get("tokens_per_s_per_gpu", 0.0), "afd": adv.afd.get("tokens_per_s_per_gpu", 0.0),

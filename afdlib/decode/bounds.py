@@ -135,7 +135,8 @@ def bounds_reading(rows: list[dict], maps=(), others: dict | None = None) -> str
     cells, total = sum(m.on_bound for m in maps), sum(m.ratio.size for m in maps)
 
     def named(table):
-        return ", ".join(f"{r['model']} on {r['hardware']}, {r['on_bound']}" for r in table if r.get("on_bound"))
+        return ", ".join(f"{r.get('model_name', r['model'])} on {r.get('hardware_name', r['hardware'])}, "
+                         f"{r['on_bound']}" for r in table if r.get("on_bound"))
     more = [f"{label}: {named(t)}" for label, t in (others or {}).items() if named(t)]
     return (f"up to {AFD_NODE_CAP} nodes per AFD pool and EP over {EP_MULTIPLE_CAP} nodes; a best sits on a bound "
             f"in {pairs} of the {len(rows)} pairs" + (f" and {cells} of the maps' {total} cells" if total else "")
