@@ -318,3 +318,13 @@ def test_kernel_direction_words():
     assert k._direction(0.80) == "its kernel slower"
     assert k._direction(1.15) == "its kernel faster"
     assert k._direction(0.99) == "the two within 5%"
+
+
+def test_its_power_law_kernel_over_its_balanced_one(rows):
+    """The tool's own two MoE tables at the AFD grid's shapes: the reading is their ratio's median,
+    range and count over the settings holding both (18 DeepSeek-V3 settings: its Qwen3 table is balanced only)."""
+    kr = k.afd_kernel_rows(rows)
+    both = kr.pivot_table(index="id", columns="distribution", values="aic_kernel_us").dropna()
+    r = both[DISTRIBUTIONS[0]] / both[DISTRIBUTIONS[1]]
+    got = k.afd_kernel_readings(kr)["kern_pl_over_bal"]
+    assert got == f"{r.median():.2f} ({r.min():.2f}-{r.max():.2f}, {len(r)} settings)" and len(r) == 18

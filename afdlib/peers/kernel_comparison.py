@@ -104,7 +104,8 @@ def afd_kernel_readings(kr: pd.DataFrame, batch: int = 128) -> dict:
     ``pl``: power-law) over the settings whose shape the tool's table holds: how many, the median
     and range of our routed experts over its kernel, the median rest of its t_f (us and share of
     t_f), the median t_f ratio (ours / its) and the factor of it that is not the kernels' (each
-    tool's t_f over its routed-expert kernel, ours over its); and DeepSeek-V3 on H200 at ``batch``
+    tool's t_f over its routed-expert kernel, ours over its); its power-law kernel over its balanced one
+    where it has both (``kern_pl_over_bal``); and DeepSeek-V3 on H200 at ``batch``
     requests per GPU: tokens per micro-batch (ours, its), our routed experts' GEMMs, with their
     kernels' fixed cost, our shared experts and the stage's fixed cost, its kernel and the rest of its
     t_f (us), and one FFN GPU's routed-expert weights (GB) over our routed experts, its kernel and its
@@ -125,6 +126,9 @@ def afd_kernel_readings(kr: pd.DataFrame, batch: int = 128) -> dict:
         case = d[(d.hardware == "h200") & (d.model == CASE_MODEL) & (d.batch_per_gpu == batch)].iloc[0]
         out.update({f"case_kernel_{tag}": f"{case.aic_kernel_us:.0f}", f"case_rest_{tag}": f"{case.aic_rest_us:.0f}",
                     f"case_ratio_{tag}": f"{case.ratio_kernel:.2f}"})
+    both = kr.pivot_table(index="id", columns="distribution", values="aic_kernel_us").dropna()
+    own = both[DISTRIBUTIONS[0]] / both[DISTRIBUTIONS[1]]     # its power-law kernel over its balanced one
+    out["kern_pl_over_bal"] = f"{own.median():.2f} ({own.min():.2f}-{own.max():.2f}, {len(own)} settings)"
     case = kr[(kr.hardware == "h200") & (kr.model == CASE_MODEL) & (kr.batch_per_gpu == batch)]
     pl, bal = (case[case.distribution == d].iloc[0] for d in DISTRIBUTIONS)
     w = _routed_bytes_per_gpu(CASE_MODEL, KERNEL_EP)
