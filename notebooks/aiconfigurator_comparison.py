@@ -290,8 +290,8 @@ comparison.variant_table(var).style.set_uuid("aiconfigurator_comparison_variants
 #   its FFN stage holds and ours does not (stage by stage, above), not for its kernel: ours is a
 #   median {glue:text}`kern_bal_median` of its balanced kernel ({glue:text}`kern_bal_dir`) and
 #   {glue:text}`kern_pl_median` of its power-law one ({glue:text}`kern_pl_dir`: at these few tokens per
-#   expert its power-law kernel is a median {glue:text}`kern_pl_over_bal` of its balanced one, a
-#   skewed load leaving more experts without tokens, whose weights are not read; in the deployments'
+#   expert its power-law kernel is a median {glue:text}`kern_pl_over_bal` of its balanced one, as a
+#   skewed load that leaves more experts without tokens (their weights unread) would be; in the deployments'
 #   larger batches below its power-law tables cost it step time instead);
 #   the third is not the tool's behaviour, whose TPOT is its slowest stage's alone. Of the
 #   {glue:text}`afd_k10_left` settings still apart at 10 µs, {glue:text}`afd_k10_left_h100` are
