@@ -112,3 +112,14 @@ def test_pairing_readings_by_hand():
     assert ok1 and "between 0.12 and 2 times" in w1 and "bound" not in l1
     # y attention: above 0.6 / (0.5 - 0.3) = 3 against EP on y, below (1.0 - 0.6) / 0.3 = 1.33 against EP on x
     assert not ok2 and "at no price" in w2 and l2.startswith("AFD 2A (y) 16F (x)") and "bound of 16 nodes" in l2
+
+
+def test_reference_row_states_the_lean_against_the_tool():
+    """Undecided for AFD: the paper's EP lead is not confirmed (a departure row), its reason names the
+    equal-overlap ratio and, given, the model's lean against aiconfigurator."""
+    from afdlib.report.landing import reference_row
+    ref = {"decisive": False, "recommendation": "AFD", "p_afd": 0.54, "ratio": 1.05}
+    row = reference_row(ref, 0.85, "EP 25%, AFD 23%", "M", "D", "toward AFD by a factor 1.21")
+    assert row["departs"] and "the ratio is 0.85" in row["reason"]
+    assert row["reason"].endswith("against NVIDIA aiconfigurator the model leans toward AFD by a factor 1.21")
+    assert reference_row({**ref, "decisive": True, "recommendation": "EP"}, 0.85, "s", "M", "D")["departs"] is False

@@ -219,16 +219,18 @@ def verdict_words(row: dict) -> str:
     return f"{row['recommendation']}, {p}" if row["decisive"] else f"{row['recommendation']} (undecided), {p}"
 
 
-def reference_row(reference: dict, paper_like: float, spreads: str, model: str, device: str) -> dict:
+def reference_row(reference: dict, paper_like: float, spreads: str, model: str, device: str, lean: str = "") -> dict:
     """The paper's verdict on ordinary clusters against the reference pair's (``reference``: its
-    advice-table row; ``paper_like``: its ratio with all communication hidden for both designs)."""
+    advice-table row; ``paper_like``: its ratio with all communication hidden for both designs;
+    ``lean``: how the model leans against aiconfigurator, :func:`afdlib.peers.comparison.lean_readings`)."""
     agrees = reference["decisive"] and reference["recommendation"] == "EP"
     return _row(f"EP keeps the lead on ordinary clusters ({model} on {device})",
                 "EP: its grouped GEMMs' HFU above AFD's FFN-side ceiling",
                 f"{verdict_words(reference)}; AFD / EP {reference['ratio']:.2f} at the model's defaults",
                 f"end to end each design's spread against published deployments ({spreads}) enters the verdict; "
                 f"with all communication hidden for both designs (the paper's own models) the ratio is "
-                f"{paper_like:.2f}: the answer turns on how much of each design's communication hides",
+                f"{paper_like:.2f}: the answer turns on how much of each design's communication hides"
+                + (f"; against NVIDIA aiconfigurator the model leans {lean}" if lean else ""),
                 "sweet_spots", not agrees)
 
 
@@ -346,8 +348,9 @@ def departure_table(pairs: list[dict], equal: list[dict], table3, model: Model, 
     from afdlib.evaluator.alltoall import afd_destinations
     k, e = model.experts_per_token, model.routed_experts
     ref = next(r for r in pairs if (r["model"], r["hardware"]) == (model.slug, ordinary.slug))
+    from afdlib.peers.comparison import lean_readings
     rows = ([reference_row(ref, ratio_of(equal, model.slug, ordinary.slug), composition_spreads(), model.name,
-                           ordinary.name)]
+                           ordinary.name, lean_readings()["aic_lean"])]
             + condition_rows(table3)
             + method_rows(float(alpha_afd_as_printed(1.0, 8, 2)), float(alpha_afd(1.0, 8, 2).alpha), "8A2F",
                           Budget().t_gap_s, DECODE_T_GAP_S, float(afd_destinations("paper", k, e, k)),
