@@ -380,8 +380,8 @@ def _write_custom_sources(out: Path, what: str, names: list[str], hw, hardware: 
 
 def build_custom_book(out: Path, hardware: str | None = None, model: str | None = None, jobs: int = 2) -> int:
     """Build a separate book in ``out`` for ``hardware`` and/or ``model`` (slugs or files): every
-    notebook whose parameters admit them, run with them, and a landing page saying what the book
-    was built for. Published at ``out/_build/html`` only when whole (:func:`publish_whole`); the
+    notebook whose parameters admit them, run with them, and a landing page that opens with the
+    answer for the pair and what each chapter finds for it (:mod:`afdlib.report.custom_landing`). Published at ``out/_build/html`` only when whole (:func:`publish_whole`); the
     reference book (``_build/html``, ``book/generated``) is never touched."""
     from afdlib.inputs.catalog import load_hardware, load_model
     t0 = time.perf_counter()
