@@ -69,3 +69,14 @@ def test_a_device_file_with_its_own_name_appears_by_that_name(tmp_path):
     # the dead-zone chapter draws every device on 8-GPU nodes: the line says so for a 4-GPU device
     assert "Lab node (4 x H200-class) (taken as 8-GPU nodes" in text
     assert "n/a" not in text and len([r for r in text.splitlines() if r.startswith("| {doc}")]) == len(names)
+
+
+def test_a_best_on_a_search_bound_is_said_on_the_landing_page():
+    from dataclasses import replace
+
+    from afdlib.report.custom_landing import Pair, answer_markdown
+    pair = Pair("h200", "deepseek-v3", custom_parameters("h200", "deepseek-v3"))
+    assert "sits on a bound" not in answer_markdown(pair)      # no bound binds for this pair (the test above)
+    capped = "N_F = 128 nodes (the search's hard cap)"
+    pair.advice = replace(pair.advice, afd={**pair.advice.afd, "on_bound": [capped]})
+    assert f"The search's best sits on a bound (AFD: {capped}): that design may do better" in answer_markdown(pair)
