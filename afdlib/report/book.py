@@ -371,30 +371,17 @@ def _write_custom_sources(out: Path, what: str, names: list[str], hw, hardware: 
             f"# {_title(n)}\n\nThis chapter {why}: it is in the reference book (`afd book`).\n")
     toc += ["  - caption: Back matter", "    chapters:", "      - file: book/bibliography"]
     (out / "_toc.yml").write_text("\n".join(toc) + "\n")
+    from afdlib.report.custom_landing import landing_markdown   # the decode model: only for a custom book
     built_for = "\n".join(f"- **{label}**: {obj.name} (`{arg}`)" for label, obj, arg in
                            (("hardware", hw, hardware), ("model", m, model)) if obj is not None)
-    (out / "book" / "intro.md").write_text(f"""# AFD vs EP for {what}
-
-This book was built by `afd book --out` for:
-
-{built_for}
-
-It runs the chapters of the reference book whose parameters take a hardware and/or a model, with
-these values instead of the reference selection: {", ".join(names)}. The chapters' figures and
-tables are computed for this selection; their prose was written for the reference settings, so a
-number glued there reads "n/a" where the reference device or model is not in this selection.
-The sweet-spot chapter adds this selection to the paper's devices and models and takes it as the
-reference pair of its maps. Chapters that do not take a hardware or a model (the penalty figures,
-the published deployments, the comparison with aiconfigurator) are in the reference book only; for
-one pair, `afd advise --hardware ... --model ...` gives the recommendation and its reasons. The
-reference book's other chapters are listed after these, each on a page that says why it is not here.
-""")
+    (out / "book" / "intro.md").write_text(landing_markdown(what, built_for, hardware, model,
+                                                            custom_parameters(hardware, model), names))
 
 
 def build_custom_book(out: Path, hardware: str | None = None, model: str | None = None, jobs: int = 2) -> int:
     """Build a separate book in ``out`` for ``hardware`` and/or ``model`` (slugs or files): every
-    notebook whose parameters admit them, run with them, and a landing page saying what the book
-    was built for. Published at ``out/_build/html`` only when whole (:func:`publish_whole`); the
+    notebook whose parameters admit them, run with them, and a landing page that opens with the
+    answer for the pair and what each chapter finds for it (:mod:`afdlib.report.custom_landing`). Published at ``out/_build/html`` only when whole (:func:`publish_whole`); the
     reference book (``_build/html``, ``book/generated``) is never touched."""
     from afdlib.inputs.catalog import load_hardware, load_model
     t0 = time.perf_counter()
