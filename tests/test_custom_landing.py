@@ -66,8 +66,10 @@ def test_a_device_file_with_its_own_name_appears_by_that_name(tmp_path):
     prose = _prose(text)
     assert not re.search(r"\bmy\b", prose) and "datasheet" not in prose   # no stem; no profile it lacks
     assert "the device file's own figures" in prose
-    # the dead-zone chapter draws every device on 8-GPU nodes: the line says so for a 4-GPU device
-    assert "Lab node (4 x H200-class) (taken as 8-GPU nodes" in text
+    # the dead-zone chapter draws each device on its own node (4 GPUs here), as the grouped-GEMM chapter does
+    assert "-GPU nodes, the chapter" not in text
+    fig4 = re.search(r"FFN side on Lab node \(4 x H200-class\) peaks at ([\d.]+%)", text).group(1)
+    assert f"peaks at {fig4} of peak there" in text          # the grouped-GEMM chapter's AFD ceiling, same number
     assert "n/a" not in text and len([r for r in text.splitlines() if r.startswith("| {doc}")]) == len(names)
 
 
