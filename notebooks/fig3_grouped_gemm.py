@@ -104,8 +104,7 @@ plt.close(fig)
 #
 # Roofline HFU of one GPU's grouped GEMMs against tokens per expert, FP8 weights
 # ({glue:text}`experts_per_gpu` local experts, OFU {glue:text}`ofu_v`), balanced and with Zipf skew
-# over the local experts (one line per exponent $s$). Marked: DeepSeek's published decode load per
-# step, the paper's measured EP HFU, and the AFD ceiling of the previous chapter. This is the
+# over the local experts (one line per exponent $s$). Marked: {glue:text}`marked`. This is the
 # roofline half of the paper's Figure 3, whose measured half is not reproduced.
 # ```
 

@@ -168,7 +168,7 @@ glue_all(as_markdown(dead_zone_readings(panels, hws[i].slug, ms[j].slug, budget,
 # The paper prints the assumptions (L_accept = 1.7, $t_g$ = 15 ms, all layers equal, 8 GPUs per
 # node, OFU = 100%) but not the SLO; it is a parameter here ({glue:text}`slo` by default,
 # {glue:text}`slo_alt` drawn beside it in {numref}`fig4-hfu-alt`; the maxima depend on it only where the
-# weight read decides feasibility), and so are the GPUs per node ({glue:text}`g_node` here). Its feasibility rule is not
+# weight read decides feasibility). This figure takes {glue:text}`g_node`. Its feasibility rule is not
 # printed either. The rule used is: routed FP8 weights per GPU (MoE layers x $3 G H M$) within HBM
 # (parameter `hbm_usable_fraction`, 1.0), and the weight read of one layer within $t_B$.
 #

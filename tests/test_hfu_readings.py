@@ -112,3 +112,24 @@ def test_grouped_gemm_readings_for_a_never_seen_pair(pair):
     assert f"AFD ceiling of {m.name} on {DEVICE} is {100 * afd[hw.slug]:.1f}%" in readings["result_md"]
     # H200's ridge: 1979 TFLOP/s x 1 byte / (2 x 4.0 TB/s) = 247 tokens per expert; no second device
     assert readings["ridges"] == f"247 tokens per expert on {DEVICE}" and readings["low_ridge_md"] == ""
+
+
+def test_a_config_json_model_on_the_paper_s_devices(pair):
+    # `afd book --model config.json`: the paper's eight devices, the user's model read on H800
+    _, m = pair
+    hws = [load_hardware(h, profile="paper") for h in ("h20", "h800", "h100", "h200", "b200", "b300", "gb200", "gb300")]
+    readings, panels = _fig4(hws, [m], focus="h800", model=m.slug)
+    _no_gap(readings)
+    assert f"{m.name} on H800 SXM peaks at" in readings["focus_lead"]
+    # the superpods' flat bound is the user's model's, named so; the catalogue models' sentences are left out
+    gb200 = panels.summ["gb200", m.slug].max_hfu
+    assert f"({100 * gb200:.1f}% for {m.name} at every $N_F$ on GB200 NVL72)" in readings["result_md"]
+    assert "DeepSeek-V3" not in readings["result_md"] + readings["reading_md"]
+    # Figure 3 on H800: the paper's measured EP HFU is DeepSeek-V3's, said so beside the user's model's ceiling
+    p = chapter_defaults("fig3_grouped_gemm")
+    deployed = load_model(p["ep_model"])
+    h800 = [h for h in hws if h.slug == "h800"]
+    afd = {"h800": hfu_sweep(m, h800[0], np.arange(1, 65))[1].max_hfu}
+    fig3 = grouped_gemm_readings(h800, "h800", afd, m, deployed, 740.0, 8, [0.0, 1.0], 1.0, 0.6, 2.0, 144, 288)
+    _no_gap(fig3)
+    assert "EP's measured HFU (DeepSeek-V3's)" in fig3["result_md"] and "first argument" not in fig3["measured_md"]

@@ -99,12 +99,20 @@ def grouped_gemm_readings(hws, focus: str, afd: dict, afd_model, ep_model, ep_to
         f["afd_words"] = (f"{afd_model.name}'s AFD FFN side has no feasible number of FFN nodes up to 64 on "
                           f"{short(hw)} (previous chapter), so no AFD ceiling is drawn")
     elif paper_device:
-        f["afd_words"] = (f"EP's measured HFU {'stands above' if paper_ep_hfu > ceiling else 'does not exceed'} "
+        whose = "" if afd_model.slug == ep_model.slug else f" ({ep_model.name}'s)"
+        f["afd_words"] = (f"EP's measured HFU{whose} {'stands above' if paper_ep_hfu > ceiling else 'does not exceed'} "
                           f"the AFD ceiling of {pct(ceiling)} for {afd_model.name} on the same hardware")
     else:
         f["afd_words"] = f"the AFD ceiling of {afd_model.name} on {short(hw)} is {pct(ceiling)} (previous chapter)"
+    marks = [f"{ep_model.name}'s published decode load per step"]
+    marks += [f"the paper's measured EP HFU ({short(h)} panel)" for h in hws if h.slug == PAPER_EP_DEVICE]
+    ceilings = [short(h) for h in hws if afd.get(h.slug) is not None]
+    marks += ([f"the AFD ceiling of {afd_model.name} from the previous chapter"
+               + ("" if len(ceilings) == len(hws) else f" ({', '.join(ceilings)})")] if ceilings else [])
+    f["marked"] = ", ".join(marks[:-1]) + (" and " if len(marks) > 1 else "") + marks[-1]
     f["result_md"] = _fig3_result(f, paper_device)
-    f["measured_md"] = _fig3_measured(f, paper_device, ceiling, paper_ep_hfu, afd_model, hw)
+    f["measured_md"] = _fig3_measured(f, paper_device, ceiling, paper_ep_hfu, afd_model, hw,
+                                      same_model=afd_model.slug == ep_model.slug)
     low = [h for h in hws if h.slug != focus and ridge[h.slug] < per_call[0]]
     f["low_ridge_md"] = join(f"On {short(h)} the ridge, {ridge[h.slug]:.0f} tokens per expert, is so low that "
                              "almost any EP load is compute bound." for h in low)
@@ -124,7 +132,7 @@ def _fig3_result(f: dict, paper_device: bool) -> str:
                    "{afd_words}.").format(**f, gap=gap)
 
 
-def _fig3_measured(f: dict, paper_device: bool, ceiling, paper_ep_hfu: float, afd_model, hw) -> str:
+def _fig3_measured(f: dict, paper_device: bool, ceiling, paper_ep_hfu: float, afd_model, hw, same_model: bool) -> str:
     if not paper_device:
         return ("At {ep_tokens} tokens per expert the roofline leaves any gap to a measured HFU to kernel efficiency "
                 "(tile quantisation, launch and synchronisation), which a roofline does not model (set `ofu` to a "
@@ -143,12 +151,14 @@ def _fig3_measured(f: dict, paper_device: bool, ceiling, paper_ep_hfu: float, af
             "call (Zipf skew $s$ = {skew_s} to balanced): the measured {paper_ep} {paper_vs_mtp}. Without MTP the "
             "call would be near the ridge, {call_skew_lo} to {call_bal_lo}, and the measured value {paper_vs_nomtp}. "
             "The paper does not say at what load per call it measured.").format(**f)
+    whose = "" if same_model else f" ({f['ep_model']}'s)"
     if ceiling is not None and paper_ep_hfu > ceiling:
-        text += (f" Even so, EP's measured {f['paper_ep']} stands well above the **AFD ceiling of {pct(ceiling)}** "
-                 f"for {afd_model.name} on the same {short(hw)} (red line, previous chapter): that is the paper's "
-                 "first argument for keeping large-scale EP on ordinary clusters.")
+        text += (f" Even so, EP's measured {f['paper_ep']}{whose} stands well above the **AFD ceiling of "
+                 f"{pct(ceiling)}** for {afd_model.name} on the same {short(hw)} (red line, previous chapter)"
+                 + (": that is the paper's first argument for keeping large-scale EP on ordinary clusters."
+                    if same_model else "."))
     elif ceiling is not None:
-        text += (f" EP's measured {f['paper_ep']} does not exceed the **AFD ceiling of {pct(ceiling)}** for "
+        text += (f" EP's measured {f['paper_ep']}{whose} does not exceed the **AFD ceiling of {pct(ceiling)}** for "
                  f"{afd_model.name} on the same {short(hw)} (red line, previous chapter).")
     return text
 
@@ -245,8 +255,10 @@ def dead_zone_readings(p: Panels, focus_hw: str, focus_model: str, budget, slo_m
                                             _slo_bullet(p, slo_ms, slo_alt_ms, budget)] if x)
     f["panels_md"] = _paper_panels(p)
     f["h800_memory_md"] = h800_memory(p)
-    f["unchecked"] = ("; the H20, H100 and H200 panels cannot be checked against the paper's text"
-                      if all(p.hw(x) for x in ("h20", "h100", "h200")) else "")
+    unchecked = [p.hw(x) for x in PAPER_UNCHECKED if p.hw(x)]
+    f["unchecked"] = (f"; the {', '.join(unchecked[:-1])}{' and ' if len(unchecked) > 1 else ''}{unchecked[-1]} "
+                      f"panel{'s' if len(unchecked) > 1 else ''} cannot be checked against the paper's text"
+                      if unchecked else "")
     return f
 
 
@@ -267,11 +279,11 @@ def _slo_min_ms(p: Panels, budget) -> str:
 
 def _fig4_others(p: Panels, hw: str, model: str) -> str:
     """The opening's comparisons with the paper's other panels, each where the figure draws it."""
+    m = p.ms[p.mi[model]]
     parts = [say("coarse experts lift it ({step3} {v} on {h})", step3=p.model("step3"), v=p.peak(hw, "step3"),
-                 h=p.hw(hw)) if model != "step3" else "",
+                 h=p.hw(hw)) if model != "step3" and _higher(p, hw, "step3", model) else "",
              say("{h20}'s low FLOPS keep {m} at 100% up to $N_F$ = {n} and at {k} on its floor", h20=p.hw("h20"),
-                 m=p.model(model), n=p.full_until("h20", model),
-                 k=p.at("h20", model, p.ms[p.mi[model]].experts_per_token) if p.has("h20", model) else None)
+                 m=m.name, n=p.full_until("h20", model), k=p.at("h20", model, m.experts_per_token))
              if hw != "h20" else ""]
     parts = [x for x in parts if x]
     text = ("How low the cap is depends on the model and on the FLOPS behind the NIC: " + ", and ".join(parts) + "."
@@ -280,8 +292,14 @@ def _fig4_others(p: Panels, hw: str, model: str) -> str:
     if pods and model in p.mi and np.ptp(p.curve(pods[0].slug, model)) < 5e-4:
         names = "/".join(short(x) for x in pods)
         text = join([text, f"Superpods ({names}) have no dead zone ({p.peak(pods[0].slug, model)} for "
-                           f"{p.model(model)} at every $N_F$ on {short(pods[0])})."])
+                           f"{m.name} at every $N_F$ on {short(pods[0])})."])
     return text
+
+
+def _higher(p: Panels, hw: str, a: str, b: str) -> bool:
+    """Whether model ``a`` peaks above model ``b`` on ``hw`` (both feasible somewhere)."""
+    sa, sb = p.summ.get((hw, a)), p.summ.get((hw, b))
+    return bool(sa and sb and sa.max_hfu is not None and sb.max_hfu is not None and sa.max_hfu > sb.max_hfu)
 
 
 def _fig4_bullets(p: Panels, hw: str, paper_ep_hfu: float, budget) -> list[str]:
@@ -357,7 +375,8 @@ def _paper_panels(p: Panels) -> str:
     text = (f"That rule reproduces every number the text prints for the **{', '.join(checked)}** panels. "
             if checked else "")
     if unchecked:
-        text += (f"The **{', '.join(unchecked)}** panels cannot be checked from the text: the paper only says "
+        text += (f"The **{', '.join(unchecked)}** panel{'s' if len(unchecked) > 1 else ''} cannot be checked from "
+                 "the text: the paper only says "
                  "DeepSeek-V3 and Kimi-K2 are \"HBM-limited\" on Hopper at 1-2 nodes.")
     if all(p.hw(x) for x in PAPER_CHECKED + PAPER_UNCHECKED) and all(p.model(x) for x in ("deepseek-v3", "kimi-k2")):
         h20, h100 = p.hws[p.hi["h20"]], p.hws[p.hi["h100"]]
