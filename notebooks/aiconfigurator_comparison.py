@@ -82,7 +82,7 @@ from afdlib.peers import comparison, kernel_comparison
 from afdlib.decode.step import Assumptions
 from afdlib.peers.aiconfigurator import comparison_rows, load_results, variant_rows
 from afdlib.report.figures import aic_ratio_figure, aic_scatter_figure, aic_stage_figure
-from afdlib.report.style import glue_all, save_data, save_figure, setup_style
+from afdlib.report.style import glue_all, glue_table, save_data, save_figure, setup_style
 
 
 setup_style()
@@ -244,33 +244,42 @@ glue_all(comparison.stage_readings(comp))
 #   charges about 20 µs per round trip over NVLink where our catalogue gives NVLink no per-message
 #   latency. Neither changes the TPOT while $t_f$ is the slowest stage.
 # ```
-#
-# Table 1: the stage times at 128 requests per GPU (EP: ms per step over all layers; AFD: µs per
-# layer and micro-batch).
 
 # %% tags=["hide-input"]
-comparison.stage_table(comp).style.set_uuid("aiconfigurator_comparison_stages").hide(axis="index")
+glue_table("tab_aic_stages", comparison.stage_table(comp).style.hide(axis="index"))
 
 # %% [markdown]
+# :::{table} The stage times at 128 requests per GPU (EP: ms per step over all layers; AFD: µs per layer and micro-batch)
+# :name: tab-aic-stages
+#
+# ```{glue:md} tab_aic_stages
+# :format: myst
+# ```
+# :::
+#
 # ## Where we disagree by more than 20%, and which assumption explains it
 #
 # For every setting more than 20% apart we change one assumption at a time and see whether the
-# gap closes (Table 2: the median ratio over those settings and how many come within 20%).
+# gap closes ({numref}`tab-aic-variants`: the median ratio over those settings and how many come within 20%).
 
 # %% tags=["hide-input"]
 var = pd.DataFrame(variant_rows(rows, assumptions))
 save_data(var, "aiconfigurator_variants", output_dir)
 glue_all(comparison.variant_readings(var))
 glue_all(comparison.ep_fixed_cost_readings(var))
-comparison.variant_table(var).style.set_uuid("aiconfigurator_comparison_variants").hide(axis="index")
+glue_table("tab_aic_variants", comparison.variant_table(var).style.hide(axis="index"))
 
 # %% [markdown]
-# Table 2: the {glue:text}`ep_apart` EP and {glue:text}`afd_apart` AFD settings more than 20% apart,
-# under one-at-a-time changes (first row of each design: our defaults, median
-# {glue:text}`ep_base_apart_median` and {glue:text}`afd_base_apart_median`).
+# :::{table} The {glue:text}`ep_apart` EP and {glue:text}`afd_apart` AFD settings more than 20% apart, under one-at-a-time changes (first row of each design: our defaults, median {glue:text}`ep_base_apart_median` and {glue:text}`afd_base_apart_median`)
+# :name: tab-aic-variants
+#
+# ```{glue:md} tab_aic_variants
+# :format: myst
+# ```
+# :::
 #
 # - **EP: the FFN side, as for AFD.** The EP settings apart are mostly ones where our FFN side is
-#   faster than the tool's (stage by stage, above). A slower FFN side closes part of the gap: HBM at
+#   faster than the tool's (stage by stage, {numref}`tab-aic-stages`). A slower FFN side closes part of the gap: HBM at
 #   55% of the datasheet brings the median to {glue:text}`ep_hbm_median`
 #   ({glue:text}`ep_hbm_within` within 20%), 10 µs per kernel to {glue:text}`ep_k10_median`
 #   ({glue:text}`ep_k10_within`), its balanced tables to {glue:text}`ep_balanced_median`; without our
@@ -307,15 +316,22 @@ comparison.variant_table(var).style.set_uuid("aiconfigurator_comparison_variants
 #   (it matters for the deployments, below).
 # - **Not the send probability.** With one FFN node every token goes to it under any rule, so
 #   the tool's $1 - \binom{E - E/N_F}{K}/\binom{E}{K}$ and our uniform-routing count give the
-#   same traffic here (median {glue:text}`afd_send_median`); Table 3 shows where the rules part.
+#   same traffic here (median {glue:text}`afd_send_median`); {numref}`tab-aic-destinations` shows where the rules part.
 
 # %% tags=["hide-input"]
 glue_all(comparison.destination_readings())
-comparison.destination_table().style.set_uuid("aiconfigurator_comparison_destinations").hide(axis="index")
+glue_table("tab_aic_destinations", comparison.destination_table().style.hide(axis="index"))
 
 # %% [markdown]
-# Table 3: FFN nodes one DeepSeek-V3 token crosses to under two-stage AFD (K = 8, E = 256). The
-# tool's exact count and ours differ by at most {glue:text}`rules_max_gap`; the paper's reading, that every node among
+# :::{table} FFN nodes one DeepSeek-V3 token crosses to under two-stage AFD (K = 8, E = 256)
+# :name: tab-aic-destinations
+#
+# ```{glue:md} tab_aic_destinations
+# :format: myst
+# ```
+# :::
+#
+# The tool's exact count and ours differ by at most {glue:text}`rules_max_gap`; the paper's reading, that every node among
 # min(K, N_F) receives the token, overstates the traffic by {glue:text}`paper_over_8` at
 # $N_F = 8$. It matters only once the FFN side spans several nodes.
 #
@@ -325,10 +341,18 @@ comparison.destination_table().style.set_uuid("aiconfigurator_comparison_destina
 three, not_expressible = comparison.deployment_comparison(rows, comp)
 save_data(three, "aiconfigurator_deployments", output_dir)
 glue_all(comparison.deployment_readings(three, not_expressible))
-comparison.deployment_table(three).style.set_uuid("aiconfigurator_comparison_deployments").hide(axis="index")
+glue_table("tab_aic_deployments", comparison.deployment_table(three).style.hide(axis="index"))
 
 # %% [markdown]
-# Table 4: output tokens per second per GPU. "Ours" is the validation chapter's prediction at the
+# :::{table} Output tokens per second per GPU of the published deployments: published, ours, the tool's
+# :name: tab-aic-deployments
+#
+# ```{glue:md} tab_aic_deployments
+# :format: myst
+# ```
+# :::
+#
+# In {numref}`tab-aic-deployments`, "ours" is the validation chapter's prediction at the
 # published setting (3 ms gap per step, the case's data types); the tool runs at the nearest
 # setting it accepts (its setting: H100 for H800, the largest power-of-two EP size it has DeepEP
 # data for, an FP8 KV cache because its SGLang wide-EP attention tables have no other, one batch
@@ -382,7 +406,16 @@ glue_all(comparison.speed_readings())
 #   only, so DeepSeek-V3 on H100 (EP 16) has no kernel-to-kernel comparison.
 # - The tool's deployment predictions run at its nearest setting (proxy GPU, smaller EP group,
 #   FP8 KV cache); "ours at its setting" shows how much that move alone changes our prediction.
-# - Settings the tool refused: listed below with its reason.
+# - Settings the tool refused: listed in {numref}`tab-aic-refused` with its reason.
 
 # %% tags=["hide-input"]
-comparison.refused_table(rows).style.set_uuid("aiconfigurator_comparison_refused").hide(axis="index")
+glue_table("tab_aic_refused", comparison.refused_table(rows).style.hide(axis="index"))
+
+# %% [markdown]
+# :::{table} The settings aiconfigurator refused, with its reason
+# :name: tab-aic-refused
+#
+# ```{glue:md} tab_aic_refused
+# :format: myst
+# ```
+# :::

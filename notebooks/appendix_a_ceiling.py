@@ -63,7 +63,7 @@ from myst_nb import glue
 from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.report.figures import ceiling_figure
 from afdlib.analysis.hfu import (bandwidth_for_full_hfu, comm_ceiling, dead_zone_floor, grid_summaries, hfu_grid, intermediate_size_for_full_hfu)
-from afdlib.report.style import save_data, save_figure, setup_style
+from afdlib.report.style import glue_table, save_data, save_figure, setup_style
 from afdlib.inputs.specs import Budget
 
 setup_style()
@@ -90,11 +90,8 @@ plt.close(fig)
 # size $M$ for an ordinary cluster ({glue:text}`ordinary_name`: best point and dead zone) and a
 # Superpod ({glue:text}`superpod_name`), with each catalogue model's best feasible bound at an SLO
 # of {glue:text}`slo_a` (OFU 100%, FP8 weights, uniform routing, `paper` hardware profile); the
-# numbers above the axis are the models' rows in the table below.
+# numbers above the axis are the models' rows in {numref}`tab-ceiling-models`.
 # ```
-#
-# Each model's best feasible bound over $N_F$ = 1..64 and its dead-zone floor (percent of peak
-# FP8 FLOPS; "infeasible": no $N_F$ passes the feasibility rule of the previous chapters):
 
 # %% tags=["hide-input"]
 table = pd.DataFrame({"model": [m.name for m in ms], "M": [m.moe_intermediate_size for m in ms],
@@ -107,7 +104,17 @@ shown = table.rename(columns={"M": "expert size M", "K": "top-K", f"best_{ordina
                               f"floor_{ordinary}": f"dead-zone floor, {hw_o.name}"})
 shown.insert(2, "top-K", [m.experts_per_token for m in ms])
 shown.insert(0, "#", range(1, len(ms) + 1))          # the numbers that label the models in the figure
-shown.style.set_uuid("appendix_a_ceiling_models").format({c: "{:.1%}" for c in shown.columns[4:]}, na_rep="infeasible").hide(axis="index")
+glue_table("tab_ceiling_models", shown.style.format({c: "{:.1%}" for c in shown.columns[4:]}, na_rep="infeasible").hide(
+    axis="index"))
+
+# %% [markdown]
+# :::{table} Each model's best feasible bound over $N_F$ = 1..64 and its dead-zone floor (percent of peak FP8 FLOPS; "infeasible": no $N_F$ passes the feasibility rule of the previous chapters)
+# :name: tab-ceiling-models
+#
+# ```{glue:md} tab_ceiling_models
+# :format: myst
+# ```
+# :::
 
 # %% tags=["hide-input"]
 m_full = {k: float(intermediate_size_for_full_hfu(bw, hw.flops)) for k, hw, bw in (

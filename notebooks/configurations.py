@@ -29,8 +29,8 @@
 # vendor numbers into sustained figures with named efficiency factors.
 
 # %% tags=["parameters"]
-hw_profile = "paper"       # "paper" (Table 5) or "datasheet" (spec x efficiency)
-model_profile = "paper"    # "paper" (Table 4) or "reference" (Hugging Face configs)
+hw_profile = "paper"       # "paper" (the paper's Table 5) or "datasheet" (spec x efficiency)
+model_profile = "paper"    # "paper" (the paper's Table 4) or "reference" (Hugging Face configs)
 paper_models = ["deepseek-v3", "kimi-k2", "step3", "qwen3-coder", "ernie-4.5", "glm-4.7"]
 paper_hardware = ["h20", "h100", "h200", "h800", "b200", "b300", "gb200", "gb300"]
 output_dir = "figures"
@@ -48,7 +48,7 @@ from myst_nb import glue
 
 from afdlib.inputs.catalog import hardware_names, hardware_row, load_hardware, load_model, model_names, model_row
 from afdlib.report.figures import models_scatter
-from afdlib.report.style import save_data, save_figure, setup_style
+from afdlib.report.style import glue_table, save_data, save_figure, setup_style
 
 setup_style()
 models = [load_model(s, profile=model_profile) for s in model_names()]
@@ -61,8 +61,8 @@ save_data(hw_table, "table5_hardware", output_dir);
 # %% [markdown]
 # ## The paper's Table 4: models
 #
-# H is the hidden size, M one routed expert's intermediate size, E the routed experts and K the
-# experts each token visits. The first six rows are the paper's; the others come from the
+# {numref}`tab-config-models`: H is the hidden size, M one routed expert's intermediate size, E the
+# routed experts and K the experts each token visits. The first six rows are the paper's; the others come from the
 # reference configurations. GLM-4.7 is printed in the paper with 92 MoE layers next to 3 dense
 # layers out of 92; 89 is consistent, and the `reference` profile uses it.
 
@@ -73,18 +73,27 @@ MODEL_HEADERS = {"slug": "slug", "name": "model", "hidden_size": "hidden H", "nu
                  "experts_per_token": "top-K", "moe_intermediate_size": "expert size M",
                  "granularity_h_over_m": "H / M", "sparsity_e_over_k": "E / K"}
 model_table.sort_values(["in paper", "slug"], ascending=[False, True]).drop(columns="in paper").rename(
-    columns=MODEL_HEADERS).style.set_uuid("configurations_models").hide(axis="index").format(precision=2)
+    columns=MODEL_HEADERS).pipe(lambda t: glue_table("tab_config_models", t.style.hide(axis="index").format(precision=2)))
+
+# %% [markdown]
+# :::{table} The models: the paper's Table 4 and the reference configurations
+# :name: tab-config-models
+#
+# ```{glue:md} tab_config_models
+# :format: myst
+# ```
+# :::
 
 # %% [markdown]
 # ## The paper's Table 5: hardware
 #
-# Per GPU, per direction, sustained. Rows without a paper value use the datasheet profile
+# {numref}`tab-config-hardware`, per GPU, per direction, sustained. Rows without a paper value use the datasheet profile
 # (column `profile`). "Superpod" systems (GB200/GB300 NVL72, CloudMatrix384, TPU pods) have
 # scale-out bandwidth equal to scale-up: the fast fabric spans the AFD nodes. One unit for
-# memory: GB = 10^9 bytes. The paper profile keeps Table 5's capacities as printed (H800: 80);
+# memory: GB = 10^9 bytes. The paper profile keeps the paper's Table 5 capacities as printed (H800: 80);
 # the datasheet profile converts each vendor's figure from the unit the vendor states (A100,
 # H100 and H800 carry 80 GiB = 85.9 GB; TPU v5p 95 GiB = 102.0 GB). FP4 is the dense NVFP4 rate of
-# the devices whose tensor cores take NVFP4 (NVIDIA Blackwell; Table 5 has no FP4 column, so every
+# the devices whose tensor cores take NVFP4 (NVIDIA Blackwell; the paper's Table 5 has no FP4 column, so every
 # profile takes the datasheet's), "-" elsewhere: NVFP4 weights (`--weights fp4`) are refused there.
 # The MI355X has FP4 units too, but for MXFP4, and the catalogue's sources give no rate for it.
 
@@ -96,7 +105,17 @@ HW_HEADERS = {"slug": "slug", "name": "device", "profile": "profile", "peak_tflo
               "scale_up_gb_per_s": "scale-up GB/s", "scale_out_gb_per_s": "scale-out GB/s",
               "gpus_per_node": "GPUs per node", "superpod": "superpod"}
 hw_table.sort_values(["in paper", "slug"], ascending=[False, True]).drop(columns="in paper").rename(
-    columns=HW_HEADERS).style.set_uuid("configurations_hardware").hide(axis="index").format(precision=2, na_rep="-")
+    columns=HW_HEADERS).pipe(lambda t: glue_table("tab_config_hardware", t.style.hide(axis="index").format(
+        precision=2, na_rep="-")))
+
+# %% [markdown]
+# :::{table} The hardware: the paper's Table 5 and the datasheet profiles
+# :name: tab-config-hardware
+#
+# ```{glue:md} tab_config_hardware
+# :format: myst
+# ```
+# :::
 
 # %% [markdown]
 # ## Expert granularity against sparsity

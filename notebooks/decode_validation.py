@@ -30,7 +30,7 @@
 # deployments ({glue:text}`ep_over_range`; the rest: {glue:text}`ep_under`), and its one AFD
 # deployment, Step-3, reads {glue:text}`s3_err` at the batch its report gives
 # ({glue:text}`s3_err_slo` at the {glue:text}`s3_batch_slo` requests per attention GPU its SLO and
-# memory would allow, Table 1's column "at the SLO's batch"). On the {glue:text}`n_nic_over` EP
+# memory would allow, the column "at the SLO's batch" of {numref}`tab-validation-cases`). On the {glue:text}`n_nic_over` EP
 # deployments whose all-to-all crosses the NIC, the ideal schedule of their two micro-batches
 # hides {glue:text}`scheduled_range` of what could overlap, where their published figures imply
 # {glue:text}`implied_range` if the model's stage times are right: either the ideal schedule, the
@@ -41,7 +41,7 @@
 # online service's MTP, the KV-cache types, the GB200 batches, the H100 and GB200 cases'
 # micro-batches and kernels, Step-3's dense FFN size, H800 for "Hopper"); and the sources' words
 # behind the batches and forms were recorded without network access and are still to be re-read
-# (Table 2).
+# ({numref}`tab-validation-sources`).
 
 # %% tags=["parameters"]
 kernels = "calibrated"      # kernel efficiency: calibrated (by shape, on kernel measurements), datasheet, roofline
@@ -65,7 +65,7 @@ from myst_nb import glue
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.report.figures import (batch_curves_figure, breakdown_figure, deepep_figure, kernel_curves_figure,
                                    sensitivity_figure, validation_figure)
-from afdlib.report.style import glue_all, save_data, save_figure, setup_style
+from afdlib.report.style import glue_all, glue_table, save_data, save_figure, setup_style
 from afdlib.decode import validation_readings as readings
 from afdlib.decode.validation import (batch_curve, deepep_rows, form_label, load_deployments, sensitivity_rows,
                                       source_rows, validated_forms, validation_rows)
@@ -135,10 +135,18 @@ shown = pd.DataFrame({
     "batch": [f"{b:.0f} ({w.split()[0]})" for b, w in zip(table.batch_per_gpu, table.batch_from)],
     "at the SLO's batch": slo_col, "TPOT ms": table.tpot_ms.map("{:.1f}".format)})
 shown.insert(0, "#", np.arange(1, len(shown) + 1))   # the case numbers of the figures
-shown.style.set_uuid("decode_validation_cases").hide(axis="index")
+glue_table("tab_validation_cases", shown.style.hide(axis="index"))
 
 # %% [markdown]
-# Table 1: published and predicted output tokens per second per GPU; the error, and the error with
+# :::{table} Published and predicted output tokens per second per GPU, for each case
+# :name: tab-validation-cases
+#
+# ```{glue:md} tab_validation_cases
+# :format: myst
+# ```
+# :::
+#
+# Columns of {numref}`tab-validation-cases`: the error, and the error with
 # the earlier scalar kernel profile (datasheet: {glue:text}`errors_datasheet`). Band: the prediction with
 # none and with all of the design's communication hidden behind compute, the same what-if override
 # at 0 and at 1 for both designs (EP: the all-to-all after the compute, or only the longer of the
@@ -148,7 +156,7 @@ shown.style.set_uuid("decode_validation_cases").hide(axis="index")
 # memory ("SLO"). At the SLO's batch: for a case with a latency target, the prediction (and its
 # error) at the largest batch that meets it and fits in memory, whatever batch the source gives.
 # {numref}`decode-validation` draws the same comparison, and {numref}`decode-breakdown` the
-# per-layer times behind each prediction. Table 2 gives the source's words behind each batch, as
+# per-layer times behind each prediction. {numref}`tab-validation-sources` gives the source's words behind each batch, as
 # recorded.
 
 # %% tags=["hide-input"]
@@ -157,11 +165,18 @@ sources.insert(0, "#", np.arange(1, len(sources) + 1))
 glue("forms_stated", "; ".join(f"{f} ({' and '.join(cases[c].label for c in v)})"
                                for f, v in ((form_label(*k), v) for k, v in validated_forms(cases).items())),
      display=False)
-sources.style.set_uuid("decode_validation_sources").hide(axis="index")
+glue_table("tab_validation_sources", sources.style.hide(axis="index"))
 
 # %% [markdown]
-# Table 2: where each batch and each form (micro-batches, and for EP DeepEP's kernels) comes
-# from. The words are as recorded in `data/deployments.yaml`, transcribed without network access
+# :::{table} Where each batch and each form (micro-batches, and for EP DeepEP's kernels) comes from
+# :name: tab-validation-sources
+#
+# ```{glue:md} tab_validation_sources
+# :format: myst
+# ```
+# :::
+#
+# The words are as recorded in `data/deployments.yaml`, transcribed without network access
 # and not yet re-read against the sources: notes to check, not verified quotations.
 # A form counts as validated only where the case's source states it; the forms stated are
 # {glue:text}`forms_stated`. The searches of the next chapter range wider (EP with one batch or
@@ -178,7 +193,7 @@ plt.close(fig)
 # ```{glue:figure} fig_decode_validation
 # :name: decode-validation
 #
-# Each case's prediction against the published figure (numbers as in Table 1); bars: Table 1's
+# Each case's prediction against the published figure (numbers as in {numref}`tab-validation-cases`); bars: its
 # band, none to all of the communication hidden, for EP and AFD alike.
 # ```
 
@@ -219,7 +234,7 @@ plt.close(fig)
 # random). The core attention follows FlashMLA's figures and TensorRT-LLM's MLA kernel and always
 # computes at the BF16 rate, since FlashMLA dequantizes an FP8 cache. The fractions of peak are per
 # architecture (Hopper, Blackwell), and one fixed cost per kernel is fitted jointly to every source
-# ({numref}`decode-kernels`, Table 3). The GEMM curve reproduces {glue:text}`kernel_fit`.
+# ({numref}`decode-kernels`, {numref}`tab-validation-kernels`). The GEMM curve reproduces {glue:text}`kernel_fit`.
 # `afd throughput --kernels datasheet` (0.75 of peak FLOP/s, HBM at 80%, 3 µs per kernel) and `--kernels roofline` (the speed of light) keep the alternatives.
 
 # %% tags=["hide-input"]
@@ -238,10 +253,16 @@ glue("kernel_fit", "; ".join(f"{len(p)} {names[src]} times with an rms error of 
      display=False)
 for key, value in attention_layer_readings(assumptions).items():
     glue(key, value, display=False)
-pd.DataFrame(assumption_rows()).style.set_uuid("decode_validation_kernels").hide(axis="index")
+glue_table("tab_validation_kernels", pd.DataFrame(assumption_rows()).style.hide(axis="index"))
 
 # %% [markdown]
-# Table 3: the calibrated profile's assumptions and their sources.
+# :::{table} The calibrated profile's assumptions and their sources
+# :name: tab-validation-kernels
+#
+# ```{glue:md} tab_validation_kernels
+# :format: myst
+# ```
+# :::
 #
 # A check, not a fit: against StepFun's measured attention-layer times {cite}`step3` (Table 9 of
 # its report: Step-3 and DeepSeek-V3 on H800 and H20, 64 requests per GPU at 8K and 32K context,
@@ -326,7 +347,7 @@ june, sept = readings.JUNE, readings.SEPT
 #   over-predicts DeepSeek's profile by {glue:text}`profile_all` and the online service by
 #   {glue:text}`online_all`; hiding none under-predicts the profile by {glue:text}`profile_none`.
 #   The schedule derives the share ({glue:text}`ep_hidden` for the published-batch cases); no
-#   source measures it for decode, and Table 1 carries both ends as a what-if band. On GB200, where
+#   source measures it for decode, and {numref}`tab-validation-cases` carries both ends as a what-if band. On GB200, where
 #   NVLink carries the all-to-all and the step is short (TPOT {glue:text}`gb_tpot`), the fixed
 #   costs dominate: the cost per kernel moves the error by {glue:text}`span_kernel_nvl` points,
 #   the gap per step by {glue:text}`span_gap_nvl`, the overlap by {glue:text}`span_overlap_nvl`;
@@ -408,7 +429,7 @@ plt.close(fig)
 # **Step-3, 2A2F on H800** ({glue:text}`s3_err`; {glue:text}`s3_err_slo` at the SLO's batch), the
 # one AFD case. The report gives the batch: 6,144 requests in
 # three micro-batches of 2,048 over the 16 attention GPUs, {glue:text}`s3_batch` per attention GPU
-# (Table 2). At that batch the model runs the step in {glue:text}`s3_tpot` ms, where the published
+# ({numref}`tab-validation-sources`). At that batch the model runs the step in {glue:text}`s3_tpot` ms, where the published
 # 4,039 tokens/s per GPU implies {glue:text}`s3_implied_ms` ms: the miss is the step time
 # ({glue:text}`s3_tpot_ratio`). Left to choose its own batch from the 50 ms target and memory, the
 # model fills each attention GPU with {glue:text}`s3_batch_slo` requests
@@ -421,7 +442,7 @@ plt.close(fig)
 # FFN nodes), the network binds
 # and the case reads {glue:text}`step3_per_expert`. A kernel overhead of 6 µs brings it
 # to {glue:text}`s3_k6`. Hiding none of AFD's transfers behind the pools' compute (the what-if
-# override at 0, Table 1's band) gives {glue:text}`step3_none`, hiding all of them (at 1, the
+# override at 0, the band of {numref}`tab-validation-cases`) gives {glue:text}`step3_none`, hiding all of them (at 1, the
 # pipeline's steady state) {glue:text}`step3_all`, against {glue:text}`s3_err` with the share the
 # schedule derives ({glue:text}`s3_hidden` of what could overlap). Against this one AFD point,
 # {glue:text}`s3_tell`.
@@ -440,11 +461,11 @@ plt.close(fig)
 #   and its resource are free, and communication does not slow the compute beside it (no
 #   contention for HBM or SMs). It hides more than the EP deployments over a NIC appear to
 #   ({glue:text}`scheduled_range` against the {glue:text}`implied_range` their published figures
-#   imply); the band in Table 1 spans none to all of the communication hidden, for both designs.
+#   imply); the band in {numref}`tab-validation-cases` spans none to all of the communication hidden, for both designs.
 # - Imbalance defaults to uniform routing's per-step floor; real routing after EPLB is more skewed
 #   (the imbalance chapter measures it from SGLang's published DeepSeek-V3 expert counts), shown as
 #   a variation ($\sigma$ = 0.85) in {numref}`decode-sensitivity`.
-# - The sources' words behind the batches and forms (Table 2) were transcribed without network
+# - The sources' words behind the batches and forms ({numref}`tab-validation-sources`) were transcribed without network
 #   access and have not been re-read against the sources; a batch or form that reads differently
 #   there would move its case.
 # - Day-long averages (DeepSeek's online figures) mix load levels; the case takes the average

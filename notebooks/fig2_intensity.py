@@ -55,7 +55,7 @@ from myst_nb import glue
 from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.report.figures import intensity_figure
 from afdlib.analysis.intensity import intensity_sweep, regime_borders
-from afdlib.report.style import save_data, save_figure, setup_style
+from afdlib.report.style import glue_table, save_data, save_figure, setup_style
 
 setup_style()
 m = load_model(model, profile=model_profile)
@@ -65,8 +65,8 @@ sweep = pd.DataFrame(intensity_sweep(m, hw, np.arange(1, n_ffn_max + 1)))
 save_data(sweep, "fig2_intensity", output_dir)
 sweep.head(12).rename(columns={
     "n_ffn": "FFN nodes N_F", "local_experts": "experts per GPU G", "intensity": "intensity I (B_out = 1)",
-    "intensity_continuous": "I with continuous G", "regime": "regime"}).style.set_uuid("fig2_intensity_sweep").hide(
-    axis="index").format(precision=3)
+    "intensity_continuous": "I with continuous G", "regime": "regime"}).pipe(
+    lambda t: glue_table("tab_intensity_sweep", t.style.hide(axis="index").format(precision=3)))
 
 # %% tags=["hide-input"]
 fig = intensity_figure(sweep, m, hw, n_ffn_max)
@@ -98,8 +98,16 @@ glue("n_at_max", int(at.intensity.idxmax()), display=False)
 # $B_\text{out}$ = 1 token (Eqs. 9-10; two-stage forwarding, FP8 weights, $g$ GPUs per node).
 # Dots: whole experts per GPU, $G = \lceil E/(N_F g) \rceil$; dashed: the continuous
 # $G = E/(N_F g)$. Shading: the four regimes. The shape does not depend on the SLO or $t_B$,
-# which only scale $B_\text{out}$.
+# which only scale $B_\text{out}$. The first points are in {numref}`tab-intensity-sweep`.
 # ```
+#
+# :::{table} The first points of the sweep: experts per GPU and intensity per FFN node count ($B_\text{out}$ = 1)
+# :name: tab-intensity-sweep
+#
+# ```{glue:md} tab_intensity_sweep
+# :format: myst
+# ```
+# :::
 #
 # ## Reading
 #

@@ -71,7 +71,7 @@ from myst_nb import glue
 from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.report.figures import hfu_frame, hfu_panels
 from afdlib.analysis.hfu import grid_summaries, hfu_grid
-from afdlib.report.style import save_data, save_figure, setup_style
+from afdlib.report.style import glue_table, save_data, save_figure, setup_style
 from afdlib.inputs.specs import Budget
 
 setup_style()
@@ -126,23 +126,35 @@ plt.close(fig)
 #
 # ## Per-panel maxima
 #
-# The largest feasible bound of each model on each device at {glue:text}`slo` (percent of peak
-# FP8 FLOPS), and the $N_F$ where it is first reached.
+# The largest feasible bound of each model on each device ({numref}`tab-dead-zone-maxima`), and the
+# $N_F$ where it is first reached ({numref}`tab-dead-zone-best-n`).
 
 # %% tags=["hide-input"]
 maxima = pd.DataFrame({h.slug: {x.name: (np.nan if summ[h.slug, x.slug].max_hfu is None
                                           else 100 * summ[h.slug, x.slug].max_hfu) for x in ms} for h in hws}).T
 best_n = pd.DataFrame({h.slug: {x.name: summ[h.slug, x.slug].best_n_ffn for x in ms} for h in hws}).T
 save_data(maxima.reset_index(names="hardware"), "fig4_maxima_percent", output_dir)
-maxima.rename_axis("device").reset_index().style.set_uuid("fig4_dead_zone_maxima").hide(axis="index").format(
-    {x.name: "{:.1f}%" for x in ms}, na_rep="infeasible")
+glue_table("tab_dead_zone_maxima", maxima.rename_axis("device").reset_index().style.hide(axis="index").format(
+    {x.name: "{:.1f}%" for x in ms}, na_rep="infeasible"))
+glue_table("tab_dead_zone_best_n", best_n.rename_axis("device").reset_index().style.hide(axis="index").format(
+    na_rep="-", precision=0))
 
 # %% [markdown]
-# The $N_F$ at which each maximum is first reached:
-
-# %% tags=["hide-input"]
-best_n.rename_axis("device").reset_index().style.set_uuid("fig4_dead_zone_best_n").hide(axis="index").format(
-    na_rep="-", precision=0)
+# :::{table} The largest feasible bound of each model on each device at {glue:text}`slo` (percent of peak FP8 FLOPS)
+# :name: tab-dead-zone-maxima
+#
+# ```{glue:md} tab_dead_zone_maxima
+# :format: myst
+# ```
+# :::
+#
+# :::{table} The $N_F$ at which each maximum is first reached
+# :name: tab-dead-zone-best-n
+#
+# ```{glue:md} tab_dead_zone_best_n
+# :format: myst
+# ```
+# :::
 
 # %% tags=["hide-input"]
 from afdlib.report.hfu_readings import Panels, as_markdown, dead_zone_readings

@@ -62,7 +62,7 @@ from myst_nb import glue
 
 from afdlib.analysis.imbalance import alpha_afd, alpha_afd_as_printed, alpha_ep
 from afdlib.report.figures import penalty_figure, penalty_table
-from afdlib.report.style import save_data, save_figure, setup_style
+from afdlib.report.style import glue_table, save_data, save_figure, setup_style
 
 setup_style()
 table = penalty_table(n_ffn_values, sigmas, lambda_min, lambda_max)
@@ -125,10 +125,19 @@ check = pd.DataFrame([{"N_A": na, "N_F": nf, "lambda": na / nf, "sigma": 1.0,
                        "alpha, corrected (c = (N_A+N_F)/N_A)": float(alpha_afd(1.0, na, nf).alpha)}
                       for na, nf in ((4, 2), (8, 2), (10, 2), (12, 4))])
 glue("printed_at_1", f"{float(alpha_afd_as_printed(1.0, 8, 2)):g}", display=False)
-check.style.set_uuid("fig6_penalty_check").hide(axis="index").format(precision=3)
+glue_table("tab_penalty_check", check.style.hide(axis="index").format(precision=3))
 
 # %% [markdown]
-# For $N_A$ = 8, $N_F$ = 2 the printed formula gives {glue:text}`printed_at_1` at $\sigma$ = 1. The
+# :::{table} The penalty without imbalance ($\sigma$ = 1): the printed constant against the corrected one
+# :name: tab-penalty-check
+#
+# ```{glue:md} tab_penalty_check
+# :format: myst
+# ```
+# :::
+#
+# For $N_A$ = 8, $N_F$ = 2 the printed formula gives {glue:text}`printed_at_1` at $\sigma$ = 1
+# ({numref}`tab-penalty-check`). The
 # corrected constant gives 1 for every $\lambda$, and it is also the one that makes the floor
 # and ceiling forms equal the exact form when $\sigma N_A$ is whole. Every number in this book uses
 # the corrected constant. Check any point with

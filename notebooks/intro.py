@@ -29,8 +29,8 @@
 # erratum in the paper's imbalance formula. With a 400 Gb/s NIC per GPU the network caps the HFU of
 # the AFD FFN side of DeepSeek-V3 ({glue:text}`r_h800_max` on H800, {glue:text}`r_h800_floor` in the
 # dead zone), and Superpod-class fabrics remove the dead zone ({glue:text}`r_gb200_max` on GB200 at
-# any number of FFN nodes): a bound on one side's HFU, not an end-to-end verdict (Tables 2 and 4
-# below read the Superpod end to end). Three micro-batches lose the largest share of their throughput to jitter,
+# any number of FFN nodes): a bound on one side's HFU, not an end-to-end verdict ({numref}`tab-intro-verdicts`
+# and {numref}`tab-intro-departures` read the Superpod end to end). Three micro-batches lose the largest share of their throughput to jitter,
 # as the paper says, yet at a coefficient of variation of 0.2 they still deliver more than two
 # ({glue:text}`r_thr_3` against {glue:text}`r_thr_2` of the jitter-free pipeline). Beyond the
 # paper: the book's end-to-end decode model has a median error of {glue:text}`r_val_median`
@@ -42,11 +42,11 @@
 # EP ratio spans {glue:text}`r_ratio_range` at the model's defaults; over its uncertain assumptions
 # AFD is the more likely in {glue:text}`r_afd` pairs and EP in {glue:text}`r_ep`, with P(AFD better)
 # from {glue:text}`r_p_range`, and {glue:text}`r_decided` are decided (P {glue:text}`r_decided_rule`;
-# Table 2 below; chapter {glue:text}`ch_sweet`);
+# {numref}`tab-intro-verdicts`; chapter {glue:text}`ch_sweet`);
 # for {glue:text}`r_ref_pair`, the paper's case for EP on ordinary clusters, the model says
 # {glue:text}`r_ref_verdict`. Where AFD / EP exceeds 1, with thresholds, and how likely AFD is there are
-# in Table 3, and every place where the
-# book departs from the paper, with the reason, in Table 4 ({glue:text}`r_n_departures` of
+# in {numref}`tab-intro-conditions`, and every place where the
+# book departs from the paper, with the reason, in {numref}`tab-intro-departures` ({glue:text}`r_n_departures` of
 # {glue:text}`r_n_checked` claims checked there).
 
 # %% tags=["parameters"]
@@ -69,7 +69,7 @@ from afdlib.analysis.hfu import hfu_sweep
 from afdlib.analysis.imbalance import alpha_afd, alpha_afd_as_printed
 from afdlib.analysis.intensity import regime_borders
 from afdlib.simulation.studies import ideal_sweep
-from afdlib.report.style import save_data
+from afdlib.report.style import glue_table, save_data
 from afdlib.inputs.specs import Budget
 from afdlib.decode.validation import validation_rows
 from afdlib.decode.advise import advice_table
@@ -167,7 +167,7 @@ results = pd.DataFrame([
                   f"EP over-predicted in {len(ep_over)} of {len(ep_val)} ({ep_over.error.min():+.0%} to "
                   f"{ep_over.error.max():+.0%}; under: {', '.join(f'{e:+.0%}' for e in ep_val[ep_val.error <= 0].error)}), AFD {', '.join(f'{e:+.1%}' for e in afd_val.error)}",
      "status": "beyond the paper", "chapter": "decode_validation"},
-    {"claim": "Where AFD can beat EP end to end (Section 4, Table 3)",
+    {"claim": "Where AFD can beat EP end to end (Section 4, the paper's Table 3)",
      "paper": "conditions, no thresholds; EP keeps the HFU lead on ordinary clusters",
      "this book": f"AFD / EP {adv.ratio_min:.2f} to {adv.ratio_max:.2f} over {adv.pairs} pairs (AFD ahead in "
                   f"{adv.afd}, EP in {adv.ep} as the more likely design); {adv.decisive} decided",
@@ -185,22 +185,37 @@ save_data(results, "intro_results", output_dir)
 chapters = chapter_numbers()
 glue("ch_sweet", chapters["sweet_spots"], display=False)
 glue("ch_val", chapters["decode_validation"], display=False)
-shown = results.assign(chapter=[f'<a href="{c}.html">{chapters[c]}</a>' for c in results.chapter])
-shown.style.set_uuid("intro_results").hide(axis="index")
+shown = results.assign(chapter=[f"{{doc}}`{chapters[c]} <{c}>`" for c in results.chapter])
+glue_table("tab_intro_results", shown.style.hide(axis="index"))
 
 # %% [markdown]
-# Table 1: the paper's claims and this book's numbers (computed when the book is built; SLO
-# {glue:text}`r_slo` where the paper leaves it open). *Reproduced*: the book's number equals the
+# :::{table} The paper's claims and this book's numbers (computed when the book is built; SLO {glue:text}`r_slo` where the paper leaves it open)
+# :name: tab-intro-results
+#
+# ```{glue:md} tab_intro_results
+# :format: myst
+# ```
+# :::
+#
+# In {numref}`tab-intro-results`, *reproduced*: the book's number equals the
 # paper's; *deviates*: it does not, with the reason in the chapter; *beyond the paper*: a
 # question the paper does not measure.
 
 # %% tags=["hide-input"]
-glue("r_slo", f"{slo_ms:g} ms", display=False)
-glue("r_printed", f"{printed:.1f}", display=False)
-verdict_table(pairs, sweet, sweet_hw).style.set_uuid("intro_verdicts")
+glue_all({"r_slo": f"{slo_ms:g} ms", "r_printed": f"{printed:.1f}"})
+glue_table("tab_intro_verdicts", verdict_table(pairs, sweet, sweet_hw).rename_axis("model").reset_index().style.hide(
+    axis="index"))
 
 # %% [markdown]
-# Table 2: EP or AFD for the paper's six models on its eight GPUs: the more likely design and the
+# :::{table} EP or AFD for the paper's six models on its eight GPUs
+# :name: tab-intro-verdicts
+#
+# ```{glue:md} tab_intro_verdicts
+# :format: myst
+# ```
+# :::
+#
+# Each cell of {numref}`tab-intro-verdicts` gives the more likely design and the
 # probability that AFD gives more output tokens per second per GPU than EP under a
 # {glue:text}`r_slo` SLO (context 4096, no MTP, each design's best deployment), over the model's
 # uncertain assumptions; '?': undecided (P between the decision thresholds). The conditions behind
@@ -221,11 +236,19 @@ save_data(conditions, "intro_conditions", output_dir)
 glue_all({"r_ref_name": ref.name, "r_ordinary": hw_o.name, "r_thresholds": thr.words(), "r_ref_now": f"{thr.at_own:.2f}",
           "r_ordinary_bw": f"{hw_o.scale_out_bytes_per_s / 1e9:.0f}", "r_grid": thr.grid_words(),
           "r_grid_step": f"{thr.bandwidth.size} bandwidths a factor {thr.bandwidth[1] / thr.bandwidth[0]:.2f} apart"})
-conditions.style.set_uuid("intro_conditions").hide(axis="index")
+glue_table("tab_intro_conditions", conditions.style.hide(axis="index"))
 
 # %% [markdown]
-# Table 3: where AFD gives more output tokens per second per GPU than EP (each design's best
-# deployment, the settings of Table 2), along the network bandwidth per GPU of the ordinary and the
+# :::{table} Where AFD gives more output tokens per second per GPU than EP, and where it costs less per token
+# :name: tab-intro-conditions
+#
+# ```{glue:md} tab_intro_conditions
+# :format: myst
+# ```
+# :::
+#
+# {numref}`tab-intro-conditions` compares each design's best deployment (at the settings of
+# {numref}`tab-intro-verdicts`) along the network bandwidth per GPU of the ordinary and the
 # Superpod device (the NIC on 8-GPU nodes, the whole fabric on a Superpod; sustained; the range
 # `afd advise` searches for its break-even, {glue:text}`r_grid_step`, edges interpolated between them;
 # near 1 a finer grid can split a stretch, chapter {glue:text}`ch_sweet`'s threshold figure), and,
@@ -241,21 +264,28 @@ conditions.style.set_uuid("intro_conditions").hide(axis="index")
 # %% tags=["hide-input"]
 sym = advice_table([ref], [hw_o], sweet_budget, 4096, assumptions=Assumptions(ep_overlap=1.0, afd_overlap=1.0), uncertain=False)
 t3 = table3_study(ref, sweet, hw_o, hw_s, load_hardware("b200", profile="datasheet"), pool_rows, hw_attn, hw_o,
-                 sweet_budget, 4096)                          # the sweet-spot chapter's Table 3, its defaults
+                 sweet_budget, 4096)                          # the sweet-spot chapter's table of the paper's Table 3, its defaults
 departures = departure_table(pairs, sym, t3, ref, hw_o, SWEET_MODELS)
 save_data(departures, "intro_departures", output_dir)
 glue_all({"r_n_departures": int(departures.departs.sum()), "r_n_checked": len(departures), "r_agree": "; ".join(
     departures.claim[~departures.departs]) or "none", "r_ref_pair": f"{ref.name} on {hw_o.name}",
     "r_ref_verdict": departures["this book"][0]})
 shown_dep = departures[departures.departs].drop(columns="departs")
-shown_dep.assign(chapter=[f'<a href="{c}.html">{chapters[c]}</a>' for c in shown_dep.chapter]).style.set_uuid(
-    "intro_departures").hide(axis="index")
+glue_table("tab_intro_departures", shown_dep.assign(chapter=[f"{{doc}}`{chapters[c]} <{c}>`" for c in shown_dep.chapter]).style.hide(
+    axis="index"))
 
 # %% [markdown]
-# Table 4: every claim of the paper where this book's number or method differs from it, and why
-# (computed when the book is built: a claim whose reading agrees with the paper in a build drops
-# out of the table: in this one, {glue:text}`r_agree`); the chapter holds the evidence. The paper's
-# Table 3 conditions are the readings of chapter {glue:text}`ch_sweet`'s Table 3 (each condition
+# :::{table} Every claim of the paper where this book's number or method differs from it, and why
+# :name: tab-intro-departures
+#
+# ```{glue:md} tab_intro_departures
+# :format: myst
+# ```
+# :::
+#
+# {numref}`tab-intro-departures` is computed when the book is built (a claim whose reading agrees with the paper in a
+# build drops out of the table: in this one, {glue:text}`r_agree`); the chapter holds the evidence. The paper's
+# Table 3 conditions are the readings of {numref}`tab-sweet-table3` (each condition
 # varied alone, both designs on one footing).
 
 # %% [markdown]

@@ -73,7 +73,7 @@ from myst_nb import glue
 from afdlib.inputs.catalog import data_dir, load_hardware, load_model
 from afdlib.inputs.specs import Budget
 from afdlib.report.figures import bubble_timelines_figure, jitter_deployment_figure, jitter_ideal_figure
-from afdlib.report.style import glue_all, save_data, save_figure, setup_style
+from afdlib.report.style import glue_all, glue_table, save_data, save_figure, setup_style
 from afdlib.routing.measured import counts_or_fit, default_counts_dir
 from afdlib.simulation import readings
 from afdlib.simulation.studies import best_deployments, ideal_sweep, jitter_study
@@ -211,16 +211,24 @@ glue_all(readings.validation_ep_readings())
 # {glue:text}`ep_sim_gap`; the decode model hides {glue:text}`ep_hidden_2` of the two-batch
 # deployment's all-to-all), so EP's absolute figures stand beside AFD's; whether deployments hide
 # that much is the validation chapter's question (it finds {glue:text}`val_ep_over` of its
-# {glue:text}`val_ep_n` EP cases over-predicted, errors {glue:text}`val_ep_range`). Table 1 gives
-# the numbers.
+# {glue:text}`val_ep_n` EP cases over-predicted, errors {glue:text}`val_ep_range`).
+# {numref}`tab-pipeline-deployments` gives the numbers.
 # ```
 
 # %% tags=["hide-input"]
 glue("n_steps", f"{steps:,}", display=False)
-readings.deployment_table(study).style.set_uuid("pipeline_jitter_deployments").hide(axis="index")
+glue_table("tab_pipeline_deployments", readings.deployment_table(study).style.hide(axis="index"))
 
 # %% [markdown]
-# Table 1: per deployment and CV, the per-micro-batch stage times, the batch per (attention) GPU,
+# :::{table} The best deployments under jitter, per deployment and CV
+# :name: tab-pipeline-deployments
+#
+# ```{glue:md} tab_pipeline_deployments
+# :format: myst
+# ```
+# :::
+#
+# {numref}`tab-pipeline-deployments` gives the per-micro-batch stage times, the batch per (attention) GPU,
 # the mean TPOT with and without jitter, its 99th percentile, the loss at that batch, the
 # bubbles, and the largest batch within the SLO with its tokens/s per GPU. The simulator adds the
 # pipeline's fill and drain (about one micro-batch's round trip) to the decode model's step, so
@@ -252,7 +260,7 @@ readings.deployment_table(study).style.set_uuid("pipeline_jitter_deployments").h
 # - **EP is robust in relative terms.** With one batch nothing overlaps and the step is a sum of
 #   stage times: mean-one noise leaves the mean unchanged (loss {glue:text}`ep_loss_1`). With two
 #   micro-batches the network stage has slack behind the GPUs' compute. (Its absolute figures in
-#   Table 1 are the simulator's; without jitter they are within {glue:text}`ep_sim_gap` of the
+#   {numref}`tab-pipeline-deployments` are the simulator's; without jitter they are within {glue:text}`ep_sim_gap` of the
 #   decode model's, which runs the same schedule.)
 #
 # ## Varying context lengths

@@ -100,7 +100,7 @@ from afdlib.decode.step import DECODE_T_GAP_S
 from afdlib.inputs.catalog import data_dir, load_hardware, load_model
 from afdlib.inputs.specs import Budget
 from afdlib.report.figures import measured_sigma_figure, uniform_sigma_figure
-from afdlib.report.style import glue_all, save_data, save_figure, setup_style
+from afdlib.report.style import glue_all, glue_table, save_data, save_figure, setup_style
 from afdlib.routing.balance import placement_replicas
 from afdlib.routing.measured import counts_from_fit, counts_or_fit, default_counts_dir, moe_layers
 from afdlib.routing.sweeps import (
@@ -152,8 +152,8 @@ for key, value in {"n_moe_layers": int(layers.size), "n_experts_counts": int(n_e
 # ## DeepSeek-V3's measured loads
 #
 # The data: {glue:text}`n_moe_layers` MoE layers x {glue:text}`n_experts_counts` experts, from
-# {glue:text}`origin`. Long-run counts first: experts in contiguous blocks, and placed by EPLB
-# with and without redundant replicas.
+# {glue:text}`origin`. Long-run counts first ({numref}`tab-sigma-longrun`): experts in contiguous blocks, and
+# placed by EPLB with and without redundant replicas.
 
 # %% tags=["hide-input"]
 eplb = f"eplb_plus_{redundant}"
@@ -168,9 +168,17 @@ longrun.rename(columns={
     "ep_size": "EP ranks", "contiguous": "σ, contiguous", "eplb_no_replicas": "σ, EPLB",
     eplb: f"σ, EPLB + {redundant}", "contiguous_max_over_mean": "max/mean, contiguous",
     f"{eplb}_max_over_mean": f"max/mean, EPLB + {redundant}"}
-).style.set_uuid("sigma_from_routing_longrun").hide(axis="index").format(precision=3)
+).pipe(lambda t: glue_table("tab_sigma_longrun", t.style.hide(axis="index").format(precision=3)))
 
 # %% [markdown]
+# :::{table} Long-run balancedness $\sigma$ and max/mean load of the measured counts per EP size, by placement
+# :name: tab-sigma-longrun
+#
+# ```{glue:md} tab_sigma_longrun
+# :format: myst
+# ```
+# :::
+#
 # Then per-batch: batches of $T$ tokens drawn from each layer's long-run popularity (a lower bound
 # on real per-step skew: real batches are correlated), with the placement fitted to the long-run
 # counts, as a static placement would be.
@@ -223,10 +231,18 @@ for key, value in {"s_median": f"{median[0]:.2f}", "s_range": f"{summary['min'][
                    "tv_median": f"{median[1]:.3f}", "mm_measured": f"{median[2]:.2f}",
                    "mm_fitted": f"{median[3]:.2f}"}.items():
     glue(key, value, display=False)
-summary.style.set_uuid("sigma_from_routing_zipf_summary").hide(axis="index").format(precision=3)
+glue_table("tab_sigma_zipf", summary.style.hide(axis="index").format(precision=3))
 
 # %% [markdown]
-# The median exponent is $s$ = {glue:text}`s_median` (range {glue:text}`s_range`), with a median
+# :::{table} The Zipf fits over the MoE layers: exponent, total variation, max/mean measured and fitted
+# :name: tab-sigma-zipf
+#
+# ```{glue:md} tab_sigma_zipf
+# :format: myst
+# ```
+# :::
+#
+# In {numref}`tab-sigma-zipf`, the median exponent is $s$ = {glue:text}`s_median` (range {glue:text}`s_range`), with a median
 # total variation of {glue:text}`tv_median`. The fit overstates the hottest expert (median
 # max/mean {glue:text}`mm_fitted` fitted against {glue:text}`mm_measured` measured): real loads
 # have a flatter head and a heavier middle than a power law. Use the measured histogram when you
@@ -260,11 +276,19 @@ for key, value in {
         "alpha_ep_at_ep_sigma": f"{float(alpha_ep(ep.sigma, n_attn_afd / n_ffn_afd)):.3f}"}.items():
     glue(key, value, display=False)
 answer.rename(columns={"gpus": "GPUs", "tokens_per_step": "tokens per layer step", "sigma": "σ (step)",
-                       "alpha": "α (throughput kept)", "rounding": "attention rounding"}).style.set_uuid(
-    "sigma_from_routing_cost").hide(axis="index").format(precision=3)
+                       "alpha": "α (throughput kept)", "rounding": "attention rounding"}).pipe(
+    lambda t: glue_table("tab_sigma_cost", t.style.hide(axis="index").format(precision=3)))
 
 # %% [markdown]
-# From {glue:text}`origin`: AFD's FFN pool sees {glue:text}`afd_tokens` tokens per layer step
+# :::{table} What imbalance costs each design, at each design's own deployment
+# :name: tab-sigma-cost
+#
+# ```{glue:md} tab_sigma_cost
+# :format: myst
+# ```
+# :::
+#
+# From {glue:text}`origin` ({numref}`tab-sigma-cost`): AFD's FFN pool sees {glue:text}`afd_tokens` tokens per layer step
 # and keeps $\sigma$ = {glue:text}`sigma_afd`; EP sees {glue:text}`ep_tokens` tokens over far more
 # GPUs and keeps $\sigma$ = {glue:text}`sigma_ep`. Through the penalty of the paper's Figure 6,
 # imbalance costs **AFD {glue:text}`loss_afd`** of its throughput ($\alpha$ =
@@ -296,11 +320,19 @@ like = like_with_like_study(counts, experts_per_token, n_attn_afd, n_ffn_afd, lo
 like_table = pd.DataFrame(like.rows())
 save_data(like_table, "sigma_like_with_like", output_dir)
 glue_all(like.readings())   # leads are taken between the alphas as printed
-like_table.style.set_uuid("sigma_from_routing_like_with_like").hide(axis="index")
+glue_table("tab_sigma_like", like_table.style.hide(axis="index"))
 
 # %% [markdown]
-# Table 2: step balancedness $\sigma$ and the share of throughput kept, $\alpha$ (medians over
-# trials, 10th-90th percentiles in brackets), with the spread of single layers' $\sigma$. At the
+# :::{table} Step balancedness $\sigma$ and the share of throughput kept, $\alpha$, at the same tokens per GPU
+# :name: tab-sigma-like
+#
+# ```{glue:md} tab_sigma_like
+# :format: myst
+# ```
+# :::
+#
+# {numref}`tab-sigma-like` gives medians over trials, 10th-90th percentiles in brackets, with the spread of single
+# layers' $\sigma$. At the
 # same {glue:text}`afd_gpus_total` GPUs and the same tokens per GPU, AFD keeps
 # {glue:text}`like_alpha_afd` and EP{glue:text}`ep_equal` {glue:text}`like_alpha_ep`
 # ({glue:text}`like_gap` points for AFD), although AFD's $\sigma$ ({glue:text}`like_sigma_afd`)
@@ -310,8 +342,8 @@ like_table.style.set_uuid("sigma_from_routing_like_with_like").hide(axis="index"
 # GPU: {glue:text}`like_others`.
 
 # %% tags=["hide-input"]
-sens_trials = max(2, like_trials // 2)   # the other factors: Table 2's layers and seed, half its trials (for speed)
-sens = pd.DataFrame(like.token_sensitivity(afd.tokens_per_step, token_factors, sens_trials))   # factor 1: Table 2's run
+sens_trials = max(2, like_trials // 2)   # the other factors: the like-with-like run's layers and seed, half its trials (for speed)
+sens = pd.DataFrame(like.token_sensitivity(afd.tokens_per_step, token_factors, sens_trials))   # factor 1: the like-with-like run
 save_data(sens, "sigma_like_tokens", output_dir)
 dp = pd.DataFrame(like.dp_rows(dp_sigmas))
 save_data(dp, "sigma_like_dp", output_dir)
@@ -319,29 +351,44 @@ lead, dp_lead = like.printed_lead(sens), like.printed_lead(dp)
 glue_all({"sens_range": f"{100 * lead[0]:+.1f} to {100 * lead[1]:+.1f}",
           "dp_lead": f"{100 * dp_lead[0]:+.1f} to {100 * dp_lead[1]:+.1f}",
           "dp_list": ", ".join(f"{d:g}" for d in dp_sigmas)})
-sens.style.set_uuid("sigma_from_routing_tokens").hide(axis="index").format(
-    {"tokens per step": "{:,.0f}", **{c: "{:.3f}" for c in sens.columns[1:]}})
+glue_table("tab_sigma_tokens", sens.style.hide(axis="index").format(
+    {"tokens per step": "{:,.0f}", **{c: "{:.3f}" for c in sens.columns[1:]}}))
 
 # %% [markdown]
-# Table 3: expert imbalance alone, AFD's tokens per step scaled by {glue:text}`factors_list`
-# (EP at the same GPU count; medians over the layers of Table 2, its run at factor 1 and
+# :::{table} Expert imbalance alone, AFD's tokens per step scaled by {glue:text}`factors_list`
+# :name: tab-sigma-tokens
+#
+# ```{glue:md} tab_sigma_tokens
+# :format: myst
+# ```
+# :::
+#
+# In {numref}`tab-sigma-tokens` (EP at the same GPU count; medians over the layers of {numref}`tab-sigma-like`, its run at factor 1 and
 # {glue:text}`sens_trials_v` batches per layer at the others): AFD's lead in $\alpha$ runs
 # {glue:text}`sens_range` points.
 
 # %% tags=["hide-input"]
 glue("factors_list", ", ".join(f"{f:g}" for f in token_factors), display=False)
 glue("sens_trials_v", sens_trials, display=False)
-dp.style.set_uuid("sigma_from_routing_dp").hide(axis="index").format("{:.3f}")
+glue_table("tab_sigma_dp", dp.style.hide(axis="index").format("{:.3f}"))
 
 # %% [markdown]
-# Table 4: what DP imbalance on the attention side adds, at AFD's tokens per step: AFD keeps at
+# :::{table} What DP imbalance on the attention side adds, at AFD's tokens per step
+# :name: tab-sigma-dp
+#
+# ```{glue:md} tab_sigma_dp
+# :format: myst
+# ```
+# :::
+#
+# In {numref}`tab-sigma-dp`, AFD keeps at
 # most the DP $\sigma$ (its stage budget is fixed, the paper's Figure 5) while EP regrows the batch into the
 # freed FFN time. At DP $\sigma$ = {glue:text}`dp_list` AFD's lead becomes {glue:text}`dp_lead`
 # points.
 #
 # ## At the decode model's own $\lambda$
 #
-# Tables 2-4 take the paper's $\lambda$ = {glue:text}`lambda_value` for both designs (AFD
+# {numref}`tab-sigma-like`, {numref}`tab-sigma-tokens` and {numref}`tab-sigma-dp` take the paper's $\lambda$ = {glue:text}`lambda_value` for both designs (AFD
 # {glue:text}`afd_name`'s $N_A/N_F$, EP's $t_a/t_f$). Both are one quantity: a step's attention
 # work against its FFN work, in GPU-seconds (AFD sizes its pools so that $t_a = t_f$). The decode
 # model gives its own, from its stage times without imbalance (the penalty stretches the FFN by
@@ -351,7 +398,7 @@ dp.style.set_uuid("sigma_from_routing_dp").hide(axis="index").format("{:.3f}")
 # EP on the same {glue:text}`own_gpus` GPUs, in DeepSeek's form (two micro-batches, low-latency
 # kernels) at its largest batch within the SLO, has $t_a/t_f$ = {glue:text}`own_lambda_ep`;
 # DeepSeek's published decode deployments, at their own batches: {glue:text}`own_published`.
-# Table 5 repeats Table 2 at each $\lambda$: with the paper's AFD and only EP's $\lambda$ changed,
+# {numref}`tab-sigma-lambda` repeats {numref}`tab-sigma-like` at each $\lambda$: with the paper's AFD and only EP's $\lambda$ changed,
 # then with the decode model's AFD deployment and its micro-batch of {glue:text}`own_tokens` tokens.
 
 # %% tags=["hide-input"]
@@ -362,11 +409,18 @@ own = own_lambda_study(counts, load_model("deepseek-v3", profile="reference"),
 lam_table = pd.DataFrame(own.rows(like))
 save_data(lam_table, "sigma_like_lambda", output_dir)
 glue_all(own.readings(like))
-lam_table.style.set_uuid("sigma_from_routing_lambda").hide(axis="index").format(LAMBDA_ROW_FORMAT)
+glue_table("tab_sigma_lambda", lam_table.style.hide(axis="index").format(LAMBDA_ROW_FORMAT))
 
 # %% [markdown]
-# Table 5: expert imbalance like with like at the paper's $\lambda$ and at the decode model's
-# (medians over trials; AFD's lead between the alphas as printed; the DP break-even as in Table 4,
+# :::{table} Expert imbalance like with like at the paper's $\lambda$ and at the decode model's
+# :name: tab-sigma-lambda
+#
+# ```{glue:md} tab_sigma_lambda
+# :format: myst
+# ```
+# :::
+#
+# {numref}`tab-sigma-lambda` gives medians over trials (AFD's lead between the alphas as printed; the DP break-even as in {numref}`tab-sigma-dp`,
 # 1 where EP keeps more at any DP balancedness). EP's $\lambda$ alone, from
 # {glue:text}`lambda_value` to {glue:text}`own_lambda_ep`, moves AFD {glue:text}`afd_name`'s lead
 # from {glue:text}`like_gap` to {glue:text}`alone_lead` points and the DP break-even from
@@ -386,7 +440,7 @@ lam_table.style.set_uuid("sigma_from_routing_lambda").hide(axis="index").format(
 # across tokens per step; against other EP sizes at the same tokens per GPU, AFD's lead is
 # {glue:text}`ep_sizes_others` points: it grows with EP's size (more ranks to balance), not with a
 # difference between the designs at equal size. AFD's high $\sigma$ buys it little because its
-# $\alpha$ is pinned by whole attention nodes. At the decode model's $\lambda$ (Table 5) the
+# $\alpha$ is pinned by whole attention nodes. At the decode model's $\lambda$ ({numref}`tab-sigma-lambda`) the
 # designs stay within {glue:text}`own_max_gap` points, and {glue:text}`own_sign`: AFD
 # {glue:text}`afd_name` {glue:text}`alone_lead`, AFD {glue:text}`own_afd` {glue:text}`own_lead`. So
 # measured expert imbalance alone moves the comparison by a few points at most, and
@@ -402,10 +456,10 @@ lam_table.style.set_uuid("sigma_from_routing_lambda").hide(axis="index").format(
 #   model changes the per-layer skew; re-run with your own counts (above).
 # - Per-step batches are drawn independently from long-run popularity: real batches are correlated
 #   (a long prompt repeats its routing), so per-step $\sigma$ here is an upper bound.
-# - DP imbalance is not in the data: Table 4 assumes a DP balancedness, the same for both designs.
+# - DP imbalance is not in the data: {numref}`tab-sigma-dp` assumes a DP balancedness, the same for both designs.
 # - The placement is static, fitted to the long-run counts; placements re-balanced online are not
 #   modelled.
-# - Table 5's $\lambda$ is the decode model's at one setting (above): another SLO, context or
+# - The $\lambda$ of {numref}`tab-sigma-lambda` is the decode model's at one setting (above): another SLO, context or
 #   hardware profile picks another AFD deployment and batch, and the comparison moves with them.
 #
 # Data: {download}`sigma_deepseek_longrun.csv <figures/sigma_deepseek_longrun.csv>`,

@@ -17,7 +17,7 @@
 # # Sweet spots: where AFD can beat EP, and the decision as a command
 #
 # The paper's third finding is a set of conditions under which AFD can beat large-scale EP:
-# Superpod-class interconnects, coarse experts, low sparsity, heterogeneous hardware (its Table 3),
+# Superpod-class interconnects, coarse experts, low sparsity, heterogeneous hardware (the paper's Table 3),
 # stated without thresholds. This chapter computes them with the end-to-end decode model of the
 # previous chapter: for each model and hardware it searches the best EP deployment (EP size,
 # redundant experts, kernels, one or two micro-batches, batch) and the best AFD deployment
@@ -55,7 +55,7 @@
 # most, {glue:text}`ep_top_form` pairs, is {glue:text}`ep_top_validated` (in this model's schedule,
 # which serialises DeepEP's normal kernels with compute, a second micro-batch hides nothing and only
 # reads the weights and launches every kernel again, so one batch is their best). The best
-# AFD deployment's form is validated in {glue:text}`n_afd_validated` (the previous chapter's Table 2
+# AFD deployment's form is validated in {glue:text}`n_afd_validated` ({doc}`decode_validation`
 # lists the forms its cases state). `afd advise` names the deployments behind each answer's forms,
 # or says that none is, and `--validated-only` holds both searches to the validated forms (the
 # reading above; data: {download}`the validated-forms table <figures/sweet_spots_advice_validated.csv>`).
@@ -101,7 +101,7 @@ from afdlib.inputs.catalog import load_hardware, load_model, model_names
 from afdlib.inputs.specs import Budget
 from afdlib.report.figures import advice_heatmap, conditions_figure, ratio_bandwidth_figure, ratio_maps_figure, tornado_figure
 from afdlib.peers.comparison import lean_readings
-from afdlib.report.style import glue_all, glue_figure, save_data, setup_style
+from afdlib.report.style import glue_all, glue_figure, glue_table, save_data, setup_style
 
 setup_style()
 budget = Budget(slo_s=slo_ms / 1e3, l_accept=mtp, t_gap_s=DECODE_T_GAP_S)
@@ -186,7 +186,7 @@ glue_all({
 #   from the 10th to the 90th percentile; {numref}`sweet-spots-tornado`: {glue:text}`tornado_top` move
 #   it most; EP's best
 #   deployment there: {glue:text}`ref_ordinary_ep_form`; two micro-batches would hide
-#   {glue:text}`ep_2bo_hidden` of what could overlap, Table 2). With the overlap override at the same share for both designs it gives
+#   {glue:text}`ep_2bo_hidden` of what could overlap, {numref}`tab-sweet-methods`). With the overlap override at the same share for both designs it gives
 #   {glue:text}`ref_ordinary_paper_like` with all hidden (the paper's own models: $t_B = t_a + t_f$
 #   for EP, the steady 3BO pipeline for AFD) and {glue:text}`ref_ordinary_half` with half hidden:
 #   EP ahead, as the paper says, when both designs hide the same share, and
@@ -273,7 +273,7 @@ glue_all({
 #   {glue:text}`o_peak` at {glue:text}`o_peak_bw`, {glue:text}`o_high` at {glue:text}`o_high_bw`:
 #   from the peak to the top of the range AFD gains {glue:text}`afd_gain` (its attention GPUs'
 #   memory caps the batch) and EP {glue:text}`ep_gain`. Whether a Superpod favours AFD is read
-#   like for like in Table 3 below (one device's compute with two networks), not across these two
+#   like for like in {numref}`tab-sweet-table3` (one device's compute with two networks), not across these two
 #   devices, whose compute and memory differ too.
 
 # %% tags=["hide-input"]
@@ -311,15 +311,22 @@ pools = pools_table(ref, [(attn_hw, ffn_hw), (ffn_hw, attn_hw), (ffn_hw, ffn_hw)
 pool_rows = pools_rows(pools, [attn_hw.slug, ffn_hw.slug], priced=bool(prices))
 save_data(pools_frame := pd.DataFrame(pool_rows), "sweet_spots_pools", output_dir)
 glue("hetero_design", heterogeneous_design(pools, attn_hw.slug, ffn_hw.slug), display=False)
-pools_frame.style.set_uuid("sweet_spots_pools").hide(axis="index").format(
-    {c: "{:,.0f}" if c == "tokens/s per GPU" else "{:.3f}" for c in pools_frame.columns if c != "design"})
+glue_table("tab_sweet_pools", pools_frame.style.hide(axis="index").format(
+    {c: "{:,.0f}" if c == "tokens/s per GPU" else "{:.3f}" for c in pools_frame.columns if c != "design"}))
 
 # %% [markdown]
-# Table 1: {glue:text}`ref_name` with memory-rich attention GPUs ({glue:text}`attn_pool`) and
-# compute-rich FFN GPUs ({glue:text}`ffn_pool_name`), beside the homogeneous designs. GPU-hours per
+# :::{table} {glue:text}`ref_name` with memory-rich attention GPUs ({glue:text}`attn_pool`) and compute-rich FFN GPUs ({glue:text}`ffn_pool_name`), beside the homogeneous designs
+# :name: tab-sweet-pools
+#
+# ```{glue:md} tab_sweet_pools
+# :format: myst
+# ```
+# :::
+#
+# In {numref}`tab-sweet-pools`, GPU-hours per
 # million output tokens are split by device, so any price list turns them into cost (the
 # `prices` parameter does it here, and `afd advise --price-per-gpu-hour` does it per pair). No
-# prices are published with this book, but the GPU-hours bound them (Table 3 below): with the
+# prices are published with this book, but the GPU-hours bound them ({numref}`tab-sweet-table3`): with the
 # heterogeneous design {glue:text}`hetero_design`, {glue:text}`t3_hetero`.
 #
 # ## The paper's Table 2: batch-overlap methods, computed
@@ -334,13 +341,19 @@ glue_all({"attn_pool": attn_hw.name, "ffn_pool_name": ffn_hw.name, "afd_3_over_2
           "afd_3_over_4": f"{o.afd_3_over_4:.2f}x", "ep_2bo_change": f"{o.ep_2bo_change:+.0%}",
           "ep_2bo_gain": f"{o.ep_2bo_gain:+.0%}", "ep_best": o.ep_best, "ep_sbo_change": f"{o.ep_sbo_change:+.0%}",
           "ep_2bo_hidden": hidden["2BO"], "ep_sbo_hidden": hidden["SBO"]})
-methods.rename(columns={"tokens_per_s_per_gpu": "tokens/s per GPU", "batch_per_gpu": "requests per GPU"}).style.set_uuid(
-    "sweet_spots_overlap_methods").hide(axis="index").format({"tokens/s per GPU": "{:,.0f}",
-                                                              "requests per GPU": "{:.0f}"})
+methods.rename(columns={"tokens_per_s_per_gpu": "tokens/s per GPU", "batch_per_gpu": "requests per GPU"}).pipe(lambda t: glue_table(
+    "tab_sweet_methods", t.style.hide(axis="index").format({"tokens/s per GPU": "{:,.0f}", "requests per GPU": "{:.0f}"})))
 
 # %% [markdown]
-# Table 2: the best deployment of {glue:text}`ref_name` on {glue:text}`ordinary_name` under each
-# batch-overlap method. NBO: one batch, nothing overlapped. SBO: one batch whose all-to-all
+# :::{table} The best deployment of {glue:text}`ref_name` on {glue:text}`ordinary_name` under each batch-overlap method
+# :name: tab-sweet-methods
+#
+# ```{glue:md} tab_sweet_methods
+# :format: myst
+# ```
+# :::
+#
+# In {numref}`tab-sweet-methods`, NBO: one batch, nothing overlapped. SBO: one batch whose all-to-all
 # overlaps the shared experts only (a what-if: the schedule does not state the shared experts
 # beside dispatch; they hide {glue:text}`ep_sbo_hidden` of what could overlap, from the NBO
 # deployment's own stage times, whatever its kernels). 2BO: two micro-batches (EP as its schedule runs them, and with all of the
@@ -365,12 +378,19 @@ fig = conditions_figure(t3s.panels(), {r["design"]: (r[f"{attn_hw.slug} GPU-h/Mt
 glue_figure(fig, "sweet_spots_conditions", output_dir)
 save_data(t3 := pd.DataFrame(t3s.rows()), "sweet_spots_table3", output_dir)
 glue_all(t3s.glue() | {"twin_name": t3s.interconnect.device})
-t3.style.set_uuid("sweet_spots_table3").hide(axis="index")
+glue_table("tab_sweet_table3", t3.style.hide(axis="index"))
 
 # %% [markdown]
-# Table 3: each of the paper's favourable conditions varied alone, with both designs searched at
-# every point on the same device, SLO and schedule ({numref}`sweet-spots-conditions`; ratios are
-# AFD / EP tokens/s per GPU, above 1 favours AFD; P(AFD better) at the two ends). Expert
+# :::{table} Each of the paper's favourable conditions varied alone, with both designs searched at every point on the same device, SLO and schedule
+# :name: tab-sweet-table3
+#
+# ```{glue:md} tab_sweet_table3
+# :format: myst
+# ```
+# :::
+#
+# In {numref}`tab-sweet-table3` and {numref}`sweet-spots-conditions`, ratios are AFD / EP tokens/s per GPU, above 1
+# favours AFD; P(AFD better) is given at the two ends. Expert
 # granularity and sparsity vary on {glue:text}`ref_name`'s family at the same total routed
 # parameters, the paper's method: coarser experts merge experts (E and K scale with 1 / M, so the
 # activated parameters and E / K stay too); lower sparsity activates more of the same experts (K
@@ -386,7 +406,7 @@ t3.style.set_uuid("sweet_spots_table3").hide(axis="index")
 # - **Coarse experts**: {glue:text}`t3_coarse_ordinary`; {glue:text}`t3_coarse_superpod`.
 # - **Lower sparsity**: {glue:text}`t3_sparse_ordinary`; {glue:text}`t3_sparse_superpod`.
 # - **Superpod**: {glue:text}`t3_superpod`; {glue:text}`t3_domain`; {glue:text}`t3_superpod_models`.
-# - **Heterogeneous pools** (Table 1; right panel: cost per token against the price ratio):
+# - **Heterogeneous pools** ({numref}`tab-sweet-pools`; right panel: cost per token against the price ratio):
 #   {glue:text}`t3_hetero`; {glue:text}`t3_hetero_reverse`.
 #
 # Where a reading departs, the assumption named decides it: how much communication each design
@@ -400,7 +420,7 @@ t3.style.set_uuid("sweet_spots_table3").hide(axis="index")
 # (solid) and with equal overlap (dashed), P(AFD better) at the ends; the Superpod panel's last
 # point is the device as it is (its fabric), the others its compute on 8-GPU nodes; the domain
 # panel keeps the fabric and varies the GPUs it spans. Last panel: the
-# cost of each design of Table 1 per million tokens, in GPU-hours of the FFN-pool device, against
+# cost of each design of {numref}`tab-sweet-pools` per million tokens, in GPU-hours of the FFN-pool device, against
 # the price ratio of the two devices (where lines cross, the cheaper design changes). Data:
 # {download}`sweet_spots_table3.csv <figures/sweet_spots_table3.csv>`.
 # ```
@@ -447,7 +467,7 @@ t3.style.set_uuid("sweet_spots_table3").hide(axis="index")
 #   {glue:text}`sym_normal` pairs). Whether AFD's transfers cross the NIC once
 #   per FFN node (the paper's two-stage forwarding) decides others.
 # - Smaller asymmetries, found by an independent recomputation: the EP search does not combine one
-#   batch with shared-expert overlap (SBO, Table 2), {glue:text}`ep_sbo_change` against one plain batch
+#   batch with shared-expert overlap (SBO, {numref}`tab-sweet-methods`), {glue:text}`ep_sbo_change` against one plain batch
 #   here (favours AFD);
 #   AFD's dispatch and combine share one link as in the paper's Eq. 2, although they run in
 #   opposite directions (favours EP: AFD alone at 1.5 times its network bandwidth, which carrying

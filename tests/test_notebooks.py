@@ -1,4 +1,5 @@
 """Every notebook: its jupytext pair is in sync, and it runs under papermill with non-default parameters."""
+import ast
 import json
 import re
 from pathlib import Path
@@ -273,7 +274,7 @@ def test_landing_page_results_table(tmp_path):
     # every claim links to a numbered chapter of the reference book
     from afdlib.report.book import chapter_numbers
     assert set(table.chapter) <= set(chapter_numbers())
-    # the departures (Table 4) link to numbered chapters too, and the erratum always departs
+    # the departures table links to numbered chapters too, and the erratum always departs
     departures = pd.read_csv(out / "intro_departures.csv")
     assert set(departures.chapter) <= set(chapter_numbers())
     assert departures.set_index("claim").departs["AFD's imbalance penalty (Section 3.3)"]
@@ -295,6 +296,50 @@ def test_chapter_reads_as_a_report(ipynb):
     assert glued == set(shown), f"figures glued but not shown, or shown but not glued: {glued ^ set(shown)}"
     for name in shown.values():    # each figure is referenced from the prose by number
         assert f"{{numref}}`{name}`" in text, f"figure {name} is never referenced"
+
+
+# A table numbered by hand ("Table 2", "Tables 2-4"): the book numbers tables itself ({table} with :name:,
+# referenced by {numref}). The paper's own tables are named as such ("the paper's Table 3"), and a
+# table of another document by its source ("Table 9 of its report").
+HAND_NUMBERED = re.compile(r"\bTables? \d+(?:(?:\s*[-–,]\s*|\s+and\s+)\d+)*")
+
+
+def hand_numbered_tables(text: str) -> list[str]:
+    text = " ".join(text.split())
+    return [m.group(0) for m in HAND_NUMBERED.finditer(text)
+            if not text[:m.start()].endswith(("paper's ", "paper’s ")) and not text[m.end():].startswith(" of ")]
+
+
+def test_hand_numbered_tables_are_found():
+    assert hand_numbered_tables("Table 1: the stage times") == ["Table 1"]
+    assert hand_numbered_tables("as in Table 2,\nand Tables 2-4 take") == ["Table 2", "Tables 2-4"]
+    assert hand_numbered_tables("its Table 3 and Tables 4 and 5") == ["Table 3", "Tables 4 and 5"]
+    assert hand_numbered_tables("the paper's\nTable 3; the paper's Tables 4 and 5; Table 9 of its report; "
+                                "{numref}`tab-x`") == []
+
+
+@pytest.mark.parametrize("ipynb", NOTEBOOKS, ids=lambda p: p.stem)
+def test_tables_are_numbered_by_the_book(ipynb):
+    """Every table a chapter glues is shown in a numbered {table} with a caption and a :name:, and the
+    prose refers to it by {numref}; no table is numbered by hand in the chapter's markdown."""
+    nb = jupytext.read(ipynb.with_suffix(".py"))
+    markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    assert hand_numbered_tables(markdown) == [], "number tables with {table} :name: and {numref}, not by hand"
+    for cell in (c for c in nb.cells if c.cell_type == "code"):    # a cell's value shown as a Styler: unnumbered
+        last = (ast.parse(cell.source).body or [None])[-1]
+        if isinstance(last, ast.Expr):
+            names = {getattr(n, "attr", getattr(n, "id", None)) for n in ast.walk(last)}
+            assert "style" not in names or "glue_table" in names, f"a table shown unnumbered: {cell.source[-80:]}"
+    glued = set(re.findall(r'glue_table\(\s*"(tab_\w+)"', code))
+    shown = re.findall(r":::\{table\} (\S.*)\n:name: (tab-[\w-]+)\n\n```\{glue:md\} (tab_\w+)\n:format: myst\n```\n:::",
+                       markdown)
+    assert glued == {key for _, _, key in shown}, "tables glued but not shown in a {table}, or shown but not glued"
+    for caption, name, _ in shown:
+        assert not re.match(r"Table\b", caption), f"{name}: the caption starts with a hand number"
+        assert f"{{numref}}`{name}`" in markdown, f"table {name} is never referenced"
+    if ipynb.stem != "intro":    # a chapter runs alone in an own-pair book: another chapter's table may be missing
+        assert set(re.findall(r"\{numref\}`(tab-[\w-]+)`", markdown)) <= {name for _, name, _ in shown}
 
 
 def test_landing_page_jitter_row_matches_the_pipeline_chapter(tmp_path):

@@ -21,8 +21,9 @@ Nothing half-done looks current:
   way, only when whole; the notebook workers and the renderer end with the build, even on
   ``kill -9`` (both: :mod:`afdlib.report.building`);
 - rebuilds are byte-stable: each executed notebook loses papermill's timings, absolute paths and
-  object addresses (``<... at 0x7f...>``); each pandas Styler is given its table id by the notebook
-  (``.set_uuid(...)``), and a notebook that shows one with pandas' random id (``T_1a2b3``) fails. The HTML is rendered from
+  object addresses (``<... at 0x7f...>``); a chapter's tables are glued as MyST tables
+  (:func:`afdlib.report.style.glue_table`), and a notebook that shows a Styler's HTML with pandas' random
+  id (``T_1a2b3``) fails. The HTML is rendered from
   these notebooks, so it is stable too (as long as the notebooks themselves print the same).
 """
 from __future__ import annotations
@@ -84,9 +85,9 @@ _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+>")  # "<pandas...Styler at 0x7f56...>
 
 def random_table_ids(text: str) -> list[str]:
     """The random table ids (``T_1a2b3``: pandas' default) of Stylers shown without
-    ``.set_uuid(...)``, in HTML or a notebook's JSON, in order of appearance. Every Styler of the
-    book is given its id by its notebook (``frame.style.set_uuid("<notebook>_<table>")``,
-    tests/test_table_ids.py); a random one would make two builds differ."""
+    ``.set_uuid(...)``, in HTML or a notebook's JSON, in order of appearance. The book's tables are
+    glued as MyST tables (``glue_table``, tests/test_table_ids.py), which have no ids; a Styler shown
+    as HTML with a random id would make two builds differ."""
     return list(dict.fromkeys(_RANDOM_TABLE.findall(text)))
 
 
@@ -170,7 +171,7 @@ def _run_notebook(src: str, dst: str, cwd: str, parameters: dict | None = None) 
     random_ids = random_table_ids(Path(dst).read_text(encoding="utf-8"))
     if random_ids:   # two builds would differ: the notebook must name its tables
         return False, time.perf_counter() - t0, (f"{len(random_ids)} table(s) shown without .set_uuid(...): "
-                                                 'give each Styler frame.style.set_uuid("<notebook>_<table>")')
+                                                 'glue each table with afdlib.report.style.glue_table')
     return True, time.perf_counter() - t0, ""
 
 

@@ -234,10 +234,10 @@ def reference_row(reference: dict, paper_like: float, spreads: str, model: str, 
                 "sweet_spots", not agrees)
 
 
-PAPER_CONDITIONS = {"Superpod-class interconnect": "Superpod-class interconnects favour AFD (Table 3)",
-                    "coarse experts": "Coarse experts (large M) favour AFD (Table 3)",
-                    "lower sparsity": "Lower sparsity (small E/K) favours AFD (Table 3)",
-                    "heterogeneous hardware": "Heterogeneous hardware favours AFD (Table 3)"}
+PAPER_CONDITIONS = {"Superpod-class interconnect": "Superpod-class interconnects favour AFD (the paper's Table 3)",
+                    "coarse experts": "Coarse experts (large M) favour AFD (the paper's Table 3)",
+                    "lower sparsity": "Lower sparsity (small E/K) favours AFD (the paper's Table 3)",
+                    "heterogeneous hardware": "Heterogeneous hardware favours AFD (the paper's Table 3)"}
 """The paper's Table 3 conditions, by the name the sweet-spot chapter's study gives them."""
 
 
@@ -283,7 +283,7 @@ def method_rows(printed_alpha: float, corrected_alpha: float, nodes: str, paper_
              f"overstates AFD's traffic by {destinations_paper / destinations_book - 1:.0%} there (the HFU-bound "
              "chapters keep it, the conservative rule)", "appendix_a_ceiling", destinations_paper != destinations_book),
     ]
-    rows += [_row(f"{name}'s layers (Table 4)", f"{moe} MoE and {dense} dense of {layers} layers",
+    rows += [_row(f"{name}'s layers (the paper's Table 4)", f"{moe} MoE and {dense} dense of {layers} layers",
                   f"{ref} MoE layers in the reference profile", "dense and MoE layers add up to the layers",
                   "configurations", moe != ref) for name, layers, dense, moe, ref in layer_mismatches]
     return rows

@@ -90,3 +90,28 @@ def glue_all(values: dict) -> None:
     from myst_nb import glue
     for key, value in values.items():
         glue(key, value, display=False)
+
+
+def table_markdown(table) -> str:
+    """A pandas Styler (or DataFrame) as a MyST pipe table of its displayed values: the Styler's formats,
+    hidden index and ``na_rep`` apply; numeric columns are right-aligned; ``|`` in a cell is escaped."""
+    import pandas as pd
+    styler = table if hasattr(table, "to_string") and hasattr(table, "data") else pd.DataFrame(table).style.hide(
+        axis="index")
+    frame = styler.data
+    if frame.columns.nlevels != 1 or not styler.hide_index_[0]:
+        raise AfdError("a book table has one header row and no index (reset_index, .hide(axis='index'))")
+    lines = styler.to_string(delimiter="\x1f").rstrip("\n").split("\n")
+    cells = [[c.strip().replace("|", r"\|") for c in line.split("\x1f")] for line in lines]
+    if any(len(row) != len(frame.columns) for row in cells):
+        raise AfdError(f"a table cell holds a line break: {frame.columns.tolist()}")
+    rule = ["---:" if pd.api.types.is_numeric_dtype(frame[c]) else "---" for c in frame.columns]
+    return "\n".join("| " + " | ".join(row) + " |" for row in [cells[0], rule, *cells[1:]])
+
+
+def glue_table(key: str, table) -> None:
+    """A chapter's table in one call: glued as markdown (:func:`table_markdown`) for a numbered MyST table,
+    ``{table}`` with ``:name:`` around ``{glue:md}`` with ``:format: myst``."""
+    from IPython.display import Markdown
+    from myst_nb import glue
+    glue(key, Markdown(table_markdown(table)), display=False)
