@@ -337,8 +337,8 @@ glue_table("tab_sigma_like", like_table.style.hide(axis="index"))
 # {glue:text}`like_alpha_afd` and EP{glue:text}`ep_equal` {glue:text}`like_alpha_ep`
 # ({glue:text}`like_gap` points for AFD), although AFD's $\sigma$ ({glue:text}`like_sigma_afd`)
 # is far higher than EP's ({glue:text}`like_sigma_ep`): EP's penalty only stretches its FFN
-# part ($\lambda$ = {glue:text}`lambda_value`), and AFD's is set by whole attention nodes, which
-# pin its $\alpha$ for any $\sigma$ from {glue:text}`afd_flat`. Other sizes at the same tokens per
+# part ($\lambda$ = {glue:text}`lambda_value`), and AFD's is set by whole attention nodes,
+# {glue:text}`afd_flat`. Other sizes at the same tokens per
 # GPU: {glue:text}`like_others`.
 
 # %% tags=["hide-input"]

@@ -257,7 +257,8 @@ class LikeWithLikeStudy:
                 "like_sigma_afd": f"{med['sigma_afd']:.3f}", "like_sigma_ep": f"{med['sigma_ep']:.3f}",
                 "like_gap": f"{100 * (a_afd - a_eq):+.1f}",
                 "like_others": "; ".join(f"EP{r} {ae:.3f}" for r, ae in self.others()) + f" (AFD {a_afd:.3f})",
-                "afd_flat": f"{flat[0]:.3f} to {flat[1]:.3f}" if flat else "n/a",
+                "afd_flat": (f"which pin its α for any σ from {flat[0]:.3f} to {flat[1]:.3f}" if flat else
+                             "which at this size leave no range of σ where its α stays put"),
                 "lambda_value": f"{self.lambda_ep:g}",
                 "dp_break_even": f"{dp_break_even(a_afd, a_eq, self.lambda_ep):.3f}",
                 "ep_sizes_others": ", ".join(f"EP{r} {100 * (a_afd - ae):+.1f}" for r, ae in self.others())}
