@@ -27,6 +27,12 @@ def test_advice_heatmap_writes_ratio_probability_and_marks_the_undecided():
     assert _texts(fig) == ["0.50\n0.03", "1.00\n0.50?", "1.30\n0.80?", "2.00"]   # row by row: m1 (a, b), then m2
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["m1", "m2"]
     plt.close(fig)
+    named = table.assign(model_name=["Model 1", "Model 1", "Model 2", "Model 2"],
+                         hardware_name=["NVIDIA A", "NVIDIA B", "NVIDIA A", "NVIDIA B"])
+    fig = advice_heatmap(named, ["a", "b"], ["m1", "m2"])
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["Model 1", "Model 2"]
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["A", "B"]
+    plt.close(fig)
 
 
 def test_tornado_figure_draws_each_assumption_between_its_ends():

@@ -234,7 +234,8 @@ def execute_notebooks(names: list[str] | None = None, jobs: int = 2, source: Pat
 def vendor_mathjax() -> None:
     """Copy MathJax 3 (``tex-svg-full.js`` from the django-static-mathjax package, no dependencies)
     into book/_static/mathjax. It embeds its fonts and TeX extensions in one file, so the book
-    renders its maths without a network; the copy is git-ignored.
+    renders its maths without a network; the copy is git-ignored. The book's style sheet
+    (``book/afd.css``) is copied beside it.
     """
     import mathjax
     src = Path(mathjax.__file__).parent / "static" / "mathjax" / "es5" / "tex-svg-full.js"
@@ -242,6 +243,9 @@ def vendor_mathjax() -> None:
     if not dst.exists() or dst.stat().st_size != src.stat().st_size:
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, dst)
+    css = ROOT / "book" / "afd.css"          # the book's own style sheet (tracked), beside the vendored files
+    if not (STATIC / css.name).exists() or (STATIC / css.name).read_bytes() != css.read_bytes():
+        shutil.copyfile(css, STATIC / css.name)
 
 
 def render_html(path_output: Path, source: Path | None = None) -> bool:

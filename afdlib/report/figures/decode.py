@@ -119,6 +119,11 @@ def advice_heatmap(table: pd.DataFrame, hardware: list[str], models: list[str]):
     fig, ax = plt.subplots(figsize=(min(PAGE_WIDTH_IN, 0.8 * len(hardware) + 2.4), 0.55 * len(models) + 1.6))
     sns.heatmap(grid, ax=ax, cmap="PuOr_r", norm=LogNorm(vmin=0.5, vmax=2.0), annot=marks, fmt="",
                 annot_kws={"fontsize": 7}, cbar_kws={"label": "AFD / EP tokens/s per GPU (orange: AFD ahead)"})
+    names = {col: dict(zip(table[col], table[f"{col}_name"])) for col in ("model", "hardware")
+             if f"{col}_name" in table}   # the catalogue's names, where the table carries them
+    if names:
+        ax.set_yticklabels([names.get("model", {}).get(m, m) for m in models], rotation=0)
+        ax.set_xticklabels([names.get("hardware", {}).get(h, h).removeprefix("NVIDIA ") for h in hardware])
     ax.tick_params(axis="x", labelrotation=30)
     ax.set(xlabel="", ylabel="")
     _ratio_colour_bar(ax.collections[0].colorbar)
