@@ -279,3 +279,8 @@ def test_verdict_table_labels_with_names_when_given_objects():
     rows = [{"model": "a", "hardware": "x", "recommendation": "EP", "p_afd": 0.2, "decisive": False}]
     t = verdict_table(rows, [SimpleNamespace(slug="a", name="Model A")], [SimpleNamespace(slug="x", name="GPU X")])
     assert t.loc["Model A", "GPU X"] == "EP 0.20?"
+
+
+def test_twins_are_named_by_the_rows_names():
+    rows = [{**r, "hardware_name": r["hardware"].upper() + " GPU"} for r in ROWS]
+    assert twins(rows) == [("X GPU", "Z GPU")]

@@ -100,10 +100,11 @@ def median_ratio_between(rows: list[dict], hardware: str, reference: str) -> flo
 
 def twins(rows: list[dict]) -> list[tuple[str, str]]:
     """Pairs of devices that give the same ratio (numpy ``allclose``) for every model: their
-    differences do not bind."""
+    differences do not bind. Named by the rows' ``hardware_name`` where they carry it, else by slug."""
     by = _by_hardware(rows)
+    name = {r["hardware"]: r.get("hardware_name", r["hardware"]) for r in rows}
     slugs = list(by)
-    return [(a, b) for i, a in enumerate(slugs) for b in slugs[i + 1:] if np.allclose(by[a], by[b])]
+    return [(name[a], name[b]) for i, a in enumerate(slugs) for b in slugs[i + 1:] if np.allclose(by[a], by[b])]
 
 
 @dataclass(frozen=True)
