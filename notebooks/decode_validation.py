@@ -67,8 +67,8 @@ from afdlib.report.figures import (batch_curves_figure, breakdown_figure, deepep
                                    sensitivity_figure, validation_figure)
 from afdlib.report.style import glue_all, glue_table, save_data, save_figure, setup_style
 from afdlib.decode import validation_readings as readings
-from afdlib.decode.validation import (batch_curve, deepep_rows, form_label, load_deployments, sensitivity_rows,
-                                      source_rows, validated_forms, validation_rows)
+from afdlib.decode.validation import (batch_curve, deepep_rows, form_label, load_deployments, routing_sigma,
+                                      sensitivity_rows, source_rows, validated_forms, validation_rows)
 
 setup_style()
 
@@ -329,6 +329,7 @@ plt.close(fig)
 
 glue_all(readings.sensitivity_readings(table, sens, cases, assumptions.hbm_usable_fraction, DECODE_T_GAP_S * 1e3))
 glue_all(readings.nic_compute_readings(table) | readings.blackwell_readings(table, sens, before))
+glue_all(dict(zip(("routing_sigma", "routing_loads"), (f"{routing_sigma()[0]:.3f}", routing_sigma()[1]))))
 june, sept = readings.JUNE, readings.SEPT
 
 # %% [markdown]
@@ -462,9 +463,9 @@ plt.close(fig)
 #   contention for HBM or SMs). It hides more than the EP deployments over a NIC appear to
 #   ({glue:text}`scheduled_range` against the {glue:text}`implied_range` their published figures
 #   imply); the band in {numref}`tab-validation-cases` spans none to all of the communication hidden, for both designs.
-# - Imbalance defaults to uniform routing's per-step floor; real routing after EPLB is more skewed
-#   (the imbalance chapter measures it from SGLang's published DeepSeek-V3 expert counts), shown as
-#   a variation ($\sigma$ = 0.85) in {numref}`decode-sensitivity`.
+# - Imbalance defaults to uniform routing's per-step floor; real routing after EPLB is more skewed:
+#   the long-run $\sigma$ at EP144 with 32 redundant experts, {glue:text}`routing_sigma` from
+#   {glue:text}`routing_loads` ({doc}`sigma_from_routing`), is a variation in {numref}`decode-sensitivity`.
 # - The sources' words behind the batches and forms ({numref}`tab-validation-sources`) were transcribed without network
 #   access and have not been re-read against the sources; a batch or form that reads differently
 #   there would move its case.

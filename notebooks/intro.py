@@ -83,6 +83,7 @@ from afdlib.decode.conditions import table3_study
 from afdlib.report.landing import (bandwidth_windows, condition_table_rows, departure_table, pairing_readings,
                                    probability_thresholds)
 from afdlib.report.style import glue_all
+from afdlib.routing.provenance import routing_data
 
 SWEET_HARDWARE = ["h20", "h800", "h100", "h200", "b200", "b300", "gb200", "gb300"]
 SWEET_MODELS = ["deepseek-v3", "kimi-k2", "step3", "qwen3-coder", "ernie-4.5", "glm-4.7"]
@@ -123,9 +124,8 @@ glue("r_h800_floor", pct(s_h800.dead_zone_floor), display=False)
 glue("r_gb200_max", pct(s_gb200["deepseek-v3"].max_hfu), display=False)
 glue("r_val_median", f"{val.error.abs().median():.1%}", display=False)
 glue("r_val_max", f"{val.error.abs().max():.1%}", display=False)
-glue("r_val_n", len(val), display=False)
 for key, value in {
-        "r_val_ep_over": len(ep_over), "r_val_ep": len(ep_val),
+        "r_val_ep_over": len(ep_over), "r_val_ep": len(ep_val), "r_val_n": len(val),
         "r_val_ep_range": f"{ep_over.error.min():+.0%} to {ep_over.error.max():+.0%}",
         "r_val_ep_under": ", ".join(f"{e:+.0%}" for e in ep_val[ep_val.error <= 0].error) or "none",
         "r_val_afd": ", ".join(f"{e:+.1%}" for e in afd_val.error), "r_pairs": adv.pairs, "r_afd": adv.afd,
@@ -134,8 +134,8 @@ for key, value in {
         "r_p_range": f"{np.nanmin([r['p_afd'] for r in pairs]):.2f} to {np.nanmax([r['p_afd'] for r in pairs]):.2f}"}.items():
     glue(key, value, display=False)
 loss = {m: ideal.throughput_loss[(m, 0.2)] for m in (2, 3, 4)}
-glue("r_thr_2", f"{ideal.throughput[(2, 0.2)]:.2f}", display=False)
-glue("r_thr_3", f"{ideal.throughput[(3, 0.2)]:.2f}", display=False)
+glue_all({"r_thr_2": f"{ideal.throughput[(2, 0.2)]:.2f}", "r_thr_3": f"{ideal.throughput[(3, 0.2)]:.2f}",
+          "r_routing": (routing := routing_data()).readings()["routing"]})   # measured, or the shipped fits
 results = pd.DataFrame([
     {"claim": "Regime borders of tokens per FFN rank, DeepSeek-V3 on H800 (Fig. 2)", "paper": "N_F = 2.5, 8, 32",
      "this book": ", ".join(f"{v:g}" for v in borders.values()), "status": "reproduced",
@@ -160,7 +160,7 @@ results = pd.DataFrame([
      "this book": f"loss at CV 0.2: {pct(loss[2])} / {pct(loss[3])} / {pct(loss[4])} (2/3/4BO)",
      "status": "beyond the paper", "chapter": "pipeline_jitter"},
     {"claim": "Imbalance penalises AFD more than EP (Fig. 5-6)", "paper": "at equal sigma",
-     "this book": "measured expert loads, each design at its own sigma, compared at the same GPUs and tokens per "
+     "this book": f"{routing.loads}, each design at its own sigma, compared at the same GPUs and tokens per "
                   "GPU; DP imbalance assumed", "status": "beyond the paper", "chapter": "sigma_from_routing"},
     {"claim": "End-to-end decode against published deployments", "paper": "-",
      "this book": f"median error {val.error.abs().median():.1%}, largest {val.error.abs().max():.1%} ({len(val)} cases); "
@@ -299,7 +299,7 @@ glue_table("tab_intro_departures", shown_dep.assign(chapter=[f"{{doc}}`{chapters
 #    ({doc}`appendix_a_ceiling`).
 # 3. **Imbalance**: the penalty with the erratum ({doc}`fig6_penalty`), where it comes from
 #    ({doc}`fig5_timelines`), the pipeline under jitter ({doc}`pipeline_jitter`), and $\sigma$
-#    from measured routing, compared like with like ({doc}`sigma_from_routing`).
+#    from {glue:text}`r_routing`, compared like with like ({doc}`sigma_from_routing`).
 # 4. **End to end**: the decode model against published deployments ({doc}`decode_validation`),
 #    where AFD can win and the decision as a command ({doc}`sweet_spots`), and the same settings
 #    through NVIDIA's aiconfigurator ({doc}`aiconfigurator_comparison`).

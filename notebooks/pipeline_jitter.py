@@ -70,11 +70,11 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from myst_nb import glue
 
-from afdlib.inputs.catalog import data_dir, load_hardware, load_model
+from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.inputs.specs import Budget
 from afdlib.report.figures import bubble_timelines_figure, jitter_deployment_figure, jitter_ideal_figure
 from afdlib.report.style import glue_all, glue_table, save_data, save_figure, setup_style
-from afdlib.routing.measured import counts_or_fit, default_counts_dir
+from afdlib.routing.provenance import routing_data
 from afdlib.simulation import readings
 from afdlib.simulation.studies import best_deployments, ideal_sweep, jitter_study
 from afdlib.decode.step import Assumptions
@@ -172,8 +172,8 @@ glue_all(readings.ideal_readings(ideal))
 # per-micro-batch stage times and adds two kinds of noise:
 #
 # - **stragglers from routing**: the FFN stage's time is set by the busiest GPU. For every
-#   deployment the factor (busiest GPU's load over the mean) is sampled from DeepSeek-V3's
-#   measured expert loads ({glue:text}`counts_origin`) at its own tokens per micro-batch and GPU
+#   deployment the factor (busiest GPU's load over the mean) is sampled from DeepSeek-V3's expert
+#   loads ({glue:text}`counts_origin`) at its own tokens per micro-batch and GPU
 #   count, with an EPLB-style placement. Each layer's samples are rescaled to mean one, because
 #   the decode model's stage time already holds the mean; only the step-to-step spread is jitter;
 # - **other noise** in the FFN and network stages (kernel timing, link contention), lognormal,
@@ -182,9 +182,8 @@ glue_all(readings.ideal_readings(ideal))
 
 # %% tags=["hide-input"]
 glue("n_layers", m_.moe_layers, display=False)
-counts, origin = counts_or_fit(counts_dir or default_counts_dir(), counts_file,
-                               data_dir() / "deepseek_v3_routing_fit.yaml")
-glue("counts_origin", origin, display=False)
+counts = (routing := routing_data(counts_dir, counts_file)).counts
+glue("counts_origin", routing.origin, display=False)
 popularity = readings.layer_sample(counts, 15)       # 15 layers, for speed
 deployments = (best_deployments(m_, hw, budget, context, "afd", (2, 3, 4))
                + best_deployments(m_, hw, budget, context, "ep", (1, 2)))

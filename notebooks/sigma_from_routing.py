@@ -16,7 +16,7 @@
 # %% [markdown]
 # # Where sigma comes from: balancedness from routing statistics
 #
-# **Result.** Measured DeepSeek-V3 routing gives each design its own balancedness, set by how many
+# **Result.** DeepSeek-V3's routing ({glue:text}`loads`) gives each design its own balancedness, set by how many
 # GPUs share the experts and how many tokens each sees. Compared like with like at the paper's
 # $\lambda$ = {glue:text}`lambda_value`, at {glue:text}`afd_gpus_total` GPUs and the same tokens per
 # GPU, expert imbalance costs AFD {glue:text}`afd_name` and EP{glue:text}`ep_equal` within a point of
@@ -32,8 +32,8 @@
 # deployment it is a near-tie.
 #
 # The paper takes the balancedness $\sigma$ (mean/max per-rank load) as a given number. Here it is
-# derived: first for uniform top-K routing (analytic and Monte-Carlo), then for DeepSeek-V3's
-# measured expert loads, with experts placed in contiguous blocks (plain EP) or with redundant
+# derived: first for uniform top-K routing (analytic and Monte-Carlo), then for DeepSeek-V3's routing
+# statistics ({glue:text}`loads`), with experts placed in contiguous blocks (plain EP) or with redundant
 # experts in the manner of DeepSeek's EPLB {cite}`eplb`, and finally fed into the penalty of the paper's Figure 6 to ask:
 # **for DeepSeek-V3 on H800, how much does imbalance cost each design?**
 #
@@ -97,18 +97,19 @@ from afdlib.analysis.imbalance import alpha_afd, alpha_ep
 from afdlib.analysis.imbalance_cost import LAMBDA_ROW_FORMAT, imbalance_cost, like_with_like_study
 from afdlib.decode.imbalance_lambda import own_lambda_study
 from afdlib.decode.step import DECODE_T_GAP_S
-from afdlib.inputs.catalog import data_dir, load_hardware, load_model
+from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.inputs.specs import Budget
 from afdlib.report.figures import measured_sigma_figure, uniform_sigma_figure
 from afdlib.report.style import glue_all, glue_table, save_data, save_figure, setup_style
 from afdlib.routing.balance import placement_replicas
-from afdlib.routing.measured import counts_from_fit, counts_or_fit, default_counts_dir, moe_layers
+from afdlib.routing.measured import moe_layers
+from afdlib.routing.provenance import routing_data
 from afdlib.routing.sweeps import (
     longrun_balance, per_batch_balance, sample_layers, uniform_check, zipf_fit_summary, zipf_fit_table)
 
 setup_style()
-fit_file = data_dir() / "deepseek_v3_routing_fit.yaml"
-counts, origin = counts_or_fit(counts_dir or default_counts_dir(), counts_file, fit_file)
+counts = (data := routing_data(counts_dir, counts_file)).counts   # measured, or rebuilt from the shipped fits
+glue_all(data.readings())
 layers = moe_layers(counts)
 n_experts = counts.shape[1]
 
@@ -149,7 +150,7 @@ for key, value in {"n_moe_layers": int(layers.size), "n_experts_counts": int(n_e
 # perfectly uniform routing costs balancedness as EP grows and batches shrink: that part of the
 # imbalance no placement can remove.
 #
-# ## DeepSeek-V3's measured loads
+# ## DeepSeek-V3's expert loads
 #
 # The data: {glue:text}`n_moe_layers` MoE layers x {glue:text}`n_experts_counts` experts, from
 # {glue:text}`origin`. Long-run counts first ({numref}`tab-sigma-longrun`): experts in contiguous blocks, and
@@ -159,11 +160,9 @@ for key, value in {"n_moe_layers": int(layers.size), "n_experts_counts": int(n_e
 eplb = f"eplb_plus_{redundant}"
 longrun = pd.DataFrame(longrun_balance(counts, ep_sizes, redundant, max_over_mean=True))
 save_data(longrun, "sigma_deepseek_longrun", output_dir)
-# the same for the shipped Zipf fits of this file (per-layer exponents, experts in a seeded order)
-fitted = pd.DataFrame(longrun_balance(counts_from_fit(fit_file, counts_file), ep_sizes, redundant))
-save_data(fitted, "sigma_zipf_fit_longrun", output_dir)
-glue("fit_gap_eplb", f"{(fitted[eplb] - longrun[eplb]).abs().max():.3f}", display=False)
-glue("fit_gap_contiguous", f"{(fitted.contiguous - longrun.contiguous).abs().max():.3f}", display=False)
+fitted, fit_check = data.fit_check(ep_sizes, redundant, longrun)   # measured data: the shipped fits, dashed
+fitted = None if fitted is None else pd.DataFrame(fitted)
+glue("fit_check", fit_check, display=False)
 longrun.rename(columns={
     "ep_size": "EP ranks", "contiguous": "σ, contiguous", "eplb_no_replicas": "σ, EPLB",
     eplb: f"σ, EPLB + {redundant}", "contiguous_max_over_mean": "max/mean, contiguous",
@@ -171,7 +170,7 @@ longrun.rename(columns={
 ).pipe(lambda t: glue_table("tab_sigma_longrun", t.style.hide(axis="index").format(precision=3)))
 
 # %% [markdown]
-# :::{table} Long-run balancedness $\sigma$ and max/mean load of the measured counts per EP size, by placement
+# :::{table} Long-run balancedness $\sigma$ and max/mean expert load per EP size, by placement
 # :name: tab-sigma-longrun
 #
 # ```{glue:md} tab_sigma_longrun
@@ -199,18 +198,15 @@ for key, value in {"d_layers": len(sample), "d_trials": trials, "d_redundant": r
 # ```{glue:figure} fig_sigma_deepseek
 # :name: sigma-deepseek
 #
-# Balancedness of DeepSeek-V3's measured expert loads against the number of EP ranks. Left: the
-# long-run counts, median over MoE layers, with experts in contiguous blocks, placed by EPLB
-# without replicas, and with {glue:text}`d_redundant` redundant replicas; dashed: the same on the
-# Zipf fits. Right: batches of $T$ tokens drawn from each layer's long-run popularity, EPLB with
+# Balancedness of DeepSeek-V3's expert loads ({glue:text}`origin`) against the number of EP ranks.
+# Left: the long-run counts, median over MoE layers, with experts in contiguous blocks, placed by
+# EPLB without replicas, and with {glue:text}`d_redundant` redundant replicas. Right: batches of $T$ tokens drawn from each layer's long-run popularity, EPLB with
 # replicas, median over {glue:text}`d_layers` layers x {glue:text}`d_trials` batches (the
 # like-with-like section below uses more of both).
 # ```
 #
-# In {numref}`sigma-deepseek`, dashed: the same placements on the shipped Zipf fits (one exponent per layer, hot experts in a
-# seeded random order). With replicas they stay within {glue:text}`fit_gap_eplb` of the measured
-# balancedness; with contiguous blocks they miss by up to {glue:text}`fit_gap_contiguous`: the
-# measured hot experts cluster in some blocks, which a random order does not reproduce.
+# The shipped Zipf fits as a stand-in ({numref}`sigma-deepseek`):
+# {glue:text}`fit_check`
 #
 # EPLB's replicas matter once each GPU holds only a few experts: at EP32 packing alone nearly
 # balances the long-run load, from EP64 on only replicas do. The dips at 128 and 256 ranks are
@@ -225,7 +221,8 @@ for key, value in {"d_layers": len(sample), "d_trials": trials, "d_redundant": r
 # %% tags=["hide-input"]
 fit_table = zipf_fit_table(counts, layers)
 save_data(pd.DataFrame(fit_table), "sigma_zipf_fit", output_dir)
-summary = pd.DataFrame(zipf_fit_summary(fit_table))   # rows: exponent, total variation, max/mean measured, fitted
+# rows: exponent, total variation, max/mean measured, fitted (the fits' data: as shipped, against the shipped measured)
+summary = pd.DataFrame(data.fit_summary() or zipf_fit_summary(fit_table))
 median = summary["median"]
 for key, value in {"s_median": f"{median[0]:.2f}", "s_range": f"{summary['min'][0]:.2f}-{summary['max'][0]:.2f}",
                    "tv_median": f"{median[1]:.3f}", "mm_measured": f"{median[2]:.2f}",
@@ -265,7 +262,7 @@ afd, ep = imbalance_cost(counts, load_model("deepseek-v3"), load_hardware(hardwa
 answer = pd.DataFrame([afd.__dict__, ep.__dict__])
 save_data(answer, "sigma_cost", output_dir)
 for key, value in {
-        "origin": origin, "afd_tokens": f"{afd.tokens_per_step:,}", "ep_tokens": f"{ep.tokens_per_step:,}",
+        "afd_tokens": f"{afd.tokens_per_step:,}", "ep_tokens": f"{ep.tokens_per_step:,}",
         "sigma_afd": f"{afd.sigma:.3f}", "alpha_afd": f"{afd.alpha:.3f}", "loss_afd": f"{1 - afd.alpha:.1%}",
         "sigma_ep": f"{ep.sigma:.3f}", "alpha_ep": f"{ep.alpha:.3f}", "loss_ep": f"{1 - ep.alpha:.1%}",
         "verdict": "less than" if afd.alpha > ep.alpha else "more than",
@@ -434,8 +431,8 @@ glue_table("tab_sigma_lambda", lam_table.style.hide(axis="index").format(LAMBDA_
 # anywhere in {glue:text}`own_lam_range` (the values above), AFD's lead runs
 # {glue:text}`own_lead_range` points (DP break-even {glue:text}`own_be_range`).
 #
-# **What the numbers support.** At AFD's own size and tokens per GPU, measured expert imbalance
-# costs the two designs within a few points of each other. At the paper's $\lambda$ it is a
+# **What the numbers support.** At AFD's own size and tokens per GPU, expert imbalance
+# ({glue:text}`loads`) costs the two designs within a few points of each other. At the paper's $\lambda$ it is a
 # near-tie: AFD {glue:text}`like_gap` points against EP{glue:text}`ep_equal`, {glue:text}`sens_range`
 # across tokens per step; against other EP sizes at the same tokens per GPU, AFD's lead is
 # {glue:text}`ep_sizes_others` points: it grows with EP's size (more ranks to balance), not with a
@@ -443,7 +440,7 @@ glue_table("tab_sigma_lambda", lam_table.style.hide(axis="index").format(LAMBDA_
 # $\alpha$ is pinned by whole attention nodes. At the decode model's $\lambda$ ({numref}`tab-sigma-lambda`) the
 # designs stay within {glue:text}`own_max_gap` points, and {glue:text}`own_sign`: AFD
 # {glue:text}`afd_name` {glue:text}`alone_lead`, AFD {glue:text}`own_afd` {glue:text}`own_lead`. So
-# measured expert imbalance alone moves the comparison by a few points at most, and
+# expert imbalance alone moves the comparison by a few points at most, and
 # {glue:text}`own_verdict`. DP imbalance, which this data cannot measure, assumed the same for
 # both designs, tips the comparison to EP below a DP balancedness of {glue:text}`dp_break_even` at
 # the paper's $\lambda$ (the break-even of the two forms), {glue:text}`alone_break_even` for AFD

@@ -32,6 +32,7 @@ from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.errors import AfdError
 from afdlib.inputs.files import read_yaml
 from afdlib.inputs.specs import Budget, Efficiency, Precision
+from afdlib.routing.provenance import ep_longrun_sigma, routing_data
 
 _REQUIRED = {"ep": ("model", "hardware", "ep_size", "context", "l_accept", "published", "sources", "batch_from",
                     "micro_batches", "kernels"),
@@ -226,7 +227,6 @@ SENSITIVITY = (
     ("matmul efficiency 0.9", "assumption", {"matmul_efficiency": 0.9}),
     ("no kernel overhead", "assumption", {"kernel_overhead_s": 0.0}),
     ("kernel overhead 6 us", "assumption", {"kernel_overhead_s": 6e-6}),
-    ("sigma 0.85 (skewed after EPLB)", "assumption", {"sigma": 0.85}),
     ("AFD: one copy per expert over scale-out", "assumption", {"afd_two_stage": False}),
     ("kernels: datasheet profile (0.75, HBM 0.8, 3 us)", "assumption", {"kernel_profile": "datasheet"}),
     ("networks at 100% of nominal", "efficiency", {"scale_up": 1.0, "scale_out": 1.0}),
@@ -235,14 +235,34 @@ SENSITIVITY = (
     ("KV cache FP8", "fact", {"precision": {"kv_cache": "fp8"}}),
     ("KV cache BF16", "fact", {"precision": {"kv_cache": "bf16"}}),
 )
-"""One-at-a-time variations of the named assumptions and uncertain facts: (label, kind, values)."""
+"""One-at-a-time variations of the named assumptions and uncertain facts: (label, kind, values); with
+:func:`routing_sigma`'s variation, :func:`sensitivity_variations`."""
+
+ROUTING_EP, ROUTING_REDUNDANT = 144, 32
+"""DeepSeek's decode deployment: EP144 with 32 redundant experts placed by EPLB."""
+
+
+@lru_cache(maxsize=1)
+def routing_sigma() -> tuple[float, str]:
+    """The skew of real routing after EPLB: the routing chapter's long-run sigma at EP144+32 (its table,
+    :func:`afdlib.routing.provenance.ep_longrun_sigma`) of the same data, measured or the shipped fits,
+    with the phrase that says which."""
+    data = routing_data()
+    return ep_longrun_sigma(data, ROUTING_EP, ROUTING_REDUNDANT), data.loads
+
+
+def sensitivity_variations() -> tuple:
+    """:data:`SENSITIVITY` and the routing chapter's sigma at DeepSeek's EP144+32 (:func:`routing_sigma`)."""
+    sigma, loads = routing_sigma()
+    label = f"sigma {sigma:.3f} (EP{ROUTING_EP}+{ROUTING_REDUNDANT} after EPLB, {loads})"
+    return (*SENSITIVITY, (label, "assumption", {"sigma": sigma}))
 
 
 def sensitivity_rows(cases: dict[str, Case] | None = None, assumptions: Assumptions = Assumptions(),
-                     variations=SENSITIVITY) -> list[dict[str, Any]]:
+                     variations=None) -> list[dict[str, Any]]:
     """Each case's error under each variation (long table: case, variation, predicted, error, the
     change against the defaults, batch, TPOT and whether the batch fits in memory)."""
-    rows = []
+    rows, variations = [], variations or sensitivity_variations()
     for slug, case in (cases or load_deployments()).items():
         base = float(predict(case, assumptions).tokens_per_s_per_gpu)
         for label, kind, values in variations:

@@ -126,7 +126,7 @@ def counts_or_fit(counts_dir: str | Path | None, name: str, fit_path: str | Path
     path = Path(counts_dir) / f"{name}.json" if counts_dir else None
     if path is not None and path.exists():
         return load_counts(path), f"measured counts ({path.name})"
-    return counts_from_fit(fit_path, name), f"Zipf fits of {name} (raw file not found)"
+    return counts_from_fit(fit_path, name), f"the shipped Zipf fits of the measured loads ({name})"
 
 
 def default_counts_dir() -> Path:
