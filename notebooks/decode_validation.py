@@ -329,7 +329,7 @@ plt.close(fig)
 
 glue_all(readings.sensitivity_readings(table, sens, cases, assumptions.hbm_usable_fraction, DECODE_T_GAP_S * 1e3))
 glue_all(readings.nic_compute_readings(table) | readings.blackwell_readings(table, sens, before))
-glue_all(dict(zip(("routing_sigma", "routing_loads"), (f"{routing_sigma()[0]:.3f}", routing_sigma()[1]))))
+glue_all(dict(zip(("routing_sigma", "routing_loads"), (f"{routing_sigma()[0]:.3f}", routing_sigma()[1].loads))))
 june, sept = readings.JUNE, readings.SEPT
 
 # %% [markdown]

@@ -219,10 +219,9 @@ for key, value in {"d_layers": len(sample), "d_trials": trials, "d_redundant": r
 # layer by one exponent $s$; total variation is the share of load the fit puts on the wrong ranks.
 
 # %% tags=["hide-input"]
-fit_table = zipf_fit_table(counts, layers)
+fit_table = data.fit_layers() or zipf_fit_table(counts, layers)   # the fits' data: as shipped, against the shipped measured
 save_data(pd.DataFrame(fit_table), "sigma_zipf_fit", output_dir)
-# rows: exponent, total variation, max/mean measured, fitted (the fits' data: as shipped, against the shipped measured)
-summary = pd.DataFrame(data.fit_summary() or zipf_fit_summary(fit_table))
+summary = pd.DataFrame(zipf_fit_summary(fit_table))   # rows: exponent, total variation, max/mean measured, fitted
 median = summary["median"]
 for key, value in {"s_median": f"{median[0]:.2f}", "s_range": f"{summary['min'][0]:.2f}-{summary['max'][0]:.2f}",
                    "tv_median": f"{median[1]:.3f}", "mm_measured": f"{median[2]:.2f}",

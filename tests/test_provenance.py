@@ -49,7 +49,8 @@ def test_the_fit_is_checked_against_shipped_measurements_not_itself(clone):
 
 
 def test_the_zipf_summary_of_fitted_data_uses_the_shipped_measurements(clone):
-    summary = clone.fit_summary()
+    from afdlib.routing.sweeps import zipf_fit_summary
+    summary = zipf_fit_summary(clone.fit_layers())
     entry = read_yaml(data_dir() / FIT_FILE)["files"]["decode_in1000out1000"]
     measured, fitted = summary["median"][2], summary["median"][3]
     assert measured == pytest.approx(np.median(entry["expert_max_over_mean"]))   # 5.2025 over the 58 layers
@@ -69,7 +70,7 @@ def test_the_validation_chapter_quotes_the_routing_chapters_sigma(clone):
 @pytest.mark.skipif(not (default_counts_dir() / "decode_in1000out1000.json").exists(), reason="raw files absent")
 def test_measured_data_is_compared_with_its_fit():
     data = routing_data()
-    assert data.measured and data.readings()["routing"] == "measured routing" and data.fit_summary() is None
+    assert data.measured and data.readings()["routing"] == "measured routing" and data.fit_layers() is None
     longrun = longrun_balance(data.counts, EP_SIZES, 32)
     fitted, sentence = data.fit_check(EP_SIZES, 32, longrun)
     assert fitted is not None and "of the measured balancedness" in sentence

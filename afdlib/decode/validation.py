@@ -32,7 +32,7 @@ from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.errors import AfdError
 from afdlib.inputs.files import read_yaml
 from afdlib.inputs.specs import Budget, Efficiency, Precision
-from afdlib.routing.provenance import ep_longrun_sigma, routing_data
+from afdlib.routing.provenance import RoutingData, ep_longrun_sigma, routing_data
 
 _REQUIRED = {"ep": ("model", "hardware", "ep_size", "context", "l_accept", "published", "sources", "batch_from",
                     "micro_batches", "kernels"),
@@ -243,18 +243,18 @@ ROUTING_EP, ROUTING_REDUNDANT = 144, 32
 
 
 @lru_cache(maxsize=1)
-def routing_sigma() -> tuple[float, str]:
+def routing_sigma() -> tuple[float, RoutingData]:
     """The skew of real routing after EPLB: the routing chapter's long-run sigma at EP144+32 (its table,
     :func:`afdlib.routing.provenance.ep_longrun_sigma`) of the same data, measured or the shipped fits,
-    with the phrase that says which."""
+    and the data (which says which)."""
     data = routing_data()
-    return ep_longrun_sigma(data, ROUTING_EP, ROUTING_REDUNDANT), data.loads
+    return ep_longrun_sigma(data, ROUTING_EP, ROUTING_REDUNDANT), data
 
 
 def sensitivity_variations() -> tuple:
     """:data:`SENSITIVITY` and the routing chapter's sigma at DeepSeek's EP144+32 (:func:`routing_sigma`)."""
-    sigma, loads = routing_sigma()
-    label = f"sigma {sigma:.3f} (EP{ROUTING_EP}+{ROUTING_REDUNDANT} after EPLB, {loads})"
+    sigma, data = routing_sigma()
+    label = f"sigma {sigma:.3f} (EP{ROUTING_EP}+{ROUTING_REDUNDANT}, {'measured' if data.measured else 'fitted'} routing)"
     return (*SENSITIVITY, (label, "assumption", {"sigma": sigma}))
 
 

@@ -39,8 +39,8 @@ class RoutingData:
     def origin(self) -> str:
         """The data source, as a chapter prints it."""
         if self.measured:
-            return f"measured counts ({self.name}.json)"
-        return f"{FITS_PHRASE} ({self.name}, `data/{self.fit_path.name}`)"
+            return f"the measured counts of {self.name}.json"
+        return f"{FITS_PHRASE} of {self.name} in data/{self.fit_path.name}"
 
     @property
     def loads(self) -> str:
@@ -52,19 +52,20 @@ class RoutingData:
         return {"origin": self.origin, "loads": self.loads,
                 "routing": "measured routing" if self.measured else "the shipped fits of measured routing"}
 
-    def fit_summary(self) -> dict[str, list] | None:
-        """Where the fits were used: the shipped per-layer fits against the shipped measured statistics
-        (exponent, total variation, max/mean measured and fitted; median, min, max over layers), in the
-        form of :func:`afdlib.routing.sweeps.zipf_fit_summary`; None for measured data (fit them)."""
+    def fit_layers(self) -> dict[str, object] | None:
+        """Where the fits were used: per MoE layer, the shipped fit against the shipped measured
+        statistics (exponent, total variation, max/mean measured and fitted), in the columns of
+        :func:`afdlib.routing.sweeps.zipf_fit_table`; None for measured data (fit those instead: a fit of
+        the fits would compare the fit with itself)."""
         if self.measured:
             return None
         entry = _fit_entry(self.fit_path, self.name)
         e = self.counts.shape[1]
         s = np.asarray(entry["zipf_exponent"], dtype=float)
-        columns = [s, entry["zipf_total_variation"], entry["expert_max_over_mean"], zipf_popularity(e, s)[:, 0] * e]
-        labels = ["Zipf exponent s", "total variation (0 = perfect fit)", "max / mean, measured", "max / mean, fitted"]
-        return {"quantity": labels, **{stat: [float(fn(np.asarray(c, dtype=float))) for c in columns]
-                                       for stat, fn in (("median", np.median), ("min", np.min), ("max", np.max))}}
+        return {"layer": np.asarray(entry["moe_layers"]), "zipf_exponent": s,
+                "total_variation": np.asarray(entry["zipf_total_variation"], dtype=float),
+                "max_over_mean_measured": np.asarray(entry["expert_max_over_mean"], dtype=float),
+                "max_over_mean_fitted": zipf_popularity(e, s)[:, 0] * e}
 
     def fit_check(self, ep_sizes: list[int], redundant: int, longrun: dict) -> tuple[dict | None, str]:
         """The long-run sigma of the fits beside the data's, and the sentence that compares them.
