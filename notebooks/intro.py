@@ -312,9 +312,10 @@ glue_table("tab_intro_departures", shown_dep.assign(chapter=[f"{{doc}}`{chapters
 # when it was built, and the sources' words behind their batches are as recorded, not yet re-read;
 # its schedule over-predicts EP where the all-to-all crosses a NIC; the AFD side rests on one
 # published deployment; the jitter magnitudes of real
-# deployments are not published, so the pipeline chapter shows a range; and the routing data are
-# SGLang's published DeepSeek-V3 expert counts on benchmark prompts (the sigma and pipeline
-# chapters each use one of its decode workloads), with no DP imbalance in them.
+# deployments are not published, so the pipeline chapter shows a range; and the routing data
+# ({glue:text}`r_routing`) come from SGLang's published DeepSeek-V3 expert counts on benchmark
+# prompts (the sigma and pipeline chapters each use one of its decode workloads), with no DP
+# imbalance in them.
 #
 # ## Get it and re-run it
 #
