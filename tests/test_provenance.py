@@ -16,7 +16,7 @@ EP_SIZES = [8, 16, 32, 64, 128, 144, 256, 288]   # the routing chapter's default
 
 def unmeasured(text: str) -> str:
     """The text with the one allowed use of "measured" for fitted data removed."""
-    return text.replace("fits of the measured", "").replace("fits of measured", "")
+    return text.replace("fits of the measured", "")
 
 
 @pytest.fixture

@@ -48,9 +48,9 @@ class RoutingData:
         return "measured expert loads" if self.measured else "the shipped fits of the measured expert loads"
 
     def readings(self) -> dict[str, str]:
-        """Glue values: ``origin``, ``loads``, ``routing`` ("measured routing" or the fits of it)."""
+        """Glue values: ``origin``, ``loads``, ``routing`` ("measured routing" or the shipped fits)."""
         return {"origin": self.origin, "loads": self.loads,
-                "routing": "measured routing" if self.measured else "the shipped fits of measured routing"}
+                "routing": "measured routing" if self.measured else FITS_PHRASE}
 
     def fit_layers(self) -> dict[str, object] | None:
         """Where the fits were used: per MoE layer, the shipped fit against the shipped measured
