@@ -51,7 +51,7 @@ cvs = [0.0, 0.1, 0.2, 0.3]               # coefficients of variation of the FFN 
 ideal_cvs = [0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5]
 steps = 1000                             # decode steps simulated per point
 seed = 0
-counts_dir = None                        # measured expert loads; None: the shared reference data
+counts_dir = None                        # folder of raw expert-load files; None: the shared reference data
 counts_file = "decode_in2000out100"
 output_dir = "figures"
 

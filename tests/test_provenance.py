@@ -89,3 +89,11 @@ def test_chapters_do_not_type_measured_routing_into_their_prose(chapter):
         hits = [line for line in text.splitlines() if phrase in line and line.startswith("#")
                 and "SGLang's published" not in line]
         assert not hits, f"{chapter}: {phrase!r} typed into the prose: {hits}"
+
+
+def test_the_landing_pages_departure_row_names_the_fits(clone):
+    from afdlib.report.landing import method_rows
+    rows = method_rows(4.0, 1.0, "8A2F", 0.015, 0.003, 8.0, 5.25, "x", [])
+    row = next(r for r in rows if r["chapter"] == "sigma_from_routing")
+    words = " ".join(str(v) for v in row.values())
+    assert "shipped fits" in words and "measured" not in unmeasured(words)

@@ -257,20 +257,24 @@ def condition_rows(table3) -> list[dict]:
 
 def method_rows(printed_alpha: float, corrected_alpha: float, nodes: str, paper_gap_s: float, gap_s: float,
                 destinations_paper: float, destinations_book: float, destinations_case: str,
-                layer_mismatches: list[tuple[str, int, int, int, int]]) -> list[dict]:
+                layer_mismatches: list[tuple[str, int, int, int, int]], routing: str | None = None) -> list[dict]:
     """The departures in formulas and inputs: the penalty's constant (``printed_alpha`` and
     ``corrected_alpha`` without imbalance for ``nodes``, e.g. "8A2F"), the gap per step, the FFN nodes a
     token crosses to (paper's rule against the decode model's, for ``destinations_case``) and the
     catalogue's models whose printed layers do not add up ((name, layers, dense, MoE as printed, MoE of the
-    reference profile))."""
+    reference profile)); ``routing``: what the routing chapter's data are (None: its reading,
+    :func:`afdlib.routing.provenance.routing_data`, "measured routing" or the shipped fits)."""
+    if routing is None:
+        from afdlib.routing.provenance import routing_data
+        routing = routing_data().readings()["routing"]
     rows = [
         _row("AFD's imbalance penalty (Section 3.3)", f"c = λ + 1: α = {printed_alpha:g} without imbalance ({nodes})",
              f"c = (N_A + N_F) / N_A: α = {corrected_alpha:g} without imbalance",
              "a penalty is 1 without imbalance; the corrected constant is also the one that makes the floor and "
              "ceiling forms equal the exact form where σ N_A is whole", "fig6_penalty", printed_alpha != corrected_alpha),
         _row("Imbalance penalises AFD more than EP (Fig. 5-6)", "at equal σ for both designs",
-             "each design at its own σ from measured routing, compared at the same GPUs and tokens per GPU",
-             "the paper takes one σ for both; measured routing gives each design its own (AFD's few FFN GPUs hold "
+             f"each design at its own σ from {routing}, compared at the same GPUs and tokens per GPU",
+             f"the paper takes one σ for both; {routing} gives each design its own (AFD's few FFN GPUs hold "
              "many expert slots each), AFD's α moves in whole attention nodes, and DP imbalance is not in the data",
              "sigma_from_routing", True),
         _row("Fixed gap per step t_g (Eq. 1)", f"{paper_gap_s * 1e3:g} ms",
