@@ -227,26 +227,37 @@ def mixture(log_r: np.ndarray, weights: np.ndarray, sd: float) -> tuple[float, t
     return 1.0 - cdf(0.0), (quantile(0.1), quantile(0.9)), quantile(0.5)
 
 
-def verdict(model: Model, hardware: Hardware, budget: Budget, context, precision: Precision = Precision(),
-            assumptions: Assumptions = Assumptions(), attn_hardware: Hardware | None = None,
-            validated_only: bool = False, tornado: bool = True, ep_hardware: Hardware | None = None) -> Verdict:
-    """P(AFD better), the ratio's interval and (``tornado``) the tornado rows for one pair, the
-    searches re-run at every quadrature setting of the shared assumptions (module docstring).
-    ``ep_hardware``: EP's device where it differs from AFD's pools' (a what-if)."""
+def quadrature(model: Model, hardware: Hardware, budget: Budget, context, precision: Precision = Precision(),
+               assumptions: Assumptions = Assumptions(), attn_hardware: Hardware | None = None,
+               validated_only: bool = False, ep_hardware: Hardware | None = None, cells: tuple = ()):
+    """The shared assumptions' quadrature settings (module docstring): (per gap node, the AFD / EP
+    ratios of the compute x network grid, shape ``cells`` + (compute x network,); the settings'
+    weights, gap-major; the composition factors' combined log spread S). ``cells``: leading axes
+    the device's fields already carry (e.g. a sweep of its network), searched as cells too."""
     u = {x.name: x for x in uncertainties()}
     comp, net, gap = (u[n] for n in SHARED)
-    c = np.array([v for v, _ in comp.nodes()])[:, None] * np.ones(len(net.nodes()))
-    n = np.ones(len(comp.nodes()))[:, None] * np.array([v for v, _ in net.nodes()])
+    lead = (1,) * len(cells)
+    c = np.array([v for v, _ in comp.nodes()]).reshape(lead + (-1, 1)) * np.ones(cells + (1, len(net.nodes())))
+    n = np.array([v for v, _ in net.nodes()]).reshape(lead + (1, -1)) * np.ones(cells + (len(comp.nodes()), 1))
     w_cn = np.outer([w for _, w in comp.nodes()], [w for _, w in net.nodes()])
     ratios, weights = [], []
     for share, w_g in gap.nodes():
         b = replace(budget, t_gap_s=budget.t_gap_s * share)
         ratios.append(setting_ratios(model, hardware, attn_hardware, b, context, precision, assumptions, c, n,
-                              validated_only, ep_hardware).ravel())
+                                     validated_only, ep_hardware).reshape(cells + (-1,)))
         weights.append((w_cn * w_g).ravel())
-    log_r = np.log(np.concatenate(ratios))
-    sd = float(np.hypot(u[NAMES[3]].scale, u[NAMES[4]].scale))
-    p, interval, median = mixture(log_r, np.concatenate(weights), sd)
+    return ratios, np.concatenate(weights), float(np.hypot(u[NAMES[3]].scale, u[NAMES[4]].scale))
+
+
+def verdict(model: Model, hardware: Hardware, budget: Budget, context, precision: Precision = Precision(),
+            assumptions: Assumptions = Assumptions(), attn_hardware: Hardware | None = None,
+            validated_only: bool = False, tornado: bool = True, ep_hardware: Hardware | None = None) -> Verdict:
+    """P(AFD better), the ratio's interval and (``tornado``) the tornado rows for one pair, the
+    searches re-run at every quadrature setting of the shared assumptions (:func:`quadrature`).
+    ``ep_hardware``: EP's device where it differs from AFD's pools' (a what-if)."""
+    ratios, weights, sd = quadrature(model, hardware, budget, context, precision, assumptions, attn_hardware,
+                                     validated_only, ep_hardware)
+    p, interval, median = mixture(np.log(np.concatenate(ratios)), weights, sd)
     rows = _tornado(model, hardware, attn_hardware, budget, context, precision, assumptions, validated_only,
                     ratios, ep_hardware) if tornado else ()
     return Verdict(p, interval, median, rows)

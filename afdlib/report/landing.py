@@ -23,7 +23,7 @@ import numpy as np
 from afdlib.decode.advise import FLIP_FACTORS, break_even_scale_out
 from afdlib.decode.step import Assumptions
 from afdlib.decode.sweetspot import with_network
-from afdlib.decode.uncertainty import DECIDED, NAMES, SHARED, mixture, setting_ratios, uncertainties
+from afdlib.decode.uncertainty import DECIDED, mixture, quadrature
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
 
@@ -133,21 +133,10 @@ def p_afd_over_bandwidth(model: Model, hardware: Hardware, budget: Budget, conte
     """P(AFD better) of :func:`afdlib.decode.uncertainty.verdict` for the device with its network at
     each of ``bandwidths`` (:func:`afdlib.decode.sweetspot.with_network`): the bandwidths x the
     kernel and network quadrature nodes are the cells of one search per gap setting."""
-    from dataclasses import replace
-    u = {x.name: x for x in uncertainties()}
-    comp, net, gap = (u[n] for n in SHARED)
     bw = np.asarray(bandwidths, dtype=float)
-    hw = with_network(hardware, bw[:, None, None])
-    c = np.array([v for v, _ in comp.nodes()])[None, :, None] * np.ones((bw.size, 1, len(net.nodes())))
-    n = np.array([v for v, _ in net.nodes()])[None, None, :] * np.ones((bw.size, len(comp.nodes()), 1))
-    w_cn = np.outer([w for _, w in comp.nodes()], [w for _, w in net.nodes()])
-    ratios, weights = [], []
-    for share, w_g in gap.nodes():
-        b = replace(budget, t_gap_s=budget.t_gap_s * share)
-        ratios.append(setting_ratios(model, hw, None, b, context, precision, assumptions, c, n, False).reshape(bw.size, -1))
-        weights.append((w_cn * w_g).ravel())
-    log_r, w = np.log(np.concatenate(ratios, axis=1)), np.concatenate(weights)
-    sd = float(np.hypot(u[NAMES[3]].scale, u[NAMES[4]].scale))
+    ratios, w, sd = quadrature(model, with_network(hardware, bw[:, None, None]), budget, context, precision,
+                               assumptions, cells=bw.shape)
+    log_r = np.log(np.concatenate(ratios, axis=1))
     return np.array([mixture(row, w, sd)[0] for row in log_r])
 
 
