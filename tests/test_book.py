@@ -106,6 +106,18 @@ def test_a_table_without_its_own_id_fails_its_notebook(tmp_path, capsys):
 
 # --- afd book: fresh build directory, publish on success only, lock, user errors -------------------
 
+def _stand_in_render(state: dict, path_output, kept: bool):
+    """jupyter-book's stand-in: writes a numbered index.html into ``path_output/_build/html`` (which
+    must not exist unless ``kept``), then fails as ``state["render"]`` says (False, or "disk full")."""
+    html = path_output / "_build" / "html"
+    html.mkdir(parents=True, exist_ok=kept)
+    state["version"] += 1
+    (html / "index.html").write_text(f"book {state['version']}")
+    if state["render"] == "disk full":
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(html / "fig.svg"))
+    return state["render"]
+
+
 @pytest.fixture
 def fake_book(tmp_path, monkeypatch):
     """afd book on a fake clone: two notebooks; execution and jupyter-book replaced by stand-ins whose
@@ -130,13 +142,7 @@ def fake_book(tmp_path, monkeypatch):
         return state["execute"]
 
     def render(path_output):
-        html = path_output / "_build" / "html"
-        html.mkdir(parents=True, exist_ok=True)   # Sphinx's work folder is kept between builds
-        state["version"] += 1
-        (html / "index.html").write_text(f"book {state['version']}")
-        if state["render"] == "disk full":
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(html / "fig.svg"))
-        return state["render"]
+        return _stand_in_render(state, path_output, kept=True)   # Sphinx's work folder is kept between builds
 
     monkeypatch.setattr(book, "execute_notebooks", execute)
     monkeypatch.setattr(book, "render_html", render)
@@ -378,13 +384,7 @@ def fake_custom_book(monkeypatch):
         return state["execute"]
 
     def render(path_output, source):
-        html = path_output / "_build" / "html"
-        html.mkdir(parents=True)
-        state["version"] += 1
-        (html / "index.html").write_text(f"book {state['version']}")
-        if state["render"] == "disk full":
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(html / "fig.svg"))
-        return state["render"]
+        return _stand_in_render(state, path_output, kept=False)
 
     monkeypatch.setattr(book, "execute_notebooks", execute)
     monkeypatch.setattr(book, "render_html", render)
