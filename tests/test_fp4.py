@@ -150,8 +150,8 @@ def _config(tmp_path, quant):
 
 @pytest.mark.parametrize("quant, declared", [
     (MODELOPT, "nvfp4"), (COMPRESSED, "nvfp4"), (COMPRESSED_GROUP_ONLY, "nvfp4"),
-    ({"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [128, 128]}, None),   # DeepSeek-V3's own
-    ({"quant_method": "mxfp4"}, None), (None, None)])
+    ({"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [128, 128]}, "fp8"),   # DeepSeek-V3's own
+    ({"quant_method": "mxfp4"}, "mxfp4"), (None, None)])
 def test_config_reader_takes_nvfp4_from_quantization_config(tmp_path, quant, declared):
     m = model_from_hf_config(_config(tmp_path, quant))
     assert m.weights_dtype == declared

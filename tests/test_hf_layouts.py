@@ -8,7 +8,9 @@ from afdlib.errors import AfdError
 from afdlib.inputs.hf_config import model_from_hf_config
 
 BASE = {"hidden_size": 64, "n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 32,
-        "intermediate_size": 128}
+        "intermediate_size": 128, "num_attention_heads": 4,
+        # the Mamba-2 blocks' shape (read where a layout has Mamba blocks)
+        "mamba_num_heads": 4, "mamba_head_dim": 16, "ssm_state_size": 16, "n_groups": 1}
 
 # M Mamba, E MoE, * attention, - MLP:   M E M * E M E - M E M * E - M E   (16 layers)
 # E at 1, 4, 6, 9, 12, 15 -> 6 MoE;  - at 7, 13 -> 2 dense;  M x 6 and * x 2 have no FFN
@@ -155,8 +157,12 @@ def test_consistent_fields_together_are_accepted(tmp_path):
 
 def test_layer_types_stay_attention_only(tmp_path):
     m = _read(tmp_path, num_hidden_layers=4, num_attention_heads=4, sliding_window=8,
-              layer_types=["sliding_attention", "full_attention", "linear_attention", "full_attention"])
-    assert _layers(m) == (4, 4, 0) and (m.attention.local_window, m.attention.local_layers) == (8, 1)
+              layer_types=["sliding_attention", "full_attention", "sliding_attention", "full_attention"])
+    assert _layers(m) == (4, 4, 0) and (m.attention.local_window, m.attention.local_layers) == (8, 2)
+    # linear attention needs its heads, and beside it only full attention is handled
+    _refused(tmp_path, "linear_num_value_heads", num_hidden_layers=2, layer_types=["linear_attention", "full_attention"])
+    _refused(tmp_path, "layer_types", num_hidden_layers=2, linear_num_value_heads=2, linear_num_key_heads=2,
+             linear_value_head_dim=8, linear_key_head_dim=8, layer_types=["linear_attention", "sliding_attention"])
     # with the MTP layer at its end (Step-3.7 writes them so): the MTP entry is not counted
     m = _read(tmp_path, num_hidden_layers=2, num_attention_heads=4, sliding_window=8, num_nextn_predict_layers=1,
               layer_types=["sliding_attention", "full_attention", "sliding_attention"])

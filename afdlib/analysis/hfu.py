@@ -69,13 +69,13 @@ def ffn_rank_work(n_ffn: ArrayLike, model: Model, hardware: Hardware, t_b: Array
     ``bandwidth``: BW_eff (:func:`afdlib.analysis.intensity.effective_bandwidth`) where the caller has it.
     """
     n = np.asarray(n_ffn, dtype=float)
-    k, h = model.experts_per_token, model.hidden_size
+    k, h = model.experts_per_token, model.routed_width
     if bandwidth is None:
         bandwidth = effective_bandwidth(n, k, hardware.scale_out_bytes_per_s, hardware.scale_up_bytes_per_s)
     tokens = tokens_deliverable(bandwidth, t_b, h, precision)
     wire = tokens * token_wire_bytes(1, h, precision)
     fan = forwarding_fan(n, k)
-    work = Work(flops_fp8=grouped_gemm_flops(tokens, h, model.moe_intermediate_size),
+    work = Work(flops_fp8=grouped_gemm_flops(tokens, h, model.moe_intermediate_size, model.ffn_matrices),
                 scale_up_bytes=wire, scale_out_bytes=wire / fan)
     return tokens, work
 
@@ -100,10 +100,10 @@ def hfu_bound(n_ffn: ArrayLike, model: Model, hardware: Hardware, budget: Budget
     ``weight_read_s`` (one layer), ``t_b``.
     """
     n = np.asarray(n_ffn, dtype=float)
-    h, m_size = model.hidden_size, model.moe_intermediate_size
+    h, m_size = model.routed_width, model.moe_intermediate_size
     t_b = stage_budget(budget.slo_s, model.num_layers, budget.l_accept, budget.t_gap_s, budget.micro_batches)
     g = local_experts(model.routed_experts, n, hardware.gpus_per_node)
-    per_gpu = g * expert_weight_bytes(1, h, m_size, precision)       # one layer's, for now (G whole: exact)
+    per_gpu = g * expert_weight_bytes(1, h, m_size, precision, model.ffn_matrices)       # one layer's, for now (G whole: exact)
     read_s = per_gpu / np.asarray(hardware.hbm_bytes_per_s, dtype=float)
     per_gpu = np.multiply(per_gpu, np.asarray(model.moe_layers, dtype=float),
                           out=per_gpu if per_gpu.shape == np.broadcast_shapes(per_gpu.shape, np.shape(model.moe_layers))
@@ -164,7 +164,8 @@ def min_slo_for_weight_read(model: Model, hardware: Hardware, n_ffn: ArrayLike, 
     (Eq. 1 solved for the SLO: (t_g + N_layers N_BO read) / L_accept); the HBM-time rule of
     :func:`hfu_bound` holds from there on (capacity does not depend on the SLO)."""
     g = local_experts(model.routed_experts, np.asarray(n_ffn, dtype=float), hardware.gpus_per_node)
-    read = expert_weight_bytes(g, model.hidden_size, model.moe_intermediate_size, precision) / hardware.hbm_bytes_per_s
+    read = (expert_weight_bytes(g, model.routed_width, model.moe_intermediate_size, precision, model.ffn_matrices)
+            / hardware.hbm_bytes_per_s)
     return (budget.t_gap_s + model.num_layers * budget.micro_batches * read) / budget.l_accept
 
 

@@ -50,7 +50,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from afdlib.evaluator.alltoall import DESTINATION_RULES, afd_transfer_work, ep_all_to_all_work
-from afdlib.evaluator.attention import attention_kernels, attention_weight_bytes, attention_work, kv_cache_bytes
+from afdlib.evaluator.attention import attention_kernels, attention_work, kv_cache_bytes, mixer_weight_bytes
 from afdlib.routing.balance import uniform_balancedness
 from afdlib.evaluator.dense import (KERNELS_FFN, KERNELS_HEAD, dense_ffn_work, dense_intermediate_size, ffn_params,
                                     lm_head_work, router_work, shared_experts_work)
@@ -174,17 +174,19 @@ def _time(works, hw, a: Assumptions, kernels: float = 0.0):
 def _weights_dense_side(model: Model, precision: Precision) -> float:
     """Bytes every attention (EP: every) GPU holds besides the routed experts and the KV cache."""
     h = model.hidden_size
-    attn = model.num_layers * attention_weight_bytes(model, precision)
-    dense = ffn_params(h, dense_intermediate_size(model), model.dense_layers) * precision.bytes("weights")
+    attn = mixer_weight_bytes(model, precision)
+    dense = ffn_params(h, dense_intermediate_size(model), model.dense_layers, model.ffn_matrices) * precision.bytes("weights")
     embed = model.vocab_size * h * (2.0 + precision.bytes("lm_head"))  # BF16 embedding + LM head
     return attn + dense + embed
 
 
 def _weights_ffn_side(model: Model, precision: Precision, local: ArrayLike) -> np.ndarray:
     """Bytes of the MoE layers' experts on one GPU: ``local`` routed experts and the shared ones."""
-    return model.moe_layers * (expert_weight_bytes(local, model.hidden_size, model.moe_intermediate_size, precision)
+    mats = model.ffn_matrices
+    return model.moe_layers * (expert_weight_bytes(local, model.routed_width, model.moe_intermediate_size, precision,
+                                                   mats)
                                + expert_weight_bytes(model.shared_experts, model.hidden_size, model.shared_size,
-                                                     precision))
+                                                     precision, mats))
 
 
 def _spare_slots(local, ranks, experts):

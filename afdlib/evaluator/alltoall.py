@@ -91,7 +91,7 @@ def ep_all_to_all_work(model, precision, hardware, tokens: ArrayLike, ep_size: A
         raise AfdError(f"unknown all-to-all mode '{mode}'; valid: {', '.join(EP_MODES)}")
     t = np.asarray(tokens, dtype=float)
     r = np.asarray(ep_size, dtype=float)
-    k, h = model.experts_per_token, model.hidden_size
+    k, h = model.experts_per_token, model.routed_width
     per_copy = token_wire_bytes(1, h, precision)
     domain = np.minimum(r, hardware.scale_up_domain)
     inside = r <= hardware.scale_up_domain
@@ -126,7 +126,7 @@ def afd_transfer_work(model, precision, attn_hardware, ffn_hardware, tokens_per_
     """
     t = np.asarray(tokens_per_attn_gpu, dtype=float)
     na, nf = np.asarray(n_attn, dtype=float), np.asarray(n_ffn, dtype=float)
-    k, h = model.experts_per_token, model.hidden_size
+    k, h = model.experts_per_token, model.routed_width
     g_a, g_f = attn_hardware.gpus_per_node, ffn_hardware.gpus_per_node
     per_copy = token_wire_bytes(1, h, precision)
     share = na * g_a / (nf * g_f)                         # attention GPUs per FFN GPU

@@ -15,6 +15,15 @@ Per layer and GPU, for ``requests`` requests each verifying ``tokens_per_request
 
 Layers with a local window (sliding or chunked attention) see ``min(context, window)`` tokens;
 the result is the average layer. Everything broadcasts over numpy arrays.
+
+**Hybrid models** (a model with ``mixers``: :mod:`afdlib.inputs.layers`): each kind of layer
+costs its own work: its projections (:func:`afdlib.inputs.layers.mixer_params`) and its core
+(attention kinds: the entries they attend to, a window's capped cache, an indexer's scoring; linear
+and Mamba layers: their recurrent update, their state read and written once per step). The
+attention stage before each FFN block (MoE or dense) carries the mixers' total over the model
+divided by the FFN blocks (Nemotron-H has 40 Mamba and 8 attention blocks for 40 MoE blocks); the
+cache per request sums the layers' caches, plus their constant states. Latent MoE: the down and up
+projections to the latent width run here, on the tokens' own GPUs, beside the router.
 """
 from __future__ import annotations
 
@@ -24,6 +33,7 @@ from numpy.typing import ArrayLike
 from afdlib.errors import AfdError
 from afdlib.evaluator.dense import matmul_work
 from afdlib.evaluator.roofline import Work
+from afdlib.inputs import layers
 from afdlib.inputs.specs import Attention, Model, Precision
 
 KERNELS_CORE = 2
@@ -41,17 +51,7 @@ def projection_params(att: Attention, hidden_size: int) -> tuple[int, int]:
     * GQA / MHA: q, k, v and output;
     * MFA: low-rank q (down, up), one shared k and v head, output.
     """
-    h, n, hd = hidden_size, att.num_heads, att.head_dim
-    v = att.v_head_dim or hd
-    if att.family == "mla":
-        nope = hd - att.qk_rope_head_dim
-        q = h * att.q_lora_rank + att.q_lora_rank * n * hd if att.q_lora_rank else h * n * hd
-        kv = h * (att.kv_lora_rank + att.qk_rope_head_dim)
-        absorbed = n * nope * att.kv_lora_rank + n * att.kv_lora_rank * v
-        return q + kv + absorbed + n * v * h, (2 if att.q_lora_rank else 1) + 4
-    q = h * att.q_lora_rank + att.q_lora_rank * n * hd if att.q_lora_rank else h * n * hd
-    kv = h * att.num_kv_heads * (hd + v)
-    return q + kv + n * v * h, (2 if att.q_lora_rank else 1) + 2
+    return layers.attention_params(att, hidden_size)
 
 
 def core_dims(att: Attention) -> tuple[int, int]:
@@ -80,6 +80,8 @@ def require_attention(model: Model) -> Attention:
 def attention_work(model: Model, precision: Precision, requests: ArrayLike, context: ArrayLike,
                    tokens_per_request: ArrayLike = 1) -> tuple[Work, Work]:
     """(projections, core) work of one attention layer on one GPU (see the module docstring)."""
+    if _hybrid(model):
+        return _mixers_work(model, precision, requests, context, tokens_per_request)
     att = require_attention(model)
     req = np.asarray(requests, dtype=float)
     tokens = req * np.asarray(tokens_per_request, dtype=float)
@@ -95,8 +97,13 @@ def attention_work(model: Model, precision: Precision, requests: ArrayLike, cont
     return proj, core
 
 
-def attention_kernels(model: Model) -> int:
-    """Kernels one attention layer launches (projection GEMMs, norm/rope/cache write, core)."""
+def attention_kernels(model: Model) -> float:
+    """Kernels one attention layer launches (projection GEMMs, norm/rope/cache write, core); hybrid
+    models: the mixers' kernels per FFN block (module docstring)."""
+    if _hybrid(model):
+        per_layer = sum(g.layers * (layers.mixer_params(g, model.hidden_size)[1] + KERNELS_AROUND + KERNELS_CORE)
+                        for g in mixers(model) if g.kind != "none")
+        return per_layer / ffn_blocks(model) + (2 if model.moe_latent_size else 0)
     return projection_params(require_attention(model), model.hidden_size)[1] + KERNELS_AROUND + KERNELS_CORE
 
 
@@ -105,9 +112,66 @@ def attention_weight_bytes(model: Model, precision: Precision) -> float:
     return projection_params(require_attention(model), model.hidden_size)[0] * precision.bytes("attention")
 
 
+def mixer_weight_bytes(model: Model, precision: Precision) -> float:
+    """Bytes of every layer's token-mixer weights (attention projections; hybrid models: each
+    kind's own, :func:`afdlib.inputs.layers.mixer_params`, and the latent MoE's projections)."""
+    if _hybrid(model):
+        params = sum(g.layers * layers.mixer_params(g, model.hidden_size)[0] for g in mixers(model))
+        return (params + model.moe_layers * latent_params(model)) * precision.bytes("attention")
+    return model.num_layers * attention_weight_bytes(model, precision)
+
+
 def kv_cache_bytes(model: Model, precision: Precision, context: ArrayLike) -> np.ndarray:
     """Bytes of cache one request of ``context`` tokens holds over all layers (local layers keep
-    at most their window)."""
+    at most their window; hybrid models: each kind's cache, plus the constant states)."""
+    if _hybrid(model):
+        c = np.asarray(context, dtype=float)
+        cache = sum(g.layers * layers.cache_elements(g, c) for g in mixers(model)) * precision.bytes("kv_cache")
+        return cache + state_bytes_per_request(model)
     att = require_attention(model)
     ctx = effective_context(att, model.num_layers, context)
     return att.kv_elements_per_token * model.num_layers * precision.bytes("kv_cache") * ctx
+
+
+def state_bytes_per_request(model: Model) -> float:
+    """Bytes of constant recurrent and convolution state one request holds over all layers."""
+    return float(sum(g.layers * layers.state_bytes(g) for g in mixers(model)))
+
+
+def mixers(model: Model) -> tuple:
+    """The model's layers by mixer: its ``mixers``, else those of its one attention."""
+    return model.mixers or layers.legacy_mixers(model.attention, model.num_layers)
+
+
+def _hybrid(model: Model) -> bool:
+    """Whether the model takes the per-kind path (hybrid mixers or a latent MoE); the others keep
+    the one-attention formulas above (the same numbers for the same layers)."""
+    return bool(model.mixers) or bool(model.moe_latent_size)
+
+
+def ffn_blocks(model: Model) -> int:
+    """FFN blocks (MoE and dense) of the model: the attention stages a step charges."""
+    return max(model.moe_layers + model.dense_layers, 1)
+
+
+def latent_params(model: Model) -> int:
+    """Weights of one MoE layer's latent projections (H x latent down and up; 0 without)."""
+    return 2 * model.hidden_size * model.moe_latent_size
+
+
+def _mixers_work(model: Model, precision: Precision, requests, context, tokens_per_request) -> tuple[Work, Work]:
+    """(projections, core) work of a hybrid model's mixers per FFN block (module docstring)."""
+    req = np.asarray(requests, dtype=float)
+    tokens = req * np.asarray(tokens_per_request, dtype=float)
+    h, blocks = model.hidden_size, ffn_blocks(model)
+    params = sum(g.layers * layers.mixer_params(g, h)[0] for g in mixers(model)) / blocks
+    params += latent_params(model) * model.moe_layers / blocks
+    proj = matmul_work(2.0 * params * tokens, precision.attention, hbm_bytes=params * precision.bytes("attention")
+                       + tokens * h * 2 * precision.bytes("combine"))
+    flops, nbytes = 0.0, 0.0
+    for g in mixers(model):
+        d_qk, d_v = (0, 0) if g.attention is None else layers.core_dims(g)
+        flops = flops + g.layers * layers.core_flops_per_token(g, context, d_qk, d_v)
+        nbytes = nbytes + g.layers * layers.core_bytes(g, context, precision.bytes("kv_cache"))
+    core = Work(flops_bf16=flops / blocks * tokens, hbm_bytes=nbytes / blocks * req)
+    return proj, core

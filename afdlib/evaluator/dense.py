@@ -21,11 +21,13 @@ KERNELS_HEAD = 3
 """Kernels of the output: final norm, LM-head GEMM, sampling."""
 
 
-def ffn_params(hidden_size: ArrayLike, intermediate_size: ArrayLike, count: ArrayLike = 1) -> ArrayLike:
+def ffn_params(hidden_size: ArrayLike, intermediate_size: ArrayLike, count: ArrayLike = 1,
+               matrices: int = 3) -> ArrayLike:
     """Parameters of ``count`` SwiGLU FFNs (dense layers', shared or routed experts): count * 3 H I
-    (gate and up projections H x I each, down projection I x H)."""
+    (gate and up projections H x I each, down projection I x H); ``matrices`` 2 for an FFN without
+    a gate (relu2: up and down, the model's ``ffn_matrices``)."""
     # left to right from the count: a fractional count (expected active experts) rounds as it always has
-    return count * 3 * hidden_size * intermediate_size
+    return count * matrices * hidden_size * intermediate_size
 
 
 def matmul_work(flops: ArrayLike, dtype: str, **rest) -> Work:
@@ -51,12 +53,13 @@ def dense_intermediate_size(model: Model) -> int:
 
 def dense_ffn_work(model: Model, precision: Precision, tokens: ArrayLike) -> Work:
     """One dense layer's FFN for ``tokens`` tokens (weights replicated on the GPU)."""
-    return gemm_work(ffn_params(model.hidden_size, dense_intermediate_size(model)), tokens, precision.weights)
+    return gemm_work(ffn_params(model.hidden_size, dense_intermediate_size(model), 1, model.ffn_matrices), tokens,
+                     precision.weights)
 
 
 def shared_experts_work(model: Model, precision: Precision, tokens: ArrayLike) -> Work:
     """One MoE layer's shared experts for ``tokens`` tokens (zero work for a model without)."""
-    params = ffn_params(model.hidden_size, model.shared_size, model.shared_experts)
+    params = ffn_params(model.hidden_size, model.shared_size, model.shared_experts, model.ffn_matrices)
     return gemm_work(params, tokens, precision.weights)
 
 

@@ -24,24 +24,28 @@ from afdlib.inputs.specs import Precision
 from afdlib.routing.popularity import zipf_popularity
 
 
-def grouped_gemm_flops(tokens: ArrayLike, hidden_size: ArrayLike, moe_intermediate_size: ArrayLike) -> np.ndarray:
+def grouped_gemm_flops(tokens: ArrayLike, hidden_size: ArrayLike, moe_intermediate_size: ArrayLike,
+                       matrices: int = 3) -> np.ndarray:
     """FLOPs of the two grouped GEMMs for ``tokens`` token-expert pairs: 6 * B * H * M (2 FLOPs per
-    token and parameter, :func:`afdlib.evaluator.dense.ffn_params`)."""
+    token and parameter, :func:`afdlib.evaluator.dense.ffn_params`; 4 B H M for two-matrix experts)."""
     # the constant factor first: on grids H and M are small arrays, the tokens the large one
-    return np.asarray(tokens, dtype=float) * (2.0 * ffn_params(np.asarray(hidden_size), np.asarray(moe_intermediate_size)))
+    return np.asarray(tokens, dtype=float) * (2.0 * ffn_params(np.asarray(hidden_size), np.asarray(moe_intermediate_size),
+                                                               1, matrices))
 
 
 def expert_weight_bytes(n_experts: ArrayLike, hidden_size: ArrayLike, moe_intermediate_size: ArrayLike,
-                        precision: Precision = Precision()) -> np.ndarray:
+                        precision: Precision = Precision(), matrices: int = 3) -> np.ndarray:
     """Bytes of the weights of ``n_experts`` experts of one layer: n * 3 H M * b_w.
 
     Each expert is a SwiGLU FFN of 3 H M parameters (:func:`afdlib.evaluator.dense.ffn_params`)
     stored at b_w = ``precision.bytes("weights")`` bytes each (1 at the paper's FP8: one DeepSeek-V3
     expert, H = 7168, M = 2048, holds 44,040,192 bytes). ``n_experts`` may be fractional (the
     expected active experts) and any argument an array; pass ``shared_size`` as M for shared experts.
-    Where the count is a large grid, pass 1 and multiply: one pass over the grid.
+    Where the count is a large grid, pass 1 and multiply: one pass over the grid. ``matrices``: 2
+    for two-matrix (relu2) experts.
     """
-    return ffn_params(hidden_size, moe_intermediate_size, np.asarray(n_experts, dtype=float)) * precision.bytes("weights")
+    return (ffn_params(hidden_size, moe_intermediate_size, np.asarray(n_experts, dtype=float), matrices)
+            * precision.bytes("weights"))
 
 
 def ridge_tokens_per_expert(peak_flops: ArrayLike, hbm_bandwidth: ArrayLike,
@@ -135,9 +139,10 @@ def routed_experts_work(model, precision, pairs: ArrayLike, local_experts: Array
     """Work of one GPU's routed experts in one MoE layer at decode: ``pairs`` token-expert pairs
     over ``local_experts`` experts (6 pairs H M FLOPs; the weights of the active experts; the
     activations in and out at the wire's data types). ``active``: how many experts the pairs reach
-    (:func:`active_experts`, a router's; :func:`balanced_active_experts`, pairs dealt in turn)."""
+    (:func:`active_experts`, a router's; :func:`balanced_active_experts`, pairs dealt in turn). A
+    latent MoE's experts work in its latent width (``model.routed_width``), with its matrix count."""
     p = np.asarray(pairs, dtype=float)
-    h, m = model.hidden_size, model.moe_intermediate_size
-    return matmul_work(grouped_gemm_flops(p, h, m), precision.weights,
-                       hbm_bytes=expert_weight_bytes(active(p, local_experts), h, m, precision)
+    h, m, mats = model.routed_width, model.moe_intermediate_size, model.ffn_matrices
+    return matmul_work(grouped_gemm_flops(p, h, m, mats), precision.weights,
+                       hbm_bytes=expert_weight_bytes(active(p, local_experts), h, m, precision, mats)
                        + token_wire_bytes(p, h, precision))

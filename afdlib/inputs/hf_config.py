@@ -22,8 +22,9 @@ length or an entry not understood is refused with both fields named, never guess
 are dense, except the Mamba and attention blocks of a Nemotron-H layout, which have no FFN.
 Per-layer lists may carry the MTP layers at their end (``num_nextn_predict_layers``, as Step-3.7's).
 
-A ``quantization_config`` that declares NVFP4 weights gives a model whose ``weights_dtype`` is
-``nvfp4`` (:func:`_declared_weights`).
+The token mixers (hybrid attention, linear attention, Mamba-2, compressed attention), the latent
+MoE, the FFNs' matrix count, the declared weight format (``quantization_config``: NVFP4, MXFP4,
+FP8) and the model's name are read by :mod:`afdlib.inputs.hf_mixers`.
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ from typing import Any
 
 from afdlib.inputs.specs import Attention, Model, check_model
 from afdlib.errors import AfdError
-from afdlib.inputs import checks
+from afdlib.inputs import checks, hf_mixers
 from afdlib.inputs.files import read_json
 
 # quantity -> candidate keys, in order (dotted = nested)
@@ -42,7 +43,7 @@ _KEYS = {
     "routed_experts": ("n_routed_experts", "num_experts", "num_local_experts", "moe_num_experts",
                        "ffn_config.moe_num_experts"),
     "experts_per_token": ("num_experts_per_tok", "moe_k", "experts_per_token", "moe_top_k",
-                          "ffn_config.moe_top_k"),
+                          "ffn_config.moe_top_k", "num_experts_per_token", "top_k_experts"),
     "moe_intermediate_size": ("moe_intermediate_size", "ffn_config.ffn_hidden_size",
                               "intermediate_size"),
 }
@@ -245,6 +246,8 @@ def _shared_experts(cfg: dict, path: Path) -> int:
     n = _int(cfg, ("n_shared_experts", "num_shared_experts", "moe_num_shared_experts"), path)
     if n is not None:
         return n
+    if cfg.get("enable_moe_block") and cfg.get("intermediate_size"):  # Gemma-4: a dense MLP beside the experts
+        return 1
     if cfg.get("shared_expert_intermediate_size"):
         return 1
     if cfg.get("intermediate_size_mlp") and cfg.get("num_local_experts"):  # Llama 4 shared expert
@@ -295,34 +298,6 @@ def _attention(cfg: dict, hidden: int, num_layers: int, path: Path) -> Attention
                      v_head_dim=_int(cfg, ("v_head_dim",), path) or 0, local_window=window, local_layers=local)
 
 
-def _declared_weights(cfg: dict, path: Path) -> str | None:
-    """``nvfp4`` where ``quantization_config`` declares NVFP4 weights, else None (the default applies).
-
-    Two spellings: NVIDIA Model Optimizer's (``quant_method: modelopt``, ``quant_algo: NVFP4``) and
-    compressed-tensors' (``format: nvfp4-pack-quantized``, at the top or in a ``config_groups``
-    group, or a group whose weights are 4-bit floats in groups of 16). Other schemes (FP8 block
-    scales, MXFP4, integer 4-bit) declare nothing the library models differently from its default.
-    """
-    q = cfg.get("quantization_config")
-    if q is None:
-        return None
-    if not isinstance(q, dict):
-        raise AfdError(f"{path}: field 'quantization_config' must be an object, got {q!r}")
-    if str(q.get("quant_algo", "")).upper() == "NVFP4":
-        return "nvfp4"
-    groups = q.get("config_groups")
-    groups = list(groups.values()) if isinstance(groups, dict) else []
-    for block in [q, *groups]:
-        if not isinstance(block, dict):
-            continue
-        if str(block.get("format", "")).lower() == "nvfp4-pack-quantized":
-            return "nvfp4"
-        w = block.get("weights")
-        if isinstance(w, dict) and w.get("num_bits") == 4 and w.get("type") == "float" and w.get("group_size") == 16:
-            return "nvfp4"
-    return None
-
-
 def model_from_hf_config(path: str | Path, slug: str | None = None) -> Model:
     """A :class:`Model` from a Hugging Face ``config.json`` file."""
     path = Path(path)
@@ -334,26 +309,41 @@ def model_from_hf_config(path: str | Path, slug: str | None = None) -> Model:
         cfg = {**raw, **raw["text_config"]}
     values = {q: _first(cfg, q, path) for q in _KEYS if q != "num_layers"}
     values["num_layers"], moe, dense = _layout(cfg, path)
+    shared = _shared_experts(cfg, path)
     extra = {
         "vocab_size": _int(cfg, ("vocab_size",), path),
-        "mtp_layers": _int(cfg, ("num_nextn_predict_layers",), path),
-        "shared_expert_intermediate_size": _int(cfg, ("shared_expert_intermediate_size",), path),
+        "mtp_layers": _int(cfg, ("num_nextn_predict_layers", "mtp_num_hidden_layers"), path),
+        "shared_expert_intermediate_size": _int(cfg, ("shared_expert_intermediate_size",
+                                                      "moe_shared_expert_intermediate_size"), path),
         # the dense layers' FFN (Llama 4 names it intermediate_size_mlp; its intermediate_size is the expert's)
         "dense_intermediate_size": _int(cfg, ("intermediate_size_mlp", "intermediate_size"), path) if dense else None,
     }
+    if cfg.get("enable_moe_block") and shared == 1 and extra["shared_expert_intermediate_size"] is None:
+        extra["shared_expert_intermediate_size"] = _int(cfg, ("intermediate_size",), path)
     extra = {k: v for k, v in extra.items() if v is not None}
     if "vocab_size" in extra:
         checks.integer(extra["vocab_size"], "field 'vocab_size'", str(path), lo=1)
-    attention = _attention(cfg, values["hidden_size"], values["num_layers"], path)
+    n, h = values["num_layers"], values["hidden_size"]
+    attention = _attention(cfg, h, n, path)
+    blocks = _blocks(cfg, path)
+    mtp = max(extra.get("mtp_layers", 0), 0)
+    mixers, attention = hf_mixers.mixers(cfg, path, n, mtp, h, attention, blocks)
     fields = [*values, "moe_layers", "dense_layers", *extra] + (["attention"] if attention else [])
     sources = {k: str(path) for k in fields}
-    weights = _declared_weights(raw, path)
+    if mixers:
+        sources["mixers"] = str(path)
+    latent, mats = hf_mixers.latent_size(cfg, path), hf_mixers.ffn_matrices(cfg, path)
+    weights, where = hf_mixers.declared_weights(raw, path) or hf_mixers.declared_weights(cfg, path), path
+    if weights is None and "quantization_config" not in cfg and hf_mixers.sibling_quantization(path):
+        where = path.with_name(path.name.replace("config.json", "hf_quant_config.json"))
+        weights = hf_mixers.declared_weights({"quantization_config": hf_mixers.sibling_quantization(path)}, path)
     if weights:
-        sources["weights_dtype"] = f"{path} (quantization_config)"
-    name = checks.label(slug or cfg.get("_name_or_path") or path.parent.name or path.stem, "field '_name_or_path'",
-                        str(path))
-    m = Model(slug=name.lower().replace("/", "--"), name=name, dense_layers=dense,
-              moe_layers=moe, shared_experts=_shared_experts(cfg, path),
-              attention=attention, weights_dtype=weights, profile="reference", sources=sources, **values, **extra)
+        sources["weights_dtype"] = f"{where} (quantization_config)"
+    sizes = f"L{n} H{h} E{values['routed_experts']} K{values['experts_per_token']}"
+    name = hf_mixers.label(slug or hf_mixers.config_name(cfg, path, sizes), path)
+    m = Model(slug=name.lower().replace("/", "--").replace(" ", "-"), name=name, dense_layers=dense,
+              moe_layers=moe, shared_experts=shared, attention=attention, weights_dtype=weights, mixers=mixers,
+              moe_latent_size=latent, ffn_matrices=mats, tied_embeddings=bool(cfg.get("tie_word_embeddings")),
+              profile="reference", sources=sources, **values, **extra)
     check_model(m)
     return m

@@ -27,7 +27,11 @@ NVFP4_BYTES = 0.5 + 1.0 / 16
 4.5 bits = 0.5625 bytes (shared/reference/kernels.md section 4); the one FP32 scale per tensor is
 negligible."""
 
-DTYPE_BYTES = {"nvfp4": NVFP4_BYTES, "fp4": NVFP4_BYTES, "fp8": 1.0, "int8": 1.0, "bf16": 2.0, "fp16": 2.0,
+MXFP4_BYTES = 0.5 + 1.0 / 32
+"""Bytes per MXFP4 weight (OCP microscaling): a 4-bit (E2M1) value plus one 8-bit (E8M0) scale per
+block of 32 values, 4.25 bits (gpt-oss, DeepSeek-V4's and Kimi-K3's experts)."""
+
+DTYPE_BYTES = {"nvfp4": NVFP4_BYTES, "fp4": NVFP4_BYTES, "mxfp4": MXFP4_BYTES, "fp8": 1.0, "int8": 1.0, "bf16": 2.0, "fp16": 2.0,
                "fp32": 4.0}
 """Bytes per element of each data type name used in the catalogues and :class:`Precision`. ``fp4``
 means NVFP4, scales included: the one 4-bit weight format the library models (FP4 weights are never
@@ -50,10 +54,10 @@ def dtype_bytes(name: str) -> float:
 
 def matmul_tier(dtype: str) -> str:
     """The tensor-core rate (:data:`MATMUL_TIERS`) a GEMM whose operands are ``dtype`` runs at:
-    ``fp4`` for NVFP4 (W4A4: the kernel quantizes the activations to NVFP4 as well, as the
+    ``fp4`` for NVFP4 and MXFP4 (W4A4: the kernel quantizes the activations to FP4 as well, as the
     Blackwell FP4 GEMM and grouped-GEMM kernels do), ``fp8`` for 1-byte types, else ``bf16``."""
     b = dtype_bytes(dtype)
-    return "fp4" if str(dtype).lower() in FP4_DTYPES else "fp8" if b <= 1 else "bf16"
+    return "fp4" if str(dtype).lower() in FP4_DTYPES + ("mxfp4",) else "fp8" if b <= 1 else "bf16"
 
 
 @dataclass(frozen=True)
@@ -190,6 +194,13 @@ class Model:
     config's ``quantization_config`` says NVFP4), None where it declares none we model; the command
     takes it as ``--weights`` when that is not given (the library's functions take a
     :class:`Precision` and never read it).
+    ``mixers``: the layers by token mixer (:class:`afdlib.inputs.layers.Mixer`, one per kind, their
+    layers summing to ``num_layers``) where the layers are not all of ``attention``'s kind (hybrid
+    models); empty: every layer is ``attention`` (its ``local_layers`` windowed).
+    ``moe_latent_size`` > 0: the routed experts work in that latent width (down and up projections
+    H x latent around them in every MoE layer; the all-to-all carries the latent); ``ffn_matrices``:
+    weight matrices of each FFN, experts and dense (3: gated, SwiGLU; 2: a plain activation such as
+    Nemotron's relu2).
     """
 
     slug: str
@@ -208,6 +219,10 @@ class Model:
     mtp_layers: int = 0
     attention: Attention | None = None
     weights_dtype: str | None = None
+    mixers: tuple = ()               # of afdlib.inputs.layers.Mixer (that module builds on this one)
+    moe_latent_size: int = 0
+    ffn_matrices: int = 3
+    tied_embeddings: bool = False    # the LM head is the input embedding (parameter counts)
     profile: str = "reference"
     hf_id: str = ""
     sources: Mapping[str, str] = field(default_factory=dict)
@@ -223,6 +238,13 @@ class Model:
     def sparsity(self):
         """E / K: routed experts per activated expert."""
         return self.routed_experts / self.experts_per_token
+
+    @property
+    def routed_width(self):
+        """Width the routed experts work in (and the all-to-all carries): the latent, else H."""
+        if isinstance(self.moe_latent_size, np.ndarray):   # stacked models
+            return np.where(self.moe_latent_size > 0, self.moe_latent_size, self.hidden_size)
+        return self.moe_latent_size or self.hidden_size
 
     @property
     def shared_size(self):
@@ -334,7 +356,7 @@ def check_hardware(hw: Hardware) -> None:
 MODEL_INT_FIELDS = ("hidden_size", "moe_intermediate_size", "num_layers", "dense_layers", "moe_layers",
                     "routed_experts", "experts_per_token", "shared_experts")
 MODEL_OPTIONAL_INT_FIELDS = ("shared_expert_intermediate_size", "dense_intermediate_size", "vocab_size",
-                             "mtp_layers")
+                             "mtp_layers", "moe_latent_size")
 ATTENTION_INT_FIELDS = ("num_heads", "num_kv_heads", "head_dim", "v_head_dim", "q_lora_rank", "kv_lora_rank",
                         "qk_rope_head_dim", "local_window", "local_layers")
 
@@ -379,6 +401,10 @@ def check_model(m: Model, layer_sum: bool = True) -> None:
                        f"num_layers ({m.num_layers})")
     if m.attention is not None:
         check_attention(m.attention, where, m.num_layers)
+    checks.integer(m.ffn_matrices, "ffn_matrices", where, lo=2, hi=3)
+    if m.mixers and sum(g.layers for g in m.mixers) != m.num_layers:
+        raise AfdError(f"{where}: the mixers' layers ({sum(g.layers for g in m.mixers)}) must add up to "
+                       f"num_layers ({m.num_layers})")
     if m.weights_dtype is not None:
         try:
             dtype_bytes(m.weights_dtype)
