@@ -298,6 +298,26 @@ def _attention(cfg: dict, hidden: int, num_layers: int, path: Path) -> Attention
                      v_head_dim=_int(cfg, ("v_head_dim",), path) or 0, local_window=window, local_layers=local)
 
 
+class _Recorder(dict):
+    """The config, recording which of its fields the reader looked at (``afd model`` lists them)."""
+
+    def __init__(self, *a):
+        super().__init__(*a)
+        self.read: set[str] = set()
+
+    def get(self, key, default=None):
+        self.read.add(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key):
+        self.read.add(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key):
+        self.read.add(key)
+        return super().__contains__(key)
+
+
 def model_from_hf_config(path: str | Path, slug: str | None = None) -> Model:
     """A :class:`Model` from a Hugging Face ``config.json`` file."""
     path = Path(path)
@@ -307,6 +327,7 @@ def model_from_hf_config(path: str | Path, slug: str | None = None) -> Model:
     cfg = dict(raw)
     if isinstance(raw.get("text_config"), dict):  # multimodal wrappers: the language model
         cfg = {**raw, **raw["text_config"]}
+    cfg = _Recorder(cfg)
     values = {q: _first(cfg, q, path) for q in _KEYS if q != "num_layers"}
     values["num_layers"], moe, dense = _layout(cfg, path)
     shared = _shared_experts(cfg, path)
@@ -341,6 +362,7 @@ def model_from_hf_config(path: str | Path, slug: str | None = None) -> Model:
         sources["weights_dtype"] = f"{where} (quantization_config)"
     sizes = f"L{n} H{h} E{values['routed_experts']} K{values['experts_per_token']}"
     name = hf_mixers.label(slug or hf_mixers.config_name(cfg, path, sizes), path)
+    sources["config_fields"] = ", ".join(sorted(k for k in cfg.read if dict.__contains__(cfg, k)))
     m = Model(slug=name.lower().replace("/", "--").replace(" ", "-"), name=name, dense_layers=dense,
               moe_layers=moe, shared_experts=shared, attention=attention, weights_dtype=weights, mixers=mixers,
               moe_latent_size=latent, ffn_matrices=mats, tied_embeddings=bool(cfg.get("tie_word_embeddings")),
