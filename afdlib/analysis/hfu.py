@@ -153,7 +153,7 @@ def limit_names(codes: ArrayLike) -> np.ndarray:
     """Names (:data:`LIMITS`) of the ``limit`` codes that :func:`hfu_bound` returns."""
     return np.asarray(LIMITS)[np.asarray(codes, dtype=np.intp)]
 _MODEL_FIELDS = ("hidden_size", "moe_intermediate_size", "routed_experts", "experts_per_token", "moe_layers",
-                 "num_layers")
+                 "num_layers", "moe_latent_size", "ffn_matrices")   # the last two: latent MoE, relu2 experts
 _HARDWARE_FIELDS = ("flops", "hbm_bytes_per_s", "hbm_bytes", "scale_out_bytes_per_s", "scale_up_bytes_per_s",
                     "gpus_per_node")
 
