@@ -212,3 +212,19 @@ def test_afd_model_prints_what_it_understood(capsys):
     assert main(["model", "--model", "deepseek-v3"]) == 0
     assert "671.0B total" in capsys.readouterr().out
     assert np.isfinite(doc["total_params"])
+
+
+def test_hybrid_catalogue_entries_read_their_shipped_configs():
+    """data/models_hybrid.yaml: each entry is its published config (data/hf_configs), named by the entry;
+    not (yet) among the models the book and advise --all iterate over."""
+    from afdlib.inputs.catalog import hybrid_model_names, model_names
+    cards = {"qwen3.5-397b-a17b": (397e9, 17e9), "nemotron-3-super": (120e9, 12e9), "mimo-v2-flash": (309e9, 15e9),
+             "deepseek-v4-flash": (284e9, 13e9)}                      # the cards, as in CARDS above
+    assert hybrid_model_names() == sorted(cards) and not set(cards) & set(model_names())
+    for slug, (total, active) in cards.items():
+        m = load_model(slug)
+        doc = summary(m)
+        assert doc["slug"] == slug and m.hf_id and all(m.sources.values())
+        assert doc["total_params"] == pytest.approx(total, rel=0.10)
+        assert doc["active_params"] == pytest.approx(active, rel=0.10)
+    assert load_model("nemotron-3-super").weights_dtype == "fp8"     # its hf_quant_config.json: FP8

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -274,10 +274,41 @@ def _attention(block: Any, where: str) -> Attention | None:
     return Attention(family=str(block["family"]).lower(), **{k: block[k] for k in ATTENTION_INT_FIELDS if k in block})
 
 
+HYBRID_CATALOGUE = "models_hybrid.yaml"
+"""Models whose layers differ by token mixer, each read from its published config.json in
+``data/hf_configs/`` (:func:`hybrid_model_names`); loaded by slug like the others, but not yet in
+:func:`model_names` (the book's chapters and ``advise --all``)."""
+
+
+def hybrid_model_names() -> list[str]:
+    """Slugs of the hybrid-model catalogue (``data/models_hybrid.yaml``)."""
+    path = data_dir() / HYBRID_CATALOGUE
+    return sorted(_section(path, "models")) if path.is_file() else []
+
+
+def _hybrid_entry(slug: str, profile: str) -> Model:
+    """A hybrid catalogue model: its config read as a user's would be, named and sourced by the entry."""
+    path = data_dir() / HYBRID_CATALOGUE
+    entry = _section(path, "models")[slug]
+    where = f"{path}: model '{slug}'"
+    if not isinstance(entry, dict) or not isinstance(entry.get("hf_config"), str):
+        raise AfdError(f"{where}: needs 'hf_config', the file in {data_dir() / 'hf_configs'}")
+    config = data_dir() / "hf_configs" / entry["hf_config"]
+    m = model_from_hf_config(config, slug=slug)
+    source = checks.label(entry.get("source", str(config)), "source", where, limit=NOTES_CHARS)
+    return replace(m, slug=slug, name=checks.label(entry.get("name", slug), "name", where), profile=profile,
+                   hf_id=str(entry.get("hf_id", "")), sources={**{k: source for k in m.sources}, "config": str(config),
+                   **{k: m.sources[k] for k in ("config_fields", "weights_dtype") if k in m.sources}},
+                   notes=checks.label(entry.get("notes", ""), "notes", where, limit=NOTES_CHARS))
+
+
 def load_model(name: str, profile: str = "paper", catalog: Path | None = None) -> Model:
-    """A catalogue model by slug, a Hugging Face ``config.json`` path, or a YAML file."""
+    """A catalogue model by slug (:func:`model_names`, :func:`hybrid_model_names`), a Hugging Face
+    ``config.json`` path, or a YAML file."""
     if _looks_like_path(name) and Path(name).suffix == ".json":
         return model_from_hf_config(Path(name))
+    if catalog is None and name.strip().lower() in hybrid_model_names():
+        return _hybrid_entry(name.strip().lower(), profile)
     slug, entry, origin = _entry(name, catalog, "models", "model", "a config.json or .yaml file")
     return _model_entry(slug, entry, profile, origin)
 

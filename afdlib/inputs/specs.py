@@ -128,8 +128,9 @@ class Hardware:
         tier = matmul_tier(dtype)
         if tier == "fp4":
             if self.fp4_flops is None:
-                raise AfdError(f"hardware '{self.slug}' has no FP4 tensor cores (no fp4_tflops): NVFP4 weights "
-                               "(--weights fp4/nvfp4) run W4A4 at an FP4 rate only on Blackwell-class devices; "
+                raise AfdError(f"hardware '{self.slug}' has no FP4 tensor cores (no fp4_tflops): FP4 weights "
+                               "(--weights nvfp4/mxfp4, or declared by the model) run W4A4 at an FP4 rate only on "
+                               "Blackwell-class devices; "
                                "use --weights fp8 (Hopper's weight-only W4A8/W4A16 kernels are not modelled)")
             return self.fp4_flops
         if tier == "fp8":
