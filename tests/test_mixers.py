@@ -228,3 +228,48 @@ def test_hybrid_catalogue_entries_read_their_shipped_configs():
         assert doc["total_params"] == pytest.approx(total, rel=0.10)
         assert doc["active_params"] == pytest.approx(active, rel=0.10)
     assert load_model("nemotron-3-super").weights_dtype == "fp8"     # its hf_quant_config.json: FP8
+
+
+def test_hfu_analysis_counts_the_ffn_blocks_as_stages():
+    """Eq. 1's N_layers for a Nemotron-H layout is its 40 FFN blocks, not its 88 blocks; stacked with
+    catalogue models, each keeps its own latent width and stage count."""
+    from afdlib.analysis.hfu import hfu_bound, hfu_grid, stage_layers
+    from afdlib.inputs.catalog import load_hardware
+    nemotron, v3 = model_from_hf_config(SUPER), load_model("deepseek-v3")
+    assert stage_layers(nemotron) == 40 and stage_layers(v3) == 61
+    hw = load_hardware("gb200")
+    grid = hfu_grid([v3, nemotron], [hw], [1, 2, 4])
+    for i, m in enumerate((v3, nemotron)):
+        alone = hfu_bound(np.array([1.0, 2.0, 4.0]), m, hw)
+        np.testing.assert_allclose(grid["hfu"][0, i], alone["hfu"], rtol=1e-12)
+        np.testing.assert_allclose(grid["t_b"][0, i], np.broadcast_to(alone["t_b"], (3,)), rtol=1e-12)
+
+
+def _published_configs():
+    """Every config.json aiconfigurator ships (where its package is installed: the optional extra), or
+    those in $AFD_HF_CONFIGS."""
+    import importlib.util
+    import os
+    folder = os.environ.get("AFD_HF_CONFIGS")
+    if not folder:
+        spec = importlib.util.find_spec("aiconfigurator_core")
+        if spec is None or not spec.submodule_search_locations:
+            return []
+        folder = Path(list(spec.submodule_search_locations)[0]) / "model_configs"
+    return sorted(p for p in Path(folder).glob("*config.json") if not p.name.endswith("hf_quant_config.json"))
+
+
+@pytest.mark.skipif(not _published_configs(), reason="no published configs here (aiconfigurator not installed)")
+def test_every_published_config_reads_or_is_refused_in_one_line():
+    """Configs this project does not ship: each reads (a MoE model, its parameters finite) or is refused in
+    one line (dense models); none crashes."""
+    read = 0
+    for path in _published_configs():
+        try:
+            doc = summary(model_from_hf_config(path))
+        except AfdError as e:
+            assert "\n" not in str(e)
+            continue
+        read += 1
+        assert 0 < doc["active_params"] < doc["total_params"] and doc["kv_bytes_per_token"] >= 0, path.name
+    assert read > 0

@@ -20,7 +20,7 @@ Every function broadcasts over numpy arrays: a whole grid (devices x models x N_
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -101,7 +101,7 @@ def hfu_bound(n_ffn: ArrayLike, model: Model, hardware: Hardware, budget: Budget
     """
     n = np.asarray(n_ffn, dtype=float)
     h, m_size = model.routed_width, model.moe_intermediate_size
-    t_b = stage_budget(budget.slo_s, model.num_layers, budget.l_accept, budget.t_gap_s, budget.micro_batches)
+    t_b = stage_budget(budget.slo_s, stage_layers(model), budget.l_accept, budget.t_gap_s, budget.micro_batches)
     g = local_experts(model.routed_experts, n, hardware.gpus_per_node)
     per_gpu = g * expert_weight_bytes(1, h, m_size, precision, model.ffn_matrices)       # one layer's, for now (G whole: exact)
     read_s = per_gpu / np.asarray(hardware.hbm_bytes_per_s, dtype=float)
@@ -166,12 +166,20 @@ def min_slo_for_weight_read(model: Model, hardware: Hardware, n_ffn: ArrayLike, 
     g = local_experts(model.routed_experts, np.asarray(n_ffn, dtype=float), hardware.gpus_per_node)
     read = (expert_weight_bytes(g, model.routed_width, model.moe_intermediate_size, precision, model.ffn_matrices)
             / hardware.hbm_bytes_per_s)
-    return (budget.t_gap_s + model.num_layers * budget.micro_batches * read) / budget.l_accept
+    return (budget.t_gap_s + stage_layers(model) * budget.micro_batches * read) / budget.l_accept
+
+
+def stage_layers(model: Model):
+    """N_layers of Eq. 1: the layers whose attention and FFN stages a step runs. A hybrid model's
+    blocks without an FFN (Nemotron-H's Mamba and attention blocks) are not stages of their own: its
+    FFN blocks (MoE and dense) are; every other model's layers."""
+    return model.moe_layers + model.dense_layers if model.mixers else model.num_layers
 
 
 def hfu_grid(models, hardware, n_ffn: ArrayLike, budget: Budget = Budget(), **kw) -> dict[str, np.ndarray]:
     """:func:`hfu_bound` for every (device, model, N_F) at once; arrays of shape (D, M, N)."""
-    m = stack(list(models), 1, 3, _MODEL_FIELDS)
+    m = stack([replace(x, num_layers=stage_layers(x), mixers=()) if x.mixers else x for x in models], 1, 3,
+              _MODEL_FIELDS)
     h = stack(list(hardware), 0, 3, _HARDWARE_FIELDS)
     n = np.asarray(n_ffn, dtype=float)[None, None, :]
     return hfu_bound(n, m, h, budget, **kw)

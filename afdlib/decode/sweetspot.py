@@ -95,8 +95,10 @@ def family(model: Model, axis: str, values) -> list[Model]:
 
 
 def routed_parameters(model: Model) -> tuple[float, float]:
-    """(total, activated) routed-expert parameters: MoE layers x (E, K) x 3 H M."""
-    per = 3.0 * model.moe_layers * model.hidden_size * np.asarray(model.moe_intermediate_size, dtype=float)
+    """(total, activated) routed-expert parameters: MoE layers x (E, K) x 3 H M (a latent MoE: its
+    latent width for H; two-matrix experts: 2)."""
+    per = (float(model.ffn_matrices) * model.moe_layers * model.routed_width
+           * np.asarray(model.moe_intermediate_size, dtype=float))
     return float(per * model.routed_experts), float(per * model.experts_per_token)
 
 
