@@ -27,6 +27,7 @@ MIMO = DATA / "XiaomiMiMo--MiMo-V2-Flash_config.json"
 V4 = DATA / "deepseek-ai--DeepSeek-V4-Flash_config.json"
 GEMMA = DATA / "google--gemma-4-26B-A4B_config.json"
 KIMI = DATA / "moonshotai--Kimi-K3_config.json"
+V32 = DATA / "deepseek-ai--DeepSeek-V3.2_config.json"
 
 # (config, total, active per token) as the model cards state them; the card named with its source.
 CARDS = [
@@ -36,6 +37,7 @@ CARDS = [
     (MIMO, 309e9, 15e9),      # XiaomiMiMo/MiMo-V2-Flash card: 309B total parameters, 15B active
     (V4, 284e9, 13e9),        # deepseek-ai/DeepSeek-V4-Flash card: 284B total, 13B activated
     (GEMMA, 26e9, 4e9),       # google/gemma-4-26B-A4B card: 26B total, 4B active (its name: 26B-A4B)
+    (V32, 671e9, 37e9),       # deepseek-ai/DeepSeek-V3.2 card: 671B total, 37B activated (as V3)
 ]
 # Kimi-K3 is read (below) but has no card number we could cite: not in CARDS (README).
 
@@ -61,6 +63,9 @@ KV_BY_HAND = {
     V4: ((21 * (512 + 128) / 4 + 20 * 512 / 128) * 2, 0),
     # full layers of their own heads, keys = values: 5 x 2 global KV heads x 512 x 2
     GEMMA: (5 * 2 * 512 * 2, 0),
+    # sparse attention (DSA): 61 MLA layers x (512 latent + 64 rope + 128 indexer key) x 2, the indexer's keys
+    # kept for every token though each query attends to 2,048 of them
+    V32: (61 * (512 + 64 + 128) * 2, 0),
     # Kimi Delta Attention + MLA: 24 MLA layers x 576 x 2; 69 KDA layers x (96 x 128 x 128 FP32 + 3 x 96 x 128 x 3 x 2)
     KIMI: (24 * 576 * 2, 69 * (96 * 128 * 128 * 4 + 3 * 96 * 128 * 3 * 2)),
 }
@@ -83,6 +88,10 @@ def test_layers_by_kind_as_the_configs_give_them():
     assert layers[V4]["mixer"] == {"window": 2, "compressed": 41}
     assert layers[GEMMA]["mixer"] == {"window": 25, "attention": 5}
     assert layers[KIMI]["mixer"] == {"linear": 69, "attention": 24}
+    # DSA: the cache read stops growing with the context at the 2,048 selected entries; the indexer's keys do not
+    v32, p = model_from_hf_config(V32), Precision()
+    read = [float(attention_work(v32, p, 1, c)[1].hbm_bytes) for c in (10_000, 20_000)]
+    assert read[1] - read[0] == pytest.approx(10_000 * 128 * 2 * 61 / 61, rel=1e-9)
     # MiMo's window layers keep their own 8 KV heads over 128 tokens: 39 x 8 x 320 x 128 x 2 bytes per request
     assert summary(model_from_hf_config(MIMO))["window_bytes_per_request"] == 39 * 8 * 320 * 128 * 2
 

@@ -14,6 +14,8 @@ mixer (:mod:`afdlib.inputs.layers`), as each family's own code reads it:
 * ``hybrid_layer_pattern`` (MiMo-V2: 1 sliding window with its own ``swa_*`` heads, 0 full);
 * ``layer_types`` with ``sliding_attention`` where the full layers have their own heads (Gemma-4:
   ``num_global_key_value_heads``, ``global_head_dim``, ``attention_k_eq_v``);
+* ``index_topk`` beside MLA (DeepSeek-V3.2, GLM-5: sparse attention, an indexer of ``index_n_heads``
+  heads of ``index_head_dim`` selecting the ``index_topk`` entries each query attends to);
 * ``compress_ratios`` (DeepSeek-V4: per layer, 0 a sliding window alone, r one compressed entry per r
   tokens beside the window; the layers with an indexer, ``index_topk``, ``index_n_heads``,
   ``index_head_dim``, are the ratio-4 ones, as its code builds them; keys and values one 512-wide head;
@@ -166,6 +168,10 @@ def mixers(cfg: dict, path: Path, n: int, mtp: int, hidden: int, att: Attention 
         return _compressed(cfg, path, n, mtp, att)
     if isinstance(types, list) and "sliding_attention" in types and cfg.get("global_head_dim"):
         return _gemma(cfg, path, n, att)
+    if cfg.get("index_topk") and att is not None and att.family == "mla":   # DeepSeek-V3.2, GLM-5: DSA
+        return (Mixer("compressed", n, att, compress_ratio=1, index_topk=_int(cfg, "index_topk", path, lo=1),
+                      index_heads=_int(cfg, "index_n_heads", path, lo=1),
+                      index_head_dim=_int(cfg, "index_head_dim", path, lo=1)),), att
     return (), att
 
 

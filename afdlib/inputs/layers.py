@@ -9,9 +9,10 @@ A model is a sequence of layers, each with a token mixer; :class:`Mixer` is one 
   ``window`` tokens;
 * ``compressed``: DeepSeek-V4's compressed attention: a sliding window of ``window`` tokens plus one
   cache entry per ``compress_ratio`` tokens (``compress_ratio`` 0: the window alone); where the
-  layer has an indexer (``index_topk`` > 0: compressed *sparse* attention, DeepSeek-V3.2's DSA) it
-  keeps ``index_head_dim`` indexer-key elements per entry, scores every entry with ``index_heads``
-  heads and attends to the ``index_topk`` it selects;
+  layer has an indexer (``index_topk`` > 0: compressed *sparse* attention) it keeps
+  ``index_head_dim`` indexer-key elements per entry, scores every entry with ``index_heads`` heads
+  and attends to the ``index_topk`` it selects. DeepSeek-V3.2's sparse attention (DSA) is the case
+  ``compress_ratio`` 1 without a window: every token an entry, top 2,048 attended;
 * ``linear``: linear attention (Gated DeltaNet: Qwen3-Next, Qwen3.5; Kimi Delta Attention): a
   recurrent state of ``value_heads x key_head_dim x value_head_dim`` per request, no cache;
 * ``mamba``: Mamba-2 (Nemotron-H, Nemotron-3): a state of ``heads x head_dim x state_size``;
@@ -97,8 +98,10 @@ class Mixer:
         dtype_bytes(self.state_dtype)
         if self.kind in ("attention", "window", "compressed") and self.attention is None:
             raise AfdError(f"a {self.kind} mixer needs its attention (heads, dimensions)")
-        if self.kind in ("window", "compressed") and self.window < 1:
-            raise AfdError(f"a {self.kind} mixer needs its window (tokens kept)")
+        if self.kind == "window" and self.window < 1:
+            raise AfdError("a window mixer needs its window (tokens kept)")
+        if self.kind == "compressed" and self.window < 1 and self.compress_ratio < 1:
+            raise AfdError("a compressed mixer needs a window or a compression ratio")
         if self.kind == "linear" and not (self.heads and self.key_heads and self.head_dim and self.key_head_dim):
             raise AfdError("a linear-attention mixer needs its key and value heads and head dimensions")
         if self.kind == "mamba" and not (self.heads and self.head_dim and self.state_size and self.groups):
@@ -223,7 +226,8 @@ def mixer_params(mixer: Mixer, hidden: int) -> tuple[int, int]:
         params = q + kv + out
     if mixer.kind == "compressed" and mixer.compress_ratio:
         d = mixer.attention.head_dim
-        params += 2 * h * d * (2 if mixer.index_topk else 1)
+        if mixer.compress_ratio > 1:     # the compressor (ratio 1: every token its own entry, DSA)
+            params += 2 * h * d * (2 if mixer.index_topk else 1)
         if mixer.index_topk:
             q_width = mixer.attention.q_lora_rank or h
             params += q_width * mixer.index_heads * mixer.index_head_dim + h * mixer.index_head_dim + h * mixer.index_heads
