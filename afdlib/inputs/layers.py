@@ -32,7 +32,9 @@ turns them into work.
 Approximations (each small against the projections or the cache, stated so a reader can weigh
 them): a linear layer's recurrent update costs 8 FLOPs per state element and token (decay, key
 read-out, rank-1 update, query read-out), a Mamba-2 layer's 6 (decay, input, read-out); each state
-is read and written once per step. DeepSeek-V4's compressor is two H x head_dim projections per
+is read and written once per step. The decode model times these cores as it times attention's
+(BF16 rate, the attention kernels' fitted fractions): at about one FLOP per state byte they are
+bound by HBM on every device, so neither the rate nor the FP32 arithmetic changes their time. DeepSeek-V4's compressor is two H x head_dim projections per
 compressed layer (one more pair for the overlapping ratio-4 compressor); its pending tokens (fewer
 than a ratio) are left out of the state.
 """
