@@ -31,8 +31,10 @@ from afdlib.decode.uncertainty import DECIDED, Verdict, verdict
 from afdlib.decode.validation import case_labels, form_label, validated_by, validated_forms
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
-FLIP_FACTORS = np.geomspace(1 / 16, 64, 21)
-"""Scale-out bandwidth multipliers searched for the break-even point (1/16x .. 64x)."""
+FLIP_FACTORS = np.geomspace(1 / 16, 64, 41)
+"""Scale-out bandwidth multipliers searched for the break-even point (1/16x .. 64x, 41 a factor 1.19
+apart): the one grid of every break-even the book and the command report (the landing page's
+windows and thresholds search the same, :mod:`afdlib.report.landing`), so they agree."""
 
 
 @dataclass(frozen=True)
