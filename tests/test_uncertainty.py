@@ -208,3 +208,19 @@ def test_mtp_acceptance_cancels_to_the_first_order_terms_size():
     (e0, a0), (e1, a1) = out
     assert e1 / e0 > 1.1 and a1 / a0 > 1.1
     assert abs((a1 / e1) / (a0 / e0) - 1) < 0.04
+
+
+def test_decisive_band_and_the_undecided_sentence_by_hand():
+    """With the composition spreads alone P = Phi(ln r / S): P = 0.9 at ln r = 1.2815516 S, so the band
+    is exp(-+1.2815516 S); a verdict inside it is undecided and the sentence gives the band and the ratio;
+    a decided one says so."""
+    by = {x.name: x for x in u.uncertainties()}
+    s = np.hypot(by["EP composition"].scale, by["AFD composition"].scale)
+    lo, hi = u.decisive_band()
+    assert hi == pytest.approx(np.exp(1.2815516 * s)) and lo * hi == pytest.approx(1.0)
+    from statistics import NormalDist
+    assert NormalDist().cdf(np.log(hi) / s) == pytest.approx(1 - u.DECIDED)
+    words = u.undecided_words(u.Verdict(0.55, (0.7, 1.5), 1.04), 1.047)
+    assert words.startswith("undecided") and f"below {lo:.2f} or above {hi:.2f}" in words and "1.05 at" in words
+    assert u.undecided_words(u.Verdict(0.05, (0.4, 0.6), 0.5), 0.5) == "decided"
+    assert all(w in u.assumption_words() for w in ("fixed cost per kernel", "usable HBM share", "routing skew"))

@@ -5,41 +5,78 @@ assumption gets a distribution from its source (:func:`uncertainties`), and the 
 probability that AFD gives more output tokens per second per GPU than EP under the SLO (``p_afd``),
 with the 10th-90th percentile of the AFD / EP ratio.
 
-**The assumptions** (:data:`NAMES`; every factor's distribution is centred on the model's default,
-1; the gap's default is the top of its range):
+**Every assumption of the decode model that can move AFD / EP** (:class:`afdlib.decode.step.Assumptions`,
+the hardware and kernel catalogues), how it enters, its distribution and its source. Factors are
+centred on the model's default, 1; a share u runs from the default (0 for the usable HBM and the
+skew, 1 for the gap) to the other end its source gives.
 
-* ``compute kernels``: a factor on the rate-bound part of every kernel's time (FLOP and HBM rates
-  divided by it; the fixed cost per kernel stays) on both designs' GPUs, lognormal with the
-  calibrated GEMM curve's rms log residual over its kernel measurements
-  (``data/kernel_efficiency.yaml``): the same kernels run in both designs.
-* ``networks``: a factor on the bandwidth-bound part of every transfer (scale-up, scale-out and
-  inter-domain rates divided by it; message latencies stay), lognormal with the rms log deviation
-  of the all-to-all model from DeepEP's published low-latency times across the NIC (EP16-EP256,
-  :func:`afdlib.decode.validation.deepep_rows`).
-* ``gap per step``: a share of the budget's gap per step, uniform between none and all of it (the
-  default :data:`afdlib.decode.step.DECODE_T_GAP_S`, all of it, is the upper end Step-3's figures
-  allow: its tornado bar lies on one side of the default's ratio).
-* ``EP composition`` and ``AFD composition``: what the components do not explain, a factor on each
-  design's throughput, independent of each other, lognormal with the rms log error of that design's
-  published deployments (:func:`afdlib.decode.validation.validation_rows`; a design with fewer than
-  :data:`MIN_CASES` cases takes all cases' spread). These errors already hold the kernels', the
-  networks' and the gap's share, so the spread is counted more than once: conservative.
+===========================  ==================  ==========================================================
+assumption (:data:`NAMES`)   how it enters       distribution, source
+===========================  ==================  ==========================================================
+compute kernels              quadrature, 3 nodes lognormal factor on every FLOP and HBM rate; sigma the calibrated
+                                                 GEMM curve's rms log residual over its kernel measurements
+                                                 (``data/kernel_efficiency.yaml``); holds the kernel profile
+                                                 and ``matmul_efficiency``
+networks                     quadrature, 3 nodes lognormal factor on every scale-up, scale-out and
+                                                 inter-domain rate; sigma the rms log deviation of the
+                                                 all-to-all model from DeepEP's low-latency times across the
+                                                 NIC (EP16-EP256, :func:`afdlib.decode.validation.deepep_rows`);
+                                                 message latencies are held (those times include them)
+gap per step                 quadrature, 2 nodes uniform share of :data:`afdlib.decode.step.DECODE_T_GAP_S`,
+                                                 none to all of it (Step-3's figures allow at most 3 ms)
+fixed cost per kernel        first order         lognormal factor on the profile's t0; sigma the rms log
+                                                 spread of t0 refitted to each GEMM source alone
+                                                 (``fixed_per_kernel.by_source``, ``scripts/fit_kernels.py``)
+usable HBM                   first order         uniform share from ``hbm_usable_fraction`` (0.9) to SGLang
+                                                 0.5.23's default for a DeepEP decode server, all but
+                                                 :data:`SGLANG_RESERVE_BYTES` (per device: 0.84 on 80 GB,
+                                                 0.91 on 141 GB)
+routing skew                 first order         uniform power 0..1 of the skew of DeepSeek-V3's measured
+                                                 per-layer Zipf exponents over the model's experts after an
+                                                 EPLB placement of each deployment
+                                                 (:func:`afdlib.routing.balance.fitted_skew`); 0 is the
+                                                 default, uniform routing over a perfect placement; not
+                                                 varied where measured loads are given (``--counts``)
+EP composition               analytic            lognormal factor on EP's throughput; sigma the rms log
+                                                 error of EP's published deployments
+                                                 (:func:`afdlib.decode.validation.validation_rows`)
+AFD composition              analytic            the same for AFD (fewer than :data:`MIN_CASES` cases: all
+                                                 cases' spread)
+===========================  ==================  ==========================================================
+
+Held, with the reason: **MTP acceptance** enters only where accepted tokens per step are given
+(``--mtp``; the default has none), and it scales both designs' tokens per step alike: from 1.7 to 1.9
+accepted tokens each design's throughput grows 12-15% while AFD / EP moves 3% (DeepSeek-V3 on H800,
+tests/test_uncertainty.py), a first-order term's size. **Overlap** (``ep_overlap``, ``afd_overlap``)
+is no assumption: it comes from the schedule (the overrides are what-ifs). **Destinations per token**
+(``afd_destinations``) and uniform routing's **per-step balancedness** are derived (uniform routing);
+**two-stage forwarding** (``afd_two_stage``) and the searched forms (micro-batches, kernels, sizes,
+redundant experts) are designs, not assumptions; **context and SLO** are the question asked.
 
 **How they are propagated.** The first three are shared by both designs: one value moves both, and
 the searches (:func:`afdlib.decode.search.compare`) re-run at it, so each design re-chooses its
 deployment and batch, as an operator would on hardware that is that much faster or slower. They are
 integrated by Gauss quadrature (:data:`HERMITE` nodes for a lognormal factor, :data:`LEGENDRE` for the
-uniform gap share: 3 x 3 x 2 settings, searched as cells of two vectorised calls). Given a setting's
-ratio r, the two composition factors make ln(AFD / EP) normal with mean ln r and variance s_EP^2 +
-s_AFD^2, so P(AFD better) = sum_k w_k Phi(ln r_k / S) over the settings' weights w_k: exact in the
-composition factors, no sampling, deterministic. Two designs identical by construction give r = 1
-in every setting, hence exactly 1/2.
+uniform gap share: 3 x 3 x 2 settings, searched as cells of two vectorised calls). The
+:data:`FIRST_ORDER` assumptions move the ratio by a few percent (each design re-chooses around
+them): each is searched at two more cells of each of those calls, its mean minus and plus one
+standard deviation, with the others at their defaults, and enters that gap setting (:func:`first_order`)
+as a shift of the mean log ratio (the two points' average against the default: second order) and a
+variance (their half-difference squared: first order), so the cost is 15 cells per call instead of 9
+rather than 3^3 times more; checked against a Monte Carlo over the three (tests: within 0.02).
+Given a setting's log ratio l_k and its variance v_k, the two composition factors make ln(AFD / EP)
+normal with mean l_k and variance s_EP^2 + s_AFD^2 + v_k, so P(AFD better) = sum_k w_k
+Phi(l_k / S_k) over the settings' weights w_k: no sampling, deterministic. Two designs identical by
+construction give r = 1 in every cell, hence exactly 1/2.
 
-**Checked independently** (a plain Monte Carlo over all five assumptions, both searches re-run at
-each of 3,000 draws, for DeepSeek-V3 on H800, Kimi-K2 on H200 and Step-3 on H20): P(AFD better)
-0.531, 0.565, 0.223 against this module's 0.539, 0.589, 0.218, and the 10th-90th percentiles within
+**Checked independently** (a plain Monte Carlo over the first five assumptions, both searches re-run
+at each of 3,000 draws, for DeepSeek-V3 on H800, Kimi-K2 on H200 and Step-3 on H20): P(AFD better)
+0.531, 0.565, 0.223 against the quadrature's 0.539, 0.589, 0.218, and the 10th-90th percentiles within
 3%. A denser rule (7 x 5 x 5) gives 0.530, 0.578, 0.218: the three-point rule overstates P by up
-to about 0.02 where a search switches deployments between nodes; no decision moves.
+to about 0.02 where a search switches deployments between nodes; no decision moves. The first-order
+terms against a Monte Carlo over their three assumptions (300 draws, the other shared ones at their
+defaults): 0.529 against 0.526 (DeepSeek-V3 on H800), 0.480 against 0.500 (Kimi-K2 on H200, whose
+default sits on a local peak of the ratio that every assumption's points fall below).
 """
 from __future__ import annotations
 
@@ -172,6 +209,38 @@ def composition_spreads() -> str:
     log factor, as a share)."""
     by = {x.name: x for x in uncertainties()}
     return ", ".join(f"{d} {np.expm1(by[f'{d} composition'].scale):.0%}" for d in ("EP", "AFD"))
+
+
+def assumption_words() -> str:
+    """The uncertain assumptions in words, for prose: the shared ones (:data:`SHARED`,
+    :data:`FIRST_ORDER`) and the composition errors."""
+    shared = [n.replace("compute kernels", "kernel speeds").replace("networks", "network speeds")
+              .replace("usable HBM", "the usable HBM share").replace("gap per step", "the gap per step")
+              .replace("fixed cost per kernel", "the fixed cost per kernel").replace("routing skew", "the routing skew")
+              for n in SHARED + FIRST_ORDER]
+    return (", ".join(shared[:-1]) + f" and {shared[-1]} (each from its source, shared by both designs), and each "
+            "design's error against published deployments")
+
+
+def decisive_band() -> tuple[float, float]:
+    """The AFD / EP ratios between which no pair can be decided even with every shared assumption
+    known: with the composition errors alone (log spread S) P(AFD better) = Phi(ln r / S), which reaches
+    1 - :data:`DECIDED` only where |ln r| >= z S (z the standard normal's 1 - DECIDED quantile)."""
+    by = {x.name: x for x in uncertainties()}
+    z = NormalDist().inv_cdf(1 - DECIDED) * float(np.hypot(by[NAMES[6]].scale, by[NAMES[7]].scale))
+    return float(np.exp(-z)), float(np.exp(z))
+
+
+def undecided_words(v: "Verdict", ratio: float) -> str:
+    """Why a verdict is undecided, in one computed sentence ("decided" where it is): the band of
+    :func:`decisive_band` and where the pair's ratio at the model's defaults sits."""
+    if v.decided:
+        return "decided"
+    lo, hi = decisive_band()
+    return (f"undecided because each design's error against published deployments alone ({composition_spreads()}) decides a pair only "
+            f"where AFD / EP lies below {lo:.2f} or above {hi:.2f} with every shared assumption known; here it is "
+            f"{ratio:.2f} at the model's defaults, and {v.ratio_interval[0]:.2f} to {v.ratio_interval[1]:.2f} (10th "
+            "to 90th percentile) over all of them")
 
 
 _COMPUTE = ("flops", "bf16_flops", "fp4_flops", "hbm_bytes_per_s")
