@@ -237,10 +237,12 @@ def undecided_words(v: "Verdict", ratio: float) -> str:
     if v.decided:
         return "decided"
     lo, hi = decisive_band()
-    return (f"undecided because each design's error against published deployments alone ({composition_spreads()}) decides a pair only "
-            f"where AFD / EP lies below {lo:.2f} or above {hi:.2f} with every shared assumption known; here it is "
-            f"{ratio:.2f} at the model's defaults, and {v.ratio_interval[0]:.2f} to {v.ratio_interval[1]:.2f} (10th "
-            "to 90th percentile) over all of them")
+    a, b = v.ratio_interval
+    over = (f", and {a:.2f} to {b:.2f} (10th to 90th percentile) over all of them" if np.isfinite([a, b]).all()
+            else "")
+    return (f"undecided because each design's error against published deployments alone ({composition_spreads()}) "
+            f"decides a pair only where AFD / EP lies below {lo:.2f} or above {hi:.2f} with every shared assumption "
+            f"known; here it is {ratio:.2f} at the model's defaults{over}")
 
 
 _COMPUTE = ("flops", "bf16_flops", "fp4_flops", "hbm_bytes_per_s")

@@ -23,7 +23,7 @@ import numpy as np
 from afdlib.decode.advise import FLIP_FACTORS, break_even_scale_out
 from afdlib.decode.step import Assumptions
 from afdlib.decode.sweetspot import with_network
-from afdlib.decode.uncertainty import DECIDED, mixture, quadrature
+from afdlib.decode.uncertainty import DECIDED, Verdict, mixture, quadrature, undecided_words
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
 
@@ -212,11 +212,14 @@ def reference_row(reference: dict, paper_like: float, spreads: str, model: str, 
     advice-table row; ``paper_like``: its ratio with all communication hidden for both designs;
     ``lean``: how the model leans against aiconfigurator, :func:`afdlib.peers.comparison.lean_readings`)."""
     agrees = reference["decisive"] and reference["recommendation"] == "EP"
+    why = (f"end to end each design's spread against published deployments ({spreads}) enters the verdict"
+           if reference["decisive"] else
+           undecided_words(Verdict(reference["p_afd"], (reference.get("ratio_lo", np.nan),
+                                                        reference.get("ratio_hi", np.nan)), np.nan), reference["ratio"]))
     return _row(f"EP keeps the lead on ordinary clusters ({model} on {device})",
                 "EP: its grouped GEMMs' HFU above AFD's FFN-side ceiling",
                 f"{verdict_words(reference)}; AFD / EP {reference['ratio']:.2f} at the model's defaults",
-                f"end to end each design's spread against published deployments ({spreads}) enters the verdict; "
-                f"with all communication hidden for both designs (the paper's own models) the ratio is "
+                f"{why}; with all communication hidden for both designs (the paper's own models) the ratio is "
                 f"{paper_like:.2f}: the answer turns on how much of each design's communication hides"
                 + (f"; against NVIDIA aiconfigurator the model leans {lean}" if lean else ""),
                 "sweet_spots", not agrees)
