@@ -453,7 +453,8 @@ glue_table("tab_sweet_table3", t3.style.hide(axis="index"))
 #   (`Buffer.set_num_sms`), so part of their time could overlap compute: this simplification is
 #   against EP, in the form its search picks most. It favours AFD.
 # - P(AFD better) takes the two designs' errors as independent, and the composition spreads hold the
-#   kernels', networks' and gap's share again: both make it err toward undecided. The EP spread
+#   shared assumptions' share again: both make it err toward undecided. The routing skew carries the
+#   only measured routing (DeepSeek-V3's per-layer Zipf exponents) to every model's experts. The EP spread
 #   includes a GB200 case whose batch is assumed (the previous chapter). Against
 #   NVIDIA aiconfigurator's composition of the same kernel measurements, each design in the form
 #   the tool models, our TPOT is a median {glue:text}`aic_ep_median` of the tool's for EP and
