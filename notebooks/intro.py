@@ -75,7 +75,7 @@ from afdlib.decode.validation import validation_rows
 from afdlib.decode.advise import advice_table
 from afdlib.decode.step import DECODE_T_GAP_S
 from afdlib.decode.sweetspot_study import advice_summary, verdict_table
-from afdlib.decode.uncertainty import DECIDED, composition_spreads
+from afdlib.decode.uncertainty import DECIDED, assumption_words, composition_spreads
 from afdlib.decode.step import Assumptions
 from afdlib.decode.sweetspot import pools_table
 from afdlib.decode.sweetspot_study import pools_rows
@@ -173,8 +173,8 @@ results = pd.DataFrame([
                   f"{adv.afd}, EP in {adv.ep} as the more likely design); {adv.decisive} decided",
      "status": "beyond the paper", "chapter": "sweet_spots"},
     {"claim": "How afd advise decides", "paper": "-",
-     "this book": f"P(AFD better) over kernel and network speeds, the gap per step and each design's spread against "
-                  f"published deployments ({composition_spreads()}); decided at {DECIDED:g} or {1 - DECIDED:g}",
+     "this book": f"P(AFD better) over {assumption_words()} ({composition_spreads()}); decided at {DECIDED:g} or "
+                  f"{1 - DECIDED:g}",
      "status": "beyond the paper", "chapter": "sweet_spots"},
     {"claim": "Against NVIDIA aiconfigurator (TPOT, ours / its)", "paper": "-",
      "this book": f"EP {aic[aic.design == 'ep'].ratio_tpot_ms.median():.2f}, AFD "

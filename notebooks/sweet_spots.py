@@ -28,8 +28,7 @@
 # **Result.** How much of its communication each design hides behind compute is not set per
 # design: both come from one schedule, the max-plus schedule of the micro-batches' stages over
 # each design's resources (previous chapter). Each verdict is a probability: the share of the
-# model's uncertain assumptions (kernel and network speeds from their calibration residuals, the gap
-# per step, and each design's error against published deployments) under which AFD gives more
+# model's uncertain assumptions ({glue:text}`assumption_list`) under which AFD gives more
 # tokens/s per GPU, P(AFD better); a pair is decided when it is {glue:text}`decided`. Under the
 # schedule the paper's six models on its eight GPUs give {glue:text}`n_afd` of {glue:text}`n_pairs`
 # pairs to AFD and {glue:text}`n_ep` to EP (the more likely design), with P(AFD better) from
@@ -90,7 +89,7 @@ from myst_nb import glue
 
 from afdlib.decode.advise import advice_table
 from afdlib.decode.bounds import bounds_reading
-from afdlib.decode.uncertainty import DECIDED, composition_spreads, verdict
+from afdlib.decode.uncertainty import DECIDED, assumption_words, composition_spreads, undecided_words, verdict
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.decode.sweetspot import overlap_methods, pools_table
 from afdlib.decode.sweetspot_study import (advice_summary, bandwidth_curves, break_even, error_spread, heterogeneous_design,
@@ -124,7 +123,7 @@ glue_all({
         "range_val": f"{val.ratio_min:.2f} to {val.ratio_max:.2f}", "ep_top_form": f"{top[0]}, in {top[1]}",
         "ep_top_validated": "validated by a published deployment" if top[2] else "stated by no published deployment",
         "decided": f"at most {DECIDED:g} or at least {1 - DECIDED:g}", "undecided": f"between {DECIDED:g} and {1 - DECIDED:g}",
-        "p_range": f"{table.p_afd.min():.2f} to {table.p_afd.max():.2f}", "spreads": composition_spreads(),
+        "p_range": f"{table.p_afd.min():.2f} to {table.p_afd.max():.2f}", "spreads": composition_spreads(), "assumption_list": assumption_words(),
         "n_ep_validated": int(table.ep_validated.sum()), "n_afd_validated": int(table.afd_validated.sum()),
         "ep_forms": "; ".join(f"{f} in {k}" for f, k in table.ep_form.value_counts().items()),
         "max_validation_error": f"{err.high:+.1%}", "min_validation_error": f"{err.low:+.1%}",
@@ -162,7 +161,7 @@ glue_figure(tornado_figure(list(ref_v.tornado), f"{ref.name} on {hw_o.name}"), "
 glue_all({
         "slo": f"{slo_ms:g}", "ctx": f"{context:g}", "ref_ordinary_half": f"{half[0]['ratio']:.2f}",
         "ref_ordinary_ratio": f"{ratio_of(rows, ref.slug, hw_o.slug):.2f}", "ref_ordinary_call": ref_v.words(), "ref_ordinary_interval": "{:.2f} to {:.2f}".format(*ref_v.ratio_interval),
-        "tornado_top": " and ".join(t["assumption"] for t in ref_v.tornado[:2]),
+        "tornado_top": " and ".join(t["assumption"] for t in ref_v.tornado[:2]), "ref_why": undecided_words(ref_v, ref_v.tornado[0]["nominal"]),
         "ref_ordinary_ep_form": next(r["ep_form"] for r in rows if (r["model"], r["hardware"]) == (ref.slug, hw_o.slug)),
         "ref_ordinary_paper_like": f"{ratio_of(sym_rows, ref.slug, hw_o.slug):.2f}", "ref_superpod_ratio": f"{ratio_of(rows, ref.slug, hw_s.slug):.2f}", "coarse_superpod": f"{coarse[0]:.2f} to {coarse[1]:.2f}",
         "ref_break_even": "none in range" if bw_even is None else f"{bw_even / 1e9:.0f}",
@@ -184,9 +183,9 @@ glue_all({
 #   schedule the model puts AFD at {glue:text}`ref_ordinary_ratio` x EP at its defaults, and over its
 #   uncertain assumptions {glue:text}`ref_ordinary_call` (the ratio {glue:text}`ref_ordinary_interval`
 #   from the 10th to the 90th percentile; {numref}`sweet-spots-tornado`: {glue:text}`tornado_top` move
-#   it most; EP's best
+#   it most): {glue:text}`ref_why`. EP's best
 #   deployment there: {glue:text}`ref_ordinary_ep_form`; two micro-batches would hide
-#   {glue:text}`ep_2bo_hidden` of what could overlap, {numref}`tab-sweet-methods`). With the overlap override at the same share for both designs it gives
+#   {glue:text}`ep_2bo_hidden` of what could overlap ({numref}`tab-sweet-methods`). With the overlap override at the same share for both designs it gives
 #   {glue:text}`ref_ordinary_paper_like` with all hidden (the paper's own models: $t_B = t_a + t_f$
 #   for EP, the steady 3BO pipeline for AFD) and {glue:text}`ref_ordinary_half` with half hidden:
 #   EP ahead, as the paper says, when both designs hide the same share, and
@@ -206,8 +205,9 @@ glue_all({
 # What moves the verdict for {glue:text}`ref_name` on {glue:text}`ordinary_name`: the AFD / EP
 # ratio with one uncertain assumption at a time at the outer nodes of its quadrature rule (the
 # percentiles written beside each bar), every other at the model's default; the searches re-run
-# at each. The gap's default, all of it, is the top of its range, so its bar lies on one side of
-# the default's line. {glue:text}`tornado_top` move it most.
+# at each. The defaults of the gap (all of it), the usable HBM share (the model's) and the routing
+# skew (none) are ends of their ranges, so their bars lie on one side of the default's line.
+# {glue:text}`tornado_top` move it most.
 # ```
 
 # %% tags=["hide-input"]
@@ -453,7 +453,8 @@ glue_table("tab_sweet_table3", t3.style.hide(axis="index"))
 #   (`Buffer.set_num_sms`), so part of their time could overlap compute: this simplification is
 #   against EP, in the form its search picks most. It favours AFD.
 # - P(AFD better) takes the two designs' errors as independent, and the composition spreads hold the
-#   kernels', networks' and gap's share again: both make it err toward undecided. The EP spread
+#   shared assumptions' share again: both make it err toward undecided. The routing skew carries the
+#   only measured routing (DeepSeek-V3's per-layer Zipf exponents) to every model's experts. The EP spread
 #   includes a GB200 case whose batch is assumed (the previous chapter). Against
 #   NVIDIA aiconfigurator's composition of the same kernel measurements, each design in the form
 #   the tool models, our TPOT is a median {glue:text}`aic_ep_median` of the tool's for EP and

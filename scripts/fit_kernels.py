@@ -258,6 +258,25 @@ def _attention_cols(c, f_hbm, f_flop, t0_s):
     return attention_time(c["flops"], c["bytes"], f_hbm, f_flop, t0_s, c["hbm_peak"], c["flop_peak"], c["kernels"])
 
 
+T0_GRID = np.linspace(0.0, 2 * RANGES["t0_s"][1], 4001)
+"""Fixed costs per kernel each GEMM source is refitted over alone (:func:`t0_by_source`), seconds."""
+
+
+def t0_by_source(gp: pd.DataFrame, par: dict) -> dict:
+    """Per GEMM source (and architecture) the fixed cost per kernel that fits its points best with the
+    other parameters at the fit's: how far the sources disagree on t0 is its uncertainty (the decode
+    model's ``fixed cost per kernel``, :mod:`afdlib.decode.uncertainty`)."""
+    out = {}
+    for (src, arch), s in gp.groupby(["source", "arch"], sort=True):
+        g = par["gemm"][arch]
+        cols = {c: s[c].to_numpy(float) for c in ("flops", "bytes", "rows", "hbm_peak", "flop_peak", "kernels",
+                                                    "measured_s")}
+        err = (np.log(_gemm_cols(cols, g["f_hbm"], g["f_flop"], par["p"], T0_GRID[:, None])
+                      / cols["measured_s"]) ** 2).mean(axis=-1)
+        out[f"{src} {arch}"] = round(float(T0_GRID[int(np.argmin(err))]), 9)
+    return out
+
+
 def rounded(par: dict) -> dict:
     """The parameters as the file stores them."""
     out = {"t0_s": round(par["t0_s"], 9), "p": round(par["p"], 4)}
@@ -373,6 +392,10 @@ def main() -> None:
             "seconds": t0,
             "applies_to": "every kernel of the step (GEMMs, attention, norms, activations), as the datasheet "
                           "profile's 3 us does; the all-to-all pays its message latency instead",
+            "by_source": (by_t0 := t0_by_source(gp, par)),
+            "rms_log": round(float(np.sqrt(np.mean(np.log(np.array(list(by_t0.values())) / t0) ** 2))), 4),
+            "spread": "by_source: each GEMM source's own best t0, the other parameters at the fit's; rms_log: their "
+                      "rms log ratio to the fitted t0 (the decode model's uncertainty on the fixed cost per kernel)",
         },
     }
     points_path = points_file(Path(args.out))

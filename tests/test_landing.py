@@ -121,5 +121,21 @@ def test_reference_row_states_the_lean_against_the_tool():
     ref = {"decisive": False, "recommendation": "AFD", "p_afd": 0.54, "ratio": 1.05}
     row = reference_row(ref, 0.85, "EP 25%, AFD 23%", "M", "D", "toward AFD by a factor 1.21")
     assert row["departs"] and "the ratio is 0.85" in row["reason"]
+    # undecided: the reason says why, from the composition errors' band (uncertainty.decisive_band)
+    from afdlib.decode.uncertainty import decisive_band
+    assert row["reason"].startswith("undecided because") and f"above {decisive_band()[1]:.2f}" in row["reason"]
     assert row["reason"].endswith("against NVIDIA aiconfigurator the model leans toward AFD by a factor 1.21")
     assert reference_row({**ref, "decisive": True, "recommendation": "EP"}, 0.85, "s", "M", "D")["departs"] is False
+
+
+def test_one_grid_for_the_break_even():
+    """The landing page's windows and thresholds search the grid `afd advise` finds its break-even on
+    (one home, so the two report the same crossing): 41 bandwidths from 1/16 to 64 x the device's,
+    (64 x 16)^(1/40) = 1.1892 apart."""
+    from afdlib.decode.advise import FLIP_FACTORS
+    from afdlib.report import landing
+    assert landing.FACTORS is FLIP_FACTORS and FLIP_FACTORS.size == 41
+    assert FLIP_FACTORS[1] / FLIP_FACTORS[0] == pytest.approx(1024 ** (1 / 40)) == pytest.approx(1.18921, abs=1e-5)
+    import inspect
+    for f in (landing.bandwidth_windows, landing.probability_thresholds):
+        assert inspect.signature(f).parameters["factors"].default is FLIP_FACTORS

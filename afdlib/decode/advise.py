@@ -27,12 +27,14 @@ from afdlib.analysis.intensity import regime
 from afdlib.decode.bounds import search_reasons
 from afdlib.decode.search import AFD_NODES, EP_NODE_MULTIPLES, compare
 from afdlib.decode.sweetspot import with_network
-from afdlib.decode.uncertainty import DECIDED, Verdict, verdict
+from afdlib.decode.uncertainty import DECIDED, Verdict, assumption_words, verdict
 from afdlib.decode.validation import case_labels, form_label, validated_by, validated_forms
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
-FLIP_FACTORS = np.geomspace(1 / 16, 64, 21)
-"""Scale-out bandwidth multipliers searched for the break-even point (1/16x .. 64x)."""
+FLIP_FACTORS = np.geomspace(1 / 16, 64, 41)
+"""Scale-out bandwidth multipliers searched for the break-even point (1/16x .. 64x, 41 a factor 1.19
+apart): the one grid of every break-even the book and the command report (the landing page's
+windows and thresholds search the same, :mod:`afdlib.report.landing`), so they agree."""
 
 
 @dataclass(frozen=True)
@@ -309,8 +311,7 @@ def _uncertainty_reason(v: Verdict) -> str:
     """One line: P(AFD better) and the ratio's interval, and whether that decides."""
     lo, hi = v.ratio_interval
     state = "decided" if v.decided else f"undecided (deciding takes P(AFD better) <= {DECIDED} or >= {1 - DECIDED:g})"
-    return (f"over the model's uncertain assumptions (kernels, networks, gap per step, each design's error against "
-            f"published deployments) P(AFD better) = {v.p_afd:.2f}, the ratio {lo:.2f} to {hi:.2f} (10th to 90th "
+    return (f"over the model's uncertain assumptions ({assumption_words()}) P(AFD better) = {v.p_afd:.2f}, the ratio {lo:.2f} to {hi:.2f} (10th to 90th "
             f"percentile): {v.recommendation} is the more likely, {state}")
 
 

@@ -103,6 +103,8 @@ class Assumptions:
     * ``sigma``: balancedness of the FFN load; None: uniform routing's per-step value.
     * ``skew``: measured expert loads as a function of the placement
       (:func:`afdlib.routing.balance.placement_skew`); multiplies the per-step balancedness.
+    * ``skew_share`` 1: the power the skew enters with (0: none of it, 1: all of it; an array over a
+      map's cells, with the candidates' axis, is how :mod:`afdlib.decode.uncertainty` varies it).
     * ``afd_overlap`` None: AFD's layers come from the schedule. A number is a what-if override
       for AFD alone: the share of the transfers hidden behind the pools' compute, 1 the steady
       state of the pipeline without its fill and drain (a MoE layer takes max(m t_a, m t_f, m t_c,
@@ -127,6 +129,7 @@ class Assumptions:
     afd_overlap: ArrayLike | None = None   # None: from the schedule; a share: AFD's what-if override
     single_batch_overlap: bool = False  # EP with one batch: let an ep_overlap override apply (SBO)
     skew: object = None  # measured skew: skew(ranks, redundant) -> balancedness (balance.placement_skew)
+    skew_share: ArrayLike = 1.0  # the power of the skew (0: none of it); arrays over cells + (1,)
     afd_two_stage: bool = True
     afd_destinations: str = "expected"
     kernel_profile: str = PROFILES[0]
@@ -145,6 +148,7 @@ class Assumptions:
         checks.one_of(self.kernel_profile, PROFILES, "kernel profile")
         if self.sigma is not None:
             checks.fraction(self.sigma, "sigma (balancedness)")
+        checks.share(self.skew_share, "skew_share")
 
     @property
     def kernels(self) -> KernelProfile:
@@ -203,7 +207,10 @@ def _balancedness(a: "Assumptions", tokens, k, e, ranks, redundant):
     placed with ``redundant`` replicas (the spare slots, :func:`_spare_slots`)."""
     sigma = (np.asarray(a.sigma, dtype=float) if a.sigma is not None
              else uniform_balancedness(np.maximum(tokens, 1.0), k, e, ranks))
-    return sigma if a.skew is None else sigma * a.skew(ranks, redundant)
+    if a.skew is None:
+        return sigma
+    skew = a.skew(ranks, redundant)
+    return sigma * (skew if np.ndim(a.skew_share) == 0 and a.skew_share == 1 else skew ** np.asarray(a.skew_share))
 
 
 def _attention_stage(model, precision, hardware, a, requests, context, tokens_per_request):

@@ -5,41 +5,78 @@ assumption gets a distribution from its source (:func:`uncertainties`), and the 
 probability that AFD gives more output tokens per second per GPU than EP under the SLO (``p_afd``),
 with the 10th-90th percentile of the AFD / EP ratio.
 
-**The assumptions** (:data:`NAMES`; every factor's distribution is centred on the model's default,
-1; the gap's default is the top of its range):
+**Every assumption of the decode model that can move AFD / EP** (:class:`afdlib.decode.step.Assumptions`,
+the hardware and kernel catalogues), how it enters, its distribution and its source. Factors are
+centred on the model's default, 1; a share u runs from the default (0 for the usable HBM and the
+skew, 1 for the gap) to the other end its source gives.
 
-* ``compute kernels``: a factor on the rate-bound part of every kernel's time (FLOP and HBM rates
-  divided by it; the fixed cost per kernel stays) on both designs' GPUs, lognormal with the
-  calibrated GEMM curve's rms log residual over its kernel measurements
-  (``data/kernel_efficiency.yaml``): the same kernels run in both designs.
-* ``networks``: a factor on the bandwidth-bound part of every transfer (scale-up, scale-out and
-  inter-domain rates divided by it; message latencies stay), lognormal with the rms log deviation
-  of the all-to-all model from DeepEP's published low-latency times across the NIC (EP16-EP256,
-  :func:`afdlib.decode.validation.deepep_rows`).
-* ``gap per step``: a share of the budget's gap per step, uniform between none and all of it (the
-  default :data:`afdlib.decode.step.DECODE_T_GAP_S`, all of it, is the upper end Step-3's figures
-  allow: its tornado bar lies on one side of the default's ratio).
-* ``EP composition`` and ``AFD composition``: what the components do not explain, a factor on each
-  design's throughput, independent of each other, lognormal with the rms log error of that design's
-  published deployments (:func:`afdlib.decode.validation.validation_rows`; a design with fewer than
-  :data:`MIN_CASES` cases takes all cases' spread). These errors already hold the kernels', the
-  networks' and the gap's share, so the spread is counted more than once: conservative.
+===========================  ==================  ==========================================================
+assumption (:data:`NAMES`)   how it enters       distribution, source
+===========================  ==================  ==========================================================
+compute kernels              quadrature, 3 nodes lognormal factor on every FLOP and HBM rate; sigma the calibrated
+                                                 GEMM curve's rms log residual over its kernel measurements
+                                                 (``data/kernel_efficiency.yaml``); holds the kernel profile
+                                                 and ``matmul_efficiency``
+networks                     quadrature, 3 nodes lognormal factor on every scale-up, scale-out and
+                                                 inter-domain rate; sigma the rms log deviation of the
+                                                 all-to-all model from DeepEP's low-latency times across the
+                                                 NIC (EP16-EP256, :func:`afdlib.decode.validation.deepep_rows`);
+                                                 message latencies are held (those times include them)
+gap per step                 quadrature, 2 nodes uniform share of :data:`afdlib.decode.step.DECODE_T_GAP_S`,
+                                                 none to all of it (Step-3's figures allow at most 3 ms)
+fixed cost per kernel        first order         lognormal factor on the profile's t0; sigma the rms log
+                                                 spread of t0 refitted to each GEMM source alone
+                                                 (``fixed_per_kernel.by_source``, ``scripts/fit_kernels.py``)
+usable HBM                   first order         uniform share from ``hbm_usable_fraction`` (0.9) to SGLang
+                                                 0.5.23's default for a DeepEP decode server, all but
+                                                 :data:`SGLANG_RESERVE_BYTES` (per device: 0.84 on 80 GB,
+                                                 0.91 on 141 GB)
+routing skew                 first order         uniform power 0..1 of the skew of DeepSeek-V3's measured
+                                                 per-layer Zipf exponents over the model's experts after an
+                                                 EPLB placement of each deployment
+                                                 (:func:`afdlib.routing.balance.fitted_skew`); 0 is the
+                                                 default, uniform routing over a perfect placement; not
+                                                 varied where measured loads are given (``--counts``)
+EP composition               analytic            lognormal factor on EP's throughput; sigma the rms log
+                                                 error of EP's published deployments
+                                                 (:func:`afdlib.decode.validation.validation_rows`)
+AFD composition              analytic            the same for AFD (fewer than :data:`MIN_CASES` cases: all
+                                                 cases' spread)
+===========================  ==================  ==========================================================
+
+Held, with the reason: **MTP acceptance** enters only where accepted tokens per step are given
+(``--mtp``; the default has none), and it scales both designs' tokens per step alike: from 1.7 to 1.9
+accepted tokens each design's throughput grows 12-15% while AFD / EP moves 3% (DeepSeek-V3 on H800,
+tests/test_uncertainty.py), a first-order term's size. **Overlap** (``ep_overlap``, ``afd_overlap``)
+is no assumption: it comes from the schedule (the overrides are what-ifs). **Destinations per token**
+(``afd_destinations``) and uniform routing's **per-step balancedness** are derived (uniform routing);
+**two-stage forwarding** (``afd_two_stage``) and the searched forms (micro-batches, kernels, sizes,
+redundant experts) are designs, not assumptions; **context and SLO** are the question asked.
 
 **How they are propagated.** The first three are shared by both designs: one value moves both, and
 the searches (:func:`afdlib.decode.search.compare`) re-run at it, so each design re-chooses its
 deployment and batch, as an operator would on hardware that is that much faster or slower. They are
 integrated by Gauss quadrature (:data:`HERMITE` nodes for a lognormal factor, :data:`LEGENDRE` for the
-uniform gap share: 3 x 3 x 2 settings, searched as cells of two vectorised calls). Given a setting's
-ratio r, the two composition factors make ln(AFD / EP) normal with mean ln r and variance s_EP^2 +
-s_AFD^2, so P(AFD better) = sum_k w_k Phi(ln r_k / S) over the settings' weights w_k: exact in the
-composition factors, no sampling, deterministic. Two designs identical by construction give r = 1
-in every setting, hence exactly 1/2.
+uniform gap share: 3 x 3 x 2 settings, searched as cells of two vectorised calls). The
+:data:`FIRST_ORDER` assumptions move the ratio by a few percent (each design re-chooses around
+them): each is searched at two more cells of each of those calls, its mean minus and plus one
+standard deviation, with the others at their defaults, and enters that gap setting (:func:`first_order`)
+as a shift of the mean log ratio (the two points' average against the default: second order) and a
+variance (their half-difference squared: first order), so the cost is 15 cells per call instead of 9
+rather than 3^3 times more; checked against a Monte Carlo over the three (tests: within 0.02).
+Given a setting's log ratio l_k and its variance v_k, the two composition factors make ln(AFD / EP)
+normal with mean l_k and variance s_EP^2 + s_AFD^2 + v_k, so P(AFD better) = sum_k w_k
+Phi(l_k / S_k) over the settings' weights w_k: no sampling, deterministic. Two designs identical by
+construction give r = 1 in every cell, hence exactly 1/2.
 
-**Checked independently** (a plain Monte Carlo over all five assumptions, both searches re-run at
-each of 3,000 draws, for DeepSeek-V3 on H800, Kimi-K2 on H200 and Step-3 on H20): P(AFD better)
-0.531, 0.565, 0.223 against this module's 0.539, 0.589, 0.218, and the 10th-90th percentiles within
+**Checked independently** (a plain Monte Carlo over the first five assumptions, both searches re-run
+at each of 3,000 draws, for DeepSeek-V3 on H800, Kimi-K2 on H200 and Step-3 on H20): P(AFD better)
+0.531, 0.565, 0.223 against the quadrature's 0.539, 0.589, 0.218, and the 10th-90th percentiles within
 3%. A denser rule (7 x 5 x 5) gives 0.530, 0.578, 0.218: the three-point rule overstates P by up
-to about 0.02 where a search switches deployments between nodes; no decision moves.
+to about 0.02 where a search switches deployments between nodes; no decision moves. The first-order
+terms against a Monte Carlo over their three assumptions (300 draws, the other shared ones at their
+defaults): 0.529 against 0.526 (DeepSeek-V3 on H800), 0.480 against 0.500 (Kimi-K2 on H200, whose
+default sits on a local peak of the ratio that every assumption's points fall below).
 """
 from __future__ import annotations
 
@@ -53,10 +90,14 @@ from afdlib.decode.search import best_ep, compare
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
-NAMES = ("compute kernels", "networks", "gap per step", "EP composition", "AFD composition")
+NAMES = ("compute kernels", "networks", "gap per step", "fixed cost per kernel", "usable HBM", "routing skew",
+         "EP composition", "AFD composition")
 """The uncertain assumptions, in the order of :func:`uncertainties`."""
 SHARED = NAMES[:3]
-"""The assumptions one value of which moves both designs (re-searched at each)."""
+"""The assumptions one value of which moves both designs (re-searched at each), by quadrature."""
+FIRST_ORDER = NAMES[3:6]
+"""Shared assumptions that move the ratio little, taken to second order in the mean and first in the
+variance from two searches each (module docstring)."""
 
 HERMITE = ((-np.sqrt(3.0), 1 / 6), (0.0, 2 / 3), (np.sqrt(3.0), 1 / 6))
 """Three-point Gauss-Hermite rule for a standard normal z: (node, weight); exact for polynomials in
@@ -67,6 +108,11 @@ DECIDED = 0.1
 """A pair is decided when P(AFD better) <= this or >= 1 - this."""
 MIN_CASES = 3
 """A design's composition spread comes from its own published deployments only from this many on."""
+SGLANG_RESERVE_BYTES = 12 * 2 ** 30
+"""HBM a serving engine keeps from weights and KV cache on a large GPU: SGLang 0.5.23 reserves at least
+10 GiB on a GPU of more than 60 GiB, and 2 GiB more for DeepEP's all-to-all buffers in a decode server
+(``sglang/srt/arg_groups/memory_hook.py``, ``handle_gpu_memory_settings`` and
+``reserve_for_deepep_a2a_mb``): the other end of the ``usable HBM`` assumption."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +134,13 @@ class Uncertainty:
         if self.kind == "lognormal":
             return tuple((float(np.exp(self.scale * z)), w) for z, w in HERMITE)
         return tuple((self.low + u * (self.high - self.low), w) for u, w in LEGENDRE)
+
+    def points(self) -> tuple[float, float]:
+        """The two values a first-order assumption is searched at: its mean minus and plus one
+        standard deviation (of the log factor; of the share, which are :data:`LEGENDRE`'s nodes)."""
+        if self.kind == "lognormal":
+            return float(np.exp(-self.scale)), float(np.exp(self.scale))
+        return self.nodes()[0][0], self.nodes()[-1][0]
 
     def ends(self) -> tuple[float, float]:
         """The outer nodes: the tornado chart's two ends."""
@@ -117,7 +170,8 @@ def uncertainties() -> tuple[Uncertainty, ...]:
     from afdlib.decode.validation import deepep_rows, validation_rows
     from afdlib.inputs.catalog import data_dir
     from afdlib.inputs.files import read_yaml
-    fit = read_yaml(data_dir() / "kernel_efficiency.yaml")["gemm"]["residuals"]["all"]
+    kernels = read_yaml(data_dir() / "kernel_efficiency.yaml")
+    fit, fixed = kernels["gemm"]["residuals"]["all"], kernels["fixed_per_kernel"]
     nic = [r for r in deepep_rows() if r["ep_size"] >= 16]
     rows = validation_rows()
     pooled = _rms_log(1 + r["error"] for r in rows)
@@ -136,8 +190,17 @@ def uncertainties() -> tuple[Uncertainty, ...]:
                     f"all-to-all model against DeepEP's low-latency times at {len(nic)} sizes across the NIC"),
         Uncertainty(NAMES[2], "uniform", 0.0, 0.0, 1.0, "the gap per step, both designs (a share of its value)",
                     f"none to the default, the upper end Step-3's figures allow ({DECODE_T_GAP_S * 1e3:g} ms)"),
-        Uncertainty(NAMES[3], "lognormal", s_ep, 0, 0, "EP's throughput", src_ep),
-        Uncertainty(NAMES[4], "lognormal", s_afd, 0, 0, "AFD's throughput", src_afd),
+        Uncertainty(NAMES[3], "lognormal", float(fixed["rms_log"]), 0, 0, "every kernel's fixed cost, both designs",
+                    f"rms log spread of the fixed cost refitted to each of the {len(fixed['by_source'])} GEMM "
+                    "kernel sources alone (data/kernel_efficiency.yaml)"),
+        Uncertainty(NAMES[4], "uniform", 0.0, 0.0, 1.0, "the HBM share for weights and KV cache, every pool",
+                    f"from the default share to SGLang 0.5.23's rule for a DeepEP decode server (all but "
+                    f"{SGLANG_RESERVE_BYTES / 2 ** 30:g} GiB), a share of the way"),
+        Uncertainty(NAMES[5], "uniform", 0.0, 0.0, 1.0, "the FFN side's balancedness, both designs (a power of "
+                    "the skew)", "from none (uniform routing over a perfect placement, the default) to all of "
+                    "the measured DeepSeek-V3 layers' Zipf skew after an EPLB placement of each deployment"),
+        Uncertainty(NAMES[6], "lognormal", s_ep, 0, 0, "EP's throughput", src_ep),
+        Uncertainty(NAMES[7], "lognormal", s_afd, 0, 0, "AFD's throughput", src_afd),
     )
 
 
@@ -148,34 +211,91 @@ def composition_spreads() -> str:
     return ", ".join(f"{d} {np.expm1(by[f'{d} composition'].scale):.0%}" for d in ("EP", "AFD"))
 
 
+def assumption_words() -> str:
+    """The uncertain assumptions in words, for prose: the shared ones (:data:`SHARED`,
+    :data:`FIRST_ORDER`) and the composition errors."""
+    shared = [n.replace("compute kernels", "kernel speeds").replace("networks", "network speeds")
+              .replace("usable HBM", "the usable HBM share").replace("gap per step", "the gap per step")
+              .replace("fixed cost per kernel", "the fixed cost per kernel").replace("routing skew", "the routing skew")
+              for n in SHARED + FIRST_ORDER]
+    return (", ".join(shared[:-1]) + f" and {shared[-1]} (each from its source, shared by both designs), and each "
+            "design's error against published deployments")
+
+
+def decisive_band() -> tuple[float, float]:
+    """The AFD / EP ratios between which no pair can be decided even with every shared assumption
+    known: with the composition errors alone (log spread S) P(AFD better) = Phi(ln r / S), which reaches
+    1 - :data:`DECIDED` only where |ln r| >= z S (z the standard normal's 1 - DECIDED quantile)."""
+    by = {x.name: x for x in uncertainties()}
+    z = NormalDist().inv_cdf(1 - DECIDED) * float(np.hypot(by[NAMES[6]].scale, by[NAMES[7]].scale))
+    return float(np.exp(-z)), float(np.exp(z))
+
+
+def undecided_words(v: "Verdict", ratio: float) -> str:
+    """Why a verdict is undecided, in one computed sentence ("decided" where it is): the band of
+    :func:`decisive_band` and where the pair's ratio at the model's defaults sits."""
+    if v.decided:
+        return "decided"
+    lo, hi = decisive_band()
+    a, b = v.ratio_interval
+    over = (f", and {a:.2f} to {b:.2f} (10th to 90th percentile) over all of them" if np.isfinite([a, b]).all()
+            else "")
+    return (f"undecided because each design's error against published deployments alone ({composition_spreads()}) "
+            f"decides a pair only where AFD / EP lies below {lo:.2f} or above {hi:.2f} with every shared assumption "
+            f"known; here it is {ratio:.2f} at the model's defaults{over}")
+
+
 _COMPUTE = ("flops", "bf16_flops", "fp4_flops", "hbm_bytes_per_s")
 _NETWORK = ("scale_up_bytes_per_s", "scale_out_bytes_per_s", "inter_domain_bytes_per_s")
 
 
-def scaled(hardware: Hardware, compute, network) -> Hardware:
+def scaled(hardware: Hardware, compute, network, memory=1.0) -> Hardware:
     """The device with every kernel ``compute`` times and every transfer ``network`` times slower
-    (arrays: one cell each; the FLOP, HBM and network rates divided)."""
+    (arrays: one cell each; the FLOP, HBM and network rates divided) and ``memory`` times its HBM."""
     c, n = np.asarray(compute, dtype=float), np.asarray(network, dtype=float)
     fields = {f: getattr(hardware, f) / c for f in _COMPUTE if getattr(hardware, f) is not None}
     fields.update({f: getattr(hardware, f) / n for f in _NETWORK if getattr(hardware, f) is not None})
+    if np.ndim(memory) or memory != 1.0:
+        fields["hbm_bytes"] = hardware.hbm_bytes * np.asarray(memory, dtype=float)
     return replace(hardware, **fields)
 
 
+def hbm_factor(hardware: Hardware, assumptions: Assumptions, share) -> np.ndarray:
+    """The factor on the device's HBM that puts its usable part ``share`` of the way from the
+    assumptions' usable share to SGLang's (all but :data:`SGLANG_RESERVE_BYTES`)."""
+    d = assumptions.hbm_usable_fraction
+    sglang = np.clip(1.0 - SGLANG_RESERVE_BYTES / np.asarray(hardware.hbm_bytes, dtype=float), 0.05, 1.0)
+    return (d + np.asarray(share, dtype=float) * (sglang - d)) / d
+
+
 def setting_ratios(model, hardware, attn_hardware, budget, context, precision, assumptions, compute, network,
-            validated_only, ep_hardware=None) -> np.ndarray:
+                   validated_only, ep_hardware=None, fixed=None, memory=None, skew=None) -> np.ndarray:
     """AFD / EP of the re-run searches at each cell's (compute, network) factors (inf where only AFD
-    is feasible, 0 where only EP is, 1 where neither); EP on ``ep_hardware`` where given."""
-    c, n = np.broadcast_arrays(np.asarray(compute, dtype=float), np.asarray(network, dtype=float))
-    hw = scaled(hardware, c, n)
-    attn = None if attn_hardware is None else scaled(attn_hardware, c, n)
-    ep, afd = compare(model, hw, budget, context, precision, assumptions, attn, cell_shape=c.shape,
+    is feasible, 0 where only EP is, 1 where neither); EP on ``ep_hardware`` where given. Per cell too
+    where given: ``fixed`` the factor on the fixed cost per kernel, ``memory`` the ``usable HBM``
+    share and ``skew`` the ``routing skew`` share (:func:`uncertainties`; None: the defaults)."""
+    arrays = [np.asarray(x, dtype=float) for x in (compute, network, fixed, memory, skew) if x is not None]
+    shape = np.broadcast_shapes(*(x.shape for x in arrays))
+    c, n = (np.broadcast_to(np.asarray(x, dtype=float), shape) for x in (compute, network))
+    a = assumptions
+    if fixed is not None:
+        a = replace(a, kernel_overhead_s=a.kernels.fixed_s * np.broadcast_to(fixed, shape)[..., None])
+    if skew is not None and a.skew is None:
+        from afdlib.routing.balance import fitted_skew
+        a = replace(a, skew=fitted_skew(int(np.max(model.routed_experts))),
+                    skew_share=np.broadcast_to(np.asarray(skew, dtype=float), shape)[..., None])
+
+    def device(h):
+        return scaled(h, c, n, 1.0 if memory is None else hbm_factor(h, assumptions, np.broadcast_to(memory, shape)))
+    hw = device(hardware)
+    attn = None if attn_hardware is None else device(attn_hardware)
+    ep, afd = compare(model, hw, budget, context, precision, a, attn, cell_shape=shape,
                       validated_only=validated_only)
     if ep_hardware is not None:
-        ep = best_ep(model, scaled(ep_hardware, c, n), budget, context, precision, assumptions, c.shape,
-                     validated_only=validated_only)
-    e, a = np.asarray(ep.tokens_per_s_per_gpu, dtype=float), np.asarray(afd.tokens_per_s_per_gpu, dtype=float)
+        ep = best_ep(model, device(ep_hardware), budget, context, precision, a, shape, validated_only=validated_only)
+    e, r = np.asarray(ep.tokens_per_s_per_gpu, dtype=float), np.asarray(afd.tokens_per_s_per_gpu, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(e > 0, a / np.where(e > 0, e, 1.0), np.where(a > 0, np.inf, 1.0))
+        return np.where(e > 0, r / np.where(e > 0, e, 1.0), np.where(r > 0, np.inf, 1.0))
 
 
 @dataclass(frozen=True)
@@ -209,17 +329,19 @@ class Verdict:
                 "decided": self.decided, "tornado": list(self.tornado)}
 
 
-def mixture(log_r: np.ndarray, weights: np.ndarray, sd: float) -> tuple[float, tuple[float, float], float]:
-    """(P(ln R > 0), (10th, 90th percentile of R), median of R) for ln R = ln r_k + N(0, sd^2) with
-    probability w_k."""
+def mixture(log_r: np.ndarray, weights: np.ndarray, sd) -> tuple[float, tuple[float, float], float]:
+    """(P(ln R > 0), (10th, 90th percentile of R), median of R) for ln R = ln r_k + N(0, sd_k^2) with
+    probability w_k (``sd``: one for all settings, or one each)."""
     lr = np.clip(log_r, -50.0, 50.0)
+    sds = np.broadcast_to(np.asarray(sd, dtype=float), lr.shape)
     norm = NormalDist()
 
     def cdf(x):
-        return float(np.sum(weights * np.array([norm.cdf((x - m) / sd) if sd > 0 else float(x >= m) for m in lr])))
+        return float(np.sum(weights * np.array([norm.cdf((x - m) / s) if s > 0 else float(x >= m)
+                                                for m, s in zip(lr, sds)])))
 
     def quantile(q):
-        lo, hi = float(lr.min()) - 8 * sd - 1, float(lr.max()) + 8 * sd + 1
+        lo, hi = float(lr.min()) - 8 * float(sds.max()) - 1, float(lr.max()) + 8 * float(sds.max()) + 1
         for _ in range(80):
             mid = (lo + hi) / 2
             lo, hi = (mid, hi) if cdf(mid) < q else (lo, mid)
@@ -227,26 +349,55 @@ def mixture(log_r: np.ndarray, weights: np.ndarray, sd: float) -> tuple[float, t
     return 1.0 - cdf(0.0), (quantile(0.1), quantile(0.9)), quantile(0.5)
 
 
+def first_order(mid, points) -> tuple[np.ndarray, np.ndarray]:
+    """(shift of the mean log ratio, its variance) from first-order assumptions: ``mid`` the ratio at
+    their defaults, ``points`` per assumption the ratios at its mean minus and plus one standard
+    deviation (:meth:`Uncertainty.points`): for a log ratio f of the assumption, E f = f(mean) + f'' var / 2
+    to second order, which the two points' average gives, and var f = f'^2 var to first order, the
+    half-difference squared. A term whose ratios are not all finite (a design infeasible there) is left out."""
+    lm = np.log(np.asarray(mid, dtype=float))
+    shift, var = np.zeros(np.shape(lm)), np.zeros(np.shape(lm))
+    for lo, hi in points:
+        a, b = np.log(np.asarray(lo, dtype=float)), np.log(np.asarray(hi, dtype=float))
+        ok = np.isfinite(a) & np.isfinite(b) & np.isfinite(lm)
+        shift += np.where(ok, (a + b) / 2 - lm, 0.0)
+        var += np.where(ok, ((b - a) / 2) ** 2, 0.0)
+    return shift, var
+
+
 def quadrature(model: Model, hardware: Hardware, budget: Budget, context, precision: Precision = Precision(),
                assumptions: Assumptions = Assumptions(), attn_hardware: Hardware | None = None,
                validated_only: bool = False, ep_hardware: Hardware | None = None, cells: tuple = ()):
-    """The shared assumptions' quadrature settings (module docstring): (per gap node, the AFD / EP
-    ratios of the compute x network grid, shape ``cells`` + (compute x network,); the settings'
-    weights, gap-major; the composition factors' combined log spread S). ``cells``: leading axes
-    the device's fields already carry (e.g. a sweep of its network), searched as cells too."""
+    """The shared assumptions' settings (module docstring): (the log AFD / EP ratio of every setting,
+    shape ``cells`` + (settings,), gap-major, the first-order assumptions' shifts in; the settings'
+    weights; the log spread of each setting, the composition factors' and the first-order
+    assumptions' variance, shape as the ratios). ``cells``: leading axes the device's fields already
+    carry (e.g. a sweep of its network), searched as cells too."""
     u = {x.name: x for x in uncertainties()}
     comp, net, gap = (u[n] for n in SHARED)
-    lead = (1,) * len(cells)
-    c = np.array([v for v, _ in comp.nodes()]).reshape(lead + (-1, 1)) * np.ones(cells + (1, len(net.nodes())))
-    n = np.array([v for v, _ in net.nodes()]).reshape(lead + (1, -1)) * np.ones(cells + (len(comp.nodes()), 1))
-    w_cn = np.outer([w for _, w in comp.nodes()], [w for _, w in net.nodes()])
-    ratios, weights = [], []
+    grid = np.array([(c, n) for c, _ in comp.nodes() for n, _ in net.nodes()])
+    mid = len(grid) // 2                                   # the (1, 1) setting
+    k = len(grid) + 2 * len(FIRST_ORDER)
+    c, n = (np.concatenate([grid[:, i], np.ones(k - len(grid))]) for i in (0, 1))
+    fixed, memory, skew = np.ones(k), np.zeros(k), np.zeros(k)
+    for j, (arr, name) in enumerate(zip((fixed, memory, skew), FIRST_ORDER)):
+        arr[len(grid) + 2 * j: len(grid) + 2 * j + 2] = u[name].points()
+    shape = cells + (k,)
+    c, n, fixed, memory, skew = (np.broadcast_to(x, shape) for x in (c, n, fixed, memory, skew))
+    w_cn = np.outer([w for _, w in comp.nodes()], [w for _, w in net.nodes()]).ravel()
+    s2 = u[NAMES[6]].scale ** 2 + u[NAMES[7]].scale ** 2
+    log_r, weights, sd = [], [], []
     for share, w_g in gap.nodes():
         b = replace(budget, t_gap_s=budget.t_gap_s * share)
-        ratios.append(setting_ratios(model, hardware, attn_hardware, b, context, precision, assumptions, c, n,
-                                     validated_only, ep_hardware).reshape(cells + (-1,)))
-        weights.append((w_cn * w_g).ravel())
-    return ratios, np.concatenate(weights), float(np.hypot(u[NAMES[3]].scale, u[NAMES[4]].scale))
+        r = setting_ratios(model, hardware, attn_hardware, b, context, precision, assumptions, c, n,
+                           validated_only, ep_hardware, fixed, memory, skew)
+        pts = [(r[..., len(grid) + 2 * j], r[..., len(grid) + 2 * j + 1]) for j in range(len(FIRST_ORDER))]
+        shift, var = first_order(r[..., mid], pts)
+        with np.errstate(divide="ignore"):
+            log_r.append(np.log(r[..., :len(grid)]) + shift[..., None])
+        sd.append(np.broadcast_to(np.sqrt(s2 + var)[..., None], log_r[-1].shape))
+        weights.append(w_cn * w_g)
+    return np.concatenate(log_r, axis=-1), np.concatenate(weights), np.concatenate(sd, axis=-1)
 
 
 def verdict(model: Model, hardware: Hardware, budget: Budget, context, precision: Precision = Precision(),
@@ -255,28 +406,34 @@ def verdict(model: Model, hardware: Hardware, budget: Budget, context, precision
     """P(AFD better), the ratio's interval and (``tornado``) the tornado rows for one pair, the
     searches re-run at every quadrature setting of the shared assumptions (:func:`quadrature`).
     ``ep_hardware``: EP's device where it differs from AFD's pools' (a what-if)."""
-    ratios, weights, sd = quadrature(model, hardware, budget, context, precision, assumptions, attn_hardware,
-                                     validated_only, ep_hardware)
-    p, interval, median = mixture(np.log(np.concatenate(ratios)), weights, sd)
+    log_r, weights, sd = quadrature(model, hardware, budget, context, precision, assumptions, attn_hardware,
+                                    validated_only, ep_hardware)
+    p, interval, median = mixture(log_r, weights, sd)
     rows = _tornado(model, hardware, attn_hardware, budget, context, precision, assumptions, validated_only,
-                    ratios, ep_hardware) if tornado else ()
+                    ep_hardware) if tornado else ()
     return Verdict(p, interval, median, rows)
 
 
 def _tornado(model, hardware, attn_hardware, budget, context, precision, assumptions, validated_only,
-             gap_ratios, ep_hardware=None) -> tuple[dict, ...]:
-    """Per assumption the ratio at its outer nodes, every other at its default (1), widest first; the
-    gap's ends are the gap rule's nodes at default kernels and networks (the middle cell of
-    ``gap_ratios``)."""
+             ep_hardware=None) -> tuple[dict, ...]:
+    """Per assumption the ratio at its outer nodes, every other at its default (1; none of the
+    ``usable HBM`` and ``routing skew`` shares), widest first: one search of every end as a cell
+    (the gap's with the budget's gap scaled per cell, as two more searches)."""
     u = {x.name: x for x in uncertainties()}
-    lo_c, hi_c = u[NAMES[0]].ends()
-    lo_n, hi_n = u[NAMES[1]].ends()
+    names = (NAMES[0], NAMES[1], *FIRST_ORDER)
+    k = 1 + 2 * len(names)
+    values = {name: np.full(k, 0.0 if u[name].kind == "uniform" else 1.0) for name in names}
+    for j, name in enumerate(names):
+        values[name][1 + 2 * j: 3 + 2 * j] = u[name].ends()
     r = setting_ratios(model, hardware, attn_hardware, budget, context, precision, assumptions,
-                [1.0, lo_c, hi_c, 1.0, 1.0], [1.0, 1.0, 1.0, lo_n, hi_n], validated_only, ep_hardware)
+                       values[NAMES[0]], values[NAMES[1]], validated_only, ep_hardware, values[NAMES[3]],
+                       values[NAMES[4]], values[NAMES[5]])
     nominal = float(r[0])
-    mid = len(gap_ratios[0]) // 2      # the (1, 1) cell of the 3 x 3 grid
-    ends = {NAMES[0]: (r[1], r[2]), NAMES[1]: (r[3], r[4]), NAMES[2]: (gap_ratios[0][mid], gap_ratios[-1][mid])}
-    for name, sign in ((NAMES[3], -1.0), (NAMES[4], 1.0)):   # a slower EP (factor < 1) raises AFD / EP
+    ends = {name: (r[1 + 2 * j], r[2 + 2 * j]) for j, name in enumerate(names)}
+    ends[NAMES[2]] = tuple(float(setting_ratios(model, hardware, attn_hardware, replace(budget, t_gap_s=budget.t_gap_s * g),
+                                                context, precision, assumptions, 1.0, 1.0, validated_only, ep_hardware))
+                           for g in u[NAMES[2]].ends())
+    for name, sign in ((NAMES[6], -1.0), (NAMES[7], 1.0)):   # a slower EP (factor < 1) raises AFD / EP
         lo, hi = u[name].ends()
         ends[name] = (nominal * lo ** sign, nominal * hi ** sign)
     rows = [{"assumption": name, "low": float(a), "high": float(b), "nominal": nominal,

@@ -2,7 +2,7 @@
 
 * :func:`lead_intervals` / :func:`bandwidth_windows`: the network bandwidths per GPU at which AFD gives
   more output tokens per second per GPU than EP (ratio above 1 at the model's defaults), over the range
-  :func:`afdlib.decode.advise.break_even_scale_out` searches, at twice its resolution (:data:`FACTORS`
+  :func:`afdlib.decode.advise.break_even_scale_out` searches, on its grid (:data:`FACTORS`
   times the device's own bandwidth), each edge interpolated as that function does (linear ratio against
   log bandwidth).
 * :func:`p_afd_over_bandwidth` / :func:`probability_thresholds`: P(AFD better)
@@ -23,13 +23,13 @@ import numpy as np
 from afdlib.decode.advise import FLIP_FACTORS, break_even_scale_out
 from afdlib.decode.step import Assumptions
 from afdlib.decode.sweetspot import with_network
-from afdlib.decode.uncertainty import DECIDED, mixture, quadrature
+from afdlib.decode.uncertainty import DECIDED, Verdict, mixture, quadrature, undecided_words
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
 
-FACTORS = np.geomspace(FLIP_FACTORS[0], FLIP_FACTORS[-1], 2 * len(FLIP_FACTORS) - 1)
-"""The bandwidths searched, as factors of the device's own: the range of
-:func:`afdlib.decode.advise.break_even_scale_out` at twice its resolution (a bandwidth between each two of it)."""
+FACTORS = FLIP_FACTORS
+"""The bandwidths searched, as factors of the device's own: the grid of
+:func:`afdlib.decode.advise.break_even_scale_out` (one home: the page's edges are the command's break-evens)."""
 
 
 def _gb(x: float) -> str:
@@ -134,10 +134,9 @@ def p_afd_over_bandwidth(model: Model, hardware: Hardware, budget: Budget, conte
     each of ``bandwidths`` (:func:`afdlib.decode.sweetspot.with_network`): the bandwidths x the
     kernel and network quadrature nodes are the cells of one search per gap setting."""
     bw = np.asarray(bandwidths, dtype=float)
-    ratios, w, sd = quadrature(model, with_network(hardware, bw[:, None, None]), budget, context, precision,
-                               assumptions, cells=bw.shape)
-    log_r = np.log(np.concatenate(ratios, axis=1))
-    return np.array([mixture(row, w, sd)[0] for row in log_r])
+    log_r, w, sd = quadrature(model, with_network(hardware, bw[:, None]), budget, context, precision,
+                              assumptions, cells=bw.shape)
+    return np.array([mixture(row, w, s)[0] for row, s in zip(log_r, sd)])
 
 
 @dataclass(frozen=True)
@@ -213,11 +212,14 @@ def reference_row(reference: dict, paper_like: float, spreads: str, model: str, 
     advice-table row; ``paper_like``: its ratio with all communication hidden for both designs;
     ``lean``: how the model leans against aiconfigurator, :func:`afdlib.peers.comparison.lean_readings`)."""
     agrees = reference["decisive"] and reference["recommendation"] == "EP"
+    why = (f"end to end each design's spread against published deployments ({spreads}) enters the verdict"
+           if reference["decisive"] else
+           undecided_words(Verdict(reference["p_afd"], (reference.get("ratio_lo", np.nan),
+                                                        reference.get("ratio_hi", np.nan)), np.nan), reference["ratio"]))
     return _row(f"EP keeps the lead on ordinary clusters ({model} on {device})",
                 "EP: its grouped GEMMs' HFU above AFD's FFN-side ceiling",
                 f"{verdict_words(reference)}; AFD / EP {reference['ratio']:.2f} at the model's defaults",
-                f"end to end each design's spread against published deployments ({spreads}) enters the verdict; "
-                f"with all communication hidden for both designs (the paper's own models) the ratio is "
+                f"{why}; with all communication hidden for both designs (the paper's own models) the ratio is "
                 f"{paper_like:.2f}: the answer turns on how much of each design's communication hides"
                 + (f"; against NVIDIA aiconfigurator the model leans {lean}" if lean else ""),
                 "sweet_spots", not agrees)

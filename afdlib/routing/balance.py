@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
+from pathlib import Path
 from statistics import NormalDist
 
 import numpy as np
@@ -354,3 +355,27 @@ def placement_skew(counts: ArrayLike):
         return values[index.reshape(-1)].reshape(r.shape)
 
     return skew
+
+
+FIT_LAYERS = 8
+"""Layers a fitted skew places (:func:`fitted_skew`): the exponents at the midpoints of eight equal
+quantile bins of the measured layers' (the step's skew is a harmonic mean over layers, smooth in them)."""
+
+
+@lru_cache(maxsize=16)
+def fitted_skew(routed_experts: int, fit_path: str | None = None, name: str = "decode_in1000out1000"):
+    """:func:`placement_skew` of Zipf loads over ``routed_experts`` experts with
+    the exponents of the measured DeepSeek-V3 layers (the shipped fit, ``data/deepseek_v3_routing_fit.yaml``,
+    :data:`FIT_LAYERS` quantiles of them; experts in a seeded random order): the only measured routing
+    on file, carried to a model with another expert count by its per-layer Zipf exponents."""
+    from afdlib.inputs.catalog import data_dir
+    from afdlib.inputs.files import read_yaml
+    from afdlib.routing.measured import zipf_counts
+    doc = read_yaml(Path(fit_path) if fit_path else data_dir() / "deepseek_v3_routing_fit.yaml")
+    try:
+        exps = np.asarray(doc["files"][name]["zipf_exponent"], dtype=float)
+    except (KeyError, TypeError, ValueError) as e:
+        raise AfdError(f"routing fit: no usable exponents for '{name}' ({e})") from None
+    s = np.quantile(exps, (np.arange(FIT_LAYERS) + 0.5) / FIT_LAYERS)
+    counts = np.stack([zipf_counts(1e6, int(routed_experts), x, seed=k) for k, x in enumerate(s)])
+    return placement_skew(counts)
