@@ -16,8 +16,10 @@ import warnings
 from typing import Callable, Sequence
 
 from afdlib.cli import advise, balance, book, catalog, hfu, intensity, penalty, simulate, throughput
+from afdlib.cli import sweep
 
 SUBCOMMANDS = (catalog, intensity, hfu, penalty, balance, throughput, advise, simulate, book)
+SUBCOMMANDS = SUBCOMMANDS[:-1] + (sweep,) + SUBCOMMANDS[-1:]
 """The subcommands in the order ``afd --help`` lists them."""
 
 
