@@ -37,7 +37,7 @@ def run(spec: Spec, out: str | Path, workers: int | None = None, scheduler: str 
     first_point(spec)
     chunk = chunk or default_chunk(spec)
     ds = dataset(spec, chunk)
-    t0 = time.perf_counter()
+    t_start = time.perf_counter()
     with contextlib.ExitStack() as stack:
         if scheduler is None:
             n = workers or default_workers()
@@ -52,11 +52,26 @@ def run(spec: Spec, out: str | Path, workers: int | None = None, scheduler: str 
         n = len(client.scheduler_info().get("workers", {}))
         if not n:
             raise AfdError(f"the Dask scheduler at {scheduler} has no workers")
+        t0 = time.perf_counter()   # the sweep's own time, without the cluster's start
         future = client.compute(write(ds, out, compute=False))
         if progress:
             with contextlib.redirect_stdout(sys.stderr):
                 bar(future)
         future.result()
-    seconds = time.perf_counter() - t0
+        seconds = time.perf_counter() - t0
+        peaks = sorted(client.run(peak_mb).values())
+
     return {"out": str(out), "points": spec.points, "dims": dict(zip(spec.axes, spec.shape)),
-            "variables": sorted(ds.data_vars), "workers": n, "chunk": chunk, "seconds": seconds}
+            "variables": sorted(ds.data_vars), "workers": n, "chunk": chunk, "seconds": seconds,
+            "startup_seconds": t0 - t_start,
+            "peak_mb_per_worker": [p for p in peaks if p is not None]}
+
+
+def peak_mb() -> float | None:
+    """This process' peak resident memory, MB (None where the platform does not say)."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss   # kilobytes on Linux
+    return kb / 1024 if sys.platform != "darwin" else kb / 2 ** 20

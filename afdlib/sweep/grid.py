@@ -130,6 +130,7 @@ def write(ds, path: str | Path, compute: bool = True):
     encoding = {k: {"chunks": ds[k].data.chunksize} for k in ds.data_vars}
     with warnings.catch_warnings():   # zarr 3: consolidated metadata is an extension (xarray reads it)
         warnings.filterwarnings("ignore", message="Consolidated metadata")
+        warnings.filterwarnings("ignore", message=".*does not have a Zarr V3 specification")   # the design names
         return ds.to_zarr(p, mode="w-", compute=compute, encoding=encoding)
 
 
