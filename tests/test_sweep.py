@@ -194,3 +194,22 @@ def test_the_issue_spec_on_a_local_cluster_of_processes(tmp_path, capsys):
     best = max(range(16), key=lambda i: -1 if rates[i] is None else float(rates[i].tokens_per_s_per_gpu))
     assert int(got.n_attn) == best + 1
     assert float(got.tokens_per_s_per_gpu) == pytest.approx(float(rates[best].tokens_per_s_per_gpu), rel=1e-12)
+
+
+def test_crossing_reads_the_overtake_and_the_retake():
+    """Hand-made ratios along a bandwidth axis of 10, 20, 40, 80: AFD ahead from 20 to 40 (overtake
+    between 10 and 20, retake between 40 and 80), from the bottom, never, and up to the top."""
+    import xarray as xr
+
+    from afdlib.sweep.readings import crossing
+    r = xr.DataArray([[0.5, 2.0, 2.0, 0.5], [1.5, 1.2, 0.9, 0.8], [0.5, 0.6, 0.7, 0.9], [0.5, 0.8, 1.0, 1.1]],
+                     dims=["case", "bw"], coords={"bw": [10.0, 20.0, 40.0, 80.0]})
+    c = crossing(r, "bw")
+    # log-linear: 0.5 -> 2.0 passes 1 halfway in log ratio, so halfway in log bandwidth: sqrt(10 * 20)
+    assert c.overtake[0] == pytest.approx(np.sqrt(200)) and c.retake[0] == pytest.approx(np.sqrt(40 * 80))
+    assert c.overtake[1] == 10 and c.where[1] == "from the bottom"
+    # 1.2 -> 0.9: log(1.2) / (log(1.2) - log(0.9)) of the way from 20 to 40 in log bandwidth
+    f = np.log(1.2) / (np.log(1.2) - np.log(0.9))
+    assert c.retake[1] == pytest.approx(20 * 2 ** f)
+    assert np.isnan(c.overtake[2]) and c.where[2] == "never"
+    assert c.overtake[3] == 40 and np.isnan(c.retake[3])   # reaches 1.0 exactly at 40, still ahead at 80

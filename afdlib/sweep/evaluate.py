@@ -18,6 +18,7 @@ import numpy as np
 from afdlib.decode.batch import largest_batch
 from afdlib.decode.deployment import AFDDeployment, EPDeployment, step_function
 from afdlib.decode.search import AFD_NODES, best_afd, best_ep, node_counts
+from afdlib.decode.sweetspot import with_shape
 from afdlib.decode.step import DECODE_T_GAP_S, EP_KERNELS, Assumptions
 from afdlib.errors import AfdError
 from afdlib.inputs.catalog import load_hardware, load_model
@@ -37,7 +38,8 @@ _HW_TARGET = {"fp8_tflops": ("flops", 1e12, "compute"), "bf16_tflops": ("bf16_fl
 VARIABLES = ("tokens_per_s_per_gpu", "tpot_ms", "batch_per_gpu", "feasible")
 UNITS = {"tokens_per_s_per_gpu": "output tokens/s per GPU", "tpot_ms": "ms", "batch_per_gpu": "requests per GPU",
          "feasible": "", "ep_size": "GPUs", "redundant": "experts", "n_attn": "nodes", "n_ffn": "nodes",
-         "micro_batches": "micro-batches", "on_search_bound": ""}
+         "micro_batches": "micro-batches", "on_search_bound": "", "moe_intermediate_size": "elements",
+         "routed_experts": "experts", "experts_per_token": "experts"}
 CHOICES = {"ep": ("ep_size", "redundant", "micro_batches", "on_search_bound"),
            "afd": ("n_attn", "n_ffn", "micro_batches", "on_search_bound")}
 
@@ -102,7 +104,17 @@ def hardware_with(hw: Hardware, values: dict) -> Hardware:
 
 
 def model_with(model: Model, values: dict) -> Model:
-    return replace(model, **{k: _plain(v) for k, v in values.items() if FIELDS[k].kind == "model"})
+    """``model`` with the model fields of ``values``, then the family member of ``expert_width`` and
+    ``sparsity`` (:func:`afdlib.decode.sweetspot.with_shape`, in that order)."""
+    model = replace(model, **{k: _plain(v) for k, v in values.items() if FIELDS[k].kind == "model"})
+    for name, axis in (("expert_width", "moe_intermediate_size"), ("sparsity", "sparsity")):
+        if name in values:
+            model = with_shape(model, axis, float(values[name]))
+    return model
+
+
+MEMBER = ("moe_intermediate_size", "routed_experts", "experts_per_token")
+"""What a family axis leaves of the model: the member's M, E and K (variables of the Dataset)."""
 
 
 def _plain(v):
@@ -147,7 +159,14 @@ def evaluate(spec: Spec, values: dict, n: int) -> dict[str, np.ndarray]:
         else:
             r = _searched(design, model, hw, context, budget, precision, a, n)
         out.update({f"{design}/{k}": np.broadcast_to(np.asarray(v, dtype=float), (n,)) for k, v in r.items()})
+    if family(spec):
+        out.update({f"model/{k}": np.full(n, float(getattr(model, k))) for k in MEMBER})
     return out
+
+
+def family(spec: Spec) -> bool:
+    """Whether the spec varies or fixes a family member (its M, E and K are then variables)."""
+    return any(FIELDS[k].kind == "family" for k in list(spec.axes) + list(spec.fixed))
 
 
 def _fixed(design, model, hw, context, budget, precision, a, values, n) -> dict:

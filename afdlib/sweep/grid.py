@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from afdlib.errors import AfdError
-from afdlib.sweep.evaluate import UNITS, evaluate, variables
+from afdlib.sweep.evaluate import MEMBER, UNITS, evaluate, family, variables
 from afdlib.sweep.spec import FIELDS, Spec
 
 DEFAULT_CHUNK = {"given": 100_000, "searched": 2_000}
@@ -43,7 +43,7 @@ def chunks(spec: Spec, chunk: int) -> tuple[tuple[int, ...], ...]:
 
 def names(spec: Spec) -> list[str]:
     """The flat variables of one block, ``design/variable``, in order."""
-    return [f"{d}/{v}" for d in spec.designs for v in variables(spec, d)]
+    return [f"{d}/{v}" for d in spec.designs for v in variables(spec, d)] + [f"model/{k}" for k in MEMBER] * family(spec)
 
 
 def block(spec: Spec, slices: tuple[slice, ...]) -> np.ndarray:
@@ -86,7 +86,9 @@ def dataset(spec: Spec, chunk: int | None = None):
     ds = xr.Dataset(coords=coords)
     for var, by_design in data.items():
         attrs = {"units": UNITS[var]}
-        if spec.design == "both" and len(by_design) == 2:
+        if "model" in by_design:   # the family member's M, E and K
+            ds[var] = xr.DataArray(by_design["model"], dims=dims, attrs={**attrs, "description": "the family member's"})
+        elif spec.design == "both" and len(by_design) == 2:
             ds[var] = xr.DataArray(da.stack([by_design["ep"], by_design["afd"]]), dims=["design"] + dims,
                                    coords={"design": ["ep", "afd"]}, attrs=attrs)
         elif spec.design == "both":   # a deployment variable of one design only

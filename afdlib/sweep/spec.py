@@ -14,7 +14,9 @@ Every name is a field of one kind (:data:`FIELDS`): a hardware field in the cata
 profile's figure: with ``hw_profile: datasheet``, the default, the datasheet value, which the
 profile's efficiency turns into the sustained rate exactly as the catalogue loader does); a model
 field (``moe_intermediate_size``, ``routed_experts``, ``experts_per_token``, ...); a deployment field;
-or a setting of the decode model (those of ``afd throughput``). Defaults are ``afd throughput``'s.
+a setting of the decode model (those of ``afd throughput``); or a member of the model's family at the
+same total routed parameters (``expert_width``, ``sparsity``: the paper's method, as the sweet-spot
+maps vary them). Defaults are ``afd throughput``'s.
 
 A design's deployment is evaluated as given where its size is given (EP: ``ep_size``; AFD: ``n_attn``
 and ``n_ffn``), at the largest batch that meets the SLO and fits in memory (or at ``batch_per_gpu``);
@@ -54,7 +56,12 @@ _SETTINGS = {"context": ("tokens", "nonnegative"), "slo_ms": ("ms", "positive"),
              "ep_overlap": ("", "share"), "afd_overlap": ("", "share"), "kernels": ("", "text"),
              "weights": ("", "text"), "attention_dtype": ("", "text"), "kv_cache": ("", "text")}
 
-SCALAR = {"gpus_per_node", "scale_up_domain", "ep_micro_batches", "all_to_all", "micro_batches", "mtp", "kernels",
+_FAMILY = {"expert_width": "elements", "sparsity": "E / K"}
+"""Members of the model's family at the same total routed parameters (the paper's method,
+:func:`afdlib.decode.sweetspot.with_shape`): ``expert_width`` M with E and K scaled by 1 / M (the
+activated parameters kept too), ``sparsity`` E / K with K = round(E / value) (E and M kept)."""
+
+SCALAR = {"expert_width", "sparsity", "gpus_per_node", "scale_up_domain", "ep_micro_batches", "all_to_all", "micro_batches", "mtp", "kernels",
           "weights", "attention_dtype", "kv_cache", "num_layers", "dense_layers", "moe_layers", "mtp_layers",
           "vocab_size", "hidden_size", "shared_experts", "dense_intermediate_size", "shared_expert_intermediate_size"}
 """Fields a chunk holds one value of (a code path, a candidate grid, or a Python number in the model)."""
@@ -80,7 +87,8 @@ FIELDS = {**{k: Field(k, "hardware", u, r) for k, (u, r) in _HW.items()},
                       ("shared_expert_intermediate_size", "dense_intermediate_size", "vocab_size", "mtp_layers")
                       else "count") for k, u in _MODEL.items()},
           **{k: Field(k, "deployment", u, r, d) for k, (u, r, d) in _DEPLOYMENT.items()},
-          **{k: Field(k, "setting", u, r) for k, (u, r) in _SETTINGS.items()}}
+          **{k: Field(k, "setting", u, r) for k, (u, r) in _SETTINGS.items()},
+          **{k: Field(k, "family", u, "positive") for k, u in _FAMILY.items()}}
 """Every name a spec may fix or vary."""
 
 DESIGNS = ("ep", "afd", "both")
@@ -240,5 +248,9 @@ def _check_designs(spec: Spec) -> None:
             raise AfdError(f"{given[0]} is searched with the EP deployment; give ep_size to fix the deployment")
     if "afd" in spec.designs and not spec.given("n_attn") and not spec.given("n_ffn") and spec.given("micro_batches"):
         raise AfdError("micro_batches is searched with the AFD deployment; give n_attn and n_ffn to fix it")
+    family = [n for n in names if FIELDS[n].kind == "family"]
+    raw = [n for n in names if n in ("moe_intermediate_size", "routed_experts", "experts_per_token")]
+    if family and raw:
+        raise AfdError(f"{family[0]} sets the family member's E, K and M: give it without {raw[0]}")
     if spec.given("batch_per_gpu") and any(spec.searched(d) for d in spec.designs):
         raise AfdError("batch_per_gpu needs a fixed deployment (ep_size; n_attn and n_ffn): a search finds the batch")
