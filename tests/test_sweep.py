@@ -123,7 +123,7 @@ def test_a_run_against_an_existing_scheduler(tmp_path, capsys):
     import xarray as xr
     from distributed import LocalCluster
     spec_path = _spec_file(tmp_path, SMALL)
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster:
         out = tmp_path / "r.zarr"
         assert main(["sweep", spec_path, "--out", str(out), "--scheduler", cluster.scheduler_address,
                      "--chunk", "2", "--json"]) == 0
@@ -213,3 +213,21 @@ def test_crossing_reads_the_overtake_and_the_retake():
     assert c.retake[1] == pytest.approx(20 * 2 ** f)
     assert np.isnan(c.overtake[2]) and c.where[2] == "never"
     assert c.overtake[3] == 40 and np.isnan(c.retake[3])   # reaches 1.0 exactly at 40, still ahead at 80
+
+
+def test_family_axes_are_the_sweet_spot_maps_members():
+    """expert_width and sparsity give the members of the model's family at the same total routed
+    parameters (with_shape, the paper's method): M = 4096 halves E and K (256 -> 128, 8 -> 4), E / K = 16
+    then sets K = 8 of the 128; the point is the best EP of that member."""
+    from afdlib.decode.sweetspot import with_shape
+    doc = {"model": "deepseek-v3", "hardware": "h800", "design": "ep",
+           "vary": {"expert_width": [4096], "sparsity": [16], "scale_out_gb_per_s": [50]}}
+    _, ds = _computed(doc)
+    assert tuple(int(ds[k].squeeze()) for k in ("routed_experts", "experts_per_token", "moe_intermediate_size")) == (128, 8, 4096)
+    base = load_model("deepseek-v3", "reference")
+    member = with_shape(with_shape(base, "moe_intermediate_size", 4096), "sparsity", 16)
+    best = best_ep(member, load_hardware("h800", "datasheet"), Budget(slo_s=0.05, l_accept=1.0, t_gap_s=DECODE_T_GAP_S),
+                   4096.0)
+    assert float(ds.tokens_per_s_per_gpu.squeeze()) == pytest.approx(float(best.tokens_per_s_per_gpu), rel=1e-12)
+    with pytest.raises(AfdError, match="give it without experts_per_token"):
+        parse({**doc, "fixed": {"experts_per_token": 4}})

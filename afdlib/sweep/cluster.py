@@ -42,7 +42,7 @@ def run(spec: Spec, out: str | Path, workers: int | None = None, scheduler: str 
         if scheduler is None:
             n = workers or default_workers()
             cluster = stack.enter_context(LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                                       dashboard_address=None, silence_logs=logging.ERROR))
+                                                       dashboard_address=":0", silence_logs=logging.ERROR))
             client = stack.enter_context(Client(cluster))
         else:
             try:
