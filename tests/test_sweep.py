@@ -231,3 +231,22 @@ def test_family_axes_are_the_sweet_spot_maps_members():
     assert float(ds.tokens_per_s_per_gpu.squeeze()) == pytest.approx(float(best.tokens_per_s_per_gpu), rel=1e-12)
     with pytest.raises(AfdError, match="give it without experts_per_token"):
         parse({**doc, "fixed": {"experts_per_token": 4}})
+
+
+def test_batches_past_the_first_bound_are_searched_to_the_library_s_maximum():
+    """The batch search goes to 1,024 requests first and searches the points that reach it again up to
+    the library's maximum: a long SLO with a short context and a large HBM gives batches of about 4,000,
+    each decode_step's own."""
+    from afdlib.sweep.evaluate import FIRST_BOUND
+    doc = {"model": "deepseek-v3", "hardware": "h800", "design": "ep", "vary": {"context": [16, 256], "slo_ms": [200, 1000]},
+           "fixed": {"ep_size": 128, "redundant": 32, "hbm_gb": 400}}
+    _, ds = _computed(doc)
+    batches = ds.batch_per_gpu.values
+    assert batches.min() < FIRST_BOUND < batches.max()
+    model, base = load_model("deepseek-v3", "reference"), load_hardware("h800", "datasheet")
+    hw = replace(base, hbm_bytes=400e9)
+    for i, ctx in enumerate((16.0, 256.0)):
+        for j, slo in enumerate((0.2, 1.0)):
+            st = decode_step(model, EPDeployment(hw, 128, 32), ctx, Budget(slo_s=slo, l_accept=1.0, t_gap_s=DECODE_T_GAP_S))
+            assert batches[i, j] == st.requests
+            assert float(ds.tokens_per_s_per_gpu[i, j]) == pytest.approx(float(st.tokens_per_s_per_gpu), rel=1e-12)

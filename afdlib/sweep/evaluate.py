@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from afdlib.decode.batch import largest_batch
+from afdlib.decode.batch import MAX_REQUESTS, largest_batch
 from afdlib.decode.deployment import AFDDeployment, EPDeployment, step_function
 from afdlib.decode.search import AFD_NODES, best_afd, best_ep, node_counts
 from afdlib.decode.sweetspot import with_shape
@@ -146,22 +146,43 @@ def _opt(v):
 def evaluate(spec: Spec, values: dict, n: int) -> dict[str, np.ndarray]:
     """Every variable of every design at ``n`` points (``values``: name -> an array of ``n`` values
     or one value; the spec's fixed values fill the rest). Keys ``design/variable``."""
-    model, hw = system(spec)
     values = {**spec.fixed, **{k: (v if np.ndim(v) == 0 else np.asarray(v)) for k, v in values.items()}}
-    model, hw = model_with(model, values), hardware_with(hw, values)
-    context, budget, precision, a = settings(model, values)
     out = {}
     for design in spec.designs:
-        if not spec.searched(design):
-            r = _fixed(design, model, hw, context, budget, precision, a, values, n)
-        elif design == "afd" and (spec.given("n_attn") or spec.given("n_ffn")):
-            r = _one_pool(model, hw, context, budget, precision, a, values, n)
-        else:
-            r = _searched(design, model, hw, context, budget, precision, a, n)
+        r = _design(spec, design, values, n)
         out.update({f"{design}/{k}": np.broadcast_to(np.asarray(v, dtype=float), (n,)) for k, v in r.items()})
+    model = model_with(system(spec)[0], values)
     if family(spec):
         out.update({f"model/{k}": np.full(n, float(getattr(model, k))) for k in MEMBER})
     return out
+
+
+FIRST_BOUND = 1024
+"""A given deployment's batch search goes up to this bound first: most points' largest batch lies
+below it, so the bisection takes 10 steps instead of the 16 up to
+:data:`afdlib.decode.batch.MAX_REQUESTS`; the points that reach it are searched again up to that
+maximum, so every result is the library's own (tested against :func:`afdlib.decode.deployment.decode_step`)."""
+
+
+def _design(spec: Spec, design: str, values: dict, n: int, hi: int = FIRST_BOUND) -> dict:
+    """One design's variables at ``n`` points (``values`` complete: the spec's fixed ones included)."""
+    model, hw = system(spec)
+    model, hw = model_with(model, values), hardware_with(hw, values)
+    context, budget, precision, a = settings(model, values)
+    if not spec.searched(design):
+        r = _fixed(design, model, hw, context, budget, precision, a, values, n, hi)
+    elif design == "afd" and (spec.given("n_attn") or spec.given("n_ffn")):
+        return _one_pool(model, hw, context, budget, precision, a, values, n)
+    else:
+        return _searched(design, model, hw, context, budget, precision, a, n)
+    top = np.flatnonzero(np.broadcast_to(r["batch_per_gpu"], (n,)) >= hi)
+    if top.size and hi < MAX_REQUESTS and values.get("batch_per_gpu") is None:
+        sub = {k: (v[top] if np.ndim(v) and np.shape(v) == (n,) else v) for k, v in values.items()}
+        again = _design(spec, design, sub, top.size, MAX_REQUESTS)
+        r = {k: np.broadcast_to(v, (n,)).copy() for k, v in r.items()}
+        for k, v in again.items():
+            r[k][top] = v
+    return r
 
 
 def family(spec: Spec) -> bool:
@@ -169,7 +190,7 @@ def family(spec: Spec) -> bool:
     return any(FIELDS[k].kind == "family" for k in list(spec.axes) + list(spec.fixed))
 
 
-def _fixed(design, model, hw, context, budget, precision, a, values, n) -> dict:
+def _fixed(design, model, hw, context, budget, precision, a, values, n, hi=MAX_REQUESTS) -> dict:
     """A given deployment at the largest batch meeting the SLO and memory (or at ``batch_per_gpu``)."""
     get = values.get
     if design == "ep":
@@ -187,7 +208,7 @@ def _fixed(design, model, hw, context, budget, precision, a, values, n) -> dict:
         st = step_of(req)
         ok = np.asarray(st.fits_memory & (st.tpot_s <= budget.slo_s)) & valid
     else:
-        req = largest_batch(step_of, budget.slo_s, (n,))
+        req = largest_batch(step_of, budget.slo_s, (n,), hi=hi)
         st = step_of(np.maximum(req, 1.0))
         ok = (req > 0) & valid
     return _result(ok, st.tokens_per_s_per_gpu, st.tpot_s, req)
