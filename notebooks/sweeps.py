@@ -16,7 +16,7 @@
 # %% [markdown]
 # # Design-space sweeps: where AFD overtakes EP
 #
-# The sweet-spot maps of the previous chapters vary one property at a time. A hardware or model
+# The sweet-spot maps ({doc}`sweet_spots`) vary one property at a time. A hardware or model
 # architect asks about a whole design space at once: scale-out and scale-up bandwidth, HBM, FLOP/s,
 # expert width and count, top-K, SLO, context. `afd sweep` evaluates such a space: a spec names a
 # model, a device, a design (`ep`, `afd` or `both`), what is fixed and the axes to vary (any hardware,
