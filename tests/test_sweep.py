@@ -127,8 +127,10 @@ def test_a_run_against_an_existing_scheduler(tmp_path, capsys):
         out = tmp_path / "r.zarr"
         assert main(["sweep", spec_path, "--out", str(out), "--scheduler", cluster.scheduler_address,
                      "--chunk", "2", "--json"]) == 0
-    doc = yaml.safe_load(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    doc = yaml.safe_load(captured.out)
     assert doc["points"] == 6 and doc["workers"] == 1
+    assert "100% Completed" in captured.err     # the progress bar, on stderr
     got = xr.open_zarr(out).load()
     _, expected = _computed(SMALL)
     assert np.array_equal(got.tokens_per_s_per_gpu.values, expected.tokens_per_s_per_gpu.values)
@@ -145,6 +147,8 @@ def test_a_run_against_an_existing_scheduler(tmp_path, capsys):
     ({**SMALL, "vary": {"experts_per_token": [8, 300]}}, "experts_per_token exceeds routed_experts"),
     ({**SMALL, "colour": "red"}, "unknown spec key(s) ['colour']"),
     ({**SMALL, "vary": {}}, "at least one axis"),
+    ({**SMALL, "model": "nope"}, "unknown model 'nope'"),
+    ({**SMALL, "fixed": {"n_attn": 2, "batch_per_gpu": 0}}, "batch_per_gpu must be an integer"),
 ])
 def test_bad_specs_are_one_line_and_status_2(tmp_path, capsys, doc, words):
     code = main(["sweep", _spec_file(tmp_path, doc), "--out", str(tmp_path / "x.zarr")])

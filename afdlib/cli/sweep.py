@@ -30,7 +30,7 @@ def run(args) -> int:
     if args.workers is not None and args.scheduler is not None:
         raise AfdError("give --workers (a local cluster) or --scheduler (an existing one), not both")
     spec = parse(read_yaml(args.spec))
-    doc = cluster.run(spec, args.out, args.workers, args.scheduler, args.chunk, progress=not args.json)
+    doc = cluster.run(spec, args.out, args.workers, args.scheduler, args.chunk)   # a progress bar on stderr
     if args.json:
         print(dumps(doc))
     else:
