@@ -48,10 +48,9 @@ def variables(spec: Spec, design: str) -> tuple[str, ...]:
     """The variables one design gives: :data:`VARIABLES`, and the deployment found where one is searched."""
     if not spec.searched(design):
         return VARIABLES
-    if design == "ep":
-        return VARIABLES + CHOICES["ep"]
-    return VARIABLES + (("n_attn", "n_ffn", "micro_batches", "on_search_bound") if not spec.given("n_attn")
-                        and not spec.given("n_ffn") else ("n_ffn",) if not spec.given("n_ffn") else ("n_attn",))
+    if spec.fully_searched(design):
+        return VARIABLES + CHOICES[design]
+    return VARIABLES + (("n_ffn",) if not spec.given("n_ffn") else ("n_attn",))   # AFD: one pool searched
 
 
 def system(spec: Spec) -> tuple[Model, Hardware]:
