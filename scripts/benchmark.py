@@ -239,6 +239,65 @@ def targets(book: bool) -> None:
     print(f"./run test: {t:.1f} s (target <= 30: {verdict(t, 30)})")
 
 
+SWEEP_SPEC = {"model": "deepseek-v3", "hardware": "h800", "design": "afd", "fixed": {"n_attn": 2}}
+"""The sweep benchmark's grid: AFD 2A x N_F in {1, 2, 4, 8} on H800, scale-out bandwidth (100 values,
+log), HBM bandwidth (100) and context (points / 40,000 values): a given deployment per point, its
+batch searched (the `afd throughput` path)."""
+
+
+def _sweep_spec(points: int) -> dict:
+    ctx = max(1, points // 40_000)
+    return {**SWEEP_SPEC, "vary": {"scale_out_gb_per_s": {"from": 10, "to": 400, "num": 100, "log": True},
+                                   "hbm_tb_per_s": {"from": 2, "to": 8, "num": 100},
+                                   "context": {"from": 512, "to": 65536, "num": ctx, "log": True},
+                                   "n_ffn": [1, 2, 4, 8]}}
+
+
+def _sweep_run(doc: dict, workers: int, chunk: int | None = None) -> tuple[float, float, int]:
+    """(seconds, peak RSS per worker in MB, points) of one `afd sweep` run (written to a scratch Zarr, removed)."""
+    import tempfile
+
+    from afdlib.sweep import cluster
+    from afdlib.sweep.spec import parse
+    spec = parse(doc)
+    with tempfile.TemporaryDirectory(prefix="afd-sweep-") as tmp:
+        doc = cluster.run(spec, Path(tmp) / "r.zarr", workers=workers, chunk=chunk, progress=False)
+    return doc["seconds"], max(doc["peak_mb_per_worker"] or [float("nan")]), spec.points
+
+
+def sweeps(sizes=(10 ** 6, 10 ** 7), searched: bool = True) -> None:
+    """`afd sweep` on a local Dask cluster: points/s per worker at each size, the speed-up from 1 to 2
+    workers, the peak memory per worker and the projected time of 10^10 points on N workers."""
+    rates = {}
+    for n in sizes:
+        for w in (1, 2):
+            load = os.getloadavg()[0]
+            s, peak, pts = _sweep_run(_sweep_spec(n), w)
+            rates[(n, w)] = pts / s
+            print(f"afd sweep, given deployments, {pts:.2e} points on {w} worker(s): {s:.1f} s, "
+                  f"{pts / s / w:,.0f} points/s per worker, peak {peak:,.0f} MB per worker "
+                  f"(load average {load:.1f} on {os.cpu_count()} cores at the start)")
+        print(f"  speed-up 1 -> 2 workers at {n:.0e} points: {rates[(n, 2)] / rates[(n, 1)]:.2f}x")
+    n = max(sizes)
+    per, eff = rates[(n, 1)], rates[(n, 2)] / (2 * rates[(n, 1)])
+    # the chunks are independent (no data moves between workers but each chunk's result to the store),
+    # so each worker with a core of its own runs at the one-worker rate; the measured efficiency is
+    # shown too (below 100% where the workers share cores with other work)
+    for workers in (2, 16, 64, 256):
+        hours = 1e10 / (per * workers) / 3600
+        print(f"  projected 10^10 points on {workers} workers with a core each, at {per:,.0f} points/s per worker: "
+              f"{hours:,.1f} h ({hours / min(eff, 1.0):,.1f} h at the {eff:.0%} parallel efficiency measured here)")
+    if searched:
+        doc = {"model": "deepseek-v3", "hardware": "h800", "design": "both",
+               "vary": {"scale_out_gb_per_s": {"from": 10, "to": 400, "num": 250, "log": True},
+                        "experts_per_token": [4, 8], "moe_intermediate_size": [1024, 2048]}}
+        for w in (1, 2):
+            load = os.getloadavg()[0]
+            s, peak, pts = _sweep_run(doc, w)
+            print(f"(load average {load:.1f}) afd sweep, best EP and best AFD searched per point, {pts:,} points on {w} worker(s): {s:.1f} s, "
+                  f"{pts / s / w:,.0f} points/s per worker, peak {peak:,.0f} MB per worker")
+
+
 def _seconds(fn) -> float:
     t0 = time.perf_counter()
     fn()
@@ -252,8 +311,15 @@ def main() -> None:
                     help="only the side-by-side with aiconfigurator (run with its virtual environment)")
     ap.add_argument("--write-speed", type=Path, metavar="CSV",
                     help="also write the side-by-side timings (the book reads data/aiconfigurator_speed.csv)")
+    ap.add_argument("--sweep-only", action="store_true", help="only the afd sweep section")
+    ap.add_argument("--sweep-points", default="1e6,1e7", help="afd sweep sizes (default 1e6,1e7)")
+    ap.add_argument("--sweep-1e8", action="store_true", help="add the 10^8-point sweep (minutes)")
     args = ap.parse_args()
     print(f"cores: {os.cpu_count()}")
+    sizes = [int(float(x)) for x in args.sweep_points.split(",")] + [10 ** 8] * args.sweep_1e8
+    if args.sweep_only:
+        sweeps(sizes)
+        return
     if args.aiconfigurator_only:
         versus_aiconfigurator(args.write_speed)
         return
@@ -267,6 +333,7 @@ def main() -> None:
                   "--n-ffn", "2", "--kv-cache", "fp8", "--json"],
                  ["advise", "--model", "deepseek-v3", "--hardware", "h800", "--json"]):
         print(f"afd {' '.join(argv)}: {timed([afd, *argv], repeat=5):.3f} s (best of 5)")
+    sweeps(sizes)
     targets(book=not args.no_book)
 
 

@@ -196,6 +196,19 @@ def test_sweet_spots_small(tmp_path):
     assert len(maps) == 4 * 3 * 3
 
 
+def test_sweeps_small(tmp_path):
+    out = execute("sweeps", tmp_path, bandwidth={"from": 25, "to": 400, "num": 3, "log": True},
+                  expert_widths=[1024, 4096], sparsities=[16, 32], models=["deepseek-v3"])
+    surface = pd.read_csv(out / "sweeps_surface.csv")
+    assert len(surface) == 2 * 2 * 3 and set(surface.scale_out_gb_per_s.round(3)) == {25.0, 100.0, 400.0}
+    # the spec it writes is one `afd sweep` reads
+    import yaml
+
+    from afdlib.sweep.spec import parse
+    assert parse(yaml.safe_load((out / "sweeps_spec.yaml").read_text())).points == 12
+    assert pd.read_csv(out / "sweeps_models.csv").model.tolist() == ["DeepSeek-V3"]
+
+
 @pytest.mark.notebook
 def test_pipeline_jitter_on_h200(tmp_path):
     out = execute("pipeline_jitter", tmp_path, hardware="h200", cvs=[0.0, 0.2], ideal_cvs=[0.0, 0.2], steps=100)

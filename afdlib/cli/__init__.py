@@ -15,9 +15,9 @@ import sys
 import warnings
 from typing import Callable, Sequence
 
-from afdlib.cli import advise, balance, book, catalog, hfu, intensity, model, penalty, simulate, throughput
+from afdlib.cli import advise, balance, book, catalog, hfu, intensity, model, penalty, simulate, sweep, throughput
 
-SUBCOMMANDS = (catalog, model, intensity, hfu, penalty, balance, throughput, advise, simulate, book)
+SUBCOMMANDS = (catalog, model, intensity, hfu, penalty, balance, throughput, advise, simulate, sweep, book)
 """The subcommands in the order ``afd --help`` lists them."""
 
 

@@ -24,3 +24,4 @@ from afdlib.report.figures.aiconfigurator import (  # noqa: F401
 from afdlib.report.figures.pipeline import (  # noqa: F401
     bubble_timelines_figure, jitter_deployment_figure, jitter_ideal_figure, overlap_timelines_figure,
 )
+from afdlib.report.figures.sweeps import break_even_figure  # noqa: F401,E402

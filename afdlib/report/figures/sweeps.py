@@ -1,0 +1,46 @@
+"""The sweeps chapter's figure: where AFD overtakes EP, and where EP leads again, over expert width
+and sparsity (:mod:`afdlib.sweep.readings`)."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from afdlib.report.figures.common import PAGE_WIDTH_IN
+
+
+def break_even_figure(widths, sparsities, panels: dict, models: dict, unit: str = "GB/s"):
+    """One panel per reading (title -> (values over widths x sparsities, words per cell)): each cell
+    coloured by its bandwidth (log scale) and labelled with it, or with its words ("never") in grey;
+    the catalogue's models (name -> (M, E / K)) as numbered dots."""
+    from matplotlib.colors import LogNorm
+    x, y = np.asarray(widths, float), np.asarray(sparsities, float)
+    finite = np.concatenate([np.ravel(v)[np.isfinite(np.ravel(v))] for v, _ in panels.values()] + [np.ones(0)])
+    lo = finite.min() if finite.size else 1.0
+    norm = LogNorm(vmin=lo, vmax=max(finite.max() if finite.size else 2.0, lo * 2))
+    fig, axes = plt.subplots(1, len(panels), figsize=(PAGE_WIDTH_IN, 4.0), squeeze=False, layout="constrained")
+    im = None
+    for ax, (title, (values, words)) in zip(axes.flat, panels.items()):
+        v = np.asarray(values, float)
+        im = ax.pcolormesh(x, y, np.ma.masked_invalid(v.T), cmap="viridis_r", norm=norm, shading="nearest")
+        ax.set_facecolor("#dddddd")
+        for i, xi in enumerate(x):
+            for j, yj in enumerate(y):
+                text = f"{v[i, j]:.0f}" if np.isfinite(v[i, j]) else "-"
+                text = ("<=" + text) if words[i][j] == "from the bottom" else ("never" if words[i][j] == "never" else text)
+                dark = np.isfinite(v[i, j]) and norm(v[i, j]) > 0.55      # viridis_r: high values are dark
+                ax.annotate(text, (xi, yj), xytext=(0, -7), textcoords="offset points", ha="center", va="center",
+                            fontsize=7, color="white" if dark else "black")
+        for k, (mx, sy) in enumerate(models.values()):
+            ax.plot(mx, sy, "o", color="#d95f02", ms=5, mec="white")
+            ax.annotate(str(k + 1), (mx, sy), xytext=(4, 4), textcoords="offset points", fontsize=7, color="#d95f02",
+                        fontweight="bold")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log", base=2)
+        ax.set_xticks(x, [f"{w:.0f}" for w in x])
+        ax.set_yticks(y, [f"{s:.0f}" for s in y])
+        ax.minorticks_off()
+        ax.set_xlabel("expert intermediate size M")
+        ax.set_ylabel("sparsity E / K")
+        ax.set_title(title, fontsize=9)
+    fig.colorbar(im, ax=axes, label=f"scale-out bandwidth per GPU, {unit}")
+    return fig

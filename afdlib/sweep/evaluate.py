@@ -1,0 +1,279 @@
+"""One chunk of a sweep's grid through the decode model: the same vectorised functions as `afd
+throughput` (a given deployment: :func:`afdlib.decode.deployment.step_function` at the largest batch
+of :func:`afdlib.decode.batch.largest_batch`) and as `afd advise` and the sweet-spot maps (a searched
+deployment: :func:`afdlib.decode.search.best_ep`, :func:`~afdlib.decode.search.best_afd`), with the
+chunk's points as one flat axis of cells. No formula lives here: this module only lays the spec's
+values onto the library's types.
+
+A chunk holds one value of every :meth:`Spec.scalar <afdlib.sweep.spec.Spec.scalar>` axis, so those
+become Python numbers (or names); every other axis is an array over the chunk's points.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import lru_cache
+
+import numpy as np
+
+from afdlib.decode.batch import MAX_REQUESTS, largest_batch
+from afdlib.decode.deployment import AFDDeployment, EPDeployment, step_function
+from afdlib.decode.search import AFD_NODES, best_afd, best_ep, node_counts
+from afdlib.decode.sweetspot import with_shape
+from afdlib.decode.step import DECODE_T_GAP_S, EP_KERNELS, Assumptions
+from afdlib.errors import AfdError
+from afdlib.inputs.catalog import load_hardware, load_model
+from afdlib.inputs.specs import Budget, Hardware, Model, Precision, matmul_tier
+from afdlib.sweep.spec import FIELDS, Spec
+
+_HW_TARGET = {"fp8_tflops": ("flops", 1e12, "compute"), "bf16_tflops": ("bf16_flops", 1e12, "compute"),
+              "fp4_tflops": ("fp4_flops", 1e12, "compute"), "hbm_tb_per_s": ("hbm_bytes_per_s", 1e12, "hbm"),
+              "hbm_gb": ("hbm_bytes", 1e9, None), "scale_up_gb_per_s": ("scale_up_bytes_per_s", 1e9, "scale_up"),
+              "scale_out_gb_per_s": ("scale_out_bytes_per_s", 1e9, "scale_out"),
+              "inter_domain_gb_per_s": ("inter_domain_bytes_per_s", 1e9, "scale_out"),
+              "scale_out_latency_us": ("scale_out_latency_s", 1e-6, None),
+              "scale_up_latency_us": ("scale_up_latency_s", 1e-6, None),
+              "gpus_per_node": ("gpus_per_node", 1, None), "scale_up_domain": ("scale_up_domain", 1, None)}
+"""Hardware spec field -> (Hardware attribute, SI factor, the datasheet profile's efficiency applied)."""
+
+VARIABLES = ("tokens_per_s_per_gpu", "tpot_ms", "batch_per_gpu", "feasible")
+UNITS = {"tokens_per_s_per_gpu": "output tokens/s per GPU", "tpot_ms": "ms", "batch_per_gpu": "requests per GPU",
+         "feasible": "", "ep_size": "GPUs", "redundant": "experts", "n_attn": "nodes", "n_ffn": "nodes",
+         "micro_batches": "micro-batches", "on_search_bound": "", "moe_intermediate_size": "elements",
+         "routed_experts": "experts", "experts_per_token": "experts"}
+CHOICES = {"ep": ("ep_size", "redundant", "micro_batches", "on_search_bound"),
+           "afd": ("n_attn", "n_ffn", "micro_batches", "on_search_bound")}
+
+
+def variables(spec: Spec, design: str) -> tuple[str, ...]:
+    """The variables one design gives: :data:`VARIABLES`, and the deployment found where one is searched."""
+    if not spec.searched(design):
+        return VARIABLES
+    if spec.fully_searched(design):
+        return VARIABLES + CHOICES[design]
+    return VARIABLES + (("n_ffn",) if not spec.given("n_ffn") else ("n_attn",))   # AFD: one pool searched
+
+
+def system(spec: Spec) -> tuple[Model, Hardware]:
+    """The spec's model and hardware as the catalogue loads them (checked against the axes)."""
+    model, hw = _load(spec.model, spec.model_profile, spec.hardware, spec.hw_profile)
+    if model.attention is None:
+        raise AfdError(f"model '{model.slug}' has no attention description; add an attention: block")
+    names = set(spec.axes) | set(spec.fixed)
+    if "fp8_tflops" in names and hw.flops_dtype != "fp8":
+        raise AfdError(f"hardware '{hw.slug}' has no FP8 rate to vary; vary bf16_tflops")
+    if hw.superpod and names & {"scale_out_gb_per_s", "inter_domain_gb_per_s"}:
+        raise AfdError(f"hardware '{hw.slug}' is a Superpod: its scale-out is its scale-up fabric; vary scale_up_gb_per_s")
+    for name in ("fp4_tflops", "inter_domain_gb_per_s", "bf16_tflops"):
+        if name in names and getattr(hw, _HW_TARGET[name][0]) is None and hw.flops_dtype != "bf16":
+            raise AfdError(f"hardware '{hw.slug}' has no {name} to vary")
+    k_lo = min(_values(spec, "experts_per_token", model.experts_per_token))
+    e_lo = min(_values(spec, "routed_experts", model.routed_experts))
+    if max(_values(spec, "experts_per_token", model.experts_per_token)) > e_lo or k_lo < 1:
+        raise AfdError("experts_per_token exceeds routed_experts at some point of the grid")
+    return model, hw
+
+
+@lru_cache(maxsize=8)
+def _load(model: str, model_profile: str, hardware: str, hw_profile: str) -> tuple[Model, Hardware]:
+    """The catalogue's model and hardware (read once per process: every chunk of a sweep asks)."""
+    return load_model(model, profile=model_profile), load_hardware(hardware, profile=hw_profile)
+
+
+def _values(spec: Spec, name: str, default):
+    if name in spec.axes:
+        return list(spec.axes[name])
+    return [spec.fixed.get(name, default)]
+
+
+def hardware_with(hw: Hardware, values: dict) -> Hardware:
+    """``hw`` with the hardware fields of ``values`` (the catalogue's units, the profile's figure: the
+    datasheet profile's efficiency applied as the loader applies it)."""
+    eff, kw = hw.efficiency, {}
+    for name, v in values.items():
+        if FIELDS[name].kind != "hardware":
+            continue
+        attr, si, tier = _HW_TARGET[name]
+        factor = si * (getattr(eff, tier) if eff is not None and tier else 1.0)
+        kw[attr] = v if attr in ("gpus_per_node", "scale_up_domain") else np.asarray(v, dtype=float) * factor
+        if name == "bf16_tflops" and hw.flops_dtype == "bf16":
+            kw["flops"] = kw[attr]
+        if name == "scale_up_gb_per_s" and hw.superpod:   # a Superpod's scale-out is its scale-up fabric
+            kw["scale_out_bytes_per_s"] = kw[attr]
+    return replace(hw, **{k: _plain(v) for k, v in kw.items()})
+
+
+def model_with(model: Model, values: dict) -> Model:
+    """``model`` with the model fields of ``values``, then the family member of ``expert_width`` and
+    ``sparsity`` (:func:`afdlib.decode.sweetspot.with_shape`, in that order)."""
+    model = replace(model, **{k: _plain(v) for k, v in values.items() if FIELDS[k].kind == "model"})
+    for name, axis in (("expert_width", "moe_intermediate_size"), ("sparsity", "sparsity")):
+        if name in values:
+            model = with_shape(model, axis, float(values[name]))
+    return model
+
+
+MEMBER = ("moe_intermediate_size", "routed_experts", "experts_per_token")
+"""What a family axis leaves of the model: the member's M, E and K (variables of the Dataset)."""
+
+
+def _plain(v):
+    """A 0-d value as a Python number (the library keeps scalars as Python numbers)."""
+    if np.ndim(v) == 0:
+        x = np.asarray(v).item()
+        return int(x) if isinstance(x, float) and x == int(x) and abs(x) < 2 ** 53 else x
+    return np.asarray(v, dtype=float)
+
+
+def settings(model: Model, values: dict) -> tuple:
+    """(context, budget, precision, assumptions) as `afd throughput` builds them from its options."""
+    get = values.get
+    weights = get("weights") or model.weights_dtype or Precision.weights
+    attention = get("attention_dtype") or ("fp8" if matmul_tier(weights) == "fp4" else weights)
+    precision = Precision(weights=weights, attention=attention, kv_cache=get("kv_cache", "bf16"))
+    t_gap = get("t_gap_ms")
+    budget = Budget(slo_s=_plain(np.asarray(get("slo_ms", Budget.slo_s * 1e3)) / 1e3), l_accept=float(get("mtp", 1.0)),
+                    t_gap_s=DECODE_T_GAP_S if t_gap is None else _plain(np.asarray(t_gap) / 1e3))
+    a = Assumptions(ep_overlap=_opt(get("ep_overlap")), afd_overlap=_opt(get("afd_overlap")), sigma=_opt(get("sigma")),
+                    matmul_efficiency=_opt(get("matmul_efficiency")), kernel_profile=get("kernels", Assumptions.kernel_profile))
+    return _plain(get("context", 4096.0)), budget, precision, a
+
+
+def _opt(v):
+    return None if v is None else _plain(v)
+
+
+def evaluate(spec: Spec, values: dict, n: int) -> dict[str, np.ndarray]:
+    """Every variable of every design at ``n`` points (``values``: name -> an array of ``n`` values
+    or one value; the spec's fixed values fill the rest). Keys ``design/variable``."""
+    values = {**spec.fixed, **{k: (v if np.ndim(v) == 0 else np.asarray(v)) for k, v in values.items()}}
+    out = {}
+    for design in spec.designs:
+        r = _design(spec, design, values, n)
+        out.update({f"{design}/{k}": np.broadcast_to(np.asarray(v, dtype=float), (n,)) for k, v in r.items()})
+    model = model_with(system(spec)[0], values)
+    if family(spec):
+        out.update({f"model/{k}": np.full(n, float(getattr(model, k))) for k in MEMBER})
+    return out
+
+
+FIRST_BOUND = 1024
+"""A given deployment's batch search goes up to this bound first: most points' largest batch lies
+below it, so the bisection takes 10 steps instead of the 16 up to
+:data:`afdlib.decode.batch.MAX_REQUESTS`; the points that reach it are searched again up to that
+maximum, so every result is the library's own (tested against :func:`afdlib.decode.deployment.decode_step`)."""
+
+
+def _design(spec: Spec, design: str, values: dict, n: int, hi: int = FIRST_BOUND) -> dict:
+    """One design's variables at ``n`` points (``values`` complete: the spec's fixed ones included)."""
+    model, hw = system(spec)
+    model, hw = model_with(model, values), hardware_with(hw, values)
+    context, budget, precision, a = settings(model, values)
+    if not spec.searched(design):
+        r = _fixed(design, model, hw, context, budget, precision, a, values, n, hi)
+    elif design == "afd" and (spec.given("n_attn") or spec.given("n_ffn")):
+        return _one_pool(model, hw, context, budget, precision, a, values, n)
+    else:
+        return _searched(design, model, hw, context, budget, precision, a, n)
+    top = np.flatnonzero(np.broadcast_to(r["batch_per_gpu"], (n,)) >= hi)
+    if top.size and hi < MAX_REQUESTS and values.get("batch_per_gpu") is None:
+        sub = {k: (v[top] if np.ndim(v) and np.shape(v) == (n,) else v) for k, v in values.items()}
+        again = _design(spec, design, sub, top.size, MAX_REQUESTS)
+        r = {k: np.broadcast_to(v, (n,)).copy() for k, v in r.items()}
+        for k, v in again.items():
+            r[k][top] = v
+    return r
+
+
+def family(spec: Spec) -> bool:
+    """Whether the spec varies or fixes a family member (its M, E and K are then variables)."""
+    return any(FIELDS[k].kind == "family" for k in list(spec.axes) + list(spec.fixed))
+
+
+def _fixed(design, model, hw, context, budget, precision, a, values, n, hi=MAX_REQUESTS) -> dict:
+    """A given deployment at the largest batch meeting the SLO and memory (or at ``batch_per_gpu``)."""
+    get = values.get
+    if design == "ep":
+        size, red = _plain(get("ep_size")), _plain(get("redundant", 0))
+        d = EPDeployment(hw, size, red, int(get("ep_micro_batches", EPDeployment.micro_batches)),
+                         get("all_to_all", EP_KERNELS))
+        valid = np.asarray(size) <= np.asarray(model.routed_experts) + np.asarray(red)
+    else:
+        d = AFDDeployment.of(hw, _plain(get("n_attn")), _plain(get("n_ffn")),
+                             micro_batches=int(get("micro_batches", AFDDeployment.micro_batches)))
+        valid = True
+    step_of = step_function(model, d, context, budget, precision, a)
+    if get("batch_per_gpu") is not None:
+        req = np.broadcast_to(np.asarray(get("batch_per_gpu"), dtype=float), (n,))
+        st = step_of(req)
+        ok = np.asarray(st.fits_memory & (st.tpot_s <= budget.slo_s)) & valid
+    else:
+        req = largest_batch(step_of, budget.slo_s, (n,), hi=hi)
+        st = step_of(np.maximum(req, 1.0))
+        ok = (req > 0) & valid
+    return _result(ok, st.tokens_per_s_per_gpu, st.tpot_s, req)
+
+
+def _result(ok, tokens, tpot_s, req) -> dict:
+    ok = np.asarray(ok, dtype=bool)
+    return {"tokens_per_s_per_gpu": np.where(ok, tokens, 0.0), "tpot_ms": np.where(ok, np.asarray(tpot_s) * 1e3, np.nan),
+            "batch_per_gpu": np.where(ok, req, 0.0), "feasible": ok}
+
+
+def _one_pool(model, hw, context, budget, precision, a, values, n) -> dict:
+    """AFD with one pool given: the other searched over 1..16 nodes (:data:`afdlib.decode.search.AFD_NODES`),
+    each candidate a given deployment; the first best kept on ties (the smaller pool)."""
+    missing = "n_ffn" if values.get("n_attn") is not None else "n_attn"
+    best = None
+    for c in node_counts(AFD_NODES[-1]):
+        r = _fixed("afd", model, hw, context, budget, precision, a, {**values, missing: float(c)}, n)
+        r[missing] = np.full(n, float(c))
+        if best is None:
+            best = {k: np.broadcast_to(v, (n,)).copy() for k, v in r.items()}
+            continue
+        better = np.broadcast_to(r["tokens_per_s_per_gpu"], (n,)) > best["tokens_per_s_per_gpu"]
+        for k in best:
+            best[k] = np.where(better, np.broadcast_to(r[k], (n,)), best[k])
+    return best
+
+
+def _searched(design, model, hw, context, budget, precision, a, n) -> dict:
+    """The best deployment per point (the searches of `afd advise` and the sweet-spot maps), then its
+    step at the batch found, for its TPOT."""
+    if design == "ep":
+        best = best_ep(model, hw, budget, context, precision, a, cell_shape=(n,))
+        d = best.deployment
+        choice = {"ep_size": d.ep_size, "redundant": d.redundant}
+        forms = {(int(m), str(k)) for m, k in zip(np.ravel(d.micro_batches), np.ravel(d.kernels))}
+    else:
+        best = best_afd(model, hw, hw, budget, context, precision, a, cell_shape=(n,))
+        d = best.deployment
+        choice = {"n_attn": d.attention.nodes, "n_ffn": d.ffn.nodes}
+        forms = {(int(m), "") for m in np.ravel(d.micro_batches)}
+    rate = np.asarray(best.tokens_per_s_per_gpu, dtype=float)
+    req = np.asarray(d.requests, dtype=float)
+    tpot = np.full(n, np.nan)
+    for mb, kernels in forms:
+        at = np.flatnonzero((np.broadcast_to(d.micro_batches, (n,)) == mb) & (rate > 0)
+                            & ((np.broadcast_to(d.kernels, (n,)) == kernels) if design == "ep" else True))
+        if not at.size:
+            continue
+        m, h, ctx = (_cells(x, at, n) for x in (model, hw, context))
+        sub = (EPDeployment(h, _cells(d.ep_size, at, n), _cells(d.redundant, at, n), mb, kernels) if design == "ep"
+               else AFDDeployment.of(h, _cells(d.attention.nodes, at, n), _cells(d.ffn.nodes, at, n), micro_batches=mb))
+        tpot[at] = step_function(m, sub, ctx, budget, precision, a)(req[at]).tpot_s
+    ok = rate > 0
+    out = _result(ok, rate, tpot, req)
+    out.update(choice)
+    out["micro_batches"] = d.micro_batches
+    out["on_search_bound"] = best.bound
+    return out
+
+
+def _cells(obj, at: np.ndarray, n: int):
+    """The points ``at`` of every array over the ``n`` points (a Model or Hardware's fields, or an array)."""
+    if isinstance(obj, (Model, Hardware)):
+        kw = {k: v[at] for k, v in vars(obj).items() if isinstance(v, np.ndarray) and v.shape == (n,)}
+        return replace(obj, **kw) if kw else obj
+    if isinstance(obj, np.ndarray) and obj.shape == (n,):
+        return obj[at]
+    return obj

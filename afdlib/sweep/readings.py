@@ -1,0 +1,62 @@
+"""Readings of a sweep's Dataset: where along a bandwidth axis AFD overtakes EP, and where EP takes
+the lead back.
+
+The AFD / EP ratio need not be monotonic in bandwidth (AFD's transfer is one lane while EP's
+all-to-all is hidden behind compute, so each design gains from the network over its own range), so
+a point of the other axes has up to two readings: the bandwidth at which the ratio first rises to 1
+(AFD overtakes) and the one past which it stays below 1 (EP leads again). Each is interpolated
+linearly in log(bandwidth) and log(ratio) between the two swept points around the crossing.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+NEVER, FROM_BOTTOM, TO_TOP = "never", "from the bottom", "to the top"
+
+
+@dataclass(frozen=True)
+class Crossing:
+    """Per point of the other axes: ``overtake`` (bandwidth, the axis' unit; NaN where AFD never
+    leads, the axis' first value where it leads from the bottom of the range), ``retake`` (NaN where
+    AFD still leads at the top), and ``where`` in words (:data:`NEVER`, :data:`FROM_BOTTOM`, or "")."""
+
+    overtake: np.ndarray
+    retake: np.ndarray
+    where: np.ndarray
+
+
+def _log_cross(x0, x1, r0, r1) -> float:
+    """The x (log-interpolated) where the ratio passes 1 between (x0, r0) and (x1, r1)."""
+    l0, l1 = np.log(r0), np.log(r1)
+    f = l0 / (l0 - l1) if l0 != l1 else 0.5
+    return float(np.exp(np.log(x0) + f * (np.log(x1) - np.log(x0))))
+
+
+def crossing(ratio, dim: str) -> Crossing:
+    """The overtake and retake bandwidths of ``ratio`` (an xarray DataArray, AFD / EP) along ``dim``,
+    for every point of its other dimensions (in their order). NaN ratios (EP infeasible) count as
+    AFD ahead where AFD has a rate, so pass ``ratio.fillna(inf)`` for that reading; by default a NaN
+    is not ahead."""
+    r = ratio.transpose(..., dim)
+    x = np.asarray(r[dim].values, dtype=float)
+    values = np.asarray(r.values, dtype=float).reshape(-1, x.size)
+    over, back = np.full(values.shape[0], np.nan), np.full(values.shape[0], np.nan)
+    where = np.full(values.shape[0], "", object)
+    for i, row in enumerate(values):
+        ahead = np.nan_to_num(row, nan=0.0) >= 1.0
+        if not ahead.any():
+            where[i] = NEVER
+            continue
+        first, last = int(np.argmax(ahead)), int(x.size - 1 - np.argmax(ahead[::-1]))
+        if first == 0:
+            over[i], where[i] = x[0], FROM_BOTTOM
+        else:
+            over[i] = _log_cross(x[first - 1], x[first], row[first - 1], row[first])
+        if last < x.size - 1 and np.isfinite(row[last + 1]) and row[last + 1] > 0:
+            back[i] = _log_cross(x[last], x[last + 1], row[last], row[last + 1])
+        elif last < x.size - 1:
+            back[i] = x[last + 1]
+    shape = r.shape[:-1]
+    return Crossing(over.reshape(shape), back.reshape(shape), where.reshape(shape))

@@ -1,0 +1,150 @@
+"""The sweeps chapter's study: the break-even surface of AFD against EP over expert width and sparsity,
+one sweep (:mod:`afdlib.sweep.grid`) of the best EP and the best AFD deployment per point, and the
+catalogue's own models on the same bandwidth axis.
+
+The surface's points are members of one model's family at the same total routed parameters (the
+paper's method, the sweet-spot maps' too: ``expert_width`` and ``sparsity``); each catalogue model
+is also swept as it is, so the chapter can say where a model's own crossing differs from the
+surface's reading at its (M, E / K).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from afdlib.inputs.catalog import load_model
+from afdlib.sweep.grid import dataset
+from afdlib.sweep.readings import FROM_BOTTOM, NEVER, Crossing, crossing
+from afdlib.sweep.spec import parse
+
+
+def surface_spec(model: str, hardware: str, bandwidth: dict, widths, sparsities, fixed: dict,
+                 hw_profile: str = "datasheet") -> dict:
+    """The spec (as `afd sweep` reads it) of the break-even surface."""
+    return {"model": model, "hardware": hardware, "design": "both", "hw_profile": hw_profile,
+            "vary": {"expert_width": [float(w) for w in widths], "sparsity": [float(s) for s in sparsities],
+                     "scale_out_gb_per_s": dict(bandwidth)}, "fixed": dict(fixed)}
+
+
+@dataclass(frozen=True)
+class Surface:
+    spec: dict
+    ds: object                  # the computed xarray Dataset
+    crossing: Crossing          # over (expert_width, sparsity)
+    models: dict                # catalogue model name -> (M, E / K, its own Crossing over one cell)
+
+    @property
+    def points(self) -> int:
+        return int(self.ds.afd_over_ep.size)
+
+    def cell(self, width: float, sparsity: float) -> tuple[int, int]:
+        """Indices of the surface's cell nearest (log scale) ``width`` and ``sparsity``."""
+        w, s = (np.asarray(self.ds[k].values, float) for k in ("expert_width", "sparsity"))
+        return int(np.argmin(np.abs(np.log(w / width)))), int(np.argmin(np.abs(np.log(s / sparsity))))
+
+    def rows(self) -> list[dict]:
+        """Per catalogue model: its M and E / K, the surface's reading at the nearest cell, its own crossing."""
+        out = []
+        for name, (m, s, own) in self.models.items():
+            i, j = self.cell(m, s)
+            own = Crossing(*(np.reshape(a, -1) for a in (own.overtake, own.retake, own.where)))
+            out.append({"model": name, "M": m, "E/K": s,
+                        "surface overtake": _words(self.crossing.overtake[i, j], self.crossing.where[i, j]),
+                        "own overtake": _words(own.overtake[0], own.where[0]),
+                        "surface retake": _words(self.crossing.retake[i, j], "" if np.isfinite(self.crossing.overtake[i, j]) else NEVER),
+                        "own retake": _words(own.retake[0], "" if np.isfinite(own.overtake[0]) else NEVER)})
+        return out
+
+    def readings(self) -> dict:
+        """The chapter's numbers in words: cells where AFD leads somewhere in the range, never, from the
+        bottom, to the top; the spans of the overtake and retake bandwidths; their trends along each
+        axis and what they say of the paper's Table 3 conditions; the models' differences."""
+        c, bw = self.crossing, self.ds.scale_out_gb_per_s.values
+        ahead = np.isfinite(c.overtake)
+        w, s = (self.ds[k].values for k in ("expert_width", "sparsity"))
+
+        def span(v):
+            v = v[np.isfinite(v)]
+            return f"{v.min():.3g} to {v.max():.3g}" if v.size else "nowhere in the range"
+        return {"points": f"{self.points:,}", "bw_range": f"{bw[0]:g} to {bw[-1]:g}", "n_cells": int(ahead.size),
+                "n_ahead": int(ahead.sum()), "n_never": int((c.where == NEVER).sum()),
+                "n_bottom": int((c.where == FROM_BOTTOM).sum()), "n_to_top": int((ahead & ~np.isfinite(c.retake)).sum()),
+                "overtake_range": span(c.overtake), "retake_range": span(c.retake),
+                "trend_m": self.trend(0), "trend_s": self.trend(1), "trend_m_retake": self.trend(0, "retake"),
+                "trend_s_retake": self.trend(1, "retake"), "side_m": self.paper_side(0), "side_s": self.paper_side(1),
+                "n_differ": self.differ(), "n_models": len(self.models), "m_low": f"{w[0]:g}", "m_high": f"{w[-1]:g}",
+                "s_low": f"{s[0]:g}", "s_high": f"{s[-1]:g}", "bw_num": int(bw.size),
+                "n_on_bound": int(self.ds.on_search_bound.any("design").sum()),
+                "model_numbers": ", ".join(f"{k + 1} {n}" for k, n in enumerate(self.models))}
+
+    @staticmethod
+    def nic_gb_per_s(hw) -> float:
+        """The device's scale-out bandwidth as the spec's axis counts it (the profile's figure, before
+        its efficiency)."""
+        eff = hw.efficiency.scale_out if hw.efficiency is not None else 1.0
+        return hw.scale_out_bytes_per_s / eff / 1e9
+
+    def reference_readings(self) -> dict:
+        """At the spec's own model's cell: its M and E / K, the ratio's peak and its bandwidth, and how
+        much EP's and AFD's tokens/s per GPU grow from the peak to the top of the range."""
+        ref = load_model(self.spec["model"], profile="reference")
+        i, j = self.cell(ref.moe_intermediate_size, ref.sparsity)
+        cell = self.ds.isel(expert_width=i, sparsity=j)
+        r = cell.afd_over_ep.values
+        k = int(np.nanargmax(r))
+        t = cell.tokens_per_s_per_gpu
+        gain = {d: float(t.sel(design=d).values[-1] / t.sel(design=d).values[k] - 1) for d in ("ep", "afd")}
+        return {"ref_m": f"{float(cell.expert_width):.0f}", "ref_s": f"{float(cell.sparsity):.0f}",
+                "ref_peak": f"{r[k]:.2f}", "ref_peak_bw": f"{float(cell.scale_out_gb_per_s.values[k]):.0f}",
+                "ref_ep_gain": f"{gain['ep']:.0%}", "ref_afd_gain": f"{gain['afd']:.0%}",
+                "ref_helps": "EP more than AFD" if gain["ep"] > gain["afd"] else "AFD at least as much as EP"}
+
+    def paper_side(self, axis: int) -> str:
+        """Whether the surface bears out the paper's Table 3 condition along ``axis`` (0: coarse experts,
+        the high end of M, favour AFD; 1: low sparsity, the low end of E / K, favours AFD): AFD favoured
+        means it overtakes at a lower bandwidth and keeps its lead to a higher one at that end."""
+        want = ("falls", "rises") if axis == 0 else ("rises", "falls")
+        got = (self.trend(axis), self.trend(axis, "retake"))
+        if got == want:
+            return "bearing out"
+        if got == tuple({"falls": "rises", "rises": "falls"}[w] for w in want):
+            return "against"
+        return "neither for nor against"
+
+    def differ(self) -> int:
+        """Catalogue models whose own overtake differs from the surface's reading at their cell."""
+        return sum(r["surface overtake"] != r["own overtake"] for r in self.rows())
+
+    def trend(self, axis: int, reading: str = "overtake") -> str:
+        """How the ``reading`` (overtake or retake) bandwidth moves from the first to the last value of
+        ``axis`` (0: width, 1: sparsity), over the cells where both ends have one: "falls", "rises" or
+        "does not move" (a mean change in log under 5%)."""
+        v = np.log(np.moveaxis(getattr(self.crossing, reading), axis, 0))
+        both = np.isfinite(v[0]) & np.isfinite(v[-1])
+        if not both.any():
+            return "cannot be read (AFD never ahead at one end)"
+        d = float(np.mean(v[-1][both] - v[0][both]))
+        return "falls" if d < -0.05 else "rises" if d > 0.05 else "does not move"
+
+
+def _words(value: float, where: str) -> str:
+    if where == NEVER:
+        return "never"
+    if not np.isfinite(value):
+        return "beyond the range"
+    return f"<= {value:.0f}" if where == FROM_BOTTOM else f"{value:.0f}"
+
+
+def break_even_surface(spec: dict, models: list[str], scheduler: str = "synchronous") -> Surface:
+    """Compute the surface of ``spec`` (:func:`surface_spec`) and each of ``models`` as it is along the
+    same bandwidth axis (``scheduler``: Dask's, the whole sweep in this process by default)."""
+    ds = dataset(parse(spec)).compute(scheduler=scheduler)
+    cross = crossing(ds.afd_over_ep.transpose("expert_width", "sparsity", "scale_out_gb_per_s"), "scale_out_gb_per_s")
+    own = {}
+    for slug in models:
+        m = load_model(slug, profile="reference")
+        one = {**spec, "model": slug, "vary": {"scale_out_gb_per_s": spec["vary"]["scale_out_gb_per_s"]}}
+        r = dataset(parse(one)).compute(scheduler=scheduler).afd_over_ep
+        own[m.name] = (float(m.moe_intermediate_size), float(m.sparsity), crossing(r, "scale_out_gb_per_s"))
+    return Surface(spec, ds, cross, own)

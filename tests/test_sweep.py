@@ -1,0 +1,256 @@
+"""afd sweep: every point of the Dataset is the single-point library call for the same settings; tokens/s
+never falls as the scale-out bandwidth grows; a run against an existing Dask scheduler; bad specs are one
+line and status 2."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import yaml
+
+from afdlib.cli import main
+from afdlib.decode.deployment import AFDDeployment, EPDeployment, decode_step
+from afdlib.decode.search import best_afd, best_ep
+from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
+from afdlib.errors import AfdError
+from afdlib.inputs.catalog import load_hardware, load_model
+from afdlib.inputs.specs import Budget, Precision
+from afdlib.sweep.grid import dataset, index_points
+from afdlib.sweep.spec import parse
+
+GIVEN = {"model": "deepseek-v3", "hardware": "h800", "design": "both",
+         "vary": {"scale_out_gb_per_s": {"from": 10, "to": 400, "num": 6, "log": True},
+                  "hbm_tb_per_s": [2.0, 3.35, 8.0], "slo_ms": [30, 50, 100], "n_ffn": [1, 2, 4],
+                  "moe_intermediate_size": [1024, 2048, 4096]},
+         "fixed": {"context": 4096, "n_attn": 2, "ep_size": 64, "redundant": 32}}
+"""Given deployments (as `afd throughput`): 486 points, each design one step search per point."""
+
+
+def _computed(doc, chunk=None):
+    spec = parse(doc)
+    return spec, dataset(spec, chunk).compute(scheduler="synchronous")
+
+
+@pytest.fixture(scope="module")
+def given():
+    return _computed(GIVEN, chunk=50)   # small chunks: many blocks, the scalar axes one value each
+
+
+def _single(model, hw, deployment, point):
+    """`afd throughput`'s path for one point: decode_step at the largest batch (None where none fits)."""
+    budget = Budget(slo_s=point["slo_ms"] / 1e3, l_accept=1.0, t_gap_s=DECODE_T_GAP_S)
+    try:
+        return decode_step(model, deployment, 4096.0, budget, Precision(), Assumptions())
+    except AfdError:
+        return None
+
+
+def test_every_sampled_point_equals_the_single_point_call(given):
+    spec, ds = given
+    base_model, base_hw = load_model("deepseek-v3", "reference"), load_hardware("h800", "datasheet")
+    assert base_hw.efficiency.scale_out == 0.8 and base_hw.efficiency.hbm == 0.8  # the datasheet profile's factors
+    checked = 0
+    for idx in index_points(spec, 25, seed=1):
+        point = {k: float(v[i]) for (k, v), i in zip(spec.axes.items(), idx)}
+        # the catalogue's units and profile: 50 GB/s of scale-out is 40e9 B/s sustained, as the loader makes it
+        hw = replace(base_hw, scale_out_bytes_per_s=point["scale_out_gb_per_s"] * 1e9 * 0.8,
+                     hbm_bytes_per_s=point["hbm_tb_per_s"] * 1e12 * 0.8)
+        model = base_model.with_overrides(moe_intermediate_size=int(point["moe_intermediate_size"]))
+        sel = dict(zip(spec.axes, idx))
+        for design, d in (("ep", EPDeployment(hw, 64, 32)), ("afd", AFDDeployment.of(hw, 2, int(point["n_ffn"])))):
+            st = _single(model, hw, d, point)
+            got = ds.sel(design=design).isel(sel)
+            if st is None:
+                assert not bool(got.feasible) and float(got.tokens_per_s_per_gpu) == 0
+                continue
+            checked += 1
+            assert bool(got.feasible)
+            assert float(got.tokens_per_s_per_gpu) == pytest.approx(float(st.tokens_per_s_per_gpu), rel=1e-12)
+            assert float(got.tpot_ms) == pytest.approx(float(st.tpot_s) * 1e3, rel=1e-12)
+            assert float(got.batch_per_gpu) == float(st.requests)
+        ratio = float(ds.afd_over_ep.isel(sel))
+        e, a = (float(ds.tokens_per_s_per_gpu.sel(design=x).isel(sel)) for x in ("ep", "afd"))
+        assert (np.isnan(ratio) and e == 0) or ratio == pytest.approx(a / e)
+    assert checked >= 25   # most sampled points are feasible: the test compares numbers, not zeros
+
+
+def test_tokens_never_fall_as_scale_out_bandwidth_grows(given):
+    _, ds = given
+    t = ds.tokens_per_s_per_gpu.transpose("scale_out_gb_per_s", ...).values
+    assert np.all(np.diff(t, axis=0) >= -1e-9 * np.abs(t[1:]))
+    assert np.any(np.diff(t, axis=0) > 0)   # and the bandwidth matters somewhere
+
+
+def test_coordinates_carry_units_and_the_dataset_its_spec(given):
+    _, ds = given
+    assert ds.scale_out_gb_per_s.attrs["units"] == "GB/s" and ds.slo_ms.attrs["units"] == "ms"
+    assert ds.n_ffn.attrs["units"] == "nodes" and ds.tpot_ms.attrs["units"] == "ms"
+    assert list(ds.design.values) == ["ep", "afd"] and ds.attrs["model"] == "deepseek-v3"
+    assert np.allclose(ds.scale_out_gb_per_s.values[[0, -1]], [10, 400])   # the range's ends, geometric
+
+
+def test_searched_points_equal_the_searches():
+    """Without a deployment, each point is the best EP and the best AFD (`afd advise`'s searches)."""
+    doc = {"model": "deepseek-v3", "hardware": "h800", "design": "both",
+           "vary": {"scale_out_gb_per_s": [25, 100], "experts_per_token": [4, 8]}, "fixed": {"slo_ms": 50}}
+    spec, ds = _computed(doc)
+    base_model, base_hw = load_model("deepseek-v3", "reference"), load_hardware("h800", "datasheet")
+    budget = Budget(slo_s=0.05, l_accept=1.0, t_gap_s=DECODE_T_GAP_S)
+    for i, j in ((0, 0), (1, 1)):
+        hw = replace(base_hw, scale_out_bytes_per_s=[25, 100][i] * 0.8e9)
+        model = base_model.with_overrides(experts_per_token=[4, 8][j])
+        ep, afd = best_ep(model, hw, budget, 4096.0), best_afd(model, hw, hw, budget, 4096.0)
+        for name, best in (("ep", ep), ("afd", afd)):
+            got = ds.sel(design=name).isel(scale_out_gb_per_s=i, experts_per_token=j)
+            assert float(got.tokens_per_s_per_gpu) == pytest.approx(float(best.tokens_per_s_per_gpu), rel=1e-12)
+            assert float(got.batch_per_gpu) == float(best.deployment.requests)
+        assert int(ds.ep_ep_size.isel(scale_out_gb_per_s=i, experts_per_token=j)) == int(ep.deployment.ep_size)
+        assert int(ds.afd_n_ffn.isel(scale_out_gb_per_s=i, experts_per_token=j)) == int(afd.deployment.ffn.nodes)
+
+
+def _spec_file(tmp_path, doc):
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return str(path)
+
+
+SMALL = {"model": "deepseek-v3", "hardware": "h800", "design": "afd",
+         "vary": {"scale_out_gb_per_s": [25, 50, 100], "n_ffn": [1, 2]}, "fixed": {"n_attn": 2}}
+
+
+def test_a_run_against_an_existing_scheduler(tmp_path, capsys):
+    import xarray as xr
+    from distributed import LocalCluster
+    spec_path = _spec_file(tmp_path, SMALL)
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster:
+        out = tmp_path / "r.zarr"
+        assert main(["sweep", spec_path, "--out", str(out), "--scheduler", cluster.scheduler_address,
+                     "--chunk", "2", "--json"]) == 0
+    captured = capsys.readouterr()
+    doc = yaml.safe_load(captured.out)
+    assert doc["points"] == 6 and doc["workers"] == 1
+    assert "100% Completed" in captured.err     # the progress bar, on stderr
+    got = xr.open_zarr(out).load()
+    _, expected = _computed(SMALL)
+    assert np.array_equal(got.tokens_per_s_per_gpu.values, expected.tokens_per_s_per_gpu.values)
+    assert got.scale_out_gb_per_s.attrs["units"] == "GB/s"
+
+
+@pytest.mark.parametrize("doc, words", [
+    ({**SMALL, "vary": {"scale_out_gbps": [1, 2]}}, "unknown field 'scale_out_gbps'"),
+    ({**SMALL, "vary": {"scale_out_gb_per_s": []}}, "the axis scale_out_gb_per_s is empty"),
+    ({**SMALL, "vary": {"scale_out_gb_per_s": [10, "fast"]}}, "scale_out_gb_per_s must be a number, got 'fast'"),
+    ({**SMALL, "vary": {"slo_ms": {"from": 10, "to": 50}}}, "needs from, to and num"),
+    ({**SMALL, "vary": {"n_ffn": [1.5]}}, "n_ffn must be a whole number"),
+    ({**SMALL, "vary": {"ep_size": [64]}}, "ep_size is a EP deployment field; design afd does not use it"),
+    ({**SMALL, "vary": {"experts_per_token": [8, 300]}}, "experts_per_token exceeds routed_experts"),
+    ({**SMALL, "colour": "red"}, "unknown spec key(s) ['colour']"),
+    ({**SMALL, "vary": {}}, "at least one axis"),
+    ({**SMALL, "model": "nope"}, "unknown model 'nope'"),
+    ({**SMALL, "fixed": {"n_attn": 2, "batch_per_gpu": 0}}, "batch_per_gpu must be an integer"),
+])
+def test_bad_specs_are_one_line_and_status_2(tmp_path, capsys, doc, words):
+    code = main(["sweep", _spec_file(tmp_path, doc), "--out", str(tmp_path / "x.zarr")])
+    err = capsys.readouterr().err
+    assert code == 2 and words in err and err.count("\n") == 1, err
+    assert not (tmp_path / "x.zarr").exists()
+
+
+def test_workers_with_a_scheduler_and_an_existing_result_are_refused(tmp_path, capsys):
+    spec_path = _spec_file(tmp_path, SMALL)
+    assert main(["sweep", spec_path, "--out", str(tmp_path / "a.zarr"), "--workers", "2",
+                 "--scheduler", "tcp://127.0.0.1:1"]) == 2
+    assert "not both" in capsys.readouterr().err
+    (tmp_path / "b.zarr").mkdir()
+    assert main(["sweep", spec_path, "--out", str(tmp_path / "b.zarr")]) == 2
+    assert "exists" in capsys.readouterr().err
+    import xarray as xr
+    if not set(xr.backends.list_engines()) & {"netcdf4", "h5netcdf", "scipy"}:
+        assert main(["sweep", spec_path, "--out", str(tmp_path / "c.nc")]) == 2
+        assert "no NetCDF engine" in capsys.readouterr().err
+
+
+def test_chunks_hold_one_value_of_a_code_path_axis():
+    from afdlib.sweep.grid import chunks
+    spec = parse({**GIVEN, "vary": {**GIVEN["vary"], "kernels": ["calibrated", "datasheet"]}})
+    layout = chunks(spec, 100)
+    assert layout[-1] == (1, 1)                       # kernels: one profile per block
+    assert all(max(c) * 1 <= 100 for c in layout)     # and no block over the chunk
+    assert int(np.prod([max(c) for c in layout])) <= 100
+
+
+def test_the_issue_spec_on_a_local_cluster_of_processes(tmp_path, capsys):
+    """The issue's spec (design afd, N_F varied, N_A searched over 1..16 nodes), shrunk, on a
+    LocalCluster of one worker process; N_A found equals the best of the given deployments."""
+    import xarray as xr
+    doc = {"model": "deepseek-v3", "hardware": "h800", "design": "afd",
+           "vary": {"scale_out_gb_per_s": {"from": 10, "to": 400, "num": 3, "log": True},
+                    "hbm_tb_per_s": {"from": 2, "to": 8, "num": 2}, "slo_ms": [50, 100], "n_ffn": [2, 4]},
+           "fixed": {"context": 4096}}
+    out = tmp_path / "issue.zarr"
+    assert main(["sweep", _spec_file(tmp_path, doc), "--out", str(out), "--workers", "1"]) == 0
+    assert "24 points" in capsys.readouterr().out
+    got = xr.open_zarr(out).isel(scale_out_gb_per_s=2, hbm_tb_per_s=1, slo_ms=0, n_ffn=1).load()
+    hw = replace(load_hardware("h800", "datasheet"), scale_out_bytes_per_s=400 * 0.8e9, hbm_bytes_per_s=8 * 0.8e12)
+    rates = [_single(load_model("deepseek-v3", "reference"), hw, AFDDeployment.of(hw, na, 4), {"slo_ms": 50})
+             for na in range(1, 17)]
+    best = max(range(16), key=lambda i: -1 if rates[i] is None else float(rates[i].tokens_per_s_per_gpu))
+    assert int(got.n_attn) == best + 1
+    assert float(got.tokens_per_s_per_gpu) == pytest.approx(float(rates[best].tokens_per_s_per_gpu), rel=1e-12)
+
+
+def test_crossing_reads_the_overtake_and_the_retake():
+    """Hand-made ratios along a bandwidth axis of 10, 20, 40, 80: AFD ahead from 20 to 40 (overtake
+    between 10 and 20, retake between 40 and 80), from the bottom, never, and up to the top."""
+    import xarray as xr
+
+    from afdlib.sweep.readings import crossing
+    r = xr.DataArray([[0.5, 2.0, 2.0, 0.5], [1.5, 1.2, 0.9, 0.8], [0.5, 0.6, 0.7, 0.9], [0.5, 0.8, 1.0, 1.1]],
+                     dims=["case", "bw"], coords={"bw": [10.0, 20.0, 40.0, 80.0]})
+    c = crossing(r, "bw")
+    # log-linear: 0.5 -> 2.0 passes 1 halfway in log ratio, so halfway in log bandwidth: sqrt(10 * 20)
+    assert c.overtake[0] == pytest.approx(np.sqrt(200)) and c.retake[0] == pytest.approx(np.sqrt(40 * 80))
+    assert c.overtake[1] == 10 and c.where[1] == "from the bottom"
+    # 1.2 -> 0.9: log(1.2) / (log(1.2) - log(0.9)) of the way from 20 to 40 in log bandwidth
+    f = np.log(1.2) / (np.log(1.2) - np.log(0.9))
+    assert c.retake[1] == pytest.approx(20 * 2 ** f)
+    assert np.isnan(c.overtake[2]) and c.where[2] == "never"
+    assert c.overtake[3] == 40 and np.isnan(c.retake[3])   # reaches 1.0 exactly at 40, still ahead at 80
+
+
+def test_family_axes_are_the_sweet_spot_maps_members():
+    """expert_width and sparsity give the members of the model's family at the same total routed
+    parameters (with_shape, the paper's method): M = 4096 halves E and K (256 -> 128, 8 -> 4), E / K = 16
+    then sets K = 8 of the 128; the point is the best EP of that member."""
+    from afdlib.decode.sweetspot import with_shape
+    doc = {"model": "deepseek-v3", "hardware": "h800", "design": "ep",
+           "vary": {"expert_width": [4096], "sparsity": [16], "scale_out_gb_per_s": [50]}}
+    _, ds = _computed(doc)
+    assert tuple(int(ds[k].squeeze()) for k in ("routed_experts", "experts_per_token", "moe_intermediate_size")) == (128, 8, 4096)
+    base = load_model("deepseek-v3", "reference")
+    member = with_shape(with_shape(base, "moe_intermediate_size", 4096), "sparsity", 16)
+    best = best_ep(member, load_hardware("h800", "datasheet"), Budget(slo_s=0.05, l_accept=1.0, t_gap_s=DECODE_T_GAP_S),
+                   4096.0)
+    assert float(ds.tokens_per_s_per_gpu.squeeze()) == pytest.approx(float(best.tokens_per_s_per_gpu), rel=1e-12)
+    with pytest.raises(AfdError, match="give it without experts_per_token"):
+        parse({**doc, "fixed": {"experts_per_token": 4}})
+
+
+def test_batches_past_the_first_bound_are_searched_to_the_library_s_maximum():
+    """The batch search goes to 1,024 requests first and searches the points that reach it again up to
+    the library's maximum: a long SLO with a short context and a large HBM gives batches of about 4,000,
+    each decode_step's own."""
+    from afdlib.sweep.evaluate import FIRST_BOUND
+    doc = {"model": "deepseek-v3", "hardware": "h800", "design": "ep", "vary": {"context": [16, 256], "slo_ms": [200, 1000]},
+           "fixed": {"ep_size": 128, "redundant": 32, "hbm_gb": 400}}
+    _, ds = _computed(doc)
+    batches = ds.batch_per_gpu.values
+    assert batches.min() < FIRST_BOUND < batches.max()
+    model, base = load_model("deepseek-v3", "reference"), load_hardware("h800", "datasheet")
+    hw = replace(base, hbm_bytes=400e9)
+    for i, ctx in enumerate((16.0, 256.0)):
+        for j, slo in enumerate((0.2, 1.0)):
+            st = decode_step(model, EPDeployment(hw, 128, 32), ctx, Budget(slo_s=slo, l_accept=1.0, t_gap_s=DECODE_T_GAP_S))
+            assert batches[i, j] == st.requests
+            assert float(ds.tokens_per_s_per_gpu[i, j]) == pytest.approx(float(st.tokens_per_s_per_gpu), rel=1e-12)
