@@ -164,6 +164,10 @@ def test_sigma_notebook_with_the_fitted_fallback(tmp_path, monkeypatch):
     assert len(cost) == 2 and ((cost.sigma > 0) & (cost.sigma <= 1)).all() and (cost.alpha <= 1).all()
     fit = pd.read_csv(out / "sigma_zipf_fit.csv")
     assert len(fit) == 58 and fit.zipf_exponent.between(0.2, 0.8).all()
+    # the findings against the raw files' record: other settings than the record's, said so
+    saved = json.loads((out / "sigma_findings.json").read_text())
+    assert saved["measured"] is False and saved["parameters"]["ep_size"] == 32
+    assert "parameters differ from the recorded run's (batch_tokens, ep_size, ep_sizes" in glued["raw_note"]
 
 
 @pytest.mark.notebook

@@ -36,6 +36,11 @@ def set_run(parameters: dict) -> None:
     _RUN["fingerprint"] = json.dumps(parameters, sort_keys=True, default=repr)
 
 
+def run_parameters() -> dict:
+    """The parameters of the notebook run in this process (as :func:`set_run` recorded them; {} before)."""
+    return json.loads(_RUN["fingerprint"]) if _RUN["fingerprint"] else {}
+
+
 def _claim(path: Path) -> None:
     """Refuse to overwrite an output that a run with other parameters wrote (two runs sharing one
     output_dir would otherwise silently mix their figures); record this run's claim."""
