@@ -55,6 +55,15 @@ OVERFLOW_JS = """
 """
 
 
+SETTLED = """
+Promise.race([new Promise(r => setTimeout(r, 10000)),
+              Promise.all([document.fonts.ready, (window.MathJax && MathJax.startup && MathJax.startup.promise)
+                           || Promise.resolve()])])
+  .then(() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))).then(() => 1)
+"""
+"""Resolves when fonts and formulas are typeset (at most 10 s) and two frames have been drawn."""
+
+
 class Browser:
     """Headless Chromium, spoken to in DevTools protocol messages over a pipe (NUL-terminated JSON)."""
 
@@ -128,12 +137,13 @@ def shoot(browser: Browser, page: Path, png: Path, width: int) -> tuple[int, lis
                      mobile=False)
         browser.send("Page.navigate", s, url=page.resolve().as_uri())
         browser.wait_event("Page.loadEventFired")
-        browser.send("Runtime.evaluate", s, expression="document.fonts.ready.then(() => 1)", awaitPromise=True)
+        browser.send("Runtime.evaluate", s, expression=SETTLED, awaitPromise=True)
         height = int(browser.send("Page.getLayoutMetrics", s)["cssContentSize"]["height"])
         shown = min(height, MAX_HEIGHT)
         browser.send("Emulation.setDeviceMetricsOverride", s, width=width, height=shown, deviceScaleFactor=1,
                      mobile=False)
-        time.sleep(0.2)   # a relayout at the new height (sticky sidebars)
+        browser.send("Runtime.evaluate", s, expression=SETTLED, awaitPromise=True)   # relayout at the new height
+        time.sleep(0.3)
         found = browser.send("Runtime.evaluate", s, expression=OVERFLOW_JS, returnByValue=True)["result"]
         overflow = list(found.get("value") or [])
         shot = browser.send("Page.captureScreenshot", s, format="png", captureBeyondViewport=True,
