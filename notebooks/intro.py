@@ -203,8 +203,8 @@ glue_table("tab_intro_results", shown.style.hide(axis="index"))
 
 # %% tags=["hide-input"]
 glue_all({"r_slo": f"{slo_ms:g} ms", "r_printed": f"{printed:.1f}"})
-glue_table("tab_intro_verdicts", verdict_table(pairs, sweet, sweet_hw).rename_axis("model").reset_index().style.hide(
-    axis="index"))
+glue_table("tab_intro_verdicts", verdict_table(pairs, sweet, sweet_hw).T.rename_axis("device").reset_index().style.hide(
+    axis="index"))   # a row per device, a column per model: the models' names wrap, so the table fits the page
 
 # %% [markdown]
 # :::{table} EP or AFD for the paper's six models on its eight GPUs
@@ -215,7 +215,7 @@ glue_table("tab_intro_verdicts", verdict_table(pairs, sweet, sweet_hw).rename_ax
 # ```
 # :::
 #
-# Each cell of {numref}`tab-intro-verdicts` gives the more likely design and the
+# Each cell of {numref}`tab-intro-verdicts` (a row per device, a column per model) gives the more likely design and the
 # probability that AFD gives more output tokens per second per GPU than EP under a
 # {glue:text}`r_slo` SLO (context 4096, no MTP, each design's best deployment), over the model's
 # uncertain assumptions; '?': undecided (P between the decision thresholds). The conditions behind

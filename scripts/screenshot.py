@@ -8,7 +8,7 @@ One full-page PNG per page (``<out>/<page path with / as __>.png``) at ``--width
 and one line per page: its height and every table, figure or code block wider than the text column (it
 scrolls or is cut off), ``overflow:`` and the element's first words; the status is 1 when any page has one.
 Chromium is driven over the DevTools protocol through a pipe (``--remote-debugging-pipe``), so nothing but
-Chromium itself is needed; ``--chromium`` (default: ``$CHROMIUM``, else ``chromium`` on the PATH) names it.
+Chromium and Pillow (installed with the book's packages) is needed; ``--chromium`` (default: ``$CHROMIUM``, else ``chromium`` on the PATH) names it.
 """
 from __future__ import annotations
 
@@ -58,10 +58,31 @@ OVERFLOW_JS = """
 SETTLED = """
 Promise.race([new Promise(r => setTimeout(r, 10000)),
               Promise.all([document.fonts.ready, (window.MathJax && MathJax.startup && MathJax.startup.promise)
-                           || Promise.resolve()])])
+                           || Promise.resolve(),
+                           ...[...document.images].map(i => { i.loading = 'eager'; return i.complete ? 1
+                               : new Promise(r => { i.onload = r; i.onerror = r; }); })])])
   .then(() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))).then(() => 1)
 """
-"""Resolves when fonts and formulas are typeset (at most 10 s) and two frames have been drawn."""
+"""Resolves when fonts, formulas and every image (lazy ones made eager) are in (at most 10 s) and two frames
+have been drawn."""
+
+
+SLICE = 4000
+"""CSS pixels per capture: one capture of a taller page leaves its lower part blank; slices are stitched."""
+
+
+def stitch(png: Path, slices: list[bytes]) -> None:
+    """The slices, top to bottom, as one PNG."""
+    import io
+
+    from PIL import Image
+    images = [Image.open(io.BytesIO(b)) for b in slices]
+    page = Image.new("RGB", (images[0].width, sum(i.height for i in images)), "white")
+    y = 0
+    for image in images:
+        page.paste(image, (0, y))
+        y += image.height
+    page.save(png)
 
 
 class Browser:
@@ -137,18 +158,23 @@ def shoot(browser: Browser, page: Path, png: Path, width: int) -> tuple[int, lis
                      mobile=False)
         browser.send("Page.navigate", s, url=page.resolve().as_uri())
         browser.wait_event("Page.loadEventFired")
-        browser.send("Runtime.evaluate", s, expression=SETTLED, awaitPromise=True)
-        height = int(browser.send("Page.getLayoutMetrics", s)["cssContentSize"]["height"])
-        shown = min(height, MAX_HEIGHT)
-        browser.send("Emulation.setDeviceMetricsOverride", s, width=width, height=shown, deviceScaleFactor=1,
-                     mobile=False)
-        browser.send("Runtime.evaluate", s, expression=SETTLED, awaitPromise=True)   # relayout at the new height
-        time.sleep(0.3)
+        height = 0
+        for _ in range(4):   # until the page's height holds: images and formulas change it as they come in
+            browser.send("Runtime.evaluate", s, expression=SETTLED, awaitPromise=True)
+            now = int(browser.send("Page.getLayoutMetrics", s)["cssContentSize"]["height"])
+            if now == height:
+                break
+            height = now
+            shown = min(height, MAX_HEIGHT)
+            browser.send("Emulation.setDeviceMetricsOverride", s, width=width, height=shown, deviceScaleFactor=1,
+                         mobile=False)
+            time.sleep(0.3)
         found = browser.send("Runtime.evaluate", s, expression=OVERFLOW_JS, returnByValue=True)["result"]
         overflow = list(found.get("value") or [])
-        shot = browser.send("Page.captureScreenshot", s, format="png", captureBeyondViewport=True,
-                            clip={"x": 0, "y": 0, "width": width, "height": shown, "scale": 1})
-        png.write_bytes(base64.b64decode(shot["data"]))
+        stitch(png, [base64.b64decode(browser.send(
+            "Page.captureScreenshot", s, format="png", captureBeyondViewport=True,
+            clip={"x": 0, "y": y, "width": width, "height": min(SLICE, shown - y), "scale": 1})["data"])
+            for y in range(0, shown, SLICE)])
         return height, overflow
     finally:
         browser.send("Target.closeTarget", targetId=target)
