@@ -35,7 +35,7 @@
 # derived: first for uniform top-K routing (analytic and Monte-Carlo), then for DeepSeek-V3's routing
 # statistics ({glue:text}`loads`), with experts placed in contiguous blocks (plain EP) or with redundant
 # experts in the manner of DeepSeek's EPLB {cite}`eplb`, and finally fed into the penalty of the paper's Figure 6 to ask:
-# **for DeepSeek-V3 on H800, how much does imbalance cost each design?**
+# **for DeepSeek-V3 on {glue:text}`hw_name`, how much does imbalance cost each design?**
 #
 # The measured loads are SGLang's published DeepSeek-V3 expert statistics {cite}`sglang_ep` (accumulated tokens per
 # expert and layer on benchmark prompts; workload undocumented). They are read from `counts_dir`
@@ -245,9 +245,9 @@ glue_table("tab_sigma_zipf", summary.style.hide(axis="index").format(precision=3
 # have a flatter head and a heavier middle than a power law. Use the measured histogram when you
 # have one; the fit is a stand-in.
 #
-# ## What imbalance costs each design: DeepSeek-V3 on H800
+# ## What imbalance costs each design
 #
-# Each design sees its own batch per layer step. EP spreads the deployment's whole step over
+# DeepSeek-V3 on {glue:text}`hw_name`: each design sees its own batch per layer step. EP spreads the deployment's whole step over
 # `ep_size` GPUs; AFD's FFN pool of $N_F \times g$ GPUs receives what the scale-out network delivers
 # in $t_B$ (Eq. 9). Both place their experts the same way: statically, by EPLB fitted to the long-run
 # counts, with the same number of redundant replicas ({glue:text}`d_redundant`, and at least one
@@ -265,7 +265,7 @@ for key, value in (cost_readings := {
         "afd_tokens": f"{afd.tokens_per_step:,}", "ep_tokens": f"{ep.tokens_per_step:,}",
         "sigma_afd": f"{afd.sigma:.3f}", "alpha_afd": f"{afd.alpha:.3f}", "loss_afd": f"{1 - afd.alpha:.1%}",
         "sigma_ep": f"{ep.sigma:.3f}", "alpha_ep": f"{ep.alpha:.3f}", "loss_ep": f"{1 - ep.alpha:.1%}",
-        "verdict": "less than" if afd.alpha > ep.alpha else "more than",
+        "verdict": "less than" if afd.alpha > ep.alpha else "more than", "hw_name": load_hardware(hardware).name,
         "consequence": "AFD ahead" if afd.alpha > ep.alpha else "EP ahead",
         "ep_slots_per_gpu": f"{(n_experts + placement_replicas(ep_size, n_experts, redundant)) / ep_size:.2g}",
         "afd_slots_per_gpu": f"{(n_experts + placement_replicas(afd.gpus, n_experts, redundant)) / afd.gpus:.3g}",
@@ -388,7 +388,7 @@ glue_table("tab_sigma_dp", dp.style.hide(axis="index").format("{:.3f}"))
 # {glue:text}`afd_name`'s $N_A/N_F$, EP's $t_a/t_f$). Both are one quantity: a step's attention
 # work against its FFN work, in GPU-seconds (AFD sizes its pools so that $t_a = t_f$). The decode
 # model gives its own, from its stage times without imbalance (the penalty stretches the FFN by
-# $1/\sigma$ itself), for DeepSeek-V3 on H800 at `afd advise`'s settings ({glue:text}`own_settings`).
+# $1/\sigma$ itself), for DeepSeek-V3 on {glue:text}`hw_name` at `afd advise`'s settings ({glue:text}`own_settings`).
 # The AFD deployment its search picks is {glue:text}`own_afd`: $\lambda$ = $N_A/N_F$ =
 # {glue:text}`own_lambda_afd` (its work ratio $N_A t_a / (N_F t_f)$: {glue:text}`own_work_ratio`).
 # EP on the same {glue:text}`own_gpus` GPUs, in DeepSeek's form (two micro-batches, low-latency
