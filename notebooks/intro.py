@@ -203,8 +203,8 @@ glue_table("tab_intro_results", shown.style.hide(axis="index"))
 
 # %% tags=["hide-input"]
 glue_all({"r_slo": f"{slo_ms:g} ms", "r_printed": f"{printed:.1f}"})
-glue_table("tab_intro_verdicts", verdict_table(pairs, sweet, sweet_hw).T.rename_axis("device").reset_index().style.hide(
-    axis="index"))   # a row per device, a column per model: the models' names wrap, so the table fits the page
+glue_table("tab_intro_verdicts", verdict_table(pairs, sweet, sweet_hw).T.map(lambda c: c.replace(" ", "\u00a0")).rename_axis(
+    "device").reset_index().style.hide(axis="index"))   # a row per device, a column per model: fits the page, cells unbroken
 
 # %% [markdown]
 # :::{table} EP or AFD for the paper's six models on its eight GPUs

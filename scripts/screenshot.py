@@ -71,6 +71,23 @@ SLICE = 4000
 """CSS pixels per capture: one capture of a taller page leaves its lower part blank; slices are stitched."""
 
 
+def blank_band(shot: bytes, rows: int = 300) -> bool:
+    """Whether the capture holds ``rows`` or more consecutive rows of one colour across the text column
+    (a book page has no such gap; Chromium returns one where it has not painted yet)."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+    image = np.asarray(Image.open(io.BytesIO(shot)).convert("L"), dtype=float)
+    flat = image[:, image.shape[1] // 4: 3 * image.shape[1] // 4].std(axis=1) == 0
+    run = 0
+    for f in flat:
+        run = run + 1 if f else 0
+        if run >= rows:
+            return True
+    return False
+
+
 def stitch(png: Path, slices: list[bytes]) -> None:
     """The slices, top to bottom, as one PNG."""
     import io
@@ -171,10 +188,17 @@ def shoot(browser: Browser, page: Path, png: Path, width: int) -> tuple[int, lis
             time.sleep(0.3)
         found = browser.send("Runtime.evaluate", s, expression=OVERFLOW_JS, returnByValue=True)["result"]
         overflow = list(found.get("value") or [])
-        stitch(png, [base64.b64decode(browser.send(
-            "Page.captureScreenshot", s, format="png", captureBeyondViewport=True,
-            clip={"x": 0, "y": y, "width": width, "height": min(SLICE, shown - y), "scale": 1})["data"])
-            for y in range(0, shown, SLICE)])
+        slices = []
+        for y in range(0, shown, SLICE):
+            for _ in range(6):   # a slice not yet painted comes back with a blank band: take it again
+                shot = base64.b64decode(browser.send(
+                    "Page.captureScreenshot", s, format="png", captureBeyondViewport=False,
+                    clip={"x": 0, "y": y, "width": width, "height": min(SLICE, shown - y), "scale": 1})["data"])
+                if not blank_band(shot):
+                    break
+                time.sleep(0.5)
+            slices.append(shot)
+        stitch(png, slices)
         return height, overflow
     finally:
         browser.send("Target.closeTarget", targetId=target)
