@@ -94,7 +94,7 @@ import pandas as pd
 from myst_nb import glue
 
 from afdlib.analysis.imbalance import alpha_afd, alpha_ep
-from afdlib.analysis.imbalance_cost import LAMBDA_ROW_FORMAT, imbalance_cost, like_with_like_study
+from afdlib.analysis.imbalance_cost import imbalance_cost, lambda_display, like_with_like_study
 from afdlib.decode.imbalance_lambda import own_lambda_study
 from afdlib.decode.step import DECODE_T_GAP_S
 from afdlib.inputs.catalog import load_hardware, load_model
@@ -405,7 +405,7 @@ own = own_lambda_study(counts, load_model("deepseek-v3", profile="reference"),
 lam_table = pd.DataFrame(own.rows(like))
 save_data(lam_table, "sigma_like_lambda", output_dir)
 glue_all(own.readings(like))
-glue_table("tab_sigma_lambda", lam_table.style.hide(axis="index").format(LAMBDA_ROW_FORMAT))
+glue_table("tab_sigma_lambda", lambda_display(lam_table).style.hide(axis="index"))   # eight columns: fits the page
 glue_table("tab_sigma_raw", chapter_findings({**cost_readings, **like.readings(), **lead_readings, **own.readings(
     like)}, data, redundant, output_dir).style.hide(axis="index"))   # the findings as printed, beside the raw files'
 
