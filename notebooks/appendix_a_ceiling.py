@@ -20,8 +20,8 @@
 # bandwidth per FLOP, and, on ordinary clusters, with the top-$K$ fan-out
 # ({numref}`appendix-a-ceiling`). To reach 100% an expert needs $M \ge$
 # {glue:text}`m_full_superpod` on {glue:text}`superpod_name` and $M \ge$
-# {glue:text}`m_full_dead` in {glue:text}`ordinary_name`'s dead zone; DeepSeek-V3 ($M$ = 2048)
-# would need {glue:text}`x_scale_out` times {glue:text}`ordinary_name`'s scale-out bandwidth.
+# {glue:text}`m_full_dead` in {glue:text}`ordinary_name`'s dead zone; {glue:text}`ref_name` ($M$ =
+# {glue:text}`ref_m`) would need {glue:text}`x_scale_out` times {glue:text}`ordinary_name`'s scale-out bandwidth.
 #
 # When the interconnect feeds the FFN rank, every byte on the wire (1 byte FP8 dispatch + 2 bytes
 # BF16 combine per hidden element) carries $6HM / 3H = 2M$ FLOPs of grouped GEMM. The FFN rank
@@ -74,7 +74,7 @@ grid = hfu_grid(ms, [hw_o, hw_s], n_ffn, Budget(slo_s=slo_ms / 1e3))
 summ = grid_summaries(ms, [hw_o, hw_s], n_ffn, grid)
 best = np.array([[np.nan if summ[h.slug, m.slug].max_hfu is None else summ[h.slug, m.slug].max_hfu for m in ms]
                  for h in (hw_o, hw_s)])
-ref = load_model("deepseek-v3")
+ref = ms[0]   # the model the right panel and the text read: the first given (the reference book's: DeepSeek-V3)
 
 # %% tags=["hide-input"]
 fig = ceiling_figure(ms, best, hw_o, hw_s, ref)
@@ -125,6 +125,8 @@ for k, v in m_full.items():
 need = float(bandwidth_for_full_hfu(ref.moe_intermediate_size, hw_o.flops))
 glue("bw_full_dsv3", f"{need / 1e9:.0f}", display=False)
 glue("superpod_name", hw_s.name, display=False)
+glue("ref_name", ref.name, display=False)
+glue("ref_m", f"{ref.moe_intermediate_size}", display=False)
 glue("x_scale_up", f"{need / hw_o.scale_up_bytes_per_s:.1f}", display=False)
 glue("x_scale_out", f"{need / hw_o.scale_out_bytes_per_s:.1f}", display=False)
 glue("ordinary_tflops", f"{hw_o.flops / 1e12:.0f}", display=False)
@@ -145,7 +147,7 @@ glue("slo_a", f"{slo_ms:g} ms", display=False)
 # zone. Of the models above, {glue:text}`full_best` reach 100% on the ordinary cluster at one FFN
 # node, where the fan-out $K/N_F$ is largest (network alone: HBM may still rule the point out),
 # and {glue:text}`full_dead` in its dead zone. Turned around:
-# DeepSeek-V3's experts ($M$ = 2048) would need {glue:text}`bw_full_dsv3` GB/s per GPU, one
+# {glue:text}`ref_name`'s experts ($M$ = {glue:text}`ref_m`) would need {glue:text}`bw_full_dsv3` GB/s per GPU, one
 # direction, on a {glue:text}`ordinary_tflops` TFLOP/s GPU: {glue:text}`x_scale_up` times
 # {glue:text}`ordinary_name`'s scale-up and {glue:text}`x_scale_out` times its scale-out bandwidth.
 # Coarse experts and Superpod fabrics are the two levers; the paper's decision framework

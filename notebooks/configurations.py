@@ -48,7 +48,7 @@ from myst_nb import glue
 
 from afdlib.inputs.catalog import hardware_names, hardware_row, load_hardware, load_model, model_names, model_row
 from afdlib.report.figures import models_scatter
-from afdlib.report.style import glue_table, save_data, save_figure, setup_style
+from afdlib.report.style import glue_table, plain, save_data, save_figure, setup_style
 
 setup_style()
 models = [load_model(s, profile=model_profile) for s in model_names()]
@@ -73,7 +73,7 @@ MODEL_HEADERS = {"slug": "slug", "name": "model", "hidden_size": "hidden H", "nu
                  "experts_per_token": "top-K", "moe_intermediate_size": "expert size M",
                  "granularity_h_over_m": "H / M", "sparsity_e_over_k": "E / K"}
 model_table.sort_values(["in paper", "slug"], ascending=[False, True]).drop(columns="in paper").rename(
-    columns=MODEL_HEADERS).pipe(lambda t: glue_table("tab_config_models", t.style.hide(axis="index").format(precision=2)))
+    columns=MODEL_HEADERS).pipe(lambda t: glue_table("tab_config_models", t.style.hide(axis="index").format(plain)))
 
 # %% [markdown]
 # :::{table} The models: the paper's Table 4 and the reference configurations
@@ -106,7 +106,7 @@ HW_HEADERS = {"slug": "slug", "name": "device", "profile": "profile", "peak_tflo
               "gpus_per_node": "GPUs per node", "superpod": "superpod"}
 hw_table.sort_values(["in paper", "slug"], ascending=[False, True]).drop(columns="in paper").rename(
     columns=HW_HEADERS).pipe(lambda t: glue_table("tab_config_hardware", t.style.hide(axis="index").format(
-        precision=2, na_rep="-")))
+        plain, na_rep="-")))   # no needless decimals: 4500, not 4500.00
 
 # %% [markdown]
 # :::{table} The hardware: the paper's Table 5 and the datasheet profiles

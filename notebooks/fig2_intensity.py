@@ -81,9 +81,8 @@ stable_at = int(np.ceil(borders["stable"])) if borders["stable"] <= n_ffn_max el
 glue("model_name", m.name, display=False)
 glue("hw_name", hw.name, display=False)
 glue("ratio_r", f"{r:.2f}", display=False)
-glue("border_stable", f"{borders['stable']:g}", display=False)
-glue("border_out", f"{borders['scale-out-bound']:g}", display=False)
-glue("border_max", f"{borders['max-intensity']:g}", display=False)
+for key, border in (("border_stable", "stable"), ("border_out", "scale-out-bound"), ("border_max", "max-intensity")):
+    glue(key, f"{borders[border]:,.2f}".rstrip("0").rstrip("."), display=False)   # 1.11, 2.5, 8: no needless decimals
 glue("i_first", f"{at.intensity.iloc[0]:.3f}", display=False)
 glue("i_dead", f"{at.intensity.loc[min(int(np.ceil(borders['scale-out-bound'])), n_ffn_max)]:.3f}",
      display=False)

@@ -134,10 +134,11 @@ maxima = pd.DataFrame({h.slug: {x.name: (np.nan if summ[h.slug, x.slug].max_hfu 
                                           else 100 * summ[h.slug, x.slug].max_hfu) for x in ms} for h in hws}).T
 best_n = pd.DataFrame({h.slug: {x.name: summ[h.slug, x.slug].best_n_ffn for x in ms} for h in hws}).T
 save_data(maxima.reset_index(names="hardware"), "fig4_maxima_percent", output_dir)
-glue_table("tab_dead_zone_maxima", maxima.rename_axis("device").reset_index().style.hide(axis="index").format(
-    {x.name: "{:.1f}%" for x in ms}, na_rep="infeasible"))
-glue_table("tab_dead_zone_best_n", best_n.rename_axis("device").reset_index().style.hide(axis="index").format(
-    na_rep="-", precision=0))
+named = {h.slug: h.name for h in hws}   # the tables name each device from its data, not its file
+glue_table("tab_dead_zone_maxima", maxima.rename(index=named).rename_axis("device").reset_index().style.hide(
+    axis="index").format({x.name: "{:.1f}%" for x in ms}, na_rep="infeasible"))
+glue_table("tab_dead_zone_best_n", best_n.rename(index=named).rename_axis("device").reset_index().style.hide(
+    axis="index").format(na_rep="-", precision=0))
 
 # %% [markdown]
 # :::{table} The largest feasible bound of each model on each device at {glue:text}`slo` (percent of peak FP8 FLOPS)
@@ -188,8 +189,7 @@ glue_all(as_markdown(dead_zone_readings(panels, hws[i].slug, ms[j].slug, budget,
 # :format: myst
 # ```
 #
-# Memory is counted in 10^9 bytes throughout; this
-# figure uses the paper's Table 5 capacities as printed (H800: 80 GB).
+# Memory is counted in 10^9 bytes throughout; {glue:text}`capacities`.
 #
 # ```{glue:md} h800_memory_md
 # :format: myst

@@ -80,8 +80,8 @@ from afdlib.decode.step import Assumptions
 from afdlib.decode.sweetspot import pools_table
 from afdlib.decode.sweetspot_study import pools_rows
 from afdlib.decode.conditions import table3_study
-from afdlib.report.landing import (bandwidth_windows, condition_table_rows, departure_table, pairing_readings,
-                                   probability_thresholds)
+from afdlib.report.landing import (bandwidth_windows, condition_table_rows, departure_table, landing_note,
+                                   pairing_readings, probability_thresholds)
 from afdlib.report.style import glue_all
 from afdlib.routing.provenance import routing_data
 
@@ -134,8 +134,8 @@ for key, value in {
         "r_p_range": f"{np.nanmin([r['p_afd'] for r in pairs]):.2f} to {np.nanmax([r['p_afd'] for r in pairs]):.2f}"}.items():
     glue(key, value, display=False)
 loss = {m: ideal.throughput_loss[(m, 0.2)] for m in (2, 3, 4)}
-glue_all({"r_thr_2": f"{ideal.throughput[(2, 0.2)]:.2f}", "r_thr_3": f"{ideal.throughput[(3, 0.2)]:.2f}",
-          "r_routing": (routing := routing_data()).readings()["routing"]})   # measured, or the shipped fits
+glue_all({"r_thr_2": f"{ideal.throughput[(2, 0.2)]:.2f}", "r_thr_3": f"{ideal.throughput[(3, 0.2)]:.2f}", "r_raw":
+          landing_note((routing := routing_data()).measured), "r_routing": routing.readings()["routing"]})
 results = pd.DataFrame([
     {"claim": "Regime borders of tokens per FFN rank, DeepSeek-V3 on H800 (Fig. 2)", "paper": "N_F = 2.5, 8, 32",
      "this book": ", ".join(f"{v:g}" for v in borders.values()), "status": "reproduced",
@@ -203,8 +203,8 @@ glue_table("tab_intro_results", shown.style.hide(axis="index"))
 
 # %% tags=["hide-input"]
 glue_all({"r_slo": f"{slo_ms:g} ms", "r_printed": f"{printed:.1f}"})
-glue_table("tab_intro_verdicts", verdict_table(pairs, sweet, sweet_hw).rename_axis("model").reset_index().style.hide(
-    axis="index"))
+glue_table("tab_intro_verdicts", verdict_table(pairs, sweet, sweet_hw).T.map(lambda c: c.replace(" ", "\u00a0")).rename_axis(
+    "device").reset_index().style.hide(axis="index"))   # a row per device, a column per model: fits the page, cells unbroken
 
 # %% [markdown]
 # :::{table} EP or AFD for the paper's six models on its eight GPUs
@@ -215,7 +215,7 @@ glue_table("tab_intro_verdicts", verdict_table(pairs, sweet, sweet_hw).rename_ax
 # ```
 # :::
 #
-# Each cell of {numref}`tab-intro-verdicts` gives the more likely design and the
+# Each cell of {numref}`tab-intro-verdicts` (a row per device, a column per model) gives the more likely design and the
 # probability that AFD gives more output tokens per second per GPU than EP under a
 # {glue:text}`r_slo` SLO (context 4096, no MTP, each design's best deployment), over the model's
 # uncertain assumptions; '?': undecided (P between the decision thresholds). The conditions behind
@@ -315,7 +315,7 @@ glue_table("tab_intro_departures", shown_dep.assign(chapter=[f"{{doc}}`{chapters
 # deployments are not published, so the pipeline chapter shows a range; and the routing data
 # ({glue:text}`r_routing`) come from SGLang's published DeepSeek-V3 expert counts on benchmark
 # prompts (the sigma and pipeline chapters each use one of its decode workloads), with no DP
-# imbalance in them.
+# imbalance in them; {glue:text}`r_raw` ("Which findings need the raw files").
 #
 # ## Get it and re-run it
 #

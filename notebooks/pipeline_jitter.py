@@ -227,7 +227,8 @@ glue_table("tab_pipeline_deployments", readings.deployment_table(study).style.hi
 # ```
 # :::
 #
-# {numref}`tab-pipeline-deployments` gives the per-micro-batch stage times, the batch per (attention) GPU,
+# {numref}`tab-pipeline-deployments` gives each deployment with its micro-batches (µb) and its batch per
+# (attention) GPU, the per-micro-batch stage times,
 # the mean TPOT with and without jitter, its 99th percentile, the loss at that batch, the
 # bubbles, and the largest batch within the SLO with its tokens/s per GPU. The simulator adds the
 # pipeline's fill and drain (about one micro-batch's round trip) to the decode model's step, so

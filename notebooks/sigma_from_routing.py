@@ -35,7 +35,7 @@
 # derived: first for uniform top-K routing (analytic and Monte-Carlo), then for DeepSeek-V3's routing
 # statistics ({glue:text}`loads`), with experts placed in contiguous blocks (plain EP) or with redundant
 # experts in the manner of DeepSeek's EPLB {cite}`eplb`, and finally fed into the penalty of the paper's Figure 6 to ask:
-# **for DeepSeek-V3 on H800, how much does imbalance cost each design?**
+# **for DeepSeek-V3 on {glue:text}`hw_name`, how much does imbalance cost each design?**
 #
 # The measured loads are SGLang's published DeepSeek-V3 expert statistics {cite}`sglang_ep` (accumulated tokens per
 # expert and layer on benchmark prompts; workload undocumented). They are read from `counts_dir`
@@ -94,12 +94,13 @@ import pandas as pd
 from myst_nb import glue
 
 from afdlib.analysis.imbalance import alpha_afd, alpha_ep
-from afdlib.analysis.imbalance_cost import LAMBDA_ROW_FORMAT, imbalance_cost, like_with_like_study
+from afdlib.analysis.imbalance_cost import imbalance_cost, lambda_display, like_with_like_study
 from afdlib.decode.imbalance_lambda import own_lambda_study
 from afdlib.decode.step import DECODE_T_GAP_S
 from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.inputs.specs import Budget
 from afdlib.report.figures import measured_sigma_figure, uniform_sigma_figure
+from afdlib.report.routing_findings import chapter_findings
 from afdlib.report.style import glue_all, glue_table, save_data, save_figure, setup_style
 from afdlib.routing.balance import placement_replicas
 from afdlib.routing.measured import moe_layers
@@ -244,9 +245,9 @@ glue_table("tab_sigma_zipf", summary.style.hide(axis="index").format(precision=3
 # have a flatter head and a heavier middle than a power law. Use the measured histogram when you
 # have one; the fit is a stand-in.
 #
-# ## What imbalance costs each design: DeepSeek-V3 on H800
+# ## What imbalance costs each design
 #
-# Each design sees its own batch per layer step. EP spreads the deployment's whole step over
+# DeepSeek-V3 on {glue:text}`hw_name`: each design sees its own batch per layer step. EP spreads the deployment's whole step over
 # `ep_size` GPUs; AFD's FFN pool of $N_F \times g$ GPUs receives what the scale-out network delivers
 # in $t_B$ (Eq. 9). Both place their experts the same way: statically, by EPLB fitted to the long-run
 # counts, with the same number of redundant replicas ({glue:text}`d_redundant`, and at least one
@@ -260,16 +261,16 @@ afd, ep = imbalance_cost(counts, load_model("deepseek-v3"), load_hardware(hardwa
                          redundant, lambda_ep, ep_tokens_per_gpu, trials=trials, seed=seed, layers=sample)
 answer = pd.DataFrame([afd.__dict__, ep.__dict__])
 save_data(answer, "sigma_cost", output_dir)
-for key, value in {
+for key, value in (cost_readings := {
         "afd_tokens": f"{afd.tokens_per_step:,}", "ep_tokens": f"{ep.tokens_per_step:,}",
         "sigma_afd": f"{afd.sigma:.3f}", "alpha_afd": f"{afd.alpha:.3f}", "loss_afd": f"{1 - afd.alpha:.1%}",
         "sigma_ep": f"{ep.sigma:.3f}", "alpha_ep": f"{ep.alpha:.3f}", "loss_ep": f"{1 - ep.alpha:.1%}",
-        "verdict": "less than" if afd.alpha > ep.alpha else "more than",
+        "verdict": "less than" if afd.alpha > ep.alpha else "more than", "hw_name": load_hardware(hardware).name,
         "consequence": "AFD ahead" if afd.alpha > ep.alpha else "EP ahead",
         "ep_slots_per_gpu": f"{(n_experts + placement_replicas(ep_size, n_experts, redundant)) / ep_size:.2g}",
         "afd_slots_per_gpu": f"{(n_experts + placement_replicas(afd.gpus, n_experts, redundant)) / afd.gpus:.3g}",
         "alpha_afd_at_ep_sigma": f"{float(alpha_afd(ep.sigma, n_attn_afd, n_ffn_afd).alpha):.3f}",
-        "alpha_ep_at_ep_sigma": f"{float(alpha_ep(ep.sigma, n_attn_afd / n_ffn_afd)):.3f}"}.items():
+        "alpha_ep_at_ep_sigma": f"{float(alpha_ep(ep.sigma, n_attn_afd / n_ffn_afd)):.3f}"}).items():
     glue(key, value, display=False)
 answer.rename(columns={"gpus": "GPUs", "tokens_per_step": "tokens per layer step", "sigma": "σ (step)",
                        "alpha": "α (throughput kept)", "rounding": "attention rounding"}).pipe(
@@ -344,9 +345,8 @@ save_data(sens, "sigma_like_tokens", output_dir)
 dp = pd.DataFrame(like.dp_rows(dp_sigmas))
 save_data(dp, "sigma_like_dp", output_dir)
 lead, dp_lead = like.printed_lead(sens), like.printed_lead(dp)
-glue_all({"sens_range": f"{100 * lead[0]:+.1f} to {100 * lead[1]:+.1f}",
-          "dp_lead": f"{100 * dp_lead[0]:+.1f} to {100 * dp_lead[1]:+.1f}",
-          "dp_list": ", ".join(f"{d:g}" for d in dp_sigmas)})
+glue_all(lead_readings := {"sens_range": f"{100 * lead[0]:+.1f} to {100 * lead[1]:+.1f}", "dp_list": ", ".join(
+    f"{d:g}" for d in dp_sigmas), "dp_lead": f"{100 * dp_lead[0]:+.1f} to {100 * dp_lead[1]:+.1f}"})
 glue_table("tab_sigma_tokens", sens.style.hide(axis="index").format(
     {"tokens per step": "{:,.0f}", **{c: "{:.3f}" for c in sens.columns[1:]}}))
 
@@ -388,7 +388,7 @@ glue_table("tab_sigma_dp", dp.style.hide(axis="index").format("{:.3f}"))
 # {glue:text}`afd_name`'s $N_A/N_F$, EP's $t_a/t_f$). Both are one quantity: a step's attention
 # work against its FFN work, in GPU-seconds (AFD sizes its pools so that $t_a = t_f$). The decode
 # model gives its own, from its stage times without imbalance (the penalty stretches the FFN by
-# $1/\sigma$ itself), for DeepSeek-V3 on H800 at `afd advise`'s settings ({glue:text}`own_settings`).
+# $1/\sigma$ itself), for DeepSeek-V3 on {glue:text}`hw_name` at `afd advise`'s settings ({glue:text}`own_settings`).
 # The AFD deployment its search picks is {glue:text}`own_afd`: $\lambda$ = $N_A/N_F$ =
 # {glue:text}`own_lambda_afd` (its work ratio $N_A t_a / (N_F t_f)$: {glue:text}`own_work_ratio`).
 # EP on the same {glue:text}`own_gpus` GPUs, in DeepSeek's form (two micro-batches, low-latency
@@ -405,7 +405,9 @@ own = own_lambda_study(counts, load_model("deepseek-v3", profile="reference"),
 lam_table = pd.DataFrame(own.rows(like))
 save_data(lam_table, "sigma_like_lambda", output_dir)
 glue_all(own.readings(like))
-glue_table("tab_sigma_lambda", lam_table.style.hide(axis="index").format(LAMBDA_ROW_FORMAT))
+glue_table("tab_sigma_lambda", lambda_display(lam_table).style.hide(axis="index"))   # eight columns: fits the page
+glue_table("tab_sigma_raw", chapter_findings({**cost_readings, **like.readings(), **lead_readings, **own.readings(
+    like)}, data, redundant, output_dir).style.hide(axis="index"))   # the findings as printed, beside the raw files'
 
 # %% [markdown]
 # :::{table} Expert imbalance like with like at the paper's $\lambda$ and at the decode model's
@@ -446,6 +448,23 @@ glue_table("tab_sigma_lambda", lam_table.style.hide(axis="index").format(LAMBDA_
 # {glue:text}`afd_name` at EP's own $\lambda$, and for AFD {glue:text}`own_afd`:
 # {glue:text}`own_break_even`.
 #
+# ## Which findings need the raw files
+#
+# The raw expert-load files are not redistributed: a clone runs this chapter on the shipped fits, which
+# keep each layer's skew but not its whole histogram, and per-batch balancedness depends on the whole
+# histogram. {glue:text}`raw_note`
+#
+# :::{table} This build's findings against the chapter's on the raw files (recorded in `data/`)
+# :name: tab-sigma-raw
+#
+# ```{glue:md} tab_sigma_raw
+# :format: myst
+# ```
+# :::
+#
+# {numref}`tab-sigma-raw` lists every headline number of this chapter; the differences are this build's
+# value minus the recorded one.
+#
 # ## Limitations
 #
 # - One workload: SGLang's published counts on benchmark prompts. Another workload, language or
@@ -462,4 +481,5 @@ glue_table("tab_sigma_lambda", lam_table.style.hide(axis="index").format(LAMBDA_
 # {download}`sigma_deepseek_batches.csv <figures/sigma_deepseek_batches.csv>`,
 # {download}`sigma_zipf_fit.csv <figures/sigma_zipf_fit.csv>`, {download}`sigma_cost.csv <figures/sigma_cost.csv>`,
 # {download}`sigma_like_with_like.csv <figures/sigma_like_with_like.csv>`,
-# {download}`sigma_like_lambda.csv <figures/sigma_like_lambda.csv>`.
+# {download}`sigma_like_lambda.csv <figures/sigma_like_lambda.csv>`,
+# {download}`sigma_findings.json <figures/sigma_findings.json>`.

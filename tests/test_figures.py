@@ -26,3 +26,20 @@ def test_labels_of_crowded_points_do_not_overlap_each_other_or_leave_the_axes():
     inside = ax.get_window_extent(renderer)
     assert all(inside.contains(b.x0, b.y0) and inside.contains(b.x1, b.y1) for b in boxes)
     plt.close(fig)
+
+
+def test_the_ceiling_figure_marks_the_chapters_devices_from_their_data(tmp_path):
+    import numpy as np
+
+    from afdlib.inputs.catalog import load_hardware, load_model
+    from afdlib.report.figures import ceiling_figure
+    device = tmp_path / "lab.yaml"
+    device.write_text("name: Lab node\ngpus_per_node: 4\nfp8_tflops: 1979\nhbm_tb_per_s: 4.0\nhbm_gb: 141\n"
+                      "scale_up_gb_per_s: 360\nscale_out_gb_per_s: 50\nsource: a test\n")
+    ordinary, superpod, model = load_hardware(str(device)), load_hardware("gb200"), load_model("kimi-k2")
+    fig = ceiling_figure([model], np.array([[0.4], [0.6]]), ordinary, superpod, model)
+    marks = {t.get_text() for t in fig.axes[1].texts}
+    # 50 GB/s = 400 Gb/s; no fixed "H800 NVLink" or "800 Gb/s NIC" in a book of other devices
+    assert marks == {"Lab node NIC (400 Gb/s)", "Lab node scale-up", "GB200 NVL72 fabric"}
+    assert fig.axes[1].get_title() == "Ceiling vs bandwidth (Kimi-K2 experts)"
+    plt.close(fig)

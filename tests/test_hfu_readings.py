@@ -69,6 +69,8 @@ def test_dead_zone_readings_for_a_never_seen_pair(pair):
     assert readings["g_node"] == "4 GPUs per node (each device's own)"
     # the paper's other panels are not drawn: their sentences are left out
     assert readings["panels_md"] == readings["h800_memory_md"] == readings["unchecked"] == ""
+    # the memory sentence names this device's capacity and where it comes from, not the paper's H800
+    assert readings["capacities"] == f"this figure takes its HBM capacities from the device's own file ({DEVICE}: 141 GB)"
     other = readings["reading_md"].replace(DEVICE, "")
     assert not any(name in other for name in ("H800", "B200", "GB200", "H20", "DeepSeek-V3"))
     # one bullet for the pair, one for the SLO; the pair's peak as the figure's grid gives it
@@ -133,3 +135,11 @@ def test_a_config_json_model_on_the_paper_s_devices(pair):
     fig3 = grouped_gemm_readings(h800, "h800", afd, m, deployed, 740.0, 8, [0.0, 1.0], 1.0, 0.6, 2.0, 144, 288)
     _no_gap(fig3)
     assert "EP's measured HFU (DeepSeek-V3's)" in fig3["result_md"] and "first argument" not in fig3["measured_md"]
+
+
+def test_the_capacities_sentence_names_each_profile_and_capacity():
+    from afdlib.report.hfu_readings import capacities
+    hws = [load_hardware("h800"), load_hardware("h200", profile="datasheet")]
+    # the paper's Table 5 prints 80 GB for H800; H200's datasheet 141 GB
+    assert capacities(hws) == ("this figure takes its HBM capacities from the paper's Table 5 as printed (H800 SXM: "
+                               "80 GB); from the datasheet profile (H200 SXM: 141 GB)")

@@ -143,3 +143,14 @@ def test_own_lambda_study_rows_and_readings():
 def test_break_even_text():
     assert break_even_text(0.9331) == "0.933"
     assert break_even_text(1.0).startswith("none, EP keeping more")
+
+
+def test_the_lambda_table_is_shown_in_eight_columns_with_every_number():
+    from afdlib.analysis.imbalance_cost import lambda_display
+    row = {"lambda from": "the paper (4)", "AFD": "8A2F", "AFD lambda": 4.0, "EP": "EP80", "EP lambda": 4.0,
+           "tokens per step": 7115, "AFD sigma": 0.9731, "EP sigma": 0.8779, "AFD alpha": 0.973, "EP alpha": 0.9725,
+           "AFD lead (points)": 0.1, "DP break-even": 0.9951}
+    shown = lambda_display([row])
+    assert len(shown.columns) == 8
+    assert shown.iloc[0].tolist() == ["the paper (4)", "8A2F (λ 4)", "EP80 (λ 4.00)", "7,115", "0.973 / 0.878",
+                                      "0.973 / 0.973", "+0.1", "0.995"]

@@ -98,9 +98,17 @@ def test_configurations_reference_profile(tmp_path):
 
 
 @pytest.mark.notebook
-def test_fig4_with_100ms_slo_and_two_panels(tmp_path):
+def test_fig4_with_100ms_slo_and_two_panels(tmp_path, monkeypatch):
+    import myst_nb
+    glued: dict = {}
+    monkeypatch.setattr(myst_nb, "glue", lambda key, value, **kw: glued.__setitem__(key, value))
     out = execute("fig4_dead_zone", tmp_path, hardware=["h800", "b300"], models=["deepseek-v3", "glm-4.7"],
                   slo_ms=100.0, n_ffn_max=16)
+    # the maxima tables name the devices from their data, not their slugs
+    for key in ("tab_dead_zone_maxima", "tab_dead_zone_best_n"):
+        table = glued[key].data
+        assert "| NVIDIA H800 SXM |" in table and "| h800 |" not in table and "| b300 |" not in table
+    assert glued["capacities"].startswith("this figure takes its HBM capacities from the paper's Table 5")
     maxima = pd.read_csv(out / "fig4_maxima_percent.csv").set_index("hardware")
     assert maxima.loc["h800", "DeepSeek-V3"] == pytest.approx(33.1, abs=0.05)
     # B300: 100 GB/s NIC x 8 = 800 > 720 scale-up: 2 x 720 x 2048 / 4500e3 = 65.5%
@@ -164,6 +172,10 @@ def test_sigma_notebook_with_the_fitted_fallback(tmp_path, monkeypatch):
     assert len(cost) == 2 and ((cost.sigma > 0) & (cost.sigma <= 1)).all() and (cost.alpha <= 1).all()
     fit = pd.read_csv(out / "sigma_zipf_fit.csv")
     assert len(fit) == 58 and fit.zipf_exponent.between(0.2, 0.8).all()
+    # the findings against the raw files' record: other settings than the record's, said so
+    saved = json.loads((out / "sigma_findings.json").read_text())
+    assert saved["measured"] is False and saved["parameters"]["ep_size"] == 32
+    assert "parameters differ from the recorded run's (batch_tokens, ep_size, ep_sizes" in glued["raw_note"]
 
 
 @pytest.mark.notebook

@@ -140,10 +140,11 @@ def test_deployment_table_rows():
          "tpot_const_ms": 30, "p99_tpot_ms": 31, "throughput_loss": 0.0, "bubble_attn": 0.1, "bubble_ffn": 0.1,
          "batch_slo": 80, "tokens_per_s_per_gpu_slo": 1000.0}])
     t = r.deployment_table(study)
-    assert list(t.deployment) == ["AFD 5A3F", "EP32 (low-latency)"]
-    assert list(t.iloc[0])[2:] == ["0.2", "229 / 229 / 213", 211, "50.9 (47.5)", "51.9", "6.7%", "9% / 9%",
-                                   "199, 2,497"]
-    assert t.iloc[1]["bubbles attention / FFN"] == "10% (GPU)"
+    assert list(t.deployment) == ["AFD 5A3F, 3 µb, batch 211", "EP32 (low-latency), 2 µb, batch 64"]
+    assert list(t.iloc[0])[1:] == ["0.2", "229/229/213", "50.9 (47.5), 51.9", "6.7%", "9%/9%", "199, 2,497"]
+    assert t.iloc[1]["bubbles attn/FFN"] == "10% (GPU)"
+    # a loss that rounds to zero prints without a sign
+    assert r.deployment_table(study.assign(throughput_loss=[-0.0001, 0.0])).loss.tolist() == ["0.0%", "0.0%"]
 
 
 def test_bubble_timelines_figure_has_a_panel_per_micro_batch_count():

@@ -22,3 +22,13 @@ def test_a_table_with_an_index_or_two_header_rows_is_refused():
     with pytest.raises(AfdError, match="one header row"):
         table_markdown(pd.DataFrame([[1, 2]], columns=pd.MultiIndex.from_tuples([("a", "b"), ("a", "c")])).style.hide(
             axis="index"))
+
+
+def test_plain_numbers_have_no_needless_decimals():
+    import numpy as np
+    import pandas as pd
+
+    from afdlib.report.style import plain, table_markdown
+    t = pd.DataFrame({"device": ["x", "y"], "TFLOP/s": [4500.0, 2614.9], "TB/s": [np.nan, 3.35], "GPUs": [8, 72]})
+    lines = table_markdown(t.style.hide(axis="index").format(plain, na_rep="-")).splitlines()
+    assert lines[2:] == ["| x | 4500 | - | 8 |", "| y | 2614.9 | 3.35 | 72 |"]

@@ -143,6 +143,25 @@ LAMBDA_ROW_FORMAT = {"AFD lambda": "{:.3g}", "EP lambda": "{:.2f}", "tokens per 
 """How the book prints :meth:`LikeWithLikeStudy.lambda_row` (a pandas Styler format)."""
 
 
+def lambda_display(rows):
+    """:meth:`LikeWithLikeStudy.lambda_row` rows as the book's table shows them: each design with its lambda
+    in one cell ("8A2F (λ 4)", "EP80 (λ 4.00)"), AFD's and EP's sigma and alpha paired ("0.973 / 0.878"),
+    the numbers formatted as :data:`LAMBDA_ROW_FORMAT`: eight columns instead of twelve, so that the
+    table fits the page; the data file keeps every column. Returns a DataFrame of text."""
+    import pandas as pd
+    t = pd.DataFrame(rows)
+    f = {k: fmt.format for k, fmt in LAMBDA_ROW_FORMAT.items()}
+    return pd.DataFrame({
+        "λ from": t["lambda from"],
+        "AFD (λ)": [f"{a} (λ {f['AFD lambda'](x)})" for a, x in zip(t["AFD"], t["AFD lambda"])],
+        "EP (λ)": [f"{e} (λ {f['EP lambda'](x)})" for e, x in zip(t["EP"], t["EP lambda"])],
+        "tokens per step": t["tokens per step"].map(f["tokens per step"]),
+        "σ AFD / EP": [f"{f['AFD sigma'](a)} / {f['EP sigma'](e)}" for a, e in zip(t["AFD sigma"], t["EP sigma"])],
+        "α AFD / EP": [f"{f['AFD alpha'](a)} / {f['EP alpha'](e)}" for a, e in zip(t["AFD alpha"], t["EP alpha"])],
+        "AFD lead (points)": t["AFD lead (points)"].map(f["AFD lead (points)"]),
+        "DP break-even": t["DP break-even"].map(f["DP break-even"])})
+
+
 def _spread(x) -> str:
     """Median and 10th-90th percentile, as printed: '0.912 (0.900-0.930)'."""
     return f"{np.median(x):.3f} ({np.percentile(x, 10):.3f}-{np.percentile(x, 90):.3f})"

@@ -255,6 +255,7 @@ def dead_zone_readings(p: Panels, focus_hw: str, focus_model: str, budget, slo_m
                                             _slo_bullet(p, slo_ms, slo_alt_ms, budget)] if x)
     f["panels_md"] = _paper_panels(p)
     f["h800_memory_md"] = h800_memory(p)
+    f["capacities"] = capacities(p.hws)
     unchecked = [p.hw(x) for x in PAPER_UNCHECKED if p.hw(x)]
     f["unchecked"] = (f"; the {', '.join(unchecked[:-1])}{' and ' if len(unchecked) > 1 else ''}{unchecked[-1]} "
                       f"panel{'s' if len(unchecked) > 1 else ''} cannot be checked against the paper's text"
@@ -388,6 +389,19 @@ def _paper_panels(p: Panels) -> str:
     if unchecked:
         text += f" Read {'those panels' if len(unchecked) > 1 else 'that panel'} as this book's reading, not the paper's."
     return text
+
+
+def capacities(hws) -> str:
+    """Where the figure's HBM capacities come from, per device drawn: the paper's Table 5 as printed (its
+    ``paper`` profile), the datasheet, or the device's own file; with each capacity."""
+    words = {"paper": "the paper's Table 5 as printed", "datasheet": "the datasheet profile",
+             "user": "the device's own file"}
+    parts = []
+    for profile, source in words.items():
+        drawn = [h for h in hws if h.profile == profile]
+        if drawn:
+            parts.append(f"from {source} ({', '.join(f'{short(h)}: {h.hbm_bytes / 1e9:g} GB' for h in drawn)})")
+    return "this figure takes its HBM capacities " + "; ".join(parts)
 
 
 def h800_memory(p: Panels) -> str:

@@ -352,3 +352,12 @@ def departure_table(pairs: list[dict], equal: list[dict], table3, model: Model, 
                           float(afd_destinations("expected", k, e, k)), f"{model.name} at N_F = K = {k}",
                           layer_mismatches(slugs)))
     return pd.DataFrame(rows)
+
+
+def landing_note(measured: bool) -> str:
+    """The landing page's pointer to the routing chapter's section, worded for the data the build ran on."""
+    if measured:
+        return ("the raw files are not redistributed: a clone runs on the shipped fits, and the routing chapter "
+                "lists which of its findings differ there")
+    return ("this build ran without the raw files, on the shipped fits, and the routing chapter lists which of its "
+            "findings differ from the raw files' and by how much")

@@ -36,6 +36,11 @@ def set_run(parameters: dict) -> None:
     _RUN["fingerprint"] = json.dumps(parameters, sort_keys=True, default=repr)
 
 
+def run_parameters() -> dict:
+    """The parameters of the notebook run in this process (as :func:`set_run` recorded them; {} before)."""
+    return json.loads(_RUN["fingerprint"]) if _RUN["fingerprint"] else {}
+
+
 def _claim(path: Path) -> None:
     """Refuse to overwrite an output that a run with other parameters wrote (two runs sharing one
     output_dir would otherwise silently mix their figures); record this run's claim."""
@@ -90,6 +95,12 @@ def glue_all(values: dict) -> None:
     from myst_nb import glue
     for key, value in values.items():
         glue(key, value, display=False)
+
+
+def plain(value):
+    """A table cell without needless decimals (a Styler formatter): floats as their shortest form up to six
+    significant digits (4500, 3.35, 2614.9, not 4500.00), anything else as it is."""
+    return f"{value:g}" if isinstance(value, float) else value
 
 
 def table_markdown(table) -> str:

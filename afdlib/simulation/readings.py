@@ -206,20 +206,21 @@ def kernel_readings(model, study: pd.DataFrame, deployments: list[Deployment], f
 
 
 def deployment_table(study: pd.DataFrame) -> pd.DataFrame:
-    """Table 1: per deployment and CV, the stage times, batch, mean TPOT with and without jitter,
-    its p99, the loss, the bubbles and the largest batch within the SLO with its tokens/s per GPU."""
+    """Table 1: per deployment (with its micro-batches and batch per (attention) GPU) and CV, the stage
+    times, the mean TPOT with and without jitter and its p99, the loss, the bubbles and the largest batch
+    within the SLO with its tokens/s per GPU; compact cells (no spaces inside a group of numbers) and seven
+    columns, so that the table fits the page."""
     s = study
     return pd.DataFrame({
-        "deployment": [f"AFD {r.n_attn:.0f}A{r.n_ffn:.0f}F" if r.design == "afd"
-                       else f"EP{r.ep_size:.0f} ({r.kernels})" for r in s.itertuples()],
-        "micro-batches": s.micro_batches, "CV": s.cv.map("{:.1f}".format),
-        "t_a / t_f / t_c (µs)": [f"{a:.0f} / {f:.0f} / {c:.0f}"
-                                 for a, f, c in zip(s.t_attn_us, s.t_ffn_us, s.t_comm_us)],
-        "batch": s.requests,
-        "TPOT ms (no jitter)": [f"{t:.1f} ({c:.1f})" for t, c in zip(s.tpot_ms, s.tpot_const_ms)],
-        "p99 TPOT ms": s.p99_tpot_ms.map("{:.1f}".format), "loss": s.throughput_loss.map("{:.1%}".format),
-        "bubbles attention / FFN": [f"{a:.0%} / {f:.0%}" if d == "afd" else f"{a:.0%} (GPU)"
-                                    for a, f, d in zip(s.bubble_attn, s.bubble_ffn, s.design)],
+        "deployment": [(f"AFD {r.n_attn:.0f}A{r.n_ffn:.0f}F" if r.design == "afd" else f"EP{r.ep_size:.0f} ({r.kernels})")
+                       + f", {r.micro_batches:.0f} µb, batch {r.requests:.0f}" for r in s.itertuples()],
+        "CV": s.cv.map("{:.1f}".format),
+        "t_a/t_f/t_c µs": [f"{a:.0f}/{f:.0f}/{c:.0f}" for a, f, c in zip(s.t_attn_us, s.t_ffn_us, s.t_comm_us)],
+        "TPOT ms: mean (no jitter), p99": [f"{t:.1f} ({c:.1f}), {p:.1f}"
+                                           for t, c, p in zip(s.tpot_ms, s.tpot_const_ms, s.p99_tpot_ms)],
+        "loss": [f"{round(x, 3) + 0.0:.1%}" for x in s.throughput_loss],     # no "-0.0%"
+        "bubbles attn/FFN": [f"{a:.0%}/{f:.0%}" if d == "afd" else f"{a:.0%} (GPU)"
+                             for a, f, d in zip(s.bubble_attn, s.bubble_ffn, s.design)],
         "within the SLO: batch, tok/s/GPU": [f"{b:.0f}, {t:,.0f}"
                                              for b, t in zip(s.batch_slo, s.tokens_per_s_per_gpu_slo)]})
 

@@ -185,8 +185,12 @@ def ceiling_figure(models, best: np.ndarray, ordinary, superpod, reference_model
     for flops, colour in ((ordinary.flops, "#2c7fb8"), (superpod.flops, "#c0392b")):
         ax2.plot(bw / 1e9, np.minimum(1, comm_ceiling(1, 1, bw, bw, reference_model.moe_intermediate_size, flops)),
                  color=colour, lw=2, label=f"M = {reference_model.moe_intermediate_size}, {flops / 1e12:.0f} TFLOP/s")
-    for name, value in (("400 Gb/s NIC", 50e9), ("800 Gb/s NIC", 100e9), ("H800 NVLink", 160e9),
-                        ("NVLink 5 (80%)", 720e9)):
+    def short(hw):
+        return hw.name.replace("NVIDIA ", "")
+    marks = {f"{short(ordinary)} NIC ({ordinary.scale_out_bytes_per_s * 8 / 1e9:g} Gb/s)": ordinary.scale_out_bytes_per_s,
+             f"{short(ordinary)} scale-up": ordinary.scale_up_bytes_per_s,
+             f"{short(superpod)} fabric": superpod.scale_up_bytes_per_s}   # the chapter's devices, from their data
+    for name, value in marks.items():
         ax2.axvline(value / 1e9, color="grey", lw=0.8, ls=":")
         ax2.text(value / 1e9, 0.40, name, fontsize=7, rotation=90, ha="center", va="bottom",
                  bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.85))
