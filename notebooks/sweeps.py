@@ -44,8 +44,12 @@
 # single threshold "AFD above X GB/s" does not describe the model. Along expert width (M, at the same
 # total parameters; where both ends have a reading) the overtaking bandwidth {glue:text}`trend_m` from
 # M = {glue:text}`m_low` to M = {glue:text}`m_high` and the bandwidth where EP leads again
-# {glue:text}`trend_m_retake` ({glue:text}`side_m` the paper's condition that coarse experts favour
-# AFD); along sparsity (E / K, from {glue:text}`s_low` to {glue:text}`s_high`) the overtaking bandwidth
+# {glue:text}`trend_m_retake` (read as the band where AFD leads, {glue:text}`side_m` the paper's
+# condition that coarse experts favour AFD). The paper's condition is about the ratio on a given
+# network, and that moves differently at different bandwidths: at {glue:text}`rt_low_bw` GB/s it
+# {glue:text}`rt_low` along M, from {glue:text}`rt_low_from` to {glue:text}`rt_low_to` (medians over
+# sparsity), at {glue:text}`rt_high_bw` GB/s it {glue:text}`rt_high`, from {glue:text}`rt_high_from` to
+# {glue:text}`rt_high_to`. Along sparsity (E / K, from {glue:text}`s_low` to {glue:text}`s_high`) the overtaking bandwidth
 # {glue:text}`trend_s` and the bandwidth where EP leads again {glue:text}`trend_s_retake` ({glue:text}`side_s` its condition
 # that low sparsity favours AFD). The catalogue's models as they are
 # differ from the family's reading at their (M, E / K) in {glue:text}`n_differ` of
@@ -58,7 +62,7 @@ hardware = "h800"                # 8-GPU nodes: the swept bandwidth is the NIC's
 hw_profile = "datasheet"
 slo_ms = 50.0
 context = 4096
-bandwidth = {"from": 12.5, "to": 800, "num": 7, "log": True}   # scale-out GB/s per GPU (datasheet figure)
+bandwidth = {"from": 12.5, "to": 800, "num": 25, "log": True}  # scale-out GB/s per GPU (datasheet), 2^(1/4) apart
 expert_widths = [512, 1024, 2048, 4096, 8192]                  # M; E and K scale with 1 / M
 sparsities = [8, 16, 32, 64]                                   # E / K
 models = ["deepseek-v3", "kimi-k2", "step3", "qwen3-coder", "ernie-4.5", "glm-4.7"]   # placed on the surface
@@ -100,7 +104,9 @@ save_data(ds[["afd_over_ep"]].to_dataframe().reset_index(), "sweeps_surface", ou
 hw = load_hardware(hardware, profile=hw_profile)
 glue_all({"ref_name": load_model(model, profile="reference").name, "hw_name": hw.name, "slo": f"{slo_ms:g}",
           "ctx": f"{context:g}", "nic": f"{surface.nic_gb_per_s(hw):g}", **surface.readings(),
-          **surface.reference_readings()})
+          **surface.reference_readings(), **surface.ratio_readings(surface.nic_gb_per_s(hw), 8 * surface.nic_gb_per_s(hw)),
+          "bw_step": f"{(bandwidth['to'] / bandwidth['from']) ** (1 / (bandwidth['num'] - 1)):.2f}",
+          "so_eff": f"{hw.efficiency.scale_out if hw.efficiency is not None else 1.0:g}"})
 placed = {n: (m, s) for n, (m, s, _) in surface.models.items()}
 fig = break_even_figure(expert_widths, sparsities, {"AFD overtakes EP at": (c.overtake, c.where),
                                                      "EP leads again above": (c.retake, np.where(c.where == "never", "never", ""))}, placed)
@@ -128,7 +134,10 @@ glue_figure(fig, "sweeps_break_even", output_dir)
 # {glue:text}`ref_s`) the ratio peaks at {glue:text}`ref_peak` at {glue:text}`ref_peak_bw` GB/s;
 # from there to the top of the range EP's tokens/s per GPU grow by {glue:text}`ref_ep_gain` and
 # AFD's by {glue:text}`ref_afd_gain`: past the peak more network helps {glue:text}`ref_helps` (the
-# sweet-spot chapter reads the same ratio along bandwidth for the model itself).
+# sweet-spot chapter reads the same ratio along bandwidth for the model itself, in sustained
+# bandwidth: the datasheet figures here times {glue:text}`so_eff`). A lead of a few percent is not a
+# decision: at that peak P(AFD better) is {glue:text}`ref_peak_p` under the model's uncertain
+# assumptions ({doc}`sweet_spots`), so read the surface for where AFD can lead, not where it will.
 
 # %% tags=["hide-input"]
 table = pd.DataFrame(surface.rows())
@@ -160,8 +169,9 @@ glue_table("tab_sweeps_models", table.style.hide(axis="index").format({"M": "{:.
 # - The surface is one family (members of {glue:text}`ref_name` at the same total routed parameters)
 #   on one device; another model's attention, layers and hidden size move its crossing
 #   ({numref}`tab-sweeps-models`), so read a model from its own sweep, not from its dot.
-# - The bandwidth axis has {glue:text}`bw_num` points; crossings are interpolated between them, and a
-#   crossing and its return inside one step would be missed.
+# - The bandwidth axis has {glue:text}`bw_num` points a factor {glue:text}`bw_step` apart (the spacing of
+#   `afd advise`'s break-even grid); crossings are interpolated between them, so a lead narrower than
+#   one step would be missed, and inside a band the ratio can dip just below 1 between two points.
 # - Each design's best deployment is searched within the bounds of `afd advise`; in
 #   {glue:text}`n_on_bound` of the {glue:text}`points` points a best sits on a bound of its search
 #   (there a wider search could move the ratio).

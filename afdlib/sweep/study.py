@@ -13,7 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from afdlib.inputs.catalog import load_model
+from afdlib.decode.uncertainty import verdict
+from afdlib.inputs.catalog import load_hardware, load_model
+from afdlib.sweep.evaluate import hardware_with, model_with, settings
 from afdlib.sweep.grid import dataset
 from afdlib.sweep.readings import FROM_BOTTOM, NEVER, Crossing, crossing
 from afdlib.sweep.spec import parse
@@ -95,10 +97,44 @@ class Surface:
         k = int(np.nanargmax(r))
         t = cell.tokens_per_s_per_gpu
         gain = {d: float(t.sel(design=d).values[-1] / t.sel(design=d).values[k] - 1) for d in ("ep", "afd")}
+        bw = float(cell.scale_out_gb_per_s.values[k])
         return {"ref_m": f"{float(cell.expert_width):.0f}", "ref_s": f"{float(cell.sparsity):.0f}",
-                "ref_peak": f"{r[k]:.2f}", "ref_peak_bw": f"{float(cell.scale_out_gb_per_s.values[k]):.0f}",
+                "ref_peak": f"{r[k]:.2f}", "ref_peak_p": f"{self.p_afd(float(cell.expert_width), float(cell.sparsity), bw):.2f}", "ref_peak_bw": f"{float(cell.scale_out_gb_per_s.values[k]):.0f}",
                 "ref_ep_gain": f"{gain['ep']:.0%}", "ref_afd_gain": f"{gain['afd']:.0%}",
                 "ref_helps": "EP more than AFD" if gain["ep"] > gain["afd"] else "AFD at least as much as EP"}
+
+    def p_afd(self, width: float, sparsity: float, gb_per_s: float) -> float:
+        """P(AFD better) (:func:`afdlib.decode.uncertainty.verdict`) of the family member at ``width``
+        and ``sparsity`` on the spec's device at ``gb_per_s`` of scale-out bandwidth, at the spec's
+        fixed settings: how far a lead on the surface is from decided."""
+        values = {**self.spec["fixed"], "expert_width": width, "sparsity": sparsity, "scale_out_gb_per_s": gb_per_s}
+        hw = hardware_with(load_hardware(self.spec["hardware"], profile=self.spec.get("hw_profile", "datasheet")), values)
+        model = model_with(load_model(self.spec["model"], profile="reference"), values)
+        context, budget, precision, a = settings(model, values)
+        return float(verdict(model, hw, budget, context, precision, a, tornado=False).p_afd)
+
+    def ratio_trend(self, axis: int, gb_per_s: float) -> tuple[str, float, float]:
+        """How the AFD / EP ratio itself moves along ``axis`` (0: width, 1: sparsity) at the swept
+        bandwidth nearest ``gb_per_s``: ("falls" | "rises" | "does not move", the median ratio over the
+        other axis at the axis' first and at its last value)."""
+        bw = self.ds.scale_out_gb_per_s.values
+        k = int(np.argmin(np.abs(np.log(bw / gb_per_s))))
+        r = np.moveaxis(self.ds.afd_over_ep.transpose("expert_width", "sparsity", "scale_out_gb_per_s").values[..., k],
+                        axis, 0)
+        lo, hi = float(np.nanmedian(r[0])), float(np.nanmedian(r[-1]))
+        d = np.log(hi / lo)
+        return ("falls" if d < -0.05 else "rises" if d > 0.05 else "does not move"), lo, hi
+
+    def ratio_readings(self, low_gb_per_s: float, high_gb_per_s: float) -> dict:
+        """The ratio's own trend along expert width at a low and a high bandwidth (the paper's condition
+        is about the ratio on a given system): glue names ``rt_*``."""
+        out = {}
+        for key, at in (("low", low_gb_per_s), ("high", high_gb_per_s)):
+            word, lo, hi = self.ratio_trend(0, at)
+            bw = self.ds.scale_out_gb_per_s.values
+            out.update({f"rt_{key}_bw": f"{bw[int(np.argmin(np.abs(np.log(bw / at))))]:.0f}", f"rt_{key}": word,
+                        f"rt_{key}_from": f"{lo:.2f}", f"rt_{key}_to": f"{hi:.2f}"})
+        return out
 
     def paper_side(self, axis: int) -> str:
         """Whether the surface bears out the paper's Table 3 condition along ``axis`` (0: coarse experts,
