@@ -8,9 +8,11 @@ from afdlib.errors import AfdError
 from afdlib.inputs.hf_config import model_from_hf_config
 
 BASE = {"hidden_size": 64, "n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 32,
-        "intermediate_size": 128, "num_attention_heads": 4,
-        # the Mamba-2 blocks' shape (read where a layout has Mamba blocks)
-        "mamba_num_heads": 4, "mamba_head_dim": 16, "ssm_state_size": 16, "n_groups": 1}
+        "intermediate_size": 128, "num_attention_heads": 4}
+# the Mamba-2 blocks' shape, given where a layout field could place Mamba blocks (a config with Mamba
+# fields and no such layout is refused: tests/test_mixers.py)
+MAMBA = {"mamba_num_heads": 4, "mamba_head_dim": 16, "ssm_state_size": 16, "n_groups": 1}
+BLOCK_LAYOUTS = ("hybrid_override_pattern", "layers_block_type", "layer_types")
 
 # M Mamba, E MoE, * attention, - MLP:   M E M * E M E - M E M * E - M E   (16 layers)
 # E at 1, 4, 6, 9, 12, 15 -> 6 MoE;  - at 7, 13 -> 2 dense;  M x 6 and * x 2 have no FFN
@@ -19,7 +21,9 @@ PATTERN = "MEM*EME-MEM*E-ME"
 
 def _read(tmp_path, **fields):
     p = tmp_path / "config.json"
-    p.write_text(json.dumps({**BASE, **fields}))
+    mamba = MAMBA if any(isinstance(fields.get(k), (str, list)) and ("M" in fields[k] or "mamba" in fields[k])
+                         for k in BLOCK_LAYOUTS) else {}
+    p.write_text(json.dumps({**BASE, **mamba, **fields}))
     return model_from_hf_config(p)
 
 

@@ -282,3 +282,39 @@ def test_every_published_config_reads_or_is_refused_in_one_line():
         read += 1
         assert 0 < doc["active_params"] < doc["total_params"] and doc["kv_bytes_per_token"] >= 0, path.name
     assert read > 0
+
+
+QWEN3_NEXT = {"model_type": "qwen3_next", "hidden_size": 2048, "num_hidden_layers": 48, "num_attention_heads": 16,
+              "num_key_value_heads": 2, "head_dim": 256, "intermediate_size": 5120, "moe_intermediate_size": 512,
+              "shared_expert_intermediate_size": 512, "num_experts": 512, "num_experts_per_tok": 10,
+              "vocab_size": 151936, "full_attention_interval": 4, "linear_conv_kernel_dim": 4,
+              "linear_key_head_dim": 128, "linear_num_key_heads": 16, "linear_num_value_heads": 32,
+              "linear_value_head_dim": 128, "decoder_sparse_step": 1, "mlp_only_layers": []}
+
+
+def test_qwen3_next_interval_places_its_linear_layers(tmp_path):
+    """Qwen3-Next's published config gives no layer_types, only full_attention_interval (its code: layer
+    i is full attention when (i + 1) % 4 == 0). 48 layers -> 12 full + 36 linear; BF16 KV per token:
+    12 layers x 2 KV heads x 256 x (K + V) x 2 B = 24,576 B (all 48 read as full: 98,304)."""
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps(QWEN3_NEXT))
+    doc = summary(model_from_hf_config(p))
+    assert doc["kv_bytes_per_token"] == 12 * 2 * 256 * 2 * 2
+    assert doc["layers"]["mixer"] == {"attention": 12, "linear": 36}
+
+
+@pytest.mark.parametrize("drop, add, field", [
+    (("full_attention_interval",), {}, "linear_conv_kernel_dim"),            # linear fields, no layout
+    (("full_attention_interval",) + tuple(k for k in QWEN3_NEXT if k.startswith("linear_")),
+     {"attn_layer_period": 8, "attn_layer_offset": 4}, "attn_layer_period"),  # Jamba's interleave
+    (("full_attention_interval",) + tuple(k for k in QWEN3_NEXT if k.startswith("linear_")),
+     {"attn_type_list": [0, 1] * 24}, "attn_type_list"),                      # MiniMax-01's lightning layers
+])
+def test_a_hybrid_whose_layers_are_not_placed_is_refused(tmp_path, capsys, drop, add, field):
+    """Read as all full attention, these would be modelled wrongly without a word: one line, exit 2."""
+    cfg = {**{k: v for k, v in QWEN3_NEXT.items() if k not in drop}, **add}
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps(cfg))
+    assert main(["model", "--model", str(p)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and f"'{field}'" in err, err

@@ -6,7 +6,8 @@ mixer (:mod:`afdlib.inputs.layers`), as each family's own code reads it:
 * ``hybrid_override_pattern`` / ``layers_block_type`` (Nemotron-H, Nemotron-3): ``M`` Mamba-2
   (``mamba_num_heads``, ``mamba_head_dim``, ``ssm_state_size``, ``n_groups``, ``conv_kernel``), ``*``
   attention, ``E`` / ``-`` blocks without a mixer;
-* ``layer_types`` with ``linear_attention`` (Qwen3-Next, Qwen3.5: Gated DeltaNet, ``linear_num_key_heads``,
+* ``layer_types`` with ``linear_attention``, or without it ``full_attention_interval`` k (every k-th
+  layer full, as Qwen3-Next's code expands it) (Qwen3-Next, Qwen3.5: Gated DeltaNet, ``linear_num_key_heads``,
   ``linear_num_value_heads``, ``linear_key_head_dim``, ``linear_value_head_dim``, ``linear_conv_kernel_dim``;
   the full layers' ``attn_output_gate`` doubles their query projection);
 * ``linear_attn_config`` (Kimi Linear, Kimi-K3: Kimi Delta Attention on ``kda_layers``, MLA on
@@ -23,7 +24,10 @@ mixer (:mod:`afdlib.inputs.layers`), as each family's own code reads it:
 
 Other configs keep the one :class:`~afdlib.inputs.specs.Attention` (sliding or chunked layers as
 its ``local_layers``). A per-layer field this module does not know (:func:`refuse_unknown_layout`)
-is refused naming it, never ignored. Recurrent states are kept at the config's
+is refused naming it, never ignored; so is a config whose fields describe linear, Mamba or interleaved
+layers (``linear_*``, ``mamba_*``, ``ssm_*``, ``attn_layer_period``, ``attn_type_list``, ...) that no
+layout above places (:func:`refuse_unplaced_mixers`: read as all full attention it would be wrong
+without a word). Recurrent states are kept at the config's
 ``mamba_ssm_dtype`` / ``mamba_ssm_cache_dtype``, else FP32 (the type those fields give in the
 published files).
 
@@ -153,6 +157,10 @@ def mixers(cfg: dict, path: Path, n: int, mtp: int, hidden: int, att: Attention 
         return _grouped(kinds, {"mamba": lambda k: _mamba(cfg, path, k, hidden), "attention": full,
                                 "linear": lambda k: _linear(cfg, path, k), "none": lambda k: Mixer("none", k)}), att
     types = cfg.get("layer_types")
+    every = cfg.get("full_attention_interval")
+    if types is None and every is not None:   # Qwen3-Next's config: every k-th layer full, as its code expands it
+        every = _int(cfg, "full_attention_interval", path, lo=1)
+        types = ["full_attention" if (i + 1) % every == 0 else "linear_attention" for i in range(n)]
     if isinstance(types, list) and "linear_attention" in types:  # linear beside full attention (Qwen3-Next, 3.5)
         kinds = _one_of_layers(["linear" if t == "linear_attention" else t for t in types[:n]], n, "layer_types", path)
         bad = set(kinds) - {"linear", "full_attention"}
@@ -172,7 +180,25 @@ def mixers(cfg: dict, path: Path, n: int, mtp: int, hidden: int, att: Attention 
         return (Mixer("compressed", n, att, compress_ratio=1, index_topk=_int(cfg, "index_topk", path, lo=1),
                       index_heads=_int(cfg, "index_n_heads", path, lo=1),
                       index_head_dim=_int(cfg, "index_head_dim", path, lo=1)),), att
+    refuse_unplaced_mixers(cfg, path)
     return (), att
+
+
+# fields that describe layers other than full attention, or where they sit: read as all-full-attention,
+# such a config would be modelled wrongly without a word (Jamba, MiniMax-01, a hybrid whose layout field
+# is missing), so it is refused, naming the field
+_HYBRID_FIELDS = ("attn_layer_period", "attn_layer_offset", "attn_type_list", "full_attention_interval",
+                  "linear_attn_config", "layer_group_size")
+_HYBRID_PREFIXES = ("linear_num_", "linear_key_", "linear_value_", "linear_conv_", "mamba_", "ssm_", "kda_")
+
+
+def refuse_unplaced_mixers(cfg: dict, path: Path) -> None:
+    """Refuse a config whose fields describe linear-attention, Mamba or interleaved layers that no
+    layout this reader understands places (the model would otherwise be read as all full attention)."""
+    for key in cfg:
+        if key in _HYBRID_FIELDS or key.startswith(_HYBRID_PREFIXES):
+            raise AfdError(f"{path}: field '{key}' describes layers other than full attention, but no layout "
+                           "this reader handles says which layers they are")
 
 
 def _kimi_linear(cfg: dict, lin: dict, path: Path, n: int, hidden: int, att: Attention | None) -> tuple[Mixer, ...]:
