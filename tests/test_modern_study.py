@@ -147,3 +147,25 @@ def test_the_study_s_ratio_is_afd_advise_s(study):
                           "gb200", "--weights", "fp8", "--json"], capture_output=True, text=True, check=True).stdout
     row = next(r for r in study.rows if (r["reading"], r["hardware"]) == ("hybrid", "gb200"))
     assert json.loads(out)["ratio"] == pytest.approx(row["ratio"], rel=1e-9)
+
+
+def test_hybrid_catalogue_sources_name_the_shipped_files():
+    """Where a hybrid catalogue model's config and weight format come from reads the same on every machine."""
+    for slug in FULL_KV_PER_TOKEN:
+        m = load_model(slug)
+        assert m.sources["config"].startswith("data/hf_configs/")
+        assert all("/hf_configs/" not in v or v.startswith(("data/hf_configs/", "declared")) or "data/hf_configs/" in v
+                   for v in m.sources.values())
+    assert load_model("nemotron-3-super").sources["weights_dtype"] == (
+        "data/hf_configs/nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8_hf_quant_config.json (quantization_config)")
+
+
+def test_fp4_experts_on_hopper_are_refused_in_one_line_naming_weights():
+    """DeepSeek-V4-Flash's config declares MXFP4 experts: on H800 (no FP4 tensor cores) `afd advise` exits 2
+    with one line that names --weights; `--weights fp8` reads it as the chapter does."""
+    base = [sys.executable, "-m", "afdlib.cli", "advise", "--model", "deepseek-v4-flash", "--hardware", "h800", "--json"]
+    out = subprocess.run(base, capture_output=True, text=True)
+    assert out.returncode == 2 and out.stdout == "" and out.stderr.count("\n") == 1
+    assert out.stderr.startswith("afd: error:") and "--weights fp8" in out.stderr
+    doc = json.loads(subprocess.run(base + ["--weights", "fp8"], capture_output=True, text=True, check=True).stdout)
+    assert doc["weights"] == {"dtype": "fp8", "from": "--weights"} and doc["ratio"] > 0
