@@ -132,7 +132,7 @@ glue_all({
         f"{s['model_name']} (its mixers move {1 / s['step_factor']:.2f}x the bytes full attention would)"
         for s in slower)),
     "step_factors": per_model(summary, "step_factor", "{:.2f}"), "ref_name": hw_name[reference],
-    "weights_words": f"{weights.upper()} experts and dense layers"})
+    "weights_words": f"{weights.upper()} experts and dense layers", "weights_arg": weights})
 table = pd.DataFrame(study.table(reference))
 glue_table("tab_modern_models", table.style.hide(axis="index"))
 
@@ -145,8 +145,8 @@ glue_table("tab_modern_models", table.style.hide(axis="index"))
 # full attention (orange: AFD ahead), with P(AFD better) below the ratio on {glue:text}`verdict_hw`
 # ('?': undecided, P between the bounds that decide); elsewhere the ratio at the model's defaults
 # alone. Bottom: the hybrid's ratio over its all-full-attention reading's (purple, below 1: the hybrid
-# layers move the answer toward EP). Every cell is `afd advise --model M --hardware H --weights fp8`
-# for the published model. Data: {download}`modern_moe_pairs.csv <figures/modern_moe_pairs.csv>`.
+# layers move the answer toward EP). Every cell is `afd advise --model M --hardware H --weights`
+# {glue:text}`weights_arg` for the published model. Data: {download}`modern_moe_pairs.csv <figures/modern_moe_pairs.csv>`.
 # ```
 #
 # ## What the hybrid layers change
@@ -194,5 +194,5 @@ glue_table("tab_modern_models", table.style.hide(axis="index"))
 #   cache alone. P(AFD better) is computed on {glue:text}`verdict_hw` only (it re-runs both searches
 #   at 18 settings per pair); the other cells are ratios at the model's defaults, which decide nothing
 #   (a pair is decided when P(AFD better) is {glue:text}`decided`).
-# - No MTP, although these models ship MTP layers; one context per reading (the cache of a
-#   hybrid model grows more slowly with the context, so the factors above grow with it).
+# - No MTP, although several of these models ship MTP layers; two contexts only (a hybrid's cache
+#   grows more slowly with the context than full attention's, so its factors grow with it).
