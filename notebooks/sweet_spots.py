@@ -484,3 +484,4 @@ glue_table("tab_sweet_table3", t3.style.hide(axis="index"))
 #   over every node count up to 64 found a better EP deployment in a few and lowered their ratios a
 #   little; imbalance is uniform routing's per-step floor unless `--sigma` is given.
 # - The maps change one property of {glue:text}`ref_name` at a time; a real model changes several.
+#   {doc}`modern_moe` places four models with hybrid attention, whose layers change the attention side's cost per request, in the same comparison.

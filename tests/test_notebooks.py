@@ -222,6 +222,21 @@ def test_sweeps_small(tmp_path):
 
 
 @pytest.mark.notebook
+def test_modern_moe_small(tmp_path):
+    out = execute("modern_moe", tmp_path, hardware=["h800", "b200"], models=["qwen3.5-397b-a17b", "mimo-v2-flash"],
+                  verdict_hardware=[], long_hardware=["gb200"], long_context=32768)
+    table = pd.read_csv(out / "modern_moe_pairs.csv")
+    assert len(table) == 2 * 2 * 2 and set(table.reading) == {"hybrid", "all full"}
+    assert ((table.ratio - table.afd / table.ep) / table.ratio).abs().max() < 1e-4  # CSV keeps 6 digits
+    assert table.p_afd.isna().all()                                                 # no verdict asked for
+    # reading every layer as full attention never shrinks the cache of these models
+    wide = table.pivot_table(index=["base", "hardware"], columns="reading", values="kv_mb")
+    assert (wide["all full"] > wide["hybrid"]).all()
+    assert set(pd.read_csv(out / "modern_moe_long_context.csv").hardware) == {"gb200"}
+    assert (out / "modern_moe_ratios.svg").exists()
+
+
+@pytest.mark.notebook
 def test_pipeline_jitter_on_h200(tmp_path):
     out = execute("pipeline_jitter", tmp_path, hardware="h200", cvs=[0.0, 0.2], ideal_cvs=[0.0, 0.2], steps=100)
     dep = pd.read_csv(out / "pipeline_deployments.csv")

@@ -296,9 +296,12 @@ def _hybrid_entry(slug: str, profile: str) -> Model:
     config = data_dir() / "hf_configs" / entry["hf_config"]
     m = model_from_hf_config(config, slug=slug)
     source = checks.label(entry.get("source", str(config)), "source", where, limit=NOTES_CHARS)
+
+    def shipped(text: str) -> str:   # the catalogue's files by their place in it, not this machine's path
+        return text.replace(str(data_dir()), data_dir().name)
     return replace(m, slug=slug, name=checks.label(entry.get("name", slug), "name", where), profile=profile,
-                   hf_id=str(entry.get("hf_id", "")), sources={**{k: source for k in m.sources}, "config": str(config),
-                   **{k: m.sources[k] for k in ("config_fields", "weights_dtype") if k in m.sources}},
+                   hf_id=str(entry.get("hf_id", "")), sources={**{k: source for k in m.sources}, "config": shipped(str(config)),
+                   **{k: shipped(m.sources[k]) for k in ("config_fields", "weights_dtype") if k in m.sources}},
                    notes=checks.label(entry.get("notes", ""), "notes", where, limit=NOTES_CHARS))
 
 

@@ -18,6 +18,7 @@ from afdlib.report.figures.decode import (  # noqa: F401
     advice_heatmap, tornado_figure, batch_curves_figure, breakdown_figure, deepep_figure, kernel_curves_figure, ratio_bandwidth_figure,
     ratio_maps_figure, sensitivity_figure, validation_figure, conditions_figure,
 )
+from afdlib.report.figures.modern import hybrid_heatmap  # noqa: F401
 from afdlib.report.figures.aiconfigurator import (  # noqa: F401
     aic_ratio_figure, aic_scatter_figure, aic_stage_figure,
 )
