@@ -258,7 +258,7 @@ def kernel_curves_figure(points: pd.DataFrame, curves: pd.DataFrame, attention):
     bx.set(xscale="log", ylim=(0, 1.05), xlabel="rows per weight matrix (tokens, or tokens per expert)",
            ylabel="achieved fraction of peak (H800)")
     bx.axvspan(bx.get_xlim()[0] if bx.get_xlim()[0] > 0 else 1, 64, color="grey", alpha=0.08, lw=0)
-    bx.legend(fontsize=8.5, loc="center left")
+    bx.legend(fontsize=8.5, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2)   # below: off the points
     fig.tight_layout()
     return fig
 
