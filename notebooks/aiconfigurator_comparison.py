@@ -356,7 +356,7 @@ glue_table("tab_aic_deployments", comparison.deployment_table(three).style.hide(
 # published setting (3 ms gap per step, the case's data types); the tool runs at the nearest
 # setting it accepts (its setting: H100 for H800, the largest power-of-two EP size it has DeepEP
 # data for, an FP8 KV cache because its SGLang wide-EP attention tables have no other, one batch
-# because it models no two-batch overlap), and "ours at its setting" puts our model there too (no
+# because it models no two-batch overlap), and "ours at it", in brackets after its setting, puts our model there too (no
 # gap, FP8 KV cache, one batch). The median absolute error is
 # {glue:text}`our_dep_median` for ours (largest {glue:text}`our_dep_max`) and
 # {glue:text}`aic_dep_median` for the tool (largest {glue:text}`aic_dep_max`); the two are not at
@@ -405,7 +405,7 @@ glue_all(comparison.speed_readings())
 #   which ours puts in $t_a$ and $t_c$: the AFD comparison turns on both. Its MoE table here is at EP 8
 #   only, so DeepSeek-V3 on H100 (EP 16) has no kernel-to-kernel comparison.
 # - The tool's deployment predictions run at its nearest setting (proxy GPU, smaller EP group,
-#   FP8 KV cache); "ours at its setting" shows how much that move alone changes our prediction.
+#   FP8 KV cache); ours at its setting (in brackets in the last column of {numref}`tab-aic-deployments`) shows how much that move alone changes our prediction.
 # - Settings the tool refused: listed in {numref}`tab-aic-refused` with its reason.
 
 # %% tags=["hide-input"]

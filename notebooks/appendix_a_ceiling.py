@@ -62,6 +62,7 @@ from myst_nb import glue
 
 from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.report.figures import ceiling_figure
+from afdlib.report.hfu_readings import full_hfu_words
 from afdlib.analysis.hfu import (bandwidth_for_full_hfu, comm_ceiling, dead_zone_floor, grid_summaries, hfu_grid, intermediate_size_for_full_hfu)
 from afdlib.report.style import glue_table, save_data, save_figure, setup_style
 from afdlib.inputs.specs import Budget
@@ -90,7 +91,7 @@ plt.close(fig)
 # size $M$ for an ordinary cluster ({glue:text}`ordinary_name`: best point and dead zone) and a
 # Superpod ({glue:text}`superpod_name`), with each catalogue model's best feasible bound at an SLO
 # of {glue:text}`slo_a` (OFU 100%, FP8 weights, uniform routing, `paper` hardware profile); the
-# numbers above the axis are the models' rows in {numref}`tab-ceiling-models`.
+# numbers under the 0% line are the models' rows in {numref}`tab-ceiling-models`. Right: the dotted lines a, b, c mark the devices named in its legend.
 # ```
 
 # %% tags=["hide-input"]
@@ -133,8 +134,8 @@ glue("ordinary_tflops", f"{hw_o.flops / 1e12:.0f}", display=False)
 full_best = [m.name for m in ms if comm_ceiling(1, m.experts_per_token, hw_o.scale_out_bytes_per_s,
                                                  hw_o.scale_up_bytes_per_s, m.moe_intermediate_size, hw_o.flops) >= 1]
 full_dead = [m.name for m in ms if m.moe_intermediate_size >= m_full["dead"]]
-glue("full_best", ", ".join(full_best) or "none of the models above", display=False)
-glue("full_dead", ", ".join(full_dead) or "none of them", display=False)
+for key, words in zip(("full_best", "full_dead"), full_hfu_words([m.name for m in ms], full_best, full_dead)):
+    glue(key, words, display=False)
 glue("ordinary_name", hw_o.name, display=False)
 glue("slo_a", f"{slo_ms:g} ms", display=False)
 
@@ -144,7 +145,7 @@ glue("slo_a", f"{slo_ms:g} ms", display=False)
 # To reach 100% the expert must satisfy $M \ge \text{FLOPS} / (2 BW_\text{eff})$: $M \ge$
 # {glue:text}`m_full_superpod` on {glue:text}`superpod_name`, $M \ge$ {glue:text}`m_full_ordinary`
 # on {glue:text}`ordinary_name` at its best point, and $M \ge$ {glue:text}`m_full_dead` in its dead
-# zone. Of the models above, {glue:text}`full_best` reach 100% on the ordinary cluster at one FFN
+# zone. {glue:text}`full_best` on {glue:text}`ordinary_name` at one FFN
 # node, where the fan-out $K/N_F$ is largest (network alone: HBM may still rule the point out),
 # and {glue:text}`full_dead` in its dead zone. Turned around:
 # {glue:text}`ref_name`'s experts ($M$ = {glue:text}`ref_m`) would need {glue:text}`bw_full_dsv3` GB/s per GPU, one

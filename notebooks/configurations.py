@@ -48,7 +48,8 @@ from myst_nb import glue
 
 from afdlib.inputs.catalog import hardware_names, hardware_row, load_hardware, load_model, model_names, model_row
 from afdlib.report.figures import models_scatter
-from afdlib.report.style import glue_table, plain, save_data, save_figure, setup_style
+from afdlib.report.style import glue_table, save_data, save_figure, setup_style
+from afdlib.report.tables import hardware_display, models_display
 
 setup_style()
 models = [load_model(s, profile=model_profile) for s in model_names()]
@@ -62,18 +63,14 @@ save_data(hw_table, "table5_hardware", output_dir);
 # ## The paper's Table 4: models
 #
 # {numref}`tab-config-models`: H is the hidden size, M one routed expert's intermediate size, E the
-# routed experts and K the experts each token visits. The first six rows are the paper's; the others come from the
+# routed experts and K the experts each token visits (top-K); the slug names the model on the command line. The first six rows are the paper's; the others come from the
 # reference configurations. GLM-4.7 is printed in the paper with 92 MoE layers next to 3 dense
 # layers out of 92; 89 is consistent, and the `reference` profile uses it.
 
 # %% tags=["hide-input"]
 model_table["in paper"] = model_table["slug"].isin(paper_models)
-MODEL_HEADERS = {"slug": "slug", "name": "model", "hidden_size": "hidden H", "num_layers": "layers",
-                 "dense_layers": "dense layers", "moe_layers": "MoE layers", "routed_experts": "routed experts E",
-                 "experts_per_token": "top-K", "moe_intermediate_size": "expert size M",
-                 "granularity_h_over_m": "H / M", "sparsity_e_over_k": "E / K"}
-model_table.sort_values(["in paper", "slug"], ascending=[False, True]).drop(columns="in paper").rename(
-    columns=MODEL_HEADERS).pipe(lambda t: glue_table("tab_config_models", t.style.hide(axis="index").format(plain)))
+glue_table("tab_config_models", models_display(model_table.sort_values(["in paper", "slug"], ascending=[False, True])
+                                               ).style.hide(axis="index"))   # fits the page: related columns merged
 
 # %% [markdown]
 # :::{table} The models: the paper's Table 4 and the reference configurations
@@ -88,7 +85,7 @@ model_table.sort_values(["in paper", "slug"], ascending=[False, True]).drop(colu
 # ## The paper's Table 5: hardware
 #
 # {numref}`tab-config-hardware`, per GPU, per direction, sustained. Rows without a paper value use the datasheet profile
-# (column `profile`). "Superpod" systems (GB200/GB300 NVL72, CloudMatrix384, TPU pods) have
+# (the profile in the device cell, after its slug; "Superpod" after its GPUs per node). "Superpod" systems (GB200/GB300 NVL72, CloudMatrix384, TPU pods) have
 # scale-out bandwidth equal to scale-up: the fast fabric spans the AFD nodes. One unit for
 # memory: GB = 10^9 bytes. The paper profile keeps the paper's Table 5 capacities as printed (H800: 80);
 # the datasheet profile converts each vendor's figure from the unit the vendor states (A100,
@@ -99,14 +96,8 @@ model_table.sort_values(["in paper", "slug"], ascending=[False, True]).drop(colu
 
 # %% tags=["hide-input"]
 hw_table["in paper"] = hw_table["slug"].isin(paper_hardware)
-HW_HEADERS = {"slug": "slug", "name": "device", "profile": "profile", "peak_tflops": "peak TFLOP/s",
-              "dtype": "peak data type", "bf16_tflops": "BF16 TFLOP/s", "fp4_tflops": "FP4 TFLOP/s",
-              "hbm_tb_per_s": "HBM TB/s", "hbm_gb": "HBM GB",
-              "scale_up_gb_per_s": "scale-up GB/s", "scale_out_gb_per_s": "scale-out GB/s",
-              "gpus_per_node": "GPUs per node", "superpod": "superpod"}
-hw_table.sort_values(["in paper", "slug"], ascending=[False, True]).drop(columns="in paper").rename(
-    columns=HW_HEADERS).pipe(lambda t: glue_table("tab_config_hardware", t.style.hide(axis="index").format(
-        plain, na_rep="-")))   # no needless decimals: 4500, not 4500.00
+glue_table("tab_config_hardware", hardware_display(hw_table.sort_values(["in paper", "slug"], ascending=[False, True])
+                                                   ).style.hide(axis="index"))   # no needless decimals: 4500, not 4500.00
 
 # %% [markdown]
 # :::{table} The hardware: the paper's Table 5 and the datasheet profiles

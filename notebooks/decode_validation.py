@@ -127,14 +127,14 @@ glue("kernels_ds", ds_attn + KERNELS_ROUTED + KERNELS_FFN, display=False)
 # %% tags=["hide-input"]
 slo_col = [f"{p:,.0f} ({e:+.1%}) at {b:.0f}" if b == b else "no SLO" for p, e, b in
            zip(table.predicted_slo, table.error_slo, table.batch_slo)]
-shown = pd.DataFrame({
-    "case": table.label, "published": table.published.map("{:,.0f}".format),
-    "predicted": table.predicted.map("{:,.0f}".format), "error": table.error.map("{:+.1%}".format),
+shown = pd.DataFrame({   # seven columns, so that the table fits the page: the case with its number, value with error
+    "case": [f"{k}. {c}" for k, c in enumerate(table.label, 1)], "published": table.published.map("{:,.0f}".format),
+    "predicted (error)": [f"{p:,.0f} ({e:+.1%})" for p, e in zip(table.predicted, table.error)],
     "error, datasheet kernels": before.error.map("{:+.1%}".format),
     "band": [f"{lo:,.0f}-{hi:,.0f}" for lo, hi in zip(table.band_low, table.band_high)],
-    "batch": [f"{b:.0f} ({w.split()[0]})" for b, w in zip(table.batch_per_gpu, table.batch_from)],
-    "at the SLO's batch": slo_col, "TPOT ms": table.tpot_ms.map("{:.1f}".format)})
-shown.insert(0, "#", np.arange(1, len(shown) + 1))   # the case numbers of the figures
+    "batch (from), TPOT": [f"{b:.0f} ({w.split()[0]}), {t:.1f} ms"
+                           for b, w, t in zip(table.batch_per_gpu, table.batch_from, table.tpot_ms)],
+    "at the SLO's batch": slo_col})
 glue_table("tab_validation_cases", shown.style.hide(axis="index"))
 
 # %% [markdown]
@@ -146,14 +146,14 @@ glue_table("tab_validation_cases", shown.style.hide(axis="index"))
 # ```
 # :::
 #
-# Columns of {numref}`tab-validation-cases`: the error, and the error with
+# Columns of {numref}`tab-validation-cases`: the case's number in the figures, the prediction with its error, and the error with
 # the earlier scalar kernel profile (datasheet: {glue:text}`errors_datasheet`). Band: the prediction with
 # none and with all of the design's communication hidden behind compute, the same what-if override
 # at 0 and at 1 for both designs (EP: the all-to-all after the compute, or only the longer of the
 # two; AFD: every transfer between the pools' compute, or the pipeline's steady state without its
 # fill and drain); the schedule's prediction {glue:text}`prediction_in_band` the band for every case. Batch: requests per (attention) GPU,
 # published, derived from published figures, assumed, or chosen by the model from the SLO and
-# memory ("SLO"). At the SLO's batch: for a case with a latency target, the prediction (and its
+# memory ("SLO"), and the predicted time per output token (TPOT) at it. At the SLO's batch: for a case with a latency target, the prediction (and its
 # error) at the largest batch that meets it and fits in memory, whatever batch the source gives.
 # {numref}`decode-validation` draws the same comparison, and {numref}`decode-breakdown` the
 # per-layer times behind each prediction. {numref}`tab-validation-sources` gives the source's words behind each batch, as

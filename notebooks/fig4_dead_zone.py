@@ -49,7 +49,7 @@ t_gap_ms = 15.0            # fixed gap per step
 gpus_per_node = None       # None: each device's own GPUs per node; a number overrides every device
 n_ffn_max = 64
 hbm_usable_fraction = 1.0  # share of HBM the routed weights may take (paper's reading: all of it)
-ceiling_model = "deepseek-v3"  # whose communication ceiling is drawn bold red (the model the text reads)
+ceiling_model = "deepseek-v3"  # whose communication ceiling is drawn as a red band (the model the text reads)
 focus_hardware = "h800"    # the device the text reads (the first device where it is not drawn)
 output_dir = "figures"
 
@@ -104,7 +104,8 @@ plt.close(fig)
 # The HFU upper bound of the AFD FFN side against the number of FFN nodes $N_F$, one panel per
 # device, at an SLO of {glue:text}`slo` ($L_\text{accept}$ = {glue:text}`l_acc`, $t_g$ =
 # {glue:text}`t_g`, {glue:text}`g_node`, OFU 100%, FP8 weights, routing uniform).
-# Bold red: the communication ceiling of {glue:text}`ceiling_name`, capped at 100%. Crosses:
+# Wide red band: the communication ceiling of {glue:text}`ceiling_name`, capped at 100%; a model's line on it is
+# drawn over it, and dashed where it lies on another model's line (the colours alternate). Crosses:
 # infeasible points, marked by the rule they fail (legend).
 # ```
 

@@ -321,10 +321,12 @@ glue_table("tab_intro_departures", shown_dep.assign(chapter=[f"{{doc}}`{chapters
 #
 # ```bash
 # git clone <this repository> && cd afd-roofline
-# ./run book     # creates .venv, executes every notebook, builds _build/html (about 30 s)
-# ./run test     # the test suite (about 25 s)
-# .venv/bin/afd advise --model deepseek-v3 --hardware h800        # AFD or EP, with the reasons
-# .venv/bin/afd book --hardware my.yaml --model config.json --out mybook   # this book for your pair
+# ./run book   # creates .venv, runs every notebook, builds _build/html
+# ./run test   # the test suite
+# # AFD or EP for a pair, with the reasons:
+# .venv/bin/afd advise --model deepseek-v3 --hardware h800
+# # this book for your own pair:
+# .venv/bin/afd book --hardware my.yaml --model config.json --out mybook
 # ```
 #
 # Every chapter's first code cell holds its parameters: `.venv/bin/papermill

@@ -22,7 +22,7 @@
 # GPU, expert imbalance costs AFD {glue:text}`afd_name` and EP{glue:text}`ep_equal` within a point of
 # each other (AFD {glue:text}`like_gap` points; {glue:text}`sens_range` as tokens per step vary), and
 # DP imbalance on the attention side, which the data cannot measure, assumed equal for both designs,
-# tips the balance to EP below a DP balancedness of {glue:text}`dp_break_even`. At the $\lambda$ the
+# {glue:text}`dp_tips`. At the $\lambda$ the
 # decode model itself gives, the designs stay within {glue:text}`own_max_gap` points of each other,
 # and {glue:text}`own_sign`: EP's $\lambda$ alone ({glue:text}`own_lambda_ep`) gives AFD
 # {glue:text}`afd_name` {glue:text}`alone_lead` points, with a DP break-even of
@@ -422,7 +422,7 @@ glue_table("tab_sigma_raw", chapter_findings({**cost_readings, **like.readings()
 # 1 where EP keeps more at any DP balancedness). EP's $\lambda$ alone, from
 # {glue:text}`lambda_value` to {glue:text}`own_lambda_ep`, moves AFD {glue:text}`afd_name`'s lead
 # from {glue:text}`like_gap` to {glue:text}`alone_lead` points and the DP break-even from
-# {glue:text}`dp_break_even` to {glue:text}`alone_break_even`: a lower $\lambda$ gives EP's FFN,
+# {glue:text}`dp_break_even_words` to {glue:text}`alone_break_even`: a lower $\lambda$ gives EP's FFN,
 # which imbalance stretches, more of its step, while AFD's $\alpha$ is set by whole attention nodes.
 # The decode model's own AFD deployment, {glue:text}`own_afd`, spreads {glue:text}`own_tokens`
 # tokens per step (against {glue:text}`afd_tokens`) over {glue:text}`own_ffn_gpus` FFN GPUs: its
@@ -443,8 +443,8 @@ glue_table("tab_sigma_raw", chapter_findings({**cost_readings, **like.readings()
 # {glue:text}`afd_name` {glue:text}`alone_lead`, AFD {glue:text}`own_afd` {glue:text}`own_lead`. So
 # expert imbalance alone moves the comparison by a few points at most, and
 # {glue:text}`own_verdict`. DP imbalance, which this data cannot measure, assumed the same for
-# both designs, tips the comparison to EP below a DP balancedness of {glue:text}`dp_break_even` at
-# the paper's $\lambda$ (the break-even of the two forms), {glue:text}`alone_break_even` for AFD
+# both designs, moves it by the DP break-even of the two forms (EP keeps more below it):
+# {glue:text}`dp_break_even_words` at the paper's $\lambda$, {glue:text}`alone_break_even` for AFD
 # {glue:text}`afd_name` at EP's own $\lambda$, and for AFD {glue:text}`own_afd`:
 # {glue:text}`own_break_even`.
 #

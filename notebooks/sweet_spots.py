@@ -93,7 +93,7 @@ from afdlib.decode.uncertainty import DECIDED, assumption_words, composition_spr
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.decode.sweetspot import overlap_methods, pools_table
 from afdlib.decode.sweetspot_study import (advice_summary, bandwidth_curves, break_even, error_spread, heterogeneous_design,
-                                           duplex_gain, overlap_readings, paper_side, pools_rows, property_maps, ratio_of, ratio_span, top_form, twins)
+                                           design_named, duplex_gain, overlap_readings, paper_side, pools_named, pools_rows, property_maps, ratio_of, ratio_span, top_form, twins)
 from afdlib.decode.conditions import table3_study
 from afdlib.decode.validation import form_label, validation_rows
 from afdlib.inputs.catalog import load_hardware, load_model, model_names
@@ -310,9 +310,10 @@ pools = pools_table(ref, [(attn_hw, ffn_hw), (ffn_hw, attn_hw), (ffn_hw, ffn_hw)
                     context, prices=prices)
 pool_rows = pools_rows(pools, [attn_hw.slug, ffn_hw.slug], priced=bool(prices))
 save_data(pools_frame := pd.DataFrame(pool_rows), "sweet_spots_pools", output_dir)
-glue("hetero_design", heterogeneous_design(pools, attn_hw.slug, ffn_hw.slug), display=False)
-glue_table("tab_sweet_pools", pools_frame.style.hide(axis="index").format(
-    {c: "{:,.0f}" if c == "tokens/s per GPU" else "{:.3f}" for c in pools_frame.columns if c != "design"}))
+glue("hetero_design", design_named(heterogeneous_design(pools, attn_hw.slug, ffn_hw.slug), [attn_hw, ffn_hw]), display=False)
+shown = pd.DataFrame(pools_named(pool_rows, [attn_hw, ffn_hw]))    # the devices' names; slugs stay the data's keys
+glue_table("tab_sweet_pools", shown.style.hide(axis="index").format(
+    {c: "{:,.0f}" if c == "tokens/s per GPU" else "{:.3f}" for c in shown.columns if c != "design"}))
 
 # %% [markdown]
 # :::{table} {glue:text}`ref_name` with memory-rich attention GPUs ({glue:text}`attn_pool`) and compute-rich FFN GPUs ({glue:text}`ffn_pool_name`), beside the homogeneous designs
@@ -373,7 +374,7 @@ methods.rename(columns={"tokens_per_s_per_gpu": "tokens/s per GPU", "batch_per_g
 glue("ordinary_name", hw_o.name, display=False)
 t3s = table3_study(ref, ms, hw_o, hw_s, load_hardware(superpod_twin, profile=hw_profile), pool_rows, attn_hw, ffn_hw,
                    budget, context)
-fig = conditions_figure(t3s.panels(), {r["design"]: (r[f"{attn_hw.slug} GPU-h/Mtok"], r[f"{ffn_hw.slug} GPU-h/Mtok"])
+fig = conditions_figure(t3s.panels(), {design_named(r["design"], [attn_hw, ffn_hw]): (r[f"{attn_hw.slug} GPU-h/Mtok"], r[f"{ffn_hw.slug} GPU-h/Mtok"])
                                        for r in pool_rows}, f"price ratio {attn_hw.name} / {ffn_hw.name}")
 glue_figure(fig, "sweet_spots_conditions", output_dir)
 save_data(t3 := pd.DataFrame(t3s.rows()), "sweet_spots_table3", output_dir)

@@ -38,8 +38,71 @@ def test_the_ceiling_figure_marks_the_chapters_devices_from_their_data(tmp_path)
                       "scale_up_gb_per_s: 360\nscale_out_gb_per_s: 50\nsource: a test\n")
     ordinary, superpod, model = load_hardware(str(device)), load_hardware("gb200"), load_model("kimi-k2")
     fig = ceiling_figure([model], np.array([[0.4], [0.6]]), ordinary, superpod, model)
-    marks = {t.get_text() for t in fig.axes[1].texts}
-    # 50 GB/s = 400 Gb/s; no fixed "H800 NVLink" or "800 Gb/s NIC" in a book of other devices
-    assert marks == {"Lab node NIC (400 Gb/s)", "Lab node scale-up", "GB200 NVL72 fabric"}
+    marks = [t.get_text() for t in fig.axes[1].get_legend().get_texts()][2:]
+    # 50 GB/s = 400 Gb/s; no fixed "H800 NVLink" or "800 Gb/s NIC" in a book of other devices; each a letter
+    # above the frame (off the curves) and its name in the legend
+    assert marks == ["a: Lab node NIC (400 Gb/s)", "b: Lab node scale-up", "c: GB200 NVL72 fabric"]
+    top = next(a for a in fig.axes[1].child_axes)
+    assert [t.get_text() for t in top.get_xticklabels()] == ["a", "b", "c"]
     assert fig.axes[1].get_title() == "Ceiling vs bandwidth (Kimi-K2 experts)"
+    plt.close(fig)
+
+
+def test_small_texts_measure_the_size_shown_in_the_column():
+    from afdlib.report.figures.common import COLUMN_PX, small_texts
+    # a figure narrower than the column is shown at its size: 7 pt at 100 dpi = 9.72 px, 6 pt = 8.33 px
+    fig, ax = plt.subplots(figsize=(5, 3), dpi=100)
+    ax.text(0.5, 0.5, "seven", fontsize=7)
+    ax.text(0.2, 0.2, "six", fontsize=6)
+    assert small_texts(fig) == [("six", 8.3)]
+    # twice the column's width: shown scaled down to the column (the saved figure is cut to its contents,
+    # the axes' 77.5% of the width and the tick labels), so 9.72 px becomes about 9.72 / 1.6 and the ticks shrink
+    fig.set_size_inches(2 * COLUMN_PX / 100, 3)
+    got = dict(small_texts(fig))
+    assert 9.72 / 2 < got["seven"] < 9.72 / 1.4 and len(got) > 2
+    plt.close(fig)
+
+
+def test_save_figure_refuses_text_too_small_to_read(tmp_path):
+    import pytest
+
+    from afdlib.errors import AfdError
+    from afdlib.report.style import save_figure
+    fig, ax = plt.subplots(figsize=(5, 3), dpi=100)
+    ax.text(0.5, 0.5, "tiny label", fontsize=5)
+    with pytest.raises(AfdError, match="tiny label"):
+        save_figure(fig, "tiny", tmp_path)
+    ax.texts[0].set_fontsize(9)
+    assert save_figure(fig, "tiny", tmp_path).exists()
+    plt.close(fig)
+
+
+def test_curves_on_an_earlier_curve_are_drawn_dashed_and_the_ceiling_under_them():
+    import numpy as np
+
+    from afdlib.report.figures.paper import coinciding, hfu_panels
+    nan = np.nan
+    a = np.array([1.0, 0.5, 0.4, nan])
+    same = np.array([nan, 0.5, 0.4, 0.3])          # equal where both have a value (DeepSeek-V3 and Kimi-K2)
+    other = np.array([0.9, 0.6, 0.4, 0.3])
+    assert [coinciding([a, same, other], j) for j in range(3)] == [0, 1, 0]
+    assert coinciding([a, same, np.array([nan, 0.5, 0.4, 0.3])], 2) == 2
+    assert coinciding([a, np.array([nan, nan, 0.4, nan])], 1) == 0       # one common point is not a line
+
+    class M:
+        def __init__(self, slug):
+            self.slug = self.name = slug
+
+    class H:
+        name = "Lab"
+    n = np.array([1, 2, 4, 8])
+    ceiling = np.array([[[1.0, 0.5, 0.4, 0.3]] * 2])
+    grid = {"comm_ceiling": ceiling, "hfu": ceiling, "feasible": np.ones((1, 2, 4), bool),
+            "fails": np.zeros((1, 2, 4), int)}
+    fig = hfu_panels(grid, [H()], [M("a"), M("b")], n)
+    ax = fig.axes[0]
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    ceiling_line = next(v for k, v in lines.items() if k.startswith("communication ceiling"))
+    assert ceiling_line.get_zorder() < lines["a"].get_zorder() < lines["b"].get_zorder()
+    assert lines["a"].get_linestyle() == "-" and lines["b"].get_linestyle() == "--"
     plt.close(fig)

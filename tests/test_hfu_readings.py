@@ -143,3 +143,15 @@ def test_the_capacities_sentence_names_each_profile_and_capacity():
     # the paper's Table 5 prints 80 GB for H800; H200's datasheet 141 GB
     assert capacities(hws) == ("this figure takes its HBM capacities from the paper's Table 5 as printed (H800 SXM: "
                                "80 GB); from the datasheet profile (H200 SXM: 141 GB)")
+
+
+def test_full_hfu_words_for_one_model_and_for_several():
+    from afdlib.report.hfu_readings import full_hfu_words
+    # one model: a sentence about it, never "none of the models above"
+    assert full_hfu_words(["Kimi-K2"], [], []) == ("Kimi-K2 does not reach 100%", "does not reach it")
+    assert full_hfu_words(["Step3"], ["Step3"], []) == ("Step3 reaches 100%", "does not reach it")
+    assert full_hfu_words(["Step3"], ["Step3"], ["Step3"])[1] == "reaches it"
+    assert full_hfu_words(["A", "B", "C"], [], []) == ("None of the models above reaches 100%", "none of them")
+    assert full_hfu_words(["A", "B", "C"], ["A", "C"], ["C"]) == ("Of the models above, A and C reach 100%", "C")
+    assert full_hfu_words(["A", "B", "C"], ["B"], ["A", "B", "C"]) == (
+        "Of the models above, B reaches 100%", "A, B and C")

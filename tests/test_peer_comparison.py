@@ -139,7 +139,11 @@ def test_deployments_against_the_tools_balanced_rows(rows, comp):
     got = c.deployment_readings(three, not_expressible)
     assert got["n_deployments"] == len(three) and "step3" in got["not_expressible"]
     assert got["our_dep_median"] == f"{statistics.median(abs(x) for x in three['our error']):.1%}"
-    assert list(c.deployment_table(three).columns)[:4] == ["deployment", "published", "ours", "our error"]
+    shown = c.deployment_table(three)                      # six columns: each prediction beside its error
+    assert list(shown.columns)[:4] == ["deployment", "published", "ours (error)", "aiconfigurator (error)"]
+    first = three.iloc[0]
+    assert shown.iloc[0]["ours (error)"] == f"{first.ours:,.0f} ({first['our error']:+.1%})"
+    assert shown.iloc[0]["its setting (ours at it)"] == f"{first['its setting']} ({first['ours at its setting']:,.0f})"
 
 
 def test_speed_readings_from_the_file():
@@ -157,6 +161,19 @@ def test_refused_table_gives_the_reason_only(rows):
     refused = [r for r in rows if r["status"] != "ok" and r["distribution"] == DISTRIBUTIONS[0]]
     assert list(table.setting) == [r["id"] for r in refused]
     assert not table.reason.str.startswith("refused").any()
+
+
+
+def test_a_refusal_cut_in_the_record_is_shown_to_a_whole_word():
+    cut = ("refused: RuntimeError: OOM: the model 'Qwen/Qwen3-235B-A22B-FP8' does not fit in GPU memory on system "
+           "'h100_sxm' with the given AFD configuration (phase=decode). Try increasing a_tp_size or n_f_nodes "
+           "(which widens the F-rep")                  # as in data/aiconfigurator.csv: 200 characters, mid-word
+    assert len(cut.removeprefix("refused: RuntimeError: ")) == c.RECORDED_REASON
+    shown = c.refused_reason(cut)
+    assert shown.startswith("RuntimeError: OOM: the model 'Qwen/Qwen3-235B-A22B-FP8' does not fit")
+    assert "(phase=decode). Try increasing a_tp_size or n_f_nodes (which widens the …" in shown
+    assert "F-rep" not in shown and "first 200 characters" in shown
+    assert c.refused_reason("refused: ValueError: no such system") == "ValueError: no such system"   # whole: as is
 
 
 def test_check_readings_by_hand(rows, comp):

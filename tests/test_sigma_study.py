@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from afdlib.analysis.imbalance import alpha_dp_ep
-from afdlib.analysis.imbalance_cost import alpha_plateau, dp_break_even, like_with_like_study
+from afdlib.analysis.imbalance_cost import alpha_plateau, dp_break_even, dp_tip_words, like_with_like_study
 from afdlib.errors import AfdError
 from afdlib.routing.balance import uniform_balancedness
 from afdlib.routing.measured import zipf_counts
@@ -89,6 +89,10 @@ def test_dp_break_even():
     assert s == pytest.approx(0.88 * 5 / 0.9 - 4)
     assert 0.9 * s == pytest.approx(0.88 * float(alpha_dp_ep(s, 4.0)))
     assert dp_break_even(0.85, 0.9, 4.0) == 1.0              # EP ahead at any DP balancedness
+    # in words: a break-even below 1 is a threshold; at 1 (an own-pair book's H200) there is none to cross
+    assert dp_tip_words(s) == ("tips the balance to EP below a DP balancedness of 0.889", "0.889")
+    tips, alone = dp_tip_words(dp_break_even(0.85, 0.9, 4.0))
+    assert tips == "leaves EP ahead at any DP balancedness" and "1.000" not in alone and alone.startswith("none")
 
 
 @pytest.fixture(scope="module")

@@ -2,6 +2,7 @@
 numbers the readings must return, and the searches they run on a small grid."""
 import math
 from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -9,8 +10,9 @@ import pytest
 from afdlib.decode.step import DECODE_T_GAP_S
 from afdlib.decode.sweetspot import RatioMap
 from afdlib.decode.sweetspot_study import (
-    PropertyMaps, advice_summary, break_even_side, error_spread, grid_crossings, heterogeneous_design,
-    duplex_gain, heterogeneous_price_reading, heterogeneous_prices, median_ratio_between, overlap_readings, pools_rows, property_maps, ratio_of, ratio_span,
+    PropertyMaps, advice_summary, break_even_side, design_named, error_spread, grid_crossings, heterogeneous_design,
+    duplex_gain, heterogeneous_price_reading, heterogeneous_prices, median_ratio_between, overlap_readings, pools_named, pools_rows,
+    property_maps, ratio_of, ratio_span,
     top_form, twins,
 )
 from afdlib.decode.search import best_afd
@@ -145,6 +147,13 @@ def test_pools_rows_and_the_heterogeneous_design():
     assert pools_rows(pools, ["h20"], priced=True)[2]["USD/Mtok"] == 0.5
     assert heterogeneous_design(pools, "h20", "h800") == "AFD 4A (h20) 1F (h800)"
     assert heterogeneous_design(pools, "b200", "h800") == "none"
+    # for the reader: the devices' names from their data, the slugs only as keys
+    h20, h800 = (SimpleNamespace(slug=s, name=n) for s, n in (("h20", "NVIDIA H20"), ("h800", "NVIDIA H800 SXM")))
+    named = pools_named(flat, [h20, h800])
+    assert named[0] == {"design": "EP on NVIDIA H20", "tokens/s per GPU": 500.0, "GPU-h/Mtok on NVIDIA H20": 0.5,
+                        "GPU-h/Mtok on NVIDIA H800 SXM": 0.0, "GPU-h/Mtok": 0.5}
+    assert named[1]["design"] == "AFD 4A (NVIDIA H800 SXM) 1F (NVIDIA H20)"
+    assert design_named("EP on h20x", [h20]) == "EP on h20x"        # another slug that starts alike stays
 
 
 def test_overlap_readings():

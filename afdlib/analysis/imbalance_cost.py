@@ -137,6 +137,15 @@ def dp_break_even(alpha_afd_value: float, alpha_ep_value: float, lambda_ep: floa
     return min(alpha_ep_value * (lambda_ep + 1) / alpha_afd_value - lambda_ep, 1.0)
 
 
+def dp_tip_words(break_even: float) -> tuple[str, str]:
+    """A :func:`dp_break_even` in words: what DP imbalance does to the comparison ("tips the balance to EP
+    below a DP balancedness of 0.964"; at 1, "leaves EP ahead at any DP balancedness") and the break-even
+    alone ("0.964"; "none, EP keeping more at any DP balancedness")."""
+    if break_even < 1:
+        return f"tips the balance to EP below a DP balancedness of {break_even:.3f}", f"{break_even:.3f}"
+    return "leaves EP ahead at any DP balancedness", "none, EP keeping more at any DP balancedness"
+
+
 LAMBDA_ROW_FORMAT = {"AFD lambda": "{:.3g}", "EP lambda": "{:.2f}", "tokens per step": "{:,}", "AFD sigma": "{:.3f}",
                      "EP sigma": "{:.3f}", "AFD alpha": "{:.3f}", "EP alpha": "{:.3f}", "AFD lead (points)": "{:+.1f}",
                      "DP break-even": "{:.3f}"}
@@ -280,6 +289,7 @@ class LikeWithLikeStudy:
                              "which at this size leave no range of σ where its α stays put"),
                 "lambda_value": f"{self.lambda_ep:g}",
                 "dp_break_even": f"{dp_break_even(a_afd, a_eq, self.lambda_ep):.3f}",
+                **dict(zip(("dp_tips", "dp_break_even_words"), dp_tip_words(dp_break_even(a_afd, a_eq, self.lambda_ep)))),
                 "ep_sizes_others": ", ".join(f"EP{r} {100 * (a_afd - ae):+.1f}" for r, ae in self.others())}
 
     def printed_lead(self, table) -> tuple[float, float]:

@@ -331,6 +331,22 @@ def pools_rows(pools: list[dict], slugs: list[str], priced: bool) -> list[dict]:
             for r in pools]
 
 
+def design_named(design: str, devices) -> str:
+    """A :func:`afdlib.decode.sweetspot.pools_table` design ("EP on h20", "AFD 4A (h20) 1F (h800)") with each
+    device's slug, its internal key, replaced by its ``name`` from its data; ``devices``: the Hardware."""
+    for hw in devices:
+        design = re.sub(rf"^EP on {re.escape(hw.slug)}$", f"EP on {hw.name}", design)
+        design = design.replace(f"({hw.slug})", f"({hw.name})")
+    return design
+
+
+def pools_named(rows: list[dict], devices) -> list[dict]:
+    """:func:`pools_rows` rows labelled for a reader: designs by :func:`design_named`, each device's GPU-hour
+    column "GPU-h/Mtok on <name>" instead of "<slug> GPU-h/Mtok"; ``devices``: the Hardware of the slugs."""
+    names = {f"{hw.slug} GPU-h/Mtok": f"GPU-h/Mtok on {hw.name}" for hw in devices}
+    return [{names.get(k, k): design_named(v, devices) if k == "design" else v for k, v in r.items()} for r in rows]
+
+
 def heterogeneous_design(pools: list[dict], attention: str, ffn: str) -> str:
     """The first AFD design with ``attention`` (slug) attention nodes and ``ffn`` FFN nodes, or 'none'."""
     pattern = re.compile(rf"\({re.escape(attention)}\).*\({re.escape(ffn)}\)")

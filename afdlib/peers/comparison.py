@@ -45,9 +45,27 @@ def refused_settings(rows: list[dict]) -> list[dict]:
     return [r for r in rows if r["status"] != "ok" and r["distribution"] == DISTRIBUTIONS[0]]
 
 
+RECORDED_REASON = 200
+"""scripts/aiconfigurator_grid.py recorded the first line of a refusal's message up to this many characters."""
+
+
+def refused_reason(status: str) -> str:
+    """A refusal's reason as the book shows it: whole where the record kept it whole; where the record cut
+    the message at :data:`RECORDED_REASON` characters (mid-word, mid-sentence), its whole sentences and
+    then the rest up to its last whole word, marked "…" and said to be cut in the record."""
+    text = status.removeprefix("refused: ")
+    kind, _, why = text.partition(": ")
+    if len(why) < RECORDED_REASON:
+        return text
+    whole, _, rest = why.rpartition(". ")
+    rest = rest.rsplit(" ", 1)[0] if " " in rest else ""
+    return (f"{kind}: {whole}." + (f" {rest} …" if rest else "")
+            + f" (the record keeps the message's first {RECORDED_REASON} characters)")
+
+
 def refused_table(rows: list[dict]) -> pd.DataFrame:
-    """The settings the tool refused, with its reason."""
-    return pd.DataFrame([{"setting": r["id"], "reason": r["status"].removeprefix("refused: ")}
+    """The settings the tool refused, with its reason (:func:`refused_reason`)."""
+    return pd.DataFrame([{"setting": r["id"], "reason": refused_reason(r["status"])}
                          for r in refused_settings(rows)])
 
 
@@ -378,14 +396,18 @@ def deployment_readings(three: pd.DataFrame, not_expressible: dict[str, str]) ->
 
 
 def deployment_table(three: pd.DataFrame) -> pd.DataFrame:
-    """Table 4: :func:`deployment_comparison` as printed (tokens/s with thousands separators,
-    errors as signed percentages)."""
-    fmt = three.assign(**{c: three[c].map("{:,.0f}".format) for c in ("published", "ours", "ours at its setting",
-                                                                      "aiconfigurator")},
-                       **{c: three[c].map("{:+.1%}".format) for c in ("our error", "its error", "its power-law cost",
-                                                                      "its error, balanced tables")})
-    return fmt[["deployment", "published", "ours", "our error", "aiconfigurator", "its error",
-                "its error, balanced tables", "ours at its setting", "its setting"]]
+    """Table 4: :func:`deployment_comparison` as printed in six columns, so that it fits the page: each
+    prediction with its error ("2,320 (+25.4%)"), the tool's setting with ours at it (tokens/s with
+    thousands separators, errors as signed percentages)."""
+    def with_error(value, error):
+        return [f"{v:,.0f} ({e:+.1%})" for v, e in zip(three[value], three[error])]
+    return pd.DataFrame({
+        "deployment": three["deployment"], "published": three["published"].map("{:,.0f}".format),
+        "ours (error)": with_error("ours", "our error"), "aiconfigurator (error)": with_error("aiconfigurator",
+                                                                                           "its error"),
+        "its error, balanced tables": three["its error, balanced tables"].map("{:+.1%}".format),
+        "its setting (ours at it)": [f"{s} ({v:,.0f})" for s, v in zip(three["its setting"],
+                                                                       three["ours at its setting"])]})
 
 
 # --- speed -----------------------------------------------------------------------------------

@@ -416,3 +416,19 @@ def h800_memory(p: Panels) -> str:
     return (f"The physical 80 GiB of an H800 ({physical / 1e9:.1f} GB, the datasheet profile's figure) would hold "
             f"{m.name}'s {routed / 1e9:.1f} GB of routed weights at $N_F$ = 1, but that point still fails the weight "
             "read within $t_B$, so no maximum here changes.")
+
+
+
+def full_hfu_words(names: list[str], best: list[str], dead: list[str]) -> tuple[str, str]:
+    """Appendix A's "which models reach 100%" for the chapter's models ``names``: the sentence's subject and
+    verb at one FFN node (``best``: the names that reach it there) and what follows "and" for the dead zone
+    (``dead``); for one model about that model ("Kimi-K2 does not reach 100%", "does not reach it")."""
+    if len(names) == 1:
+        return (f"{names[0]} {'reaches' if best else 'does not reach'} 100%",
+                "reaches it" if dead else "does not reach it")
+
+    def listed(xs):
+        return xs[0] if len(xs) == 1 else f"{', '.join(xs[:-1])} and {xs[-1]}"
+    head = (f"Of the models above, {listed(best)} {'reaches' if len(best) == 1 else 'reach'} 100%" if best
+            else "None of the models above reaches 100%")
+    return head, listed(dead) if dead else "none of them"

@@ -10,7 +10,8 @@ from afdlib.errors import AfdError
 
 REGIME_COLOURS = {"scale-up-bound": "#dbe9f6", "stable": "#e5f5e0", "scale-out-bound": "#fde0dd",
                   "max-intensity": "#efedf5"}
-COMM_CEILING = {"color": "#a50000", "linewidth": 3.0, "alpha": 0.8}   # bold dark red, as the paper draws it
+COMM_CEILING = {"color": "#a50000", "linewidth": 6.0, "alpha": 0.35}
+"""The communication ceiling: bold dark red as the paper draws it, wide and translucent so that a line on it shows."""
 
 
 def setup_style() -> None:
@@ -59,12 +60,24 @@ def _claim(path: Path) -> None:
     manifest.write_text(json.dumps(runs, indent=1, sort_keys=True))
 
 
+def check_legible(fig, stem: str) -> None:
+    """Refuse a figure with text too small to read in the book's column (every figure is saved through
+    :func:`save_figure`): :func:`afdlib.report.figures.common.small_texts`, the first few named."""
+    from afdlib.report.figures.common import MIN_TEXT_PX, small_texts
+    small = small_texts(fig)
+    if small:
+        shown = "; ".join(f"{text.splitlines()[0]!r} {px:g} px" for text, px in small[:4])
+        raise AfdError(f"figure {stem}: {len(small)} text(s) under {MIN_TEXT_PX:g} px at the page's width "
+                       f"(larger fonts or a narrower figure): {shown}")
+
+
 def save_figure(fig, stem: str, output_dir: str | Path = "figures") -> Path:
-    """Write ``<output_dir>/<stem>.svg`` (and return its path)."""
+    """Write ``<output_dir>/<stem>.svg`` (and return its path), once :func:`check_legible` passes."""
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{stem}.svg"
     _claim(path)
+    check_legible(fig, stem)
     fig.savefig(path, metadata={"Date": None})
     return path
 

@@ -3,7 +3,11 @@ the timeline lanes."""
 from __future__ import annotations
 
 
-
+COLUMN_PX = 688
+"""Width of the book's text column in CSS pixels at a 1,280 px wide page (scripts/screenshot.py's default):
+a wider figure is shown scaled down to it."""
+MIN_TEXT_PX = 9.0
+"""The smallest text a figure may show, in CSS pixels as rendered in that column (legible at page width)."""
 
 PAGE_WIDTH_IN = 8.5
 """Width of a full-page figure, inches: at the theme's content width (about 750 px) the figure is
@@ -56,9 +60,38 @@ def lanes_panel(ax, bars, title: str) -> None:
         ax.barh(y[b.lane], b.duration, left=b.start, color=STAGE_COLOURS[b.stage], edgecolor="white", height=0.8,
                 hatch="//" if b.stage == "idle" else None)
         if b.stage in ("attention", "ffn") and b.duration > 0.3:
-            ax.text(b.start + b.duration / 2, y[b.lane], str(b.microbatch), ha="center", va="center", fontsize=7,
+            ax.text(b.start + b.duration / 2, y[b.lane], str(b.microbatch), ha="center", va="center", fontsize=9,
                     color="white")
-    ax.set_yticks(range(len(lanes)), lanes, fontsize=8)
+    ax.set_yticks(range(len(lanes)), lanes, fontsize=9)
     ax.invert_yaxis()
     ax.set_title(title, fontsize=10)
     ax.set_xlabel("time (units of t_B)")
+
+
+def small_texts(fig, column_px: float = COLUMN_PX, floor_px: float = MIN_TEXT_PX) -> list[tuple[str, float]]:
+    """Every visible text of ``fig`` (titles, labels, ticks, legends, annotations) smaller than ``floor_px`` once
+    the figure is shown in the book: its size in points at the figure's dpi, scaled down to ``column_px`` when
+    the saved (tight) figure is wider. ``[(text, px), ...]``, empty when everything is legible."""
+    from matplotlib.text import Text
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    width_px = fig.get_tightbbox(renderer).width * fig.dpi
+    scale = min(1.0, column_px / width_px)
+    small = []
+    for text in fig.findobj(Text):
+        if not (text.get_visible() and text.get_text().strip()) or not _shown(text):
+            continue
+        px = text.get_fontsize() * fig.dpi / 72 * scale
+        if px < floor_px - 1e-9:
+            small.append((text.get_text(), round(px, 1)))
+    return small
+
+
+def _shown(text) -> bool:
+    """A text that is drawn: its own and every parent's visibility (hidden axes keep visible tick labels)."""
+    artist = text
+    while artist is not None:
+        if not artist.get_visible():
+            return False
+        artist = getattr(artist, "axes", None) if artist is text else None
+    return text.figure is not None

@@ -68,8 +68,8 @@ def sensitivity_figure(sens: pd.DataFrame, base: pd.DataFrame):
     order = list(dict.fromkeys(sens.variation))
     table = pd.concat([base.set_index("case")["error"].rename("defaults").to_frame().T, table.loc[order]])
     table = table[list(base.case)].astype(float)
-    fig, ax = plt.subplots(figsize=(10, 0.38 * len(table) + 1.6))
-    sns.heatmap(table, ax=ax, cmap="RdBu_r", vmin=-0.6, vmax=0.6, annot=True, fmt="+.0%", annot_kws={"fontsize": 8},
+    fig, ax = plt.subplots(figsize=(8, 0.38 * len(table) + 1.6))
+    sns.heatmap(table, ax=ax, cmap="RdBu_r", vmin=-0.6, vmax=0.6, annot=True, fmt="+.0%", annot_kws={"fontsize": 9},
                 xticklabels=[f"{k + 1}" for k in range(table.shape[1])],
                 cbar_kws={"format": PercentFormatter(1.0), "label": "predicted / published - 1"})
     ax.tick_params(axis="y", labelsize=9)
@@ -118,7 +118,7 @@ def advice_heatmap(table: pd.DataFrame, hardware: list[str], models: list[str]):
     marks = pd.DataFrame([[_advice_mark(cells, m, h) for h in hardware] for m in models], index=models, columns=hardware)
     fig, ax = plt.subplots(figsize=(min(PAGE_WIDTH_IN, 0.8 * len(hardware) + 2.4), 0.55 * len(models) + 1.6))
     sns.heatmap(grid, ax=ax, cmap="PuOr_r", norm=LogNorm(vmin=0.5, vmax=2.0), annot=marks, fmt="",
-                annot_kws={"fontsize": 7}, cbar_kws={"label": "AFD / EP tokens/s per GPU (orange: AFD ahead)"})
+                annot_kws={"fontsize": 8}, cbar_kws={"label": "AFD / EP tokens/s per GPU (orange: AFD ahead)"})
     names = {col: dict(zip(table[col], table[f"{col}_name"])) for col in ("model", "hardware")
              if f"{col}_name" in table}   # the catalogue's names, where the table carries them
     if names:
@@ -193,8 +193,8 @@ def ratio_maps_figure(maps: dict, placements: dict):
         for (px, py), numbers in sorted(points.items()):
             level = (level + 1) % 3 if previous is not None and px / previous < 1.5 else 0
             ax.plot(px, py / 1e9, "o", color="black", ms=4)
-            ax.annotate(",".join(numbers), (px, py / 1e9), xytext=(0, 5 + 9 * level), textcoords="offset points",
-                        fontsize=7, ha="center", bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.7))
+            ax.annotate(",".join(numbers), (px, py / 1e9), xytext=(0, 5 + 11 * level), textcoords="offset points",
+                        fontsize=9, ha="center", bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.7))
             previous = px
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
@@ -241,7 +241,7 @@ def kernel_curves_figure(points: pd.DataFrame, curves: pd.DataFrame, attention):
         sel = points[(points.source == source) & (points.kind == kind)]
         ax.scatter(sel.measured_us, sel.fitted_us, marker=marker, s=18, alpha=0.7, label=f"{source} {kind} ({len(sel)})")
     ax.set(xscale="log", yscale="log", xlabel="measured kernel time (us)", ylabel="fitted kernel time (us)")
-    ax.legend(fontsize=7, title="source (DeepGEMM kernels)", title_fontsize=7)
+    ax.legend(fontsize=8.5, title="source (DeepGEMM kernels)", title_fontsize=8.5)
     colours = dict(zip(curves["shape"].unique(), ("#2c7fb8", "#d95f02", "#1b9e77", "#7570b3")))
     for shape, c in curves.groupby("shape", sort=False):
         bx.plot(c.rows, c.hbm_fraction, color=colours[shape], lw=1.5, label=f"{shape}: HBM")
@@ -252,13 +252,13 @@ def kernel_curves_figure(points: pd.DataFrame, curves: pd.DataFrame, attention):
         bx.scatter(sel.m, sel.flop_fraction, color=colours[shape], marker="x", s=22, zorder=3)
     bx.axhline(attention.attention_f_hbm, color="grey", lw=0.8, ls=":")
     bx.axhline(attention.attention_f_flop, color="grey", lw=0.8, ls="-.")
-    bx.annotate("attention HBM", (1, attention.attention_f_hbm), xytext=(2, 2), textcoords="offset points", fontsize=7)
+    bx.annotate("attention HBM", (1, attention.attention_f_hbm), xytext=(2, 2), textcoords="offset points", fontsize=8.5)
     bx.annotate("attention BF16 FLOP/s", (1, attention.attention_f_flop), xytext=(2, 2), textcoords="offset points",
-                fontsize=7)
+                fontsize=8.5)
     bx.set(xscale="log", ylim=(0, 1.05), xlabel="rows per weight matrix (tokens, or tokens per expert)",
            ylabel="achieved fraction of peak (H800)")
     bx.axvspan(bx.get_xlim()[0] if bx.get_xlim()[0] > 0 else 1, 64, color="grey", alpha=0.08, lw=0)
-    bx.legend(fontsize=7, loc="center left")
+    bx.legend(fontsize=8.5, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2)   # below: off the points
     fig.tight_layout()
     return fig
 
@@ -270,26 +270,29 @@ def conditions_figure(panels: dict, costs: dict, price_label: str):
     Mtok on device a, on device b); the last panel draws their cost in device b's GPU-hours against the
     price ratio p_a / p_b (``price_label``)."""
     n = len(panels) + 1
-    rows = 1 if n <= 4 else 2
-    cols = int(np.ceil(n / rows))
-    fig, grid = plt.subplots(rows, cols, figsize=(PAGE_WIDTH_IN * 1.3, 3.6 * rows), layout="constrained", squeeze=False)
+    cols = 2                            # two panels a row at the page's width: the text stays legible
+    rows = int(np.ceil(n / cols))
+    fig, grid = plt.subplots(rows, cols, figsize=(PAGE_WIDTH_IN, 3.3 * rows), layout="constrained", squeeze=False)
     axes = list(grid.flat)
     for ax in axes[n:]:
         ax.set_visible(False)
     axes = axes[:n]
     for ax, (title, (xlabel, curves)) in zip(axes, panels.items()):
-        for name, (x, r, req, p) in curves.items():
+        for k, (name, (x, r, req, p)) in enumerate(curves.items()):
             line, = ax.plot(x, r, "-o", ms=3, label=name)
             ax.plot(x, req, "--", color=line.get_color(), lw=1)
-            for xi, ri, pi in ((x[0], r[0], p[0]), (x[-1], r[-1], p[-1])):
-                if np.isfinite(pi):
-                    ax.annotate(f"P={pi:.2f}", (xi, ri), xytext=(0, 6), textcoords="offset points", fontsize=7,
-                                ha="center", color=line.get_color())
+            for xi, ri, pi, side in ((x[0], r[0], p[0], "left"), (x[-1], r[-1], p[-1], "right")):
+                if np.isfinite(pi):   # outside the curve's end, one row per curve, on white: off the lines
+                    ax.annotate(f"P={pi:.2f}", (xi, ri), xytext=(-5 if side == "left" else 5, 12 * k),
+                                textcoords="offset points", fontsize=9, ha="right" if side == "left" else "left",
+                                va="center", color=line.get_color(), zorder=5,
+                                bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.85))
+        ax.margins(x=0.22)                # room beside the ends for the labels
         ax.axhline(1.0, color="black", lw=1)
         ax.set_xscale("log", base=2)
         ax.set(xlabel=xlabel, title=title)
         ax.title.set_fontsize(9)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=9)
     for ax in grid[:, 0]:
         ax.set_ylabel("AFD / EP tokens/s per GPU")
     ax = axes[-1]
@@ -299,5 +302,5 @@ def conditions_figure(panels: dict, costs: dict, price_label: str):
     ax.set(xscale="log", yscale="log", xlabel=price_label, ylabel="cost per Mtok (GPU-hours of device b)",
            title="heterogeneous pools")
     ax.title.set_fontsize(9)
-    ax.legend(fontsize=6)
+    ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.22))   # below: the designs' names are long
     return fig

@@ -40,7 +40,7 @@ def intensity_figure(sweep: pd.DataFrame, model, hardware, n_ffn_max: int):
     fig, ax = plt.subplots()
     for lo, hi, name in regime_spans(n_ffn_max, k, e, r, g):
         ax.axvspan(lo, hi, color=REGIME_COLOURS[name], zorder=0)
-        ax.text(np.sqrt(lo * hi), 1.02, name, transform=ax.get_xaxis_transform(), ha="center", fontsize=8)
+        ax.text(np.sqrt(lo * hi), 1.02, name, transform=ax.get_xaxis_transform(), ha="center", fontsize=9)
     ax.plot(fine, normalised_intensity(fine, k, e, r, g, continuous=True), color="#555555", lw=1.5, ls="--",
             label="continuous G = E / (N_F g)")
     ax.step(sweep.n_ffn, sweep.intensity, where="post", color="#2c7fb8", lw=1.2, alpha=0.6)
@@ -49,7 +49,7 @@ def intensity_figure(sweep: pd.DataFrame, model, hardware, n_ffn_max: int):
     ax.set_xlabel("FFN nodes N_F")
     ax.set_ylabel("intensity I  (B_out = 1 token)")
     ax.set_title(f"{model.name} on {hardware.name}: K={k}, E={e}, g={g}, r={r:.2f}", pad=18)
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="upper left", fontsize=9)
     return fig
 
 
@@ -76,11 +76,15 @@ def hfu_panels(grid: dict[str, np.ndarray], hardware, models, n_ffn, ceiling_mod
                              squeeze=False)
     ref = models[ceiling_model]
     for i, (h, ax) in enumerate(zip(hardware, axes.flat)):
-        ax.plot(n_ffn, np.minimum(grid["comm_ceiling"][i, ceiling_model], 1.0), **COMM_CEILING, zorder=4,
-                label=f"communication ceiling ({ref.name}), capped at 100%")
+        # the ceiling as a wide translucent band under the models: a model pinned to it stays visible on it
+        ax.plot(n_ffn, np.minimum(grid["comm_ceiling"][i, ceiling_model], 1.0), **COMM_CEILING, zorder=2,
+                solid_capstyle="butt", label=f"communication ceiling ({ref.name}), capped at 100%")
+        curves = [np.where(grid["feasible"][i, j], grid["hfu"][i, j], np.nan) for j in range(len(models))]
         for j, m in enumerate(models):
             ok, y = grid["feasible"][i, j], grid["hfu"][i, j]
-            ax.plot(n_ffn[ok], y[ok], "-o", ms=2.5, lw=1.2, color=colours[m.slug], label=m.name, zorder=3)
+            twins = coinciding(curves, j)    # drawn dashed over an equal curve drawn before it: both colours show
+            ax.plot(n_ffn[ok], y[ok], marker="o", ms=2.5, lw=1.4, color=colours[m.slug], label=m.name,
+                    zorder=3 + 0.01 * j, ls=(4 * (twins - 1), (4, 4 * twins)) if twins else "-")
             fails = np.asarray(grid["fails"][i, j])
             for bits, marker in _INFEASIBLE_MARKERS.items():   # which rule fails: the marker, in the legend
                 hit = fails == bits
@@ -97,13 +101,27 @@ def hfu_panels(grid: dict[str, np.ndarray], hardware, models, n_ffn, ceiling_mod
     for ax in axes[:, 0]:
         ax.set_ylabel("HFU upper bound")
     handles, labels = axes.flat[0].get_legend_handles_labels()
+    handles = handles[:1] + [plt.Line2D([], [], marker="o", ms=2.5, lw=1.4, color=colours[m.slug]) for m in models]
+    labels = labels[:1] + [m.name for m in models]      # each model solid in the legend: its colour names it
     for bits, marker in _INFEASIBLE_MARKERS.items():
         handles.append(plt.Line2D([], [], marker=marker, ls="none", color="black", mew=1.2))
         labels.append(f"infeasible: {_INFEASIBLE_NAMES[bits]}")
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    fig.legend(handles, labels, loc="upper center", ncol=3, fontsize=8, bbox_to_anchor=(0.5, 0.0))
+    fig.legend(handles, labels, loc="upper center", ncol=3, fontsize=9, bbox_to_anchor=(0.5, 0.0))
     return fig
+
+
+def coinciding(curves: list[np.ndarray], j: int) -> int:
+    """How many of the curves before ``curves[j]`` it lies on (equal wherever both have a value, NaN where
+    none, at two or more points): 0 draws it solid, n dashed with gaps that let the n below show."""
+    y = curves[j]
+    count = 0
+    for prev in curves[:j]:
+        both = np.isfinite(y) & np.isfinite(prev)
+        if both.sum() >= 2 and np.allclose(y[both], prev[both], rtol=1e-6, atol=1e-9):
+            count += 1
+    return count
 
 
 def grouped_gemm_figure(tokens, curves: dict, exponents, hardware, ep_tokens: float, afd_ceiling: dict,
@@ -122,17 +140,18 @@ def grouped_gemm_figure(tokens, curves: dict, exponents, hardware, ep_tokens: fl
                     label="balanced" if s == 0 else f"Zipf s = {s:g}")
         ridge = float(ridge_tokens_per_expert(h.flops, h.hbm_bytes_per_s)) * ofu
         ax.axvline(ridge, color="grey", lw=0.8, ls=":")
-        ax.text(ridge, 0.03, f" ridge {ridge:.0f}", fontsize=8, color="grey")
+        ax.text(ridge, 0.03, f" ridge {ridge:.0f}", fontsize=9, color="grey")
         if afd_ceiling.get(h.slug) is not None:
             ax.axhline(afd_ceiling[h.slug], **COMM_CEILING,
                        label=f"AFD ceiling, {afd_model_name} on {h.name.replace('NVIDIA ', '')} ({afd_ceiling[h.slug]:.1%})")
         ax.axvline(ep_tokens, color="black", lw=0.8)
-        ax.text(ep_tokens, 1.02, f"EP: {ep_tokens:.0f} tok/expert", fontsize=8, ha="center")
+        ax.text(ep_tokens, 1.01, f"EP: {ep_tokens:.0f} tok/expert", fontsize=9, ha="center", va="bottom",
+                transform=ax.get_xaxis_transform())   # above the frame: not on the 100% line
         if h.slug == "h800":
             ax.plot([ep_tokens], [paper_ep_hfu], "k*", ms=11, label=f"paper, measured EP (~{paper_ep_hfu:.0%})")
         ax.set_xscale("log")
         ax.set_ylim(0, 1.08)
-        ax.set_title(f"{h.name}: {experts_per_gpu} experts per GPU", pad=14)
+        ax.set_title(f"{h.name}: {experts_per_gpu} experts per GPU", pad=20)
         ax.set_xlabel("average tokens per expert")
         ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     axes[0, 0].set_ylabel("grouped-GEMM HFU (roofline)")
@@ -141,7 +160,7 @@ def grouped_gemm_figure(tokens, curves: dict, exponents, hardware, ep_tokens: fl
     for ax in axes.flat[:len(hardware)]:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             legend.setdefault(label, handle)
-    fig.legend(list(legend.values()), list(legend), loc="upper center", ncol=3, fontsize=8, bbox_to_anchor=(0.5, 0.0))
+    fig.legend(list(legend.values()), list(legend), loc="upper center", ncol=3, fontsize=9, bbox_to_anchor=(0.5, 0.0))
     return fig
 
 
@@ -149,7 +168,7 @@ def ceiling_figure(models, best: np.ndarray, ordinary, superpod, reference_model
     """Appendix A: the ceiling against M (with each model's best bound) and against bandwidth."""
     from afdlib.analysis.hfu import comm_ceiling
     sizes = np.geomspace(256, 32768, 200)
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(PAGE_WIDTH_IN, 4.3))
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(PAGE_WIDTH_IN, 4.8))
     lines = {
         f"{superpod.name}: BW_eff = {superpod.scale_up_bytes_per_s / 1e9:.0f} GB/s":
             (superpod.scale_up_bytes_per_s, superpod.flops, "#c0392b"),
@@ -170,17 +189,17 @@ def ceiling_figure(models, best: np.ndarray, ordinary, superpod, reference_model
     previous, level = None, 0
     for size, numbers in by_size.items():
         level = (level + 1) % 3 if previous is not None and size / previous < 1.35 else 0
-        ax1.text(size, 0.03 + 0.065 * level, numbers, fontsize=7, ha="center", va="bottom",
-                 bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.8))
+        ax1.text(size, -0.04 - 0.085 * level, numbers, fontsize=9, ha="center", va="top")   # under 0%: off the curves
         previous = size
     ax1.set_xscale("log", base=2)
     ax1.set_xlabel("expert intermediate size M")
     ax1.set_ylabel("HFU ceiling")
-    ax1.set_title("Ceiling vs M (markers: each model's best feasible bound,\n circles ordinary, squares Superpod; "
+    ax1.set_title("Ceiling vs M (markers: each model's best feasible\nbound, circles ordinary, squares Superpod;\n"
                   "numbers: the models)", fontsize=9)
     ax1.yaxis.set_major_formatter(PercentFormatter(1.0))
-    ax1.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.24), ncol=1)   # below: the 100% points stay visible
-    ax1.set_ylim(0, 1.08)
+    ax1.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=1)   # below: the 100% points stay visible
+    ax1.set_ylim(-0.32, 1.08)                     # a strip under 0% for the models' numbers
+    ax1.set_yticks(np.linspace(0, 1, 6))
     bw = np.geomspace(10e9, 2000e9, 200)
     for flops, colour in ((ordinary.flops, "#2c7fb8"), (superpod.flops, "#c0392b")):
         ax2.plot(bw / 1e9, np.minimum(1, comm_ceiling(1, 1, bw, bw, reference_model.moe_intermediate_size, flops)),
@@ -190,16 +209,22 @@ def ceiling_figure(models, best: np.ndarray, ordinary, superpod, reference_model
     marks = {f"{short(ordinary)} NIC ({ordinary.scale_out_bytes_per_s * 8 / 1e9:g} Gb/s)": ordinary.scale_out_bytes_per_s,
              f"{short(ordinary)} scale-up": ordinary.scale_up_bytes_per_s,
              f"{short(superpod)} fabric": superpod.scale_up_bytes_per_s}   # the chapter's devices, from their data
+    at: dict = {}                                  # devices at one bandwidth share a mark
     for name, value in marks.items():
-        ax2.axvline(value / 1e9, color="grey", lw=0.8, ls=":")
-        ax2.text(value / 1e9, 0.40, name, fontsize=7, rotation=90, ha="center", va="bottom",
-                 bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.85))
+        at.setdefault(value / 1e9, []).append(name)
+    letters = "abcdef"
+    for k, (value, names) in enumerate(at.items()):   # a letter above the frame, the name in the legend
+        ax2.axvline(value, color="grey", lw=0.8, ls=":", label=f"{letters[k]}: {' = '.join(names)}")
     ax2.set_xscale("log")
+    top = ax2.secondary_xaxis("top")
+    top.set_xticks(list(at), list(letters[:len(at)]), fontsize=9)
+    top.xaxis.set_minor_locator(plt.NullLocator())
+    top.tick_params(length=0, pad=1)
     ax2.set_xlabel("effective bandwidth per GPU, GB/s (one direction)")
-    ax2.set_title(f"Ceiling vs bandwidth ({reference_model.name} experts)", fontsize=9)
+    ax2.set_title(f"Ceiling vs bandwidth ({reference_model.name} experts)", fontsize=9, pad=14)
     ax2.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax2.set_ylim(0, 1.08)
-    ax2.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.24))
+    ax2.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.3))
     fig.tight_layout()
     return fig
 
@@ -240,7 +265,7 @@ def penalty_figure(table: pd.DataFrame, lambda_min: float, lambda_max: float):
         ax.set_xlabel("λ  (EP: t_a / t_f;  AFD: N_A / N_F)")
     axes[0, 0].set_ylabel("α, throughput per node vs balanced")
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, bbox_to_anchor=(0.5, -0.12))
+    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=9, bbox_to_anchor=(0.5, -0.12))
     fig.suptitle("EP solid, AFD dashed (points: whole attention nodes)", fontsize=10)
     fig.tight_layout()
     return fig
@@ -257,6 +282,6 @@ def timelines_figure(cases: dict, alpha_measured: dict):
     for ax in axes.flat[len(shown):]:
         ax.set_visible(False)
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in STAGE_COLOURS.values()]
-    fig.legend(handles, list(STAGE_COLOURS), loc="lower center", ncol=5, fontsize=8, bbox_to_anchor=(0.5, -0.03))
+    fig.legend(handles, list(STAGE_COLOURS), loc="lower center", ncol=5, fontsize=9, bbox_to_anchor=(0.5, -0.03))
     fig.tight_layout()
     return fig

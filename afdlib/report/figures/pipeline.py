@@ -19,7 +19,7 @@ def overlap_timelines_figure(timelines: dict):
     for ax in axes[:-1, 0]:
         ax.set_xlabel("")
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in STAGE_COLOURS.values()]
-    fig.legend(handles, list(STAGE_COLOURS), loc="lower center", ncol=5, fontsize=8, bbox_to_anchor=(0.5, -0.04))
+    fig.legend(handles, list(STAGE_COLOURS), loc="lower center", ncol=5, fontsize=9, bbox_to_anchor=(0.5, -0.04))
     fig.tight_layout()
     return fig
 
@@ -35,7 +35,7 @@ def jitter_ideal_figure(table: pd.DataFrame):
         g = g.sort_values("cv")
         a.plot(g.cv, g.throughput_loss, marker="o", ms=4, color=_MB_COLOURS.get(m, "black"), label=f"{m} micro-batches")
         b.plot(g.cv, g.throughput, marker="o", ms=4, color=_MB_COLOURS.get(m, "black"), label=f"{m} micro-batches")
-    _jitter_axes(fig, a, b, "throughput loss (vs the same without jitter)", "throughput (jitter-free 3BO = 1)", 8)
+    _jitter_axes(fig, a, b, "throughput loss (vs the same without jitter)", "throughput (jitter-free 3BO = 1)", 9)
     return fig
 
 
@@ -62,7 +62,7 @@ def jitter_deployment_figure(table: pd.DataFrame):
                      ls="-" if design == "afd" else "--", label=f"{design.upper()}, {m} micro-batch{'es' if m > 1 else ''}")
         a.plot(g.cv, g.throughput_loss, **style)
         b.plot(g.cv, g.tokens_per_s_per_gpu_slo, **style)
-    _jitter_axes(fig, a, b, "throughput loss at the same batch", "tokens/s per GPU within the SLO", 7)
+    _jitter_axes(fig, a, b, "throughput loss at the same batch", "tokens/s per GPU within the SLO", 9)
     return fig
 
 

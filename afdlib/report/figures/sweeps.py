@@ -32,10 +32,10 @@ def break_even_figure(widths, sparsities, panels: dict, models: dict, unit: str 
                 text = ("<=" + text) if words[i][j] == "from the bottom" else ("never" if words[i][j] == "never" else text)
                 dark = np.isfinite(v[i, j]) and norm(v[i, j]) > 0.55      # viridis_r: high values are dark
                 ax.annotate(text, (xi, yj), xytext=(0, -6), textcoords="offset points", ha="center", va="center",
-                            fontsize=7, color="white" if dark else "black")
+                            fontsize=8, color="white" if dark else "black")
         for k, (mx, sy) in enumerate(models.values()):
             ax.plot(mx, sy, "o", color="#d95f02", ms=5, mec="white")
-            ax.annotate(str(k + 1), (mx, sy), xytext=(4, 4), textcoords="offset points", fontsize=7, color="#d95f02",
+            ax.annotate(str(k + 1), (mx, sy), xytext=(4, 4), textcoords="offset points", fontsize=9, color="#d95f02",
                         fontweight="bold")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log", base=2)
