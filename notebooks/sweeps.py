@@ -28,8 +28,10 @@
 # dimension per axis, units on every coordinate, written as Zarr:
 #
 # ```bash
-# afd sweep figures/sweeps_spec.yaml --out surface.zarr              # this chapter's sweep, 2 local workers
-# afd sweep spec.yaml --out big.zarr --scheduler tcp://host:8786     # on an existing Dask cluster
+# # this chapter's sweep, on 2 local worker processes
+# afd sweep figures/sweeps_spec.yaml --out surface.zarr
+# # on an existing Dask cluster
+# afd sweep spec.yaml --out big.zarr --scheduler tcp://host:8786
 # ```
 #
 # This chapter runs one such sweep, small enough for the book ({glue:text}`points` points, each the

@@ -28,13 +28,13 @@ def hybrid_heatmap(rows: list[dict], pairs: list[dict]):
                                                      0.5 * (len(models) + len(bases)) + 2.4),
                                       gridspec_kw={"height_ratios": [len(models), len(bases)]})
     sns.heatmap(grid, ax=top, cmap="PuOr_r", norm=LogNorm(vmin=0.5, vmax=2.0), annot=np.array(marks), fmt="",
-                annot_kws={"fontsize": 7}, cbar_kws={"label": "AFD / EP (orange: AFD ahead)"})
+                annot_kws={"fontsize": 9}, cbar_kws={"label": "AFD / EP (orange: AFD ahead)"})
     shift = shifts.pivot(index="model", columns="hardware", values="shift").loc[bases, hardware].astype(float)
     sns.heatmap(shift, ax=bottom, cmap="PuOr_r", norm=LogNorm(vmin=0.8, vmax=1.25), annot=True, fmt=".2f",
-                annot_kws={"fontsize": 7}, cbar_kws={"label": "hybrid / all full"})
-    names = dict(zip(table.model, table.model_name))
-    top.set_yticklabels([names[m] for m in models], rotation=0, fontsize=8)
-    bottom.set_yticklabels([names[m] for m in bases], rotation=0, fontsize=8)
+                annot_kws={"fontsize": 9}, cbar_kws={"label": "hybrid / all full"})
+    names = {m: n.removeprefix("NVIDIA-") for m, n in zip(table.model, table.model_name)}   # the vendor in the name is long
+    top.set_yticklabels([names[m] for m in models], rotation=0, fontsize=9)
+    bottom.set_yticklabels([names[m] for m in bases], rotation=0, fontsize=9)
     for ax in (top, bottom):
         ax.set(xlabel="", ylabel="")
         ax.set_xticklabels(hw_names, rotation=30)
@@ -43,9 +43,9 @@ def hybrid_heatmap(rows: list[dict], pairs: list[dict]):
         bar.set_ticks(ticks, labels=[f"{t:g}" for t in ticks])
         bar.minorticks_off()
     top.set_title("AFD / EP at the model's defaults; below it P(AFD better) where computed; '?': undecided",
-                  fontsize=8)
+                  fontsize=9)
     bottom.set_title("the hybrid's ratio over the same model's with full attention (below 1: toward EP)",
-                     fontsize=8)
+                     fontsize=9)
     fig.tight_layout()
     return fig
 
