@@ -164,7 +164,7 @@ glue_table("tab_sweeps_models", table.style.hide(axis="index").format({"M": "{:.
 # workers (times are measured there, not here, so the book rebuilds identically). A point whose
 # deployment is searched costs the searches of `afd advise` (hundreds of candidates, each with its
 # batch search); a point with a given deployment (`ep_size`, or `n_attn` and `n_ffn`, in the spec)
-# costs one batch search, hundreds of times less than a searched point (the benchmark measures both).
+# costs one batch search, orders of magnitude less than a searched point (the benchmark measures both).
 #
 # ## Limitations
 #
