@@ -35,7 +35,7 @@ def _computed(doc, chunk=None):
 @pytest.fixture(scope="module", params=["bisection", "narrowed"])
 def given(request):
     """Small chunks (many blocks, the scalar axes one value each), their batches found by the library's
-    bisection or, as chunks of 2,048 points and more do, by afdlib.sweep.batch.largest."""
+    bisection or, as chunks of 2,048 points and more do, by afdlib.decode.batch.largest."""
     import afdlib.sweep.evaluate as ev
     before = ev.NARROWED_FROM
     ev.NARROWED_FROM = 1 if request.param == "narrowed" else 10 ** 9
@@ -246,12 +246,12 @@ def test_family_axes_are_the_sweet_spot_maps_members():
 
 
 def test_the_narrowed_batch_search_finds_the_largest_feasible_batch():
-    """afdlib.sweep.batch.largest against a brute-force scan of 1..hi on made-up steps: TPOT a + s b + q b^2
+    """afdlib.decode.batch.largest against a brute-force scan of 1..hi on made-up steps: TPOT a + s b + q b^2
     (flat, linear, convex; with a kink where a tile fills), memory w + k b against a capacity; points
     where one request is over the SLO or over memory give 0, points feasible at the bound give it."""
     from types import SimpleNamespace
 
-    from afdlib.sweep.batch import largest
+    from afdlib.decode.batch import largest
     rng = np.random.default_rng(3)
     n, hi = 2000, 1024
     a, s, q = rng.uniform(5e-3, 60e-3, n), 10 ** rng.uniform(-7, -3, n), 10 ** rng.uniform(-10, -6, n) * (rng.random(n) < 0.5)

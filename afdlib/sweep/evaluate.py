@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from afdlib.decode.batch import MAX_REQUESTS, largest_batch
+from afdlib.decode.batch import MAX_REQUESTS, largest, largest_batch
 from afdlib.decode.deployment import AFDDeployment, EPDeployment, Pool, step_function
 from afdlib.decode.search import AFD_NODES, best_afd, best_ep, node_counts
 from afdlib.decode.sweetspot import with_shape
@@ -23,7 +23,6 @@ from afdlib.decode.step import DECODE_T_GAP_S, EP_KERNELS, Assumptions
 from afdlib.errors import AfdError
 from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision, matmul_tier
-from afdlib.sweep.batch import largest
 from afdlib.sweep.spec import FIELDS, Spec
 
 _HW_TARGET = {"fp8_tflops": ("flops", 1e12, "compute"), "bf16_tflops": ("bf16_flops", 1e12, "compute"),
@@ -226,7 +225,7 @@ def _fixed(design, model, hw, context, budget, precision, a, values, n, hi=MAX_R
 
 
 NARROWED_FROM = 2048
-"""Chunks of at least this many points search their batches with :func:`afdlib.sweep.batch.largest`
+"""Chunks of at least this many points search their batches with :func:`afdlib.decode.batch.largest`
 (about 5 step evaluations per point instead of bisection's 11; each of its rounds cuts the inputs
 to the points left, which costs more than it saves on fewer points)."""
 
