@@ -1,6 +1,7 @@
 """One chunk of a sweep's grid through the decode model: the same vectorised functions as `afd
 throughput` (a given deployment: :func:`afdlib.decode.deployment.step_function` at the largest batch
-of :func:`afdlib.decode.batch.largest_batch`) and as `afd advise` and the sweet-spot maps (a searched
+of :func:`afdlib.decode.batch.largest_batch`, or on a chunk of thousands of points
+:func:`~afdlib.decode.batch.largest`: the same batch in fewer evaluations) and as `afd advise` and the sweet-spot maps (a searched
 deployment: :func:`afdlib.decode.search.best_ep`, :func:`~afdlib.decode.search.best_afd`), with the
 chunk's points as one flat axis of cells. No formula lives here: this module only lays the spec's
 values onto the library's types.
