@@ -101,8 +101,8 @@ def largest(step_at, slo, n: int, hi: int, design: str) -> tuple[np.ndarray, np.
     """(batch, tokens/s per GPU, TPOT s) per point of ``n``: the largest batch 0..``hi`` that fits and
     meets ``slo`` (an array over the points or a number), and the step's throughput and TPOT there
     (at one request where none fits, as the library's ``step_of(max(batch, 1))``).
-    ``step_at(requests, index)`` evaluates the step at the points ``index`` (an index array; it may
-    repeat) with ``requests`` of the same length."""
+    ``step_at(requests, index)`` evaluates the step at the points ``index`` (an index array) with
+    ``requests`` of the same length; ``design`` ("ep" or "afd") says which pool holds the KV cache."""
     slo = np.broadcast_to(np.asarray(slo, dtype=float), (n,))
     lo, up = np.zeros(n), np.full(n, hi + 1.0)
     g_lo, g_up = np.full(n, -1.0), np.full(n, np.nan)
