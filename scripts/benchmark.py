@@ -307,7 +307,7 @@ def sweeps(sizes=(10 ** 6, 10 ** 7), searched: bool = True, pin: bool = False) -
               f"{per_wall:,.0f} points/s per worker measured here with 2 workers)")
     if searched:
         doc = {"model": "deepseek-v3", "hardware": "h800", "design": "both",
-               "vary": {"scale_out_gb_per_s": {"from": 10, "to": 400, "num": 250, "log": True},
+               "vary": {"scale_out_gb_per_s": {"from": 10, "to": 400, "num": 1000, "log": True},
                         "experts_per_token": [4, 8], "moe_intermediate_size": [1024, 2048]}}
         for w in (1, 2):
             print(_sweep_line("best EP and best AFD searched per point", _sweep_run(doc, w, pin=pin)))
