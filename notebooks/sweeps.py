@@ -36,14 +36,12 @@
 #
 # This chapter runs one such sweep, small enough for the book ({glue:text}`points` points, each the
 # best EP and the best AFD deployment of a member of {glue:text}`ref_name`'s family on
-# {glue:text}`hw_name`), and reads from it the **break-even surface**: the scale-out bandwidth per
-# GPU at which AFD overtakes EP, as a function of expert width and sparsity.
+# {glue:text}`hw_name`), and reads from it the **break-even surface**: the {glue:text}`bw_words` per
+# GPU at which AFD overtakes EP, as a function of expert width and sparsity ({glue:text}`bw_why`).
 #
 # **Result.** AFD leads EP somewhere in the bandwidth range ({glue:text}`bw_range` GB/s per GPU) in
 # {glue:text}`n_ahead` of the {glue:text}`n_cells` (M, E / K) cells, and never in
-# {glue:text}`n_never` ({numref}`sweeps-break-even`). Where it leads, it does so over a band: it overtakes EP at
-# {glue:text}`overtake_range` GB/s and EP leads again above {glue:text}`retake_range` GB/s, so a
-# single threshold "AFD above X GB/s" does not describe the model. Along expert width (M, at the same
+# {glue:text}`n_never` ({numref}`sweeps-break-even`). {glue:text}`band` Along expert width (M, at the same
 # total parameters; where both ends have a reading) the overtaking bandwidth {glue:text}`trend_m` from
 # M = {glue:text}`m_low` to M = {glue:text}`m_high` and the bandwidth where EP leads again
 # {glue:text}`trend_m_retake` (read as the band where AFD leads, {glue:text}`side_m` the paper's
@@ -53,20 +51,20 @@
 # sparsity), at {glue:text}`rt_high_bw` GB/s it {glue:text}`rt_high`, from {glue:text}`rt_high_from` to
 # {glue:text}`rt_high_to`. Along sparsity (E / K, from {glue:text}`s_low` to {glue:text}`s_high`) the overtaking bandwidth
 # {glue:text}`trend_s` and the bandwidth where EP leads again {glue:text}`trend_s_retake` ({glue:text}`side_s` its condition
-# that low sparsity favours AFD). The catalogue's models as they are
+# that low sparsity favours AFD). {glue:text}`placed_cap` as they are
 # differ from the family's reading at their (M, E / K) in {glue:text}`n_differ` of
 # {glue:text}`n_models` cases ({numref}`tab-sweeps-models`): expert width and sparsity do not decide
 # alone, the rest of a model (attention, layers, hidden size) moves the crossing too.
 
 # %% tags=["parameters"]
 model = "deepseek-v3"            # the family the surface is drawn for (same total routed parameters)
-hardware = "h800"                # 8-GPU nodes: the swept bandwidth is the NIC's
+hardware = "h800"                # the swept bandwidth: its NIC's (a Superpod's: its scale-up fabric)
 hw_profile = "datasheet"
 slo_ms = 50.0
 context = 4096
-bandwidth = {"from": 12.5, "to": 800, "num": 25, "log": True}  # scale-out GB/s per GPU (datasheet), 2^(1/4) apart
-expert_widths = [512, 1024, 2048, 4096, 8192]                  # M; E and K scale with 1 / M
-sparsities = [8, 16, 32, 64]                                   # E / K
+bandwidth = None                 # GB/s per GPU (datasheet figure); None: the device's own / 4 .. x 16, 25 points 2^(1/4) apart
+expert_widths = None             # M (E and K scale with 1 / M); None: the model's own M x 1/4 .. 4
+sparsities = None                # E / K; None: the model's own x 1/4 .. 2
 models = ["deepseek-v3", "kimi-k2", "step3", "qwen3-coder", "ernie-4.5", "glm-4.7"]   # placed on the surface
 output_dir = "figures"
 
@@ -82,7 +80,8 @@ def _bandwidth(v):
 
 _p.check_parameters(
     globals(), model=_p.text, hardware=_p.text, hw_profile=_p.PROFILE_HW, slo_ms=_p.positive, context=_p.nonnegative,
-    bandwidth=_bandwidth, expert_widths=_p.list_of(_p.positive, 2), sparsities=_p.list_of(_p.positive, 2),
+    bandwidth=_p.optional(_bandwidth), expert_widths=_p.optional(_p.list_of(_p.positive, 2)),
+    sparsities=_p.optional(_p.list_of(_p.positive, 2)),
     models=_p.list_of(_p.text), output_dir=_p.text)
 from pathlib import Path
 
@@ -90,28 +89,40 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from afdlib.inputs.catalog import load_hardware, load_model
+from afdlib.inputs.catalog import load_hardware, load_model, model_names
 from afdlib.report.figures import break_even_figure
 from afdlib.report.style import glue_all, glue_figure, glue_table, save_data, setup_style
-from afdlib.sweep.study import break_even_surface, surface_spec
+from afdlib.sweep.study import bandwidth_axis, bandwidth_range, break_even_surface, family_axes, surface_spec
 
 setup_style()
-spec = surface_spec(model, hardware, bandwidth, expert_widths, sparsities, {"slo_ms": slo_ms, "context": context},
-                    hw_profile)
+hw, ref = load_hardware(hardware, profile=hw_profile), load_model(model, profile="reference")
+axis = bandwidth_axis(hw)
+expert_widths, sparsities = family_axes(ref, expert_widths, sparsities)
+spec = surface_spec(model, hardware, bandwidth or bandwidth_range(hw, axis), expert_widths, sparsities,
+                    {"slo_ms": slo_ms, "context": context}, hw_profile, axis)
 Path(output_dir).mkdir(parents=True, exist_ok=True)
 (Path(output_dir) / "sweeps_spec.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
 surface = break_even_surface(spec, models)
 ds, c = surface.ds, surface.crossing
 save_data(ds[["afd_over_ep"]].to_dataframe().reset_index(), "sweeps_surface", output_dir)
-hw = load_hardware(hardware, profile=hw_profile)
-glue_all({"ref_name": load_model(model, profile="reference").name, "hw_name": hw.name, "slo": f"{slo_ms:g}",
-          "ctx": f"{context:g}", "nic": f"{surface.nic_gb_per_s(hw):g}", **surface.readings(),
-          **surface.reference_readings(), **surface.ratio_readings(surface.nic_gb_per_s(hw), 8 * surface.nic_gb_per_s(hw)),
-          "bw_step": f"{(bandwidth['to'] / bandwidth['from']) ** (1 / (bandwidth['num'] - 1)):.2f}",
-          "so_eff": f"{hw.efficiency.scale_out if hw.efficiency is not None else 1.0:g}"})
+superpod = axis == "scale_up_gb_per_s"
+own = [m for m in models if m not in model_names()]      # a book's own model, not the catalogue's
+placed_words = "the catalogue's models" + "".join(f" and {load_model(m, profile='reference').name}" for m in own)
+glue_all({"ref_name": ref.name, "hw_name": hw.name, "slo": f"{slo_ms:g}", "ctx": f"{context:g}",
+          "nic": f"{surface.own_gb_per_s(hw):g}",
+          "bw_words": "scale-up fabric's bandwidth" if superpod else "scale-out bandwidth",
+          "bw_why": (f"{hw.name} is a Superpod: its nodes share one scale-up fabric, so both designs' "
+                     "expert traffic crosses that fabric and it is the bandwidth swept") if superpod
+          else "both designs' expert traffic between nodes crosses the NICs, so theirs is the bandwidth swept",
+          "bw_other": "the fabric's latency" if superpod else "a Superpod's fabric",
+          "placed": placed_words, "placed_cap": placed_words[0].upper() + placed_words[1:], **surface.readings(),
+          **surface.reference_readings(), **surface.ratio_readings(surface.own_gb_per_s(hw), 8 * surface.own_gb_per_s(hw)),
+          "bw_step": f"{(spec['vary'][axis]['to'] / spec['vary'][axis]['from']) ** (1 / (spec['vary'][axis]['num'] - 1)):.2f}",
+          "so_eff": f"{getattr(hw.efficiency, 'scale_up' if superpod else 'scale_out') if hw.efficiency else 1.0:g}"})
 placed = {n: (m, s) for n, (m, s, _) in surface.models.items()}
 fig = break_even_figure(expert_widths, sparsities, {"AFD overtakes EP at": (c.overtake, c.where),
-                                                     "EP leads again above": (c.retake, np.where(c.where == "never", "never", ""))}, placed)
+                                                     "EP leads again above": (c.retake, np.where(c.where == "never", "never", ""))}, placed,
+                        what="scale-up fabric bandwidth" if superpod else "scale-out bandwidth")
 glue_figure(fig, "sweeps_break_even", output_dir)
 
 # %% [markdown]
@@ -120,18 +131,18 @@ glue_figure(fig, "sweeps_break_even", output_dir)
 #
 # The break-even surface of {glue:text}`ref_name`'s family on {glue:text}`hw_name` (SLO
 # {glue:text}`slo` ms, context {glue:text}`ctx`, no MTP, the best deployment of each design per
-# point; M and E / K of members at the same total routed parameters). Left: the scale-out bandwidth per GPU (the datasheet figure the spec sweeps; today's is
+# point; M and E / K of members at the same total routed parameters). Left: the {glue:text}`bw_words` per GPU (the datasheet figure the spec sweeps; {glue:text}`hw_name`'s is
 # {glue:text}`nic` GB/s) at which AFD first gives more output tokens/s per GPU than EP
 # ("<=": already at the bottom of the range; "never": not in the range). Right: the bandwidth above
 # which EP leads again ("-": AFD still leads at the top, or never led). Both are interpolated in log
-# bandwidth between swept points. Orange: the catalogue's models at their own M and E / K
+# bandwidth between swept points. Orange: {glue:text}`placed` at their own M and E / K
 # ({glue:text}`model_numbers`); their other dimensions differ from the family's, so a dot reads the
 # surface, not the model (the table below gives each model's own crossing). Data:
 # {download}`sweeps_surface.csv <figures/sweeps_surface.csv>`, the spec:
 # {download}`sweeps_spec.yaml <figures/sweeps_spec.yaml>`.
 # ```
 #
-# AFD leads from the bottom of the range in {glue:text}`n_bottom` cells and still leads at its top in
+# AFD leads from the bottom of the range in {glue:text}`n_bottom_cells` and still leads at its top in
 # {glue:text}`n_to_top`. At {glue:text}`ref_name`'s own cell (M = {glue:text}`ref_m`, E / K =
 # {glue:text}`ref_s`) the ratio peaks at {glue:text}`ref_peak` at {glue:text}`ref_peak_bw` GB/s;
 # from there to the top of the range EP's tokens/s per GPU grow by {glue:text}`ref_ep_gain` and
@@ -147,7 +158,7 @@ save_data(table, "sweeps_models", output_dir)
 glue_table("tab_sweeps_models", table.style.hide(axis="index").format({"M": "{:.0f}", "E/K": "{:.0f}"}))
 
 # %% [markdown]
-# :::{table} The catalogue's models on the surface: its reading at each model's nearest (M, E / K) cell, and the model's own crossing along the same bandwidth axis (GB/s per GPU)
+# :::{table} The placed models on the surface: its reading at each model's nearest (M, E / K) cell, and the model's own crossing along the same bandwidth axis (GB/s per GPU)
 # :name: tab-sweeps-models
 #
 # ```{glue:md} tab_sweeps_models
@@ -164,7 +175,7 @@ glue_table("tab_sweeps_models", table.style.hide(axis="index").format({"M": "{:.
 # workers (times are measured there, not here, so the book rebuilds identically). A point whose
 # deployment is searched costs the searches of `afd advise` (hundreds of candidates, each with its
 # batch search); a point with a given deployment (`ep_size`, or `n_attn` and `n_ffn`, in the spec)
-# costs one batch search, hundreds of times less than a searched point (the benchmark measures both).
+# costs one batch search, orders of magnitude less than a searched point (the benchmark measures both).
 #
 # ## Limitations
 #
@@ -177,5 +188,5 @@ glue_table("tab_sweeps_models", table.style.hide(axis="index").format({"M": "{:.
 # - Each design's best deployment is searched within the bounds of `afd advise`; in
 #   {glue:text}`n_on_bound` of the {glue:text}`points` points a best sits on a bound of its search
 #   (there a wider search could move the ratio).
-# - Only the scale-out bandwidth is swept here; a Superpod's fabric, HBM, FLOP/s and the SLO are axes
+# - Only the {glue:text}`bw_words` is swept here; {glue:text}`bw_other`, HBM, FLOP/s and the SLO are axes
 #   `afd sweep` takes too, left to the reader's spec.

@@ -253,49 +253,68 @@ def _sweep_spec(points: int) -> dict:
                                    "n_ffn": [1, 2, 4, 8]}}
 
 
-def _sweep_run(doc: dict, workers: int, chunk: int | None = None) -> tuple[float, float, int]:
-    """(seconds, peak RSS per worker in MB, points) of one `afd sweep` run (written to a scratch Zarr, removed)."""
+def _sweep_run(doc: dict, workers: int, chunk: int | None = None, pin: bool = False) -> dict:
+    """One `afd sweep` run (written to a scratch Zarr, removed): its summary (seconds, the workers' CPU
+    seconds and peak memory) with the points and the load average it started under."""
     import tempfile
 
     from afdlib.sweep import cluster
     from afdlib.sweep.spec import parse
     spec = parse(doc)
+    load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="afd-sweep-") as tmp:
-        doc = cluster.run(spec, Path(tmp) / "r.zarr", workers=workers, chunk=chunk, progress=False)
-    return doc["seconds"], max(doc["peak_mb_per_worker"] or [float("nan")]), spec.points
+        out = cluster.run(spec, Path(tmp) / "r.zarr", workers=workers, chunk=chunk, progress=False, pin=pin)
+    return {**out, "load": load}
 
 
-def sweeps(sizes=(10 ** 6, 10 ** 7), searched: bool = True) -> None:
-    """`afd sweep` on a local Dask cluster: points/s per worker at each size, the speed-up from 1 to 2
-    workers, the peak memory per worker and the projected time of 10^10 points on N workers."""
-    rates = {}
+def _sweep_line(what: str, r: dict) -> str:
+    pts, s, w = r["points"], r["seconds"], r["workers"]
+    cpu = sum(r["cpu_seconds_per_worker"])
+    return (f"afd sweep, {what}, {pts:.2e} points on {w} worker(s): {s:,.1f} s wall, {pts / s / w:,.0f} points/s "
+            f"per worker; {cpu / pts * 1e6:.2f} us of worker CPU per point ({pts / cpu:,.0f} points per CPU-second); "
+            f"peak {max(r['peak_mb_per_worker'] or [float('nan')]):,.0f} MB per worker "
+            f"(load average {r['load']:.1f} on {os.cpu_count()} cores at the start)")
+
+
+def sweeps(sizes=(10 ** 6, 10 ** 7), searched: bool = True, pin: bool = False) -> None:
+    """`afd sweep` on a local Dask cluster: points/s per worker at each size (wall) and the workers' CPU
+    time per point (what a worker with a core of its own would take, whatever else the shared machine
+    runs), the speed-up from 1 to 2 workers, the peak memory per worker and the projected time of 10^10
+    points on N workers. ``pin``: each worker on a core of its own."""
+    runs = {}
+    compared = [n for n in sizes if n < 10 ** 8] or list(sizes)
     for n in sizes:
-        for w in (1, 2):
-            load = os.getloadavg()[0]
-            s, peak, pts = _sweep_run(_sweep_spec(n), w)
-            rates[(n, w)] = pts / s
-            print(f"afd sweep, given deployments, {pts:.2e} points on {w} worker(s): {s:.1f} s, "
-                  f"{pts / s / w:,.0f} points/s per worker, peak {peak:,.0f} MB per worker "
-                  f"(load average {load:.1f} on {os.cpu_count()} cores at the start)")
-        print(f"  speed-up 1 -> 2 workers at {n:.0e} points: {rates[(n, 2)] / rates[(n, 1)]:.2f}x")
-    n = max(sizes)
-    per, eff = rates[(n, 1)], rates[(n, 2)] / (2 * rates[(n, 1)])
-    # the chunks are independent (no data moves between workers but each chunk's result to the store),
-    # so each worker with a core of its own runs at the one-worker rate; the measured efficiency is
-    # shown too (below 100% where the workers share cores with other work)
-    for workers in (2, 16, 64, 256):
-        hours = 1e10 / (per * workers) / 3600
-        print(f"  projected 10^10 points on {workers} workers with a core each, at {per:,.0f} points/s per worker: "
-              f"{hours:,.1f} h ({hours / min(eff, 1.0):,.1f} h at the {eff:.0%} parallel efficiency measured here)")
+        # 10^8 points on two workers only (the one-worker rate is measured on the smaller grids)
+        for w in (1, 2) if n in compared else (2,):
+            runs[(n, w)] = r = _sweep_run(_sweep_spec(n), w, pin=pin)
+            print(_sweep_line("given deployments", r) + (", workers pinned to a core each" if pin else ""))
+        if n not in compared:
+            continue
+        one, two = runs[(n, 1)], runs[(n, 2)]
+        print(f"  speed-up 1 -> 2 workers at {n:.0e} points: {one['seconds'] / two['seconds']:.2f}x in wall time; "
+              f"CPU per point {sum(two['cpu_seconds_per_worker']) / sum(one['cpu_seconds_per_worker']):.2f}x "
+              f"the one worker's (1.00: no cost of splitting the work)")
+    n = max(compared)
+    one, two = runs[(n, 1)], runs[(n, 2)]
+    per_cpu = one["points"] / sum(one["cpu_seconds_per_worker"])      # a worker with a core of its own
+    per_wall = two["points"] / two["seconds"] / 2
+    # the chunks are independent (no data moves between workers but each chunk's result to the store), so
+    # each worker with a core of its own runs at the one-worker CPU rate; the rate measured here on the
+    # shared machine is shown beside it
+    for workers in (1, 2, 16, 64, 256):
+        print(f"  projected 10^10 points on {workers} workers with a core each, at {per_cpu:,.0f} points per "
+              f"CPU-second: {_duration(1e10 / (per_cpu * workers))} ({_duration(1e10 / (per_wall * workers))} at the "
+              f"{per_wall:,.0f} points/s per worker measured here with 2 workers)")
     if searched:
         doc = {"model": "deepseek-v3", "hardware": "h800", "design": "both",
-               "vary": {"scale_out_gb_per_s": {"from": 10, "to": 400, "num": 250, "log": True},
+               "vary": {"scale_out_gb_per_s": {"from": 10, "to": 400, "num": 1000, "log": True},
                         "experts_per_token": [4, 8], "moe_intermediate_size": [1024, 2048]}}
         for w in (1, 2):
-            load = os.getloadavg()[0]
-            s, peak, pts = _sweep_run(doc, w)
-            print(f"(load average {load:.1f}) afd sweep, best EP and best AFD searched per point, {pts:,} points on {w} worker(s): {s:.1f} s, "
-                  f"{pts / s / w:,.0f} points/s per worker, peak {peak:,.0f} MB per worker")
+            print(_sweep_line("best EP and best AFD searched per point", _sweep_run(doc, w, pin=pin)))
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds / 3600:,.1f} h" if seconds >= 3600 else f"{seconds / 60:,.1f} min"
 
 
 def _seconds(fn) -> float:
@@ -314,11 +333,13 @@ def main() -> None:
     ap.add_argument("--sweep-only", action="store_true", help="only the afd sweep section")
     ap.add_argument("--sweep-points", default="1e6,1e7", help="afd sweep sizes (default 1e6,1e7)")
     ap.add_argument("--sweep-1e8", action="store_true", help="add the 10^8-point sweep (minutes)")
+    ap.add_argument("--sweep-pin", action="store_true", help="each sweep worker on a core of its own")
+    ap.add_argument("--sweep-no-searched", action="store_true", help="skip the searched-deployment sweep")
     args = ap.parse_args()
     print(f"cores: {os.cpu_count()}")
     sizes = [int(float(x)) for x in args.sweep_points.split(",")] + [10 ** 8] * args.sweep_1e8
     if args.sweep_only:
-        sweeps(sizes)
+        sweeps(sizes, searched=not args.sweep_no_searched, pin=args.sweep_pin)
         return
     if args.aiconfigurator_only:
         versus_aiconfigurator(args.write_speed)

@@ -306,11 +306,18 @@ def test_rebuilds_are_byte_identical(tmp_path):
 
 # --- a separate book for your own hardware and model -------------------------------------------------
 
+def defaults_of(name: str) -> dict:
+    return {k: v["default"] for k, v in pm.inspect_notebook(str(ROOT / "notebooks" / f"{name}.ipynb")).items()}
+
+
 def test_custom_parameters_take_every_notebook_that_admits_them():
     from afdlib.report.book import custom_parameters
     both = custom_parameters("/x/my.yaml", "kimi-k2")
     assert set(both) == {"fig2_intensity", "pipeline_jitter", "sigma_from_routing", "fig4_dead_zone",
-                         "fig3_grouped_gemm", "appendix_a_ceiling", "sweet_spots"}
+                         "fig3_grouped_gemm", "appendix_a_ceiling", "sweet_spots", "sweeps"}
+    # the sweeps' surface: the given model's family on the given device, the model placed with the paper's
+    assert both["sweeps"] == {"hardware": "/x/my.yaml", "model": "kimi-k2", "models": eval(defaults_of("sweeps")["models"])}
+    assert custom_parameters(None, "/m.yaml")["sweeps"]["models"][-1] == "/m.yaml"
     assert both["fig4_dead_zone"] == {"hardware": ["/x/my.yaml"], "models": ["kimi-k2"], "ceiling_model": "kimi-k2"}
     # the sweet spots: the paper's selection (the notebook's defaults) with the given pair added once
     defaults = {k: v["default"] for k, v in pm.inspect_notebook(str(ROOT / "notebooks" / "sweet_spots.ipynb")).items()}
@@ -319,7 +326,8 @@ def test_custom_parameters_take_every_notebook_that_admits_them():
     assert sweet["models"] == eval(defaults["models"])            # kimi-k2 is one of the paper's six already
     assert (sweet["ordinary"], sweet["ffn_pool"], sweet["reference_model"]) == ("/x/my.yaml", "/x/my.yaml", "kimi-k2")
     assert set(custom_parameters(None, "kimi-k2")) == {"fig4_dead_zone", "fig3_grouped_gemm", "appendix_a_ceiling",
-                                                       "sweet_spots"}
+                                                       "sweet_spots", "sweeps"}
+    assert custom_parameters("h200", None)["sweeps"] == {"hardware": "h200"}
     assert "fig2_intensity" not in custom_parameters("h200", None)      # it needs both
     # every parameter named exists in its notebook (papermill would only warn)
     for name, params in both.items():

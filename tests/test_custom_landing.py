@@ -45,6 +45,10 @@ def test_the_landing_page_answers_for_deepseek_v3_on_h200():
     assert "needs M >= 19,790 for 100% HFU; DeepSeek-V3's M = 2,048 sits at 10.3%" in text
     rows = [line for line in text.splitlines() if line.startswith("| {doc}`generated/")]
     assert [re.search(r"generated/(\w+)", r).group(1) for r in rows] == names and set(names) <= set(LINES)
+    # the sweeps chapter's row: DeepSeek-V3's own crossing along H200's scale-out, 50 GB/s / 4 .. x 16
+    sweeps = next(r for r in rows if "generated/sweeps`" in r)
+    assert "DeepSeek-V3 itself: " in sweeps and "GB/s per GPU of scale-out" in sweeps
+    assert all(12.5 <= float(x) <= 800 for x in re.findall(r"(\d+(?:\.\d+)?) GB/s", sweeps)), sweeps
     assert "n/a" not in text and "computed in the chapter" not in text
     prose = _prose(text)
     assert not re.search(r"\b(h200|deepseek-v3)\b", prose)        # names from the files, slugs only as code

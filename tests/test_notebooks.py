@@ -221,6 +221,27 @@ def test_sweeps_small(tmp_path):
     assert pd.read_csv(out / "sweeps_models.csv").model.tolist() == ["DeepSeek-V3"]
 
 
+def test_sweeps_for_an_own_pair_on_a_superpod(tmp_path):
+    """An own-pair book's sweeps chapter (its parameters from custom_parameters): Qwen3-Coder's family
+    on GB200, whose scale-out is its scale-up fabric, so that fabric is the axis swept (afd sweep refuses
+    scale-out on a Superpod); its range and the family's cells derived from the pair."""
+    import yaml
+
+    from afdlib.inputs.catalog import load_model
+    from afdlib.report.book import custom_parameters
+    params = custom_parameters("gb200", "qwen3-coder")["sweeps"]
+    assert params["hardware"] == "gb200" and params["model"] == "qwen3-coder"
+    out = execute("sweeps", tmp_path, **{**params, "models": ["qwen3-coder"]})
+    spec = yaml.safe_load((out / "sweeps_spec.yaml").read_text())
+    # GB200's NVLink: 900 GB/s per GPU (datasheet), the range 900 / 4 .. 900 x 16
+    assert spec["vary"]["scale_up_gb_per_s"] == {"from": 225.0, "to": 14400.0, "num": 7, "log": True}
+    m = load_model("qwen3-coder", profile="reference")        # the model's own cell in the middle
+    assert spec["vary"]["expert_width"][2] == m.moe_intermediate_size and spec["vary"]["sparsity"][2] == m.sparsity
+    surface = pd.read_csv(out / "sweeps_surface.csv")
+    assert len(surface) == 5 * 4 * 7 and "scale_up_gb_per_s" in surface
+    assert pd.read_csv(out / "sweeps_models.csv").model.tolist() == [m.name]
+
+
 @pytest.mark.notebook
 def test_modern_moe_small(tmp_path):
     out = execute("modern_moe", tmp_path, hardware=["h800", "b200"], models=["qwen3.5-397b-a17b", "mimo-v2-flash"],

@@ -154,3 +154,23 @@ def test_a_catalogue_pair_on_the_cap_says_so():
     best = best_afd(load_model("glm-4.7", profile="reference"), tpu, tpu, BUDGET, 4096)
     assert best.deployment.attention.nodes == search.AFD_NODE_CAP
     assert best.bound_words() == [f"N_A = {search.AFD_NODE_CAP} nodes (the search's hard cap)"]
+
+
+def test_a_map_s_searches_find_the_same_bests_with_the_narrowed_batch_search(monkeypatch, ds):
+    """A map's candidate-cells (thousands) find their batches with afdlib.decode.batch.largest; a pair's
+    (hundreds) with bisection. A map searched each way gives the same best rate, batch and micro-batches
+    in every cell (H800's scale-out and HBM varied over 3 x 2 cells)."""
+    hw = load_hardware("h800", "datasheet")
+    cells = replace(hw, scale_out_bytes_per_s=np.array([[10e9], [40e9], [160e9]]) * np.ones((1, 2)),
+                    hbm_bytes_per_s=np.array([[2e12, 4e12]]) * np.ones((3, 1)))
+    budget = Budget(slo_s=0.05, l_accept=1.0, t_gap_s=DECODE_T_GAP_S)
+    runs = []
+    for narrowed_from in (1, 10 ** 12):                      # every search narrowed; none
+        monkeypatch.setattr(search, "NARROWED_FROM", narrowed_from)
+        runs.append(compare(ds, cells, budget, 4096.0, cell_shape=(3, 2)))
+    for fast, slow in zip(*runs):
+        assert np.array_equal(fast.tokens_per_s_per_gpu, slow.tokens_per_s_per_gpu)
+        for name in ("requests", "micro_batches"):
+            assert np.array_equal(getattr(fast.deployment, name), getattr(slow.deployment, name))
+        assert len(set(np.ravel(fast.deployment.requests))) > 1      # the cells differ
+        assert np.all(fast.tokens_per_s_per_gpu > 0)

@@ -32,9 +32,17 @@ def _computed(doc, chunk=None):
     return spec, dataset(spec, chunk).compute(scheduler="synchronous")
 
 
-@pytest.fixture(scope="module")
-def given():
-    return _computed(GIVEN, chunk=50)   # small chunks: many blocks, the scalar axes one value each
+@pytest.fixture(scope="module", params=["bisection", "narrowed"])
+def given(request):
+    """Small chunks (many blocks, the scalar axes one value each), their batches found by the library's
+    bisection or, as chunks of 2,048 points and more do, by afdlib.decode.batch.largest."""
+    import afdlib.sweep.evaluate as ev
+    before = ev.NARROWED_FROM
+    ev.NARROWED_FROM = 1 if request.param == "narrowed" else 10 ** 9
+    try:
+        return _computed(GIVEN, chunk=50)
+    finally:
+        ev.NARROWED_FROM = before
 
 
 def _single(model, hw, deployment, point):
@@ -237,11 +245,44 @@ def test_family_axes_are_the_sweet_spot_maps_members():
         parse({**doc, "fixed": {"experts_per_token": 4}})
 
 
-def test_batches_past_the_first_bound_are_searched_to_the_library_s_maximum():
+def test_the_narrowed_batch_search_finds_the_largest_feasible_batch():
+    """afdlib.decode.batch.largest against a brute-force scan of 1..hi on made-up steps: TPOT a + s b + q b^2
+    (flat, linear, convex; with a kink where a tile fills), memory w + k b against a capacity; points
+    where one request is over the SLO or over memory give 0, points feasible at the bound give it."""
+    from types import SimpleNamespace
+
+    from afdlib.decode.batch import largest
+    rng = np.random.default_rng(3)
+    n, hi = 2000, 1024
+    a, s, q = rng.uniform(5e-3, 60e-3, n), 10 ** rng.uniform(-7, -3, n), 10 ** rng.uniform(-10, -6, n) * (rng.random(n) < 0.5)
+    w, k = rng.uniform(0, 60e9, n), 10 ** rng.uniform(5, 9, n)
+    slo = 0.05
+
+    def step(b, at):
+        t = a[at] + s[at] * b + q[at] * b ** 2 + np.where(b > 64, 1e-3, 0.0)
+        mem = w[at] + k[at] * b
+        return SimpleNamespace(tpot_s=t, fits_memory=mem <= 72e9, tokens_per_s_per_gpu=b / t, memory_bytes=mem,
+                               memory=(SimpleNamespace(capacity_bytes=72e9),))
+    got, tokens, tpot = largest(step, slo, n, hi, "ep")
+    b = np.arange(1, hi + 1, dtype=float)[:, None]
+    every = step(b, np.arange(n))
+    ok = every.fits_memory & (every.tpot_s <= slo)
+    expected = np.where(ok.any(axis=0), hi - np.argmax(ok[::-1], axis=0), 0)
+    assert np.all(ok.cumsum(axis=0)[-1] == expected)          # the made-up steps are monotone: 1..n feasible
+    assert np.array_equal(got, expected)
+    assert {0, hi} <= set(got.astype(int)) and len(set(got)) > 100   # none, the bound, and many between
+    at = np.maximum(got, 1.0)
+    assert np.array_equal(tpot, step(at, np.arange(n)).tpot_s) and np.array_equal(tokens, at / tpot)
+
+
+@pytest.mark.parametrize("narrowed", [False, True])
+def test_batches_past_the_first_bound_are_searched_to_the_library_s_maximum(monkeypatch, narrowed):
     """The batch search goes to 1,024 requests first and searches the points that reach it again up to
     the library's maximum: a long SLO with a short context and a large HBM gives batches of about 4,000,
     each decode_step's own."""
+    import afdlib.sweep.evaluate as ev
     from afdlib.sweep.evaluate import FIRST_BOUND
+    monkeypatch.setattr(ev, "NARROWED_FROM", 1 if narrowed else 10 ** 9)
     doc = {"model": "deepseek-v3", "hardware": "h800", "design": "ep", "vary": {"context": [16, 256], "slo_ms": [200, 1000]},
            "fixed": {"ep_size": 128, "redundant": 32, "hbm_gb": 400}}
     _, ds = _computed(doc)
@@ -254,3 +295,16 @@ def test_batches_past_the_first_bound_are_searched_to_the_library_s_maximum():
             st = decode_step(model, EPDeployment(hw, 128, 32), ctx, Budget(slo_s=slo, l_accept=1.0, t_gap_s=DECODE_T_GAP_S))
             assert batches[i, j] == st.requests
             assert float(ds.tokens_per_s_per_gpu[i, j]) == pytest.approx(float(st.tokens_per_s_per_gpu), rel=1e-12)
+
+
+def test_the_surface_s_default_axes_are_the_reference_chapter_s_and_follow_the_pair():
+    """The sweeps chapter's axes derived from its pair: for DeepSeek-V3 (M = 2048, E / K = 256 / 8 = 32)
+    on H800 (a 50 GB/s NIC, datasheet) the reference book's M 512 .. 8192, E / K 8 .. 64 and 12.5 ..
+    800 GB/s of scale-out; on GB200, a Superpod, its 900 GB/s scale-up fabric instead."""
+    from afdlib.sweep.study import bandwidth_axis, bandwidth_range, family_axes
+    h800, gb200 = load_hardware("h800", "datasheet"), load_hardware("gb200", "datasheet")
+    assert family_axes(load_model("deepseek-v3", "reference")) == ([512, 1024, 2048, 4096, 8192], [8, 16, 32, 64])
+    assert family_axes(load_model("deepseek-v3", "reference"), [1, 2], [3, 4]) == ([1, 2], [3, 4])   # as given
+    assert bandwidth_axis(h800) == "scale_out_gb_per_s" and bandwidth_axis(gb200) == "scale_up_gb_per_s"
+    assert bandwidth_range(h800, "scale_out_gb_per_s") == {"from": 12.5, "to": 800.0, "num": 7, "log": True}
+    assert bandwidth_range(gb200, "scale_up_gb_per_s")["from"] == 225.0

@@ -27,7 +27,8 @@ default the search ranges over all of them).
 
 For every candidate the batch (requests per GPU, per attention GPU for AFD) is the largest that
 meets the per-token SLO and fits in memory, found by a vectorised integer bisection (TPOT and
-memory grow with the batch); throughput per GPU grows with the batch too, so that batch is the
+memory grow with the batch; a map's thousands of candidate-cells: the same batch in fewer step
+evaluations, :func:`afdlib.decode.batch.largest`); throughput per GPU grows with the batch too, so that batch is the
 candidate's best. The best candidate of each design maximises output tokens per second per GPU.
 
 Everything broadcasts: model and hardware fields may be arrays over a map's cells
@@ -42,8 +43,8 @@ import numpy as np
 
 from afdlib.decode.deployment import AFDDeployment, Deployment, EPDeployment, Pool, step_function
 from afdlib.decode.step import Assumptions
-from afdlib.decode.batch import largest_batch
-from afdlib.decode.bounds import AFD_NODE_CAP, EP_MULTIPLE_CAP, widen
+from afdlib.decode.batch import MAX_REQUESTS, largest, largest_batch
+from afdlib.decode.bounds import AFD_NODE_CAP, EP_MULTIPLE_CAP, take_cells, widen
 from afdlib.decode.validation import validated_forms
 from afdlib.evaluator.alltoall import EP_MODES
 from afdlib.errors import AfdError
@@ -206,12 +207,11 @@ def _ep_search(model, hardware, context, assumptions, budget, precision, cell_sh
     shape = cell_shape + (size.shape[-1],)
     rates, configs = [], []
     for mode, mb in forms:
-        step_of = step_function(model, EPDeployment(hardware, size, red, int(mb), mode), context, budget,
-                                precision, assumptions)
-        n = largest_batch(step_of, budget.slo_s, shape)
-        st = step_of(np.maximum(n, 1.0))
+        def make(m, h, s, r, c, a, b, mode=mode, mb=mb):
+            return step_function(m, EPDeployment(h, s, r, int(mb), mode), c, b, precision, a)
+        n, tokens = _batches(make, (model, hardware, size, red, context, assumptions, budget), shape, "ep")
         valid = size <= np.asarray(model.routed_experts) + red   # every GPU holds an expert (per cell)
-        rates.append(np.where((n > 0) & valid, st.tokens_per_s_per_gpu, 0.0))
+        rates.append(np.where((n > 0) & valid, tokens, 0.0))
         configs.append({"ep_size": np.broadcast_to(size, shape), "redundant": np.broadcast_to(red, shape),
                         "requests": n, "kernels": np.full(shape, float(EP_MODES.index(mode))),
                         "micro_batches": np.full(shape, float(mb))})
@@ -254,15 +254,39 @@ def _afd_search(model, attn_hardware, ffn_hardware, context, assumptions, budget
     shape = cell_shape + (na.shape[-1],)
     rates, configs = [], []
     for m in micro_batches:
-        candidates = AFDDeployment(Pool(attn_hardware, na), Pool(ffn_hardware, nf), int(m))
-        step_of = step_function(model, candidates, context, budget, precision, assumptions)
-        n = largest_batch(step_of, budget.slo_s, shape)
-        st = step_of(np.maximum(n, 1.0))
-        rates.append(np.where(n > 0, st.tokens_per_s_per_gpu, 0.0))
+        def make(mo, ha, hf, a_n, f_n, c, a, b, m=m):
+            return step_function(mo, AFDDeployment(Pool(ha, a_n), Pool(hf, f_n), int(m)), c, b, precision, a)
+        n, tokens = _batches(make, (model, attn_hardware, ffn_hardware, na, nf, context, assumptions, budget), shape,
+                             "afd")
+        rates.append(np.where(n > 0, tokens, 0.0))
         configs.append({"n_attn": np.broadcast_to(na, shape), "n_ffn": np.broadcast_to(nf, shape),
                         "micro_batches": np.full(shape, float(m)), "requests": n})
     rate = np.concatenate(rates, axis=-1)
     return _pick(rate, {k: np.concatenate([c[k] for c in configs], axis=-1) for k in configs[0]})
+
+
+NARROWED_FROM = 2048
+"""Candidate-cells from which a search finds its batches with :func:`afdlib.decode.batch.largest`
+(about 5 step evaluations each instead of bisection's 17; each of its rounds cuts the inputs to the
+candidate-cells left, which costs more than it saves on fewer): a map's chunks and a sweep's, not
+one pair's search."""
+
+
+def _batches(make, inputs: tuple, shape: tuple, design: str) -> tuple[np.ndarray, np.ndarray]:
+    """(largest batch, tokens/s per GPU there) per candidate-cell of ``shape``, of the steps
+    ``make(*inputs)`` (inputs broadcasting over ``shape``; the budget's SLO may not)."""
+    budget = inputs[-1]
+    points = int(np.prod(shape))
+    if points < NARROWED_FROM:
+        step_of = make(*inputs)
+        n = largest_batch(step_of, budget.slo_s, shape)
+        return n, np.broadcast_to(step_of(np.maximum(n, 1.0)).tokens_per_s_per_gpu, shape)
+    flat = take_cells(inputs, shape, np.arange(points))
+
+    def step_at(requests, at):
+        return make(*take_cells(flat, (points,), at))(requests)
+    n, tokens, _ = largest(step_at, np.broadcast_to(budget.slo_s, shape).reshape(-1), points, MAX_REQUESTS, design)
+    return n.reshape(shape), tokens.reshape(shape)
 
 
 def _ring_size(bounds) -> int:

@@ -104,8 +104,8 @@ class StageTime:
         index = np.arange(n).reshape((-1,) + (1,) * len(shape))
         binding = np.zeros((n,) + shape)
         for op in self.parts:
-            t = np.broadcast_to(np.stack(np.broadcast_arrays(*op)) if isinstance(op, (tuple, list)) else op,
-                                (n,) + shape)
+            t = (np.stack([np.broadcast_to(x, shape) for x in op]) if isinstance(op, (tuple, list))
+                 else np.broadcast_to(op, (n,) + shape))
             binding += np.where(index == np.argmax(t, axis=0), t, 0.0)
         return np.argmax(binding, axis=0)
 
@@ -196,13 +196,14 @@ def stage_time(works: Work | Sequence[Work], hardware, compute_efficiency: Array
     fixed = [np.asarray(w.fixed_s, dtype=float) for w in works]
     if len(works) == 1:
         return operator_time(operator_tiers(works[0], hardware, compute_efficiency), fixed[0])
-    per_op = [tier_times(w, hardware, compute_efficiency) for w in works]
-    shape = np.broadcast_shapes(*(t.shape[1:] for t in per_op), *(f.shape for f in fixed))
-    n = len(TIERS)
-    per_op = [t.reshape((n,) + (1,) * (len(shape) - t.ndim + 1) + t.shape[1:]) for t in per_op]
+    # each operator's tiers unstacked and unbroadcast (a GEMM's absent network tiers stay scalar
+    # zeros, never copied over a grid); each takes its longest tier (the roofline), found as
+    # operator_time finds it; the binding tier only if asked for
+    per_op = [tuple(operator_tiers(w, hardware, compute_efficiency)) for w in works]
+    longest = [operator_time(list(t)).seconds for t in per_op]
+    shape = np.broadcast_shapes(*(t.shape for t in longest), *(f.shape for f in fixed))
     fixed_total = np.broadcast_to(sum(fixed), shape)
-    # each operator takes its longest tier (the roofline); the binding tier is found only if asked for
-    seconds = sum(np.broadcast_to(t.max(axis=0), shape) for t in per_op) + fixed_total
+    seconds = sum(np.broadcast_to(t, shape) for t in longest) + fixed_total
     return StageTime(seconds=seconds, parts=tuple(per_op), fixed=tuple(fixed))
 
 

@@ -325,8 +325,13 @@ def custom_parameters(hardware: str | None, model: str | None) -> dict[str, dict
                      ordinary=hardware, ffn_pool=hardware)
     if model:
         sweet.update(models=[*PAPER_MODELS, *([] if model in PAPER_MODELS else [model])], reference_model=model)
+    # the sweeps' break-even surface: the given model's family on the given device, the models placed
+    # on it the paper's with the given one added
+    sweeps = {"hardware": hardware} if hardware else {}
+    if model:
+        sweeps.update(model=model, models=[*PAPER_MODELS, *([] if model in PAPER_MODELS else [model])])
     for name, params in (("fig4_dead_zone", fig4), ("fig3_grouped_gemm", fig3), ("appendix_a_ceiling", app),
-                         ("sweet_spots", sweet)):
+                         ("sweet_spots", sweet), ("sweeps", sweeps)):
         if params:
             out[name] = params
     return out

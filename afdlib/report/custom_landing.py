@@ -235,9 +235,37 @@ def _sweet(pair: Pair, p: dict) -> str:
     return f"{a.words()}; {flip}"
 
 
+def _sweeps(pair: Pair, p: dict) -> str:
+    """The model's own crossing along the chapter's bandwidth axis (its table's "own" columns)."""
+    from afdlib.sweep.grid import dataset
+    from afdlib.sweep.readings import FROM_BOTTOM, NEVER, crossing
+    from afdlib.sweep.spec import parse
+    from afdlib.sweep.study import bandwidth_axis, bandwidth_range
+    hw = load_hardware(p["hardware"], profile=p["hw_profile"])
+    axis = bandwidth_axis(hw)
+    bw = p["bandwidth"] or bandwidth_range(hw, axis)
+    spec = parse({"model": p["model"], "hardware": p["hardware"], "design": "both", "hw_profile": p["hw_profile"],
+                  "vary": {axis: bw}, "fixed": {"slo_ms": p["slo_ms"], "context": p["context"]}})
+    c = crossing(dataset(spec).compute(scheduler="synchronous").afd_over_ep, axis)
+    over, back, where = float(c.overtake), float(c.retake), str(c.where)
+    x = spec.axes[axis]
+    what = f"GB/s per GPU of {'scale-up fabric' if axis == 'scale_up_gb_per_s' else 'scale-out'}"
+    name = load_model(p["model"], profile="reference").name
+    if where == NEVER:
+        return f"{name} itself: AFD does not overtake EP from {_bw(x[0])} to {_bw(x[-1])} {what}"
+    start = (f"AFD leads EP from the bottom of the range ({_bw(x[0])} {what})" if where == FROM_BOTTOM
+             else f"AFD overtakes EP at {_bw(over)} {what}")
+    end = f"EP leads again above {_bw(back)} GB/s" if np.isfinite(back) else f"AFD still leads at {_bw(x[-1])} GB/s"
+    return f"{name} itself: {start}; {end}"
+
+
+def _bw(x: float) -> str:
+    return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
+
+
 LINES = {"fig2_intensity": _fig2, "fig3_grouped_gemm": _fig3, "fig4_dead_zone": _fig4,
          "appendix_a_ceiling": _appendix_a, "sigma_from_routing": _sigma, "pipeline_jitter": _pipeline,
-         "sweet_spots": _sweet}
+         "sweet_spots": _sweet, "sweeps": _sweeps}
 """One computed line per chapter a custom book runs (a new chapter that takes a pair adds its own)."""
 
 

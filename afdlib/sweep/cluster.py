@@ -27,8 +27,10 @@ def first_point(spec: Spec) -> None:
 
 
 def run(spec: Spec, out: str | Path, workers: int | None = None, scheduler: str | None = None,
-        chunk: int | None = None, progress: bool = True) -> dict:
-    """Evaluate ``spec`` on Dask and write it to ``out``; returns a summary (points, seconds, workers, chunk)."""
+        chunk: int | None = None, progress: bool = True, pin: bool = False) -> dict:
+    """Evaluate ``spec`` on Dask and write it to ``out``; returns a summary (points, seconds, workers, chunk,
+    each worker's CPU seconds and peak memory). ``pin``: each local worker on a core of its own (Linux;
+    for measurements)."""
     from distributed import Client, LocalCluster
     from distributed.diagnostics.progressbar import progress as bar
     if workers is not None and scheduler is not None:
@@ -52,6 +54,11 @@ def run(spec: Spec, out: str | Path, workers: int | None = None, scheduler: str 
         n = len(client.scheduler_info().get("workers", {}))
         if not n:
             raise AfdError(f"the Dask scheduler at {scheduler} has no workers")
+        if pin and scheduler is None and hasattr(os, "sched_setaffinity"):
+            cores = sorted(os.sched_getaffinity(0))
+            for i, address in enumerate(sorted(client.scheduler_info()["workers"])):
+                client.run(os.sched_setaffinity, 0, {cores[i % len(cores)]}, workers=[address])
+        cpu0 = client.run(cpu_seconds)
         t0 = time.perf_counter()   # the sweep's own time, without the cluster's start
         future = client.compute(write(ds, out, compute=False))
         if progress:
@@ -59,12 +66,20 @@ def run(spec: Spec, out: str | Path, workers: int | None = None, scheduler: str 
                 bar(future)
         future.result()
         seconds = time.perf_counter() - t0
+        cpu = {w: c - cpu0.get(w, 0.0) for w, c in client.run(cpu_seconds).items()}
         peaks = sorted(client.run(peak_mb).values())
 
     return {"out": str(out), "points": spec.points, "dims": dict(zip(spec.axes, spec.shape)),
             "variables": sorted(ds.data_vars), "workers": n, "chunk": chunk, "seconds": seconds,
-            "startup_seconds": t0 - t_start,
+            "startup_seconds": t0 - t_start, "cpu_seconds_per_worker": sorted(cpu.values()),
             "peak_mb_per_worker": [p for p in peaks if p is not None]}
+
+
+def cpu_seconds() -> float:
+    """This process' CPU time so far (user + system), seconds: a worker's share of a sweep, whatever
+    else the machine runs."""
+    t = os.times()
+    return t.user + t.system
 
 
 def peak_mb() -> float | None:

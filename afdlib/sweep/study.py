@@ -22,11 +22,36 @@ from afdlib.sweep.spec import parse
 
 
 def surface_spec(model: str, hardware: str, bandwidth: dict, widths, sparsities, fixed: dict,
-                 hw_profile: str = "datasheet") -> dict:
-    """The spec (as `afd sweep` reads it) of the break-even surface."""
+                 hw_profile: str = "datasheet", axis: str = "scale_out_gb_per_s") -> dict:
+    """The spec (as `afd sweep` reads it) of the break-even surface along the bandwidth ``axis``
+    (:func:`bandwidth_axis`)."""
     return {"model": model, "hardware": hardware, "design": "both", "hw_profile": hw_profile,
             "vary": {"expert_width": [float(w) for w in widths], "sparsity": [float(s) for s in sparsities],
-                     "scale_out_gb_per_s": dict(bandwidth)}, "fixed": dict(fixed)}
+                     axis: dict(bandwidth)}, "fixed": dict(fixed)}
+
+
+def bandwidth_axis(hw) -> str:
+    """The bandwidth that carries both designs' expert traffic between nodes: the NIC's scale-out
+    (``scale_out_gb_per_s``), or on a Superpod, whose scale-out is its scale-up fabric, that fabric
+    (``scale_up_gb_per_s``: `afd sweep` refuses scale-out there)."""
+    return "scale_up_gb_per_s" if hw.superpod else "scale_out_gb_per_s"
+
+
+def bandwidth_range(hw, axis: str, num: int = 25) -> dict:
+    """The bandwidth axis' range by default: the device's own figure (the datasheet profile's, as the
+    spec counts it) / 4 to x 16, ``num`` points evenly in log (H800's NIC: 12.5 to 800 GB/s; 25 points
+    are 2^(1/4) apart, the spacing of `afd advise`'s break-even grid)."""
+    own = Surface({"vary": {axis: None}}, None, None, {}).own_gb_per_s(hw)
+    return {"from": own / 4, "to": own * 16, "num": int(num), "log": True}
+
+
+def family_axes(model, widths=None, sparsities=None) -> tuple[list[float], list[float]]:
+    """The surface's expert widths and sparsities: those given, else the model's own M times 1/4 ..
+    4 and its own E / K times 1/4 .. 2 (DeepSeek-V3: M 512 .. 8192, E / K 8 .. 64), so a model's
+    own cell is on the surface, inside it."""
+    m, s = float(model.moe_intermediate_size), float(model.sparsity)
+    return ([float(w) for w in widths] if widths else [m * f for f in (0.25, 0.5, 1, 2, 4)],
+            [float(x) for x in sparsities] if sparsities else [s * f for f in (0.25, 0.5, 1, 2)])
 
 
 @dataclass(frozen=True)
@@ -35,6 +60,11 @@ class Surface:
     ds: object                  # the computed xarray Dataset
     crossing: Crossing          # over (expert_width, sparsity)
     models: dict                # catalogue model name -> (M, E / K, its own Crossing over one cell)
+
+    @property
+    def axis(self) -> str:
+        """The bandwidth axis (the spec's axis that is not a family axis)."""
+        return next(k for k in self.spec["vary"] if k not in ("expert_width", "sparsity"))
 
     @property
     def points(self) -> int:
@@ -62,14 +92,27 @@ class Surface:
         """The chapter's numbers in words: cells where AFD leads somewhere in the range, never, from the
         bottom, to the top; the spans of the overtake and retake bandwidths; their trends along each
         axis and what they say of the paper's Table 3 conditions; the models' differences."""
-        c, bw = self.crossing, self.ds.scale_out_gb_per_s.values
+        c, bw = self.crossing, self.ds[self.axis].values
         ahead = np.isfinite(c.overtake)
         w, s = (self.ds[k].values for k in ("expert_width", "sparsity"))
 
         def span(v):
             v = v[np.isfinite(v)]
-            return f"{v.min():.3g} to {v.max():.3g}" if v.size else "nowhere in the range"
-        return {"points": f"{self.points:,}", "bw_range": f"{bw[0]:g} to {bw[-1]:g}", "n_cells": int(ahead.size),
+            if not v.size:
+                return "nowhere in the range"
+            lo, hi = f"{v.min():.3g}", f"{v.max():.3g}"
+            return lo if lo == hi else f"{lo} to {hi}"
+        over, back = span(c.overtake), span(c.retake)
+        if not ahead.any():
+            band = "AFD does not lead in any cell of the range."
+        elif np.isfinite(c.retake).any():
+            band = (f"Where it leads, it does so over a band: it overtakes EP at {over} GB/s and EP leads again "
+                    f"above {back} GB/s, so a single threshold \"AFD above X GB/s\" does not describe the model.")
+        else:
+            band = f"Where it leads, it overtakes EP at {over} GB/s and keeps the lead to the top of the range."
+        n_bottom = int((c.where == FROM_BOTTOM).sum())
+        return {"band": band, "n_bottom_cells": f"{n_bottom} cell" + "s" * (n_bottom != 1),
+                "points": f"{self.points:,}", "bw_range": f"{bw[0]:g} to {bw[-1]:g}", "n_cells": int(ahead.size),
                 "n_ahead": int(ahead.sum()), "n_never": int((c.where == NEVER).sum()),
                 "n_bottom": int((c.where == FROM_BOTTOM).sum()), "n_to_top": int((ahead & ~np.isfinite(c.retake)).sum()),
                 "overtake_range": span(c.overtake), "retake_range": span(c.retake),
@@ -80,12 +123,12 @@ class Surface:
                 "n_on_bound": int(self.ds.on_search_bound.any("design").sum()),
                 "model_numbers": ", ".join(f"{k + 1} {n}" for k, n in enumerate(self.models))}
 
-    @staticmethod
-    def nic_gb_per_s(hw) -> float:
-        """The device's scale-out bandwidth as the spec's axis counts it (the profile's figure, before
-        its efficiency)."""
-        eff = hw.efficiency.scale_out if hw.efficiency is not None else 1.0
-        return hw.scale_out_bytes_per_s / eff / 1e9
+    def own_gb_per_s(self, hw) -> float:
+        """The device's bandwidth along the surface's axis as the spec counts it (the profile's figure,
+        before its efficiency)."""
+        tier = "scale_up" if self.axis == "scale_up_gb_per_s" else "scale_out"
+        eff = getattr(hw.efficiency, tier) if hw.efficiency is not None else 1.0
+        return getattr(hw, f"{tier}_bytes_per_s") / eff / 1e9
 
     def reference_readings(self) -> dict:
         """At the spec's own model's cell: its M and E / K, the ratio's peak and its bandwidth, and how
@@ -97,17 +140,19 @@ class Surface:
         k = int(np.nanargmax(r))
         t = cell.tokens_per_s_per_gpu
         gain = {d: float(t.sel(design=d).values[-1] / t.sel(design=d).values[k] - 1) for d in ("ep", "afd")}
-        bw = float(cell.scale_out_gb_per_s.values[k])
+        bw = float(cell[self.axis].values[k])
         return {"ref_m": f"{float(cell.expert_width):.0f}", "ref_s": f"{float(cell.sparsity):.0f}",
-                "ref_peak": f"{r[k]:.2f}", "ref_peak_p": f"{self.p_afd(float(cell.expert_width), float(cell.sparsity), bw):.2f}", "ref_peak_bw": f"{float(cell.scale_out_gb_per_s.values[k]):.0f}",
+                "ref_peak": f"{r[k]:.2f}", "ref_peak_bw": f"{bw:.0f}",
+                "ref_peak_p": f"{self.p_afd(float(cell.expert_width), float(cell.sparsity), bw):.2f}",
                 "ref_ep_gain": f"{gain['ep']:.0%}", "ref_afd_gain": f"{gain['afd']:.0%}",
-                "ref_helps": "EP more than AFD" if gain["ep"] > gain["afd"] else "AFD at least as much as EP"}
+                "ref_helps": ("neither design (both have stopped gaining from it)" if max(gain.values()) < 0.005
+                              else "EP more than AFD" if gain["ep"] > gain["afd"] else "AFD at least as much as EP")}
 
     def p_afd(self, width: float, sparsity: float, gb_per_s: float) -> float:
         """P(AFD better) (:func:`afdlib.decode.uncertainty.verdict`) of the family member at ``width``
-        and ``sparsity`` on the spec's device at ``gb_per_s`` of scale-out bandwidth, at the spec's
+        and ``sparsity`` on the spec's device at ``gb_per_s`` along the surface's bandwidth axis, at the spec's
         fixed settings: how far a lead on the surface is from decided."""
-        values = {**self.spec["fixed"], "expert_width": width, "sparsity": sparsity, "scale_out_gb_per_s": gb_per_s}
+        values = {**self.spec["fixed"], "expert_width": width, "sparsity": sparsity, self.axis: gb_per_s}
         hw = hardware_with(load_hardware(self.spec["hardware"], profile=self.spec.get("hw_profile", "datasheet")), values)
         model = model_with(load_model(self.spec["model"], profile="reference"), values)
         context, budget, precision, a = settings(model, values)
@@ -117,9 +162,9 @@ class Surface:
         """How the AFD / EP ratio itself moves along ``axis`` (0: width, 1: sparsity) at the swept
         bandwidth nearest ``gb_per_s``: ("falls" | "rises" | "does not move", the median ratio over the
         other axis at the axis' first and at its last value)."""
-        bw = self.ds.scale_out_gb_per_s.values
+        bw = self.ds[self.axis].values
         k = int(np.argmin(np.abs(np.log(bw / gb_per_s))))
-        r = np.moveaxis(self.ds.afd_over_ep.transpose("expert_width", "sparsity", "scale_out_gb_per_s").values[..., k],
+        r = np.moveaxis(self.ds.afd_over_ep.transpose("expert_width", "sparsity", self.axis).values[..., k],
                         axis, 0)
         lo, hi = float(np.nanmedian(r[0])), float(np.nanmedian(r[-1]))
         d = np.log(hi / lo)
@@ -131,7 +176,7 @@ class Surface:
         out = {}
         for key, at in (("low", low_gb_per_s), ("high", high_gb_per_s)):
             word, lo, hi = self.ratio_trend(0, at)
-            bw = self.ds.scale_out_gb_per_s.values
+            bw = self.ds[self.axis].values
             out.update({f"rt_{key}_bw": f"{bw[int(np.argmin(np.abs(np.log(bw / at))))]:.0f}", f"rt_{key}": word,
                         f"rt_{key}_from": f"{lo:.2f}", f"rt_{key}_to": f"{hi:.2f}"})
         return out
@@ -176,11 +221,12 @@ def break_even_surface(spec: dict, models: list[str], scheduler: str = "synchron
     """Compute the surface of ``spec`` (:func:`surface_spec`) and each of ``models`` as it is along the
     same bandwidth axis (``scheduler``: Dask's, the whole sweep in this process by default)."""
     ds = dataset(parse(spec)).compute(scheduler=scheduler)
-    cross = crossing(ds.afd_over_ep.transpose("expert_width", "sparsity", "scale_out_gb_per_s"), "scale_out_gb_per_s")
+    axis = Surface(spec, None, None, {}).axis
+    cross = crossing(ds.afd_over_ep.transpose("expert_width", "sparsity", axis), axis)
     own = {}
     for slug in models:
         m = load_model(slug, profile="reference")
-        one = {**spec, "model": slug, "vary": {"scale_out_gb_per_s": spec["vary"]["scale_out_gb_per_s"]}}
+        one = {**spec, "model": slug, "vary": {axis: spec["vary"][axis]}}
         r = dataset(parse(one)).compute(scheduler=scheduler).afd_over_ep
-        own[m.name] = (float(m.moe_intermediate_size), float(m.sparsity), crossing(r, "scale_out_gb_per_s"))
+        own[m.name] = (float(m.moe_intermediate_size), float(m.sparsity), crossing(r, axis))
     return Surface(spec, ds, cross, own)

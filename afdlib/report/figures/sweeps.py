@@ -8,7 +8,8 @@ import numpy as np
 from afdlib.report.figures.common import PAGE_WIDTH_IN
 
 
-def break_even_figure(widths, sparsities, panels: dict, models: dict, unit: str = "GB/s"):
+def break_even_figure(widths, sparsities, panels: dict, models: dict, unit: str = "GB/s",
+                      what: str = "scale-out bandwidth"):
     """One panel per reading (title -> (values over widths x sparsities, words per cell)): each cell
     coloured by its bandwidth (log scale) and labelled with it, or with its words ("never") in grey;
     the catalogue's models (name -> (M, E / K)) as numbered dots."""
@@ -45,7 +46,7 @@ def break_even_figure(widths, sparsities, panels: dict, models: dict, unit: str 
         ax.set_xlabel("expert intermediate size M")
         ax.set_ylabel("sparsity E / K")
         ax.set_title(title, fontsize=9)
-    bar = fig.colorbar(im, ax=axes, label=f"scale-out bandwidth per GPU, {unit}")
+    bar = fig.colorbar(im, ax=axes, label=f"{what} per GPU, {unit}")
     bar.ax.yaxis.set_major_formatter(FormatStrFormatter("%.0f"))
     bar.ax.yaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))
     bar.ax.yaxis.set_minor_formatter(NullFormatter())
