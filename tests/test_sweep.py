@@ -306,5 +306,5 @@ def test_the_surface_s_default_axes_are_the_reference_chapter_s_and_follow_the_p
     assert family_axes(load_model("deepseek-v3", "reference")) == ([512, 1024, 2048, 4096, 8192], [8, 16, 32, 64])
     assert family_axes(load_model("deepseek-v3", "reference"), [1, 2], [3, 4]) == ([1, 2], [3, 4])   # as given
     assert bandwidth_axis(h800) == "scale_out_gb_per_s" and bandwidth_axis(gb200) == "scale_up_gb_per_s"
-    assert bandwidth_range(h800, "scale_out_gb_per_s") == {"from": 12.5, "to": 800.0, "num": 7, "log": True}
+    assert bandwidth_range(h800, "scale_out_gb_per_s") == {"from": 12.5, "to": 800.0, "num": 25, "log": True}   # 2^(1/4) apart: 64x in 24 steps
     assert bandwidth_range(gb200, "scale_up_gb_per_s")["from"] == 225.0
