@@ -234,7 +234,7 @@ def test_sweeps_for_an_own_pair_on_a_superpod(tmp_path):
     out = execute("sweeps", tmp_path, **{**params, "models": ["qwen3-coder"]})
     spec = yaml.safe_load((out / "sweeps_spec.yaml").read_text())
     # GB200's NVLink: 900 GB/s per GPU (datasheet), the range 900 / 4 .. 900 x 16
-    assert spec["vary"]["scale_up_gb_per_s"] == {"from": 225.0, "to": 14400.0, "num": 7, "log": True}
+    assert spec["vary"]["scale_up_gb_per_s"] == {"from": 225.0, "to": 14400.0, "num": 25, "log": True}
     m = load_model("qwen3-coder", profile="reference")        # the model's own cell in the middle
     assert spec["vary"]["expert_width"][2] == m.moe_intermediate_size and spec["vary"]["sparsity"][2] == m.sparsity
     surface = pd.read_csv(out / "sweeps_surface.csv")
