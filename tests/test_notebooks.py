@@ -238,7 +238,7 @@ def test_sweeps_for_an_own_pair_on_a_superpod(tmp_path):
     m = load_model("qwen3-coder", profile="reference")        # the model's own cell in the middle
     assert spec["vary"]["expert_width"][2] == m.moe_intermediate_size and spec["vary"]["sparsity"][2] == m.sparsity
     surface = pd.read_csv(out / "sweeps_surface.csv")
-    assert len(surface) == 5 * 4 * 7 and "scale_up_gb_per_s" in surface
+    assert len(surface) == 5 * 4 * 25 and "scale_up_gb_per_s" in surface
     assert pd.read_csv(out / "sweeps_models.csv").model.tolist() == [m.name]
 
 
