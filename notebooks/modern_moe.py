@@ -29,7 +29,7 @@
 #
 # **Result.** At the paper's context of {glue:text}`ctx` tokens the hybrid layers divide the cache and
 # state a request holds by {glue:text}`kv_factors` against full attention everywhere, and the
-# requests that fit on an attention GPU change about as much. Both designs keep that cache on the GPUs
+# requests that fit on an attention GPU are multiplied by {glue:text}`fit_factors` (medians over the GPUs). Both designs keep that cache on the GPUs
 # that run attention (EP: every GPU), so both gain or lose together: EP's tokens/s per GPU change by
 # {glue:text}`ep_gains`, AFD's by {glue:text}`afd_gains` (geometric means over the
 # {glue:text}`n_hw` GPUs). The answer, AFD / EP, moves by the hybrid's ratio over its
