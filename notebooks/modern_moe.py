@@ -20,7 +20,7 @@
 # request's cache, and the attention side's work for it, grow with the context in every layer. Many
 # MoE models of 2025-2026 keep full attention in a few layers only: linear attention (Gated DeltaNet)
 # or Mamba-2 layers hold a constant state instead of a cache, sliding-window layers keep the last
-# tokens, and DeepSeek-V4 compresses its cache. This chapter places four of them, each read from its
+# tokens, and DeepSeek-V4 compresses its cache. This chapter places {glue:text}`n_models` of them, each read from its
 # published `config.json` ({glue:text}`model_list`), in the previous chapter's comparison: for each
 # model and GPU it searches the best EP and the best AFD deployment under the same SLO and compares
 # their output tokens per second per GPU, once for the model as published and once for the same model
@@ -42,7 +42,7 @@
 # (as published, then all full attention): {glue:text}`n_decided` of {glue:text}`n_verdicts` verdicts
 # decided. At {glue:text}`long_ctx` tokens, where the cache factors are {glue:text}`long_kv`, the
 # shifts on {glue:text}`long_hw` are {glue:text}`long_shifts`. So hybrid attention changes how much
-# each GPU serves, on both designs alike, and {glue:text}`conclusion`.
+# each GPU serves on both designs, and {glue:text}`conclusion`.
 
 # %% tags=["parameters"]
 hardware = ["h20", "h800", "h100", "h200", "b200", "b300", "gb200", "gb300"]
@@ -69,7 +69,7 @@ import numpy as np
 import pandas as pd
 
 from afdlib.decode.modern_study import hybrid_study
-from afdlib.decode.step import DECODE_T_GAP_S
+from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.decode.uncertainty import DECIDED
 from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.inputs.specs import Budget, Precision, matmul_tier
@@ -99,8 +99,9 @@ verdicts = [p for p in pairs if np.isfinite(p["p_afd"])]
 shift_all = np.exp(np.mean(np.log([p["shift"] for p in pairs])))
 slower = [s for s in summary if min(s["ep_gain"], s["afd_gain"]) < 0.99]
 shift_ext = [f(p["shift"] for p in pairs + long.pairs()) for f in (min, max)]
-band = [f(p["band"][k] for p in verdicts) for f, k in ((min, 0), (max, 1))] if verdicts else [np.nan, np.nan]
-inside = band[0] <= shift_ext[0] and shift_ext[1] <= band[1]
+states = {m.name: mx.state_dtype.upper() for m in ms for mx in m.mixers if mx.kind in ("linear", "mamba")}
+declared = [f"{m.name}'s checkpoint declares {m.weights_dtype.upper()} experts" for m in ms
+            if m.weights_dtype and m.weights_dtype != weights]
 largest = max(summary, key=lambda s: abs(np.log(s["shift"])))
 flipped = [p["ratio"] for p in pairs if (p["ratio"] > 1) != (p["ratio_full"] > 1)] + [
     p["ratio_full"] for p in pairs if (p["ratio"] > 1) != (p["ratio_full"] > 1)]
@@ -114,16 +115,20 @@ glue_all({
     "direction": "toward EP" if shift_all < 1 else "toward AFD", "overall_shift": f"{shift_all:.3f}",
     "largest": f"{largest['model_name']}, {largest['shift']:.2f} ({'toward EP' if largest['shift'] < 1 else 'toward AFD'})",
     "flip_range": f"{min(flipped):.2f} to {max(flipped):.2f}" if flipped else "none",
-    "n_less": sum(max(s["ep_gain"], s["afd_gain"]) < s["kv_factor"] for s in summary), "n_models": len(summary),
+    "n_less": sum(1 < s["kv_factor"] > max(s["ep_gain"], s["afd_gain"]) for s in summary), "n_models": len(summary),
+    "n_shrink": sum(s["kv_factor"] > 1 for s in summary), "usable": f"{Assumptions().hbm_usable_fraction:.0%}",
+    "states": "; ".join(f"{t} for {n}" for n, t in states.items()) or "none of these models has one",
+    "declared": ("; " + "; ".join(declared) + ", which afd advise uses where the device has that rate and refuses "
+                 "elsewhere (its weights option reads it as here)") if declared else "",
+    "mtp_words": "no MTP" if mtp == 1 else f"MTP at {mtp:g} accepted tokens per step",
+    "mtp_limit": ("No MTP, although several of these models ship MTP layers" if mtp == 1 else
+                  f"MTP at {mtp:g} accepted tokens per step for every model, whatever its own MTP layers"),
+    "hw_words": f"{hw_profile} hardware",
     "verdict_hw": ", ".join(hw_name[h] for h in verdict_hardware) or "no device (none asked for)",
     "verdicts": "; ".join(f"{p['p_afd']:.2f} and {p['p_afd_full']:.2f} for {p['model_name']}" for p in verdicts) or "not computed",
     "n_verdicts": 2 * len(verdicts), "decided": f"at most {DECIDED:g} or at least {1 - DECIDED:g}",
     "n_decided": sum((p <= DECIDED or p >= 1 - DECIDED) for v in verdicts for p in (v["p_afd"], v["p_afd_full"])),
-    "conclusion": (f"moves the answer by factors of {shift_ext[0]:.2f} to {shift_ext[1]:.2f} (both contexts), "
-                   + ("within" if inside else "beyond") + f" the spread of the model's uncertain assumptions about one "
-                   f"pair (the ratio's 10th to 90th percentile lies at {band[0]:.2f} to {band[1]:.2f} times its value at the "
-                   "defaults on " + ", ".join(hw_name[h] for h in verdict_hardware) + ")" if verdicts else
-                   f"moves the answer by factors of {shift_ext[0]:.2f} to {shift_ext[1]:.2f} (both contexts)"),
+    "conclusion": f"moves the answer, AFD / EP, by factors of {shift_ext[0]:.2f} to {shift_ext[1]:.2f} (both contexts)",
     "long_ctx": f"{long_context:,.0f}", "long_hw": " and ".join(hw_name[h] for h in long_hardware),
     "long_shifts": "; ".join(" and ".join(f"{p['shift']:.2f}" for p in long.pairs() if p["model"] == m.slug)
                              + f" for {m.name}" for m in ms),
@@ -141,7 +146,7 @@ glue_table("tab_modern_models", table.rename_axis("published / all full").reset_
 # :name: modern-moe-ratios
 #
 # Top: AFD / EP output tokens per second per GPU, best deployment of each, SLO {glue:text}`slo` ms,
-# context {glue:text}`ctx`, no MTP, datasheet hardware, for each model as published and read as all
+# context {glue:text}`ctx`, {glue:text}`mtp_words`, {glue:text}`hw_words`, for each model as published and read as all
 # full attention (orange: AFD ahead), with P(AFD better) below the ratio on {glue:text}`verdict_hw`
 # ('?': undecided, P between the bounds that decide); elsewhere the ratio at the model's defaults
 # alone. Bottom: the hybrid's ratio over its all-full-attention reading's (purple, below 1: the hybrid
@@ -151,7 +156,7 @@ glue_table("tab_modern_models", table.rename_axis("published / all full").reset_
 #
 # ## What the hybrid layers change
 #
-# :::{table} The four models on {glue:text}`ref_name`, each cell as published / read as all full attention, at context {glue:text}`ctx`
+# :::{table} The {glue:text}`n_models` models on {glue:text}`ref_name`, each cell as published / read as all full attention, at context {glue:text}`ctx`
 # :name: tab-modern-models
 #
 # ```{glue:md} tab_modern_models
@@ -161,19 +166,19 @@ glue_table("tab_modern_models", table.rename_axis("published / all full").reset_
 #
 # {numref}`tab-modern-models` gives, per model (a column each), its token mixers (`afd model --model M` lists them
 # with the config fields read), its parameters, the cache and constant state one request holds
-# (BF16 cache; recurrent states in the type the config declares, FP32 for Qwen3.5 and Nemotron-3),
+# (BF16 cache; recurrent states in the type the config declares: {glue:text}`states`),
 # the bytes the mixers read and write per request and decode step, the requests of that context that
-# fit on one attention GPU beside its weights (90% of its HBM), and each design's best tokens/s per
+# fit on one attention GPU beside its weights ({glue:text}`usable` of its HBM), and each design's best tokens/s per
 # GPU. Against full attention everywhere, the hybrid layers divide the cache by
 # {glue:text}`kv_factors` at this context, the requests that fit by {glue:text}`fit_factors` (median
 # over the GPUs), and the mixers' bytes per request and step by {glue:text}`step_factors`. In
-# {glue:text}`n_less` of the {glue:text}`n_models` models both designs gain less than the cache
-# shrinks: a decode step's attention side costs the bytes its mixers move, and a constant state is
+# {glue:text}`n_less` of the {glue:text}`n_shrink` models whose cache shrinks both designs gain less
+# than the cache shrinks: a decode step's attention side costs the bytes its mixers move, and a constant state is
 # read and written every step whatever the context, while a short context's cache is small. Models a
 # design serves more slowly as published than with full attention everywhere (by more than 1%, over
 # the GPUs): {glue:text}`slower`.
 #
-# Why the ratio moves little: the cache sits on the GPUs that run attention in both designs, so a
+# Why the ratio moves much less than each design's tokens/s: the cache sits on the GPUs that run attention in both designs, so a
 # smaller one lets both run larger batches at the same SLO, and the FFN side's gain from larger
 # batches goes to both. The ratio moves only where the two designs' best deployments shift
 # differently (their sizes, their kernels, the memory EP's experts leave for the cache).
@@ -186,13 +191,11 @@ glue_table("tab_modern_models", table.rename_axis("published / all full").reset_
 # - No published deployment of these models is in the validation: the decode model is checked on
 #   full-attention models (DeepSeek-V3, Step-3, {doc}`decode_validation`); here its layer costs are
 #   extrapolated to other layers.
-# - Every model runs with {glue:text}`weights_words`, as the paper's models do; DeepSeek-V4-Flash's
-#   checkpoint declares FP4 experts, which `afd advise` uses on Blackwell and refuses on Hopper
-#   (`--weights fp8` reads it as here).
+# - Every model runs with {glue:text}`weights_words`, as the paper's models do{glue:text}`declared`.
 # - The all-full-attention reading changes the mixers' weights as well as the cache (a linear
 #   layer's projections become attention's), so it is a counterfactual of the whole layer, not of the
 #   cache alone. P(AFD better) is computed on {glue:text}`verdict_hw` only (it re-runs both searches
-#   at 18 settings per pair); the other cells are ratios at the model's defaults, which decide nothing
+#   at every setting of the shared assumptions); the other cells are ratios at the model's defaults, which decide nothing
 #   (a pair is decided when P(AFD better) is {glue:text}`decided`).
-# - No MTP, although several of these models ship MTP layers; two contexts only (a hybrid's cache
+# - {glue:text}`mtp_limit`; two contexts only (a hybrid's cache
 #   grows more slowly with the context than full attention's, so its factors grow with it).
