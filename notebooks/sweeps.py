@@ -117,7 +117,8 @@ glue_all({"ref_name": ref.name, "hw_name": hw.name, "slo": f"{slo_ms:g}", "ctx":
           "bw_other": "the fabric's latency" if superpod else "a Superpod's fabric",
           "placed": placed_words, "placed_cap": placed_words[0].upper() + placed_words[1:], **surface.readings(),
           **surface.reference_readings(), **surface.ratio_readings(surface.own_gb_per_s(hw), 8 * surface.own_gb_per_s(hw)),
-          "bw_step": f"{(spec['vary'][axis]['to'] / spec['vary'][axis]['from']) ** (1 / (spec['vary'][axis]['num'] - 1)):.2f}",
+          "bw_step": f"{(step := (spec['vary'][axis]['to'] / spec['vary'][axis]['from']) ** (1 / (spec['vary'][axis]['num'] - 1))):.2f}",
+          "bw_step_note": " (the spacing of afd advise's break-even grid)" if abs(step - 2 ** 0.25) < 0.005 else "",
           "so_eff": f"{getattr(hw.efficiency, 'scale_up' if superpod else 'scale_out') if hw.efficiency else 1.0:g}"})
 placed = {n: (m, s) for n, (m, s, _) in surface.models.items()}
 fig = break_even_figure(expert_widths, sparsities, {"AFD overtakes EP at": (c.overtake, c.where),
@@ -182,9 +183,10 @@ glue_table("tab_sweeps_models", table.style.hide(axis="index").format({"M": "{:.
 # - The surface is one family (members of {glue:text}`ref_name` at the same total routed parameters)
 #   on one device; another model's attention, layers and hidden size move its crossing
 #   ({numref}`tab-sweeps-models`), so read a model from its own sweep, not from its dot.
-# - The bandwidth axis has {glue:text}`bw_num` points a factor {glue:text}`bw_step` apart (the spacing of
-#   `afd advise`'s break-even grid); crossings are interpolated between them, so a lead narrower than
-#   one step would be missed, and inside a band the ratio can dip just below 1 between two points.
+# - The bandwidth axis has {glue:text}`bw_num` points a factor {glue:text}`bw_step` apart{glue:text}`bw_step_note`;
+#   crossings are interpolated between them, so a lead narrower than one step would be missed. A band
+#   is read from its ends: in {glue:text}`n_gapped` of the {glue:text}`n_ahead` cells where AFD leads,
+#   EP leads again at a swept point inside the band (the ratio dips below 1 and rises again).
 # - Each design's best deployment is searched within the bounds of `afd advise`; in
 #   {glue:text}`n_on_bound` of the {glue:text}`points` points a best sits on a bound of its search
 #   (there a wider search could move the ratio).

@@ -308,3 +308,16 @@ def test_the_surface_s_default_axes_are_the_reference_chapter_s_and_follow_the_p
     assert bandwidth_axis(h800) == "scale_out_gb_per_s" and bandwidth_axis(gb200) == "scale_up_gb_per_s"
     assert bandwidth_range(h800, "scale_out_gb_per_s") == {"from": 12.5, "to": 800.0, "num": 25, "log": True}   # 2^(1/4) apart: 64x in 24 steps
     assert bandwidth_range(gb200, "scale_up_gb_per_s")["from"] == 225.0
+
+
+def test_crossing_counts_the_stretches_afd_leads_over():
+    """A ratio that leads, dips below 1 at a swept point and leads again has two stretches (its band
+    read from the ends hides the dip); one that leads once has one; one that never leads none."""
+    import xarray as xr
+
+    from afdlib.sweep.readings import crossing
+    r = xr.DataArray([[0.9, 1.1, 0.95, 1.05, 0.8], [1.1, 1.2, 0.9, 0.8, 0.7], [0.9, 0.8, 0.7, 0.6, 0.5]],
+                     dims=("cell", "bw"), coords={"bw": [10.0, 20, 40, 80, 160]})
+    c = crossing(r, "bw")
+    assert c.stretches.tolist() == [2, 1, 0]
+    assert 10 < c.overtake[0] < 20 and 80 < c.retake[0] < 160   # the band's ends span the dip

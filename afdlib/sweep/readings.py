@@ -20,11 +20,14 @@ NEVER, FROM_BOTTOM, TO_TOP = "never", "from the bottom", "to the top"
 class Crossing:
     """Per point of the other axes: ``overtake`` (bandwidth, the axis' unit; NaN where AFD never
     leads, the axis' first value where it leads from the bottom of the range), ``retake`` (NaN where
-    AFD still leads at the top), and ``where`` in words (:data:`NEVER`, :data:`FROM_BOTTOM`, or "")."""
+    AFD still leads at the top), ``where`` in words (:data:`NEVER`, :data:`FROM_BOTTOM`, or ""), and
+    ``stretches``: how many separate runs of swept points AFD leads over (more than 1: EP leads again
+    at a swept point between ``overtake`` and ``retake``)."""
 
     overtake: np.ndarray
     retake: np.ndarray
     where: np.ndarray
+    stretches: np.ndarray | None = None
 
 
 def _log_cross(x0, x1, r0, r1) -> float:
@@ -44,8 +47,10 @@ def crossing(ratio, dim: str) -> Crossing:
     values = np.asarray(r.values, dtype=float).reshape(-1, x.size)
     over, back = np.full(values.shape[0], np.nan), np.full(values.shape[0], np.nan)
     where = np.full(values.shape[0], "", object)
+    ahead_all = np.nan_to_num(values, nan=0.0) >= 1.0
+    runs = ahead_all[:, 0].astype(int) + (ahead_all[:, 1:] & ~ahead_all[:, :-1]).sum(axis=1)
     for i, row in enumerate(values):
-        ahead = np.nan_to_num(row, nan=0.0) >= 1.0
+        ahead = ahead_all[i]
         if not ahead.any():
             where[i] = NEVER
             continue
@@ -59,4 +64,4 @@ def crossing(ratio, dim: str) -> Crossing:
         elif last < x.size - 1:
             back[i] = x[last + 1]
     shape = r.shape[:-1]
-    return Crossing(over.reshape(shape), back.reshape(shape), where.reshape(shape))
+    return Crossing(over.reshape(shape), back.reshape(shape), where.reshape(shape), runs.reshape(shape))

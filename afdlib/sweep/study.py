@@ -121,6 +121,7 @@ class Surface:
                 "n_differ": self.differ(), "n_models": len(self.models), "m_low": f"{w[0]:g}", "m_high": f"{w[-1]:g}",
                 "s_low": f"{s[0]:g}", "s_high": f"{s[-1]:g}", "bw_num": int(bw.size),
                 "n_on_bound": int(self.ds.on_search_bound.any("design").sum()),
+                "n_gapped": int((c.stretches > 1).sum()),
                 "model_numbers": ", ".join(f"{k + 1} {n}" for k, n in enumerate(self.models))}
 
     def own_gb_per_s(self, hw) -> float:
