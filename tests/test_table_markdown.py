@@ -28,7 +28,8 @@ def test_plain_numbers_have_no_needless_decimals():
     import numpy as np
     import pandas as pd
 
-    from afdlib.report.style import plain, table_markdown
+    from afdlib.report.style import table_markdown
+    from afdlib.report.tables import cell
     t = pd.DataFrame({"device": ["x", "y"], "TFLOP/s": [4500.0, 2614.9], "TB/s": [np.nan, 3.35], "GPUs": [8, 72]})
-    lines = table_markdown(t.style.hide(axis="index").format(plain, na_rep="-")).splitlines()
+    lines = table_markdown(t.style.hide(axis="index").format(cell)).splitlines()
     assert lines[2:] == ["| x | 4500 | - | 8 |", "| y | 2614.9 | 3.35 | 72 |"]

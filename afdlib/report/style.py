@@ -110,12 +110,6 @@ def glue_all(values: dict) -> None:
         glue(key, value, display=False)
 
 
-def plain(value):
-    """A table cell without needless decimals (a Styler formatter): floats as their shortest form up to six
-    significant digits (4500, 3.35, 2614.9, not 4500.00), anything else as it is."""
-    return f"{value:g}" if isinstance(value, float) else value
-
-
 def table_markdown(table) -> str:
     """A pandas Styler (or DataFrame) as a MyST pipe table of its displayed values: the Styler's formats,
     hidden index and ``na_rep`` apply; numeric columns are right-aligned; ``|`` in a cell is escaped."""

@@ -10,8 +10,8 @@ MIN_TEXT_PX = 9.0
 """The smallest text a figure may show, in CSS pixels as rendered in that column (legible at page width)."""
 
 PAGE_WIDTH_IN = 8.5
-"""Width of a full-page figure, inches: at the theme's content width (about 750 px) the figure is
-shown at about 90% of its size, so 8-10 pt text stays legible."""
+"""Width of a full-page figure, inches: shown in the text column (:data:`COLUMN_PX`) at about 84% of its
+size at 96 dpi, so text of 9 pt and more stays legible (:data:`MIN_TEXT_PX`)."""
 PANELS_PER_ROW = 2
 """Multi-panel figures are laid out two panels per row for the page."""
 
