@@ -24,7 +24,7 @@ SAVED = "sigma_findings.json"
 """The chapter's findings and parameters, written into its output folder (the script reads them there)."""
 
 FINDINGS = {
-    "longrun_sigma_ep144": "long-run σ at EP144 + 32 (median over layers; the validation chapter's routing σ)",
+    "longrun_sigma_ep144": "long-run σ at EP144 + {redundant} (median over layers; the validation chapter's routing σ)",
     "sigma_afd": "σ of AFD's FFN pool at its own deployment",
     "sigma_ep": "σ of EP at its own deployment",
     "loss_afd": "throughput AFD loses to imbalance at its own deployment",
@@ -94,6 +94,7 @@ def compare(values: dict, parameters: dict, measured: bool, record: dict | None 
     rec, rows = record.get("findings", {}), []
     for key, what in FINDINGS.items():
         this, then = str(values[key]), str(rec.get(key, "not recorded"))
+        what = what.replace("{redundant}", str(parameters.get("redundant", "the chapter's redundant experts")))
         rows.append({"finding": what, "this build": this, "raw files (recorded)": then,
                      "difference": difference(this, then) if key in rec else "not recorded"})
     differ = sum(r["difference"] != "equal" for r in rows)
