@@ -318,3 +318,14 @@ def test_a_hybrid_whose_layers_are_not_placed_is_refused(tmp_path, capsys, drop,
     assert main(["model", "--model", str(p)]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and f"'{field}'" in err, err
+
+
+def test_a_tied_model_holds_one_embedding_matrix():
+    """Gemma-4 ties its embedding and LM head (tie_word_embeddings): the dense side's weights hold
+    vocab x hidden once (BF16: 2 B each), not an embedding plus an LM head (2 + 2 B)."""
+    from afdlib.decode.step import _weights_dense_side
+    m = model_from_hf_config(GEMMA)
+    assert m.tied_embeddings
+    untied = replace(m, tied_embeddings=False)
+    saved = _weights_dense_side(untied, Precision()) - _weights_dense_side(m, Precision())
+    assert saved == pytest.approx(m.vocab_size * m.hidden_size * 2.0)
