@@ -22,10 +22,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def summary(model) -> dict:
     """The document ``afd model --json`` prints for ``model``."""
-    from afdlib.inputs.layers import (MIXER_KINDS, legacy_mixers, kv_elements_per_token, parameter_counts,
+    from afdlib.inputs.layers import (MIXER_KINDS, kv_elements_per_token, model_mixers, parameter_counts,
                                       state_bytes, window_elements)
     from afdlib.inputs.specs import dtype_bytes
-    groups = model.mixers or legacy_mixers(model.attention, model.num_layers)
+    groups = model_mixers(model)
     mixers = {k: sum(g.layers for g in groups if g.kind == k) for k in MIXER_KINDS}
     total, active = parameter_counts(model)
     bf16 = dtype_bytes("bf16")

@@ -23,7 +23,7 @@ from afdlib.decode.advise import advice_table
 from afdlib.decode.step import Assumptions, afd_step
 from afdlib.decode.uncertainty import DECIDED, verdict
 from afdlib.errors import AfdError
-from afdlib.evaluator.attention import kv_cache_bytes, state_bytes_per_request
+from afdlib.evaluator.attention import core_bytes_per_request, kv_cache_bytes, state_bytes_per_request
 from afdlib.inputs import layers
 from afdlib.inputs.layers import MIXER_KINDS, Mixer, parameter_counts
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
@@ -56,16 +56,15 @@ def all_full_attention(model: Model) -> Model:
 
 def layer_counts(model: Model) -> str:
     """The model's token mixers in words: "45 linear, 15 attention" (most first; no-mixer blocks left out)."""
-    groups = model.mixers or layers.legacy_mixers(model.attention, model.num_layers)
+    groups = layers.model_mixers(model)
     counts = {k: sum(g.layers for g in groups if g.kind == k) for k in MIXER_KINDS if k != "none"}
     return ", ".join(f"{n} {k}" for k, n in sorted(counts.items(), key=lambda kv: -kv[1]) if n)
 
 
 def mixer_bytes_per_step(model: Model, context: float, precision: Precision = Precision()) -> float:
     """HBM bytes every mixer core of the model reads (and, for states, writes) per request and decode
-    step at ``context`` (:func:`afdlib.inputs.layers.core_bytes`; projections' weights aside)."""
-    groups = model.mixers or layers.legacy_mixers(model.attention, model.num_layers)
-    return float(sum(g.layers * layers.core_bytes(g, context, precision.bytes("kv_cache")) for g in groups))
+    step at ``context`` (:func:`afdlib.evaluator.attention.core_bytes_per_request`)."""
+    return float(core_bytes_per_request(model, precision, context))
 
 
 def requests_that_fit(model: Model, hardware: Hardware, context: float, precision: Precision = Precision(),

@@ -54,22 +54,6 @@ def projection_params(att: Attention, hidden_size: int) -> tuple[int, int]:
     return layers.attention_params(att, hidden_size)
 
 
-def core_dims(att: Attention) -> tuple[int, int]:
-    """(score dimension, value dimension) of one head against the cache."""
-    if att.family == "mla":
-        return att.kv_lora_rank + att.qk_rope_head_dim, att.kv_lora_rank
-    return att.head_dim, att.v_head_dim or att.head_dim
-
-
-def effective_context(att: Attention, num_layers: int, context: ArrayLike) -> np.ndarray:
-    """Cached tokens the average layer attends to: local layers see at most their window."""
-    c = np.asarray(context, dtype=float)
-    if not att.local_layers:
-        return c
-    local = att.local_layers / num_layers
-    return (1 - local) * c + local * np.minimum(c, att.local_window)
-
-
 def require_attention(model: Model) -> Attention:
     if model.attention is None:
         raise AfdError(f"model '{model.slug}' has no attention description (family, heads, dimensions); "
@@ -77,60 +61,76 @@ def require_attention(model: Model) -> Attention:
     return model.attention
 
 
+def effective_context(att: Attention, num_layers: int, context: ArrayLike) -> np.ndarray:
+    """Cached tokens the average layer of a one-attention model attends to: local layers see at most
+    their window (:func:`attention_work`'s core for those models)."""
+    c = np.asarray(context, dtype=float)
+    if not att.local_layers:
+        return c
+    local = att.local_layers / num_layers
+    return (1 - local) * c + local * np.minimum(c, att.local_window)
+
+
 def attention_work(model: Model, precision: Precision, requests: ArrayLike, context: ArrayLike,
                    tokens_per_request: ArrayLike = 1) -> tuple[Work, Work]:
-    """(projections, core) work of one attention layer on one GPU (see the module docstring)."""
-    if _hybrid(model):
-        return _mixers_work(model, precision, requests, context, tokens_per_request)
-    att = require_attention(model)
+    """(projections, core) work of one attention stage on one GPU: the mixers' projections and cores
+    over the model divided by its :func:`stages` (module docstring).
+
+    The core of a one-attention catalogue model (no ``mixers``, no latent MoE) keeps its own
+    arithmetic (:func:`effective_context`): the requests times the average layer's context, where the
+    per-kind sum multiplies the requests last; the two agree to the last bit or so, not exactly
+    (MLA's 576 cached elements at a fractional request count; a local window's averaging), and the
+    published numbers are the one-attention reading's."""
     req = np.asarray(requests, dtype=float)
     tokens = req * np.asarray(tokens_per_request, dtype=float)
-    params, gemms = projection_params(att, model.hidden_size)
-    proj_flops = 2.0 * params * tokens
-    proj = matmul_work(proj_flops, precision.attention, hbm_bytes=params * precision.bytes("attention")
-                       + tokens * model.hidden_size * 2 * precision.bytes("combine"))
-    d_qk, d_v = core_dims(att)
-    ctx = effective_context(att, model.num_layers, context)
-    core_flops = 2.0 * att.num_heads * (d_qk + d_v) * ctx * tokens
-    core = Work(flops_bf16=core_flops,    # BF16 compute even over an FP8 cache (module docstring)
-                hbm_bytes=req * ctx * att.kv_elements_per_token * precision.bytes("kv_cache"))
+    h, n = model.hidden_size, stages(model)
+    params = sum(g.layers * layers.mixer_params(g, h)[0] for g in mixers(model)) / n
+    params += latent_params(model) * model.moe_layers / n
+    proj = matmul_work(2.0 * params * tokens, precision.attention, hbm_bytes=params * precision.bytes("attention")
+                       + tokens * h * 2 * precision.bytes("combine"))
+    kv = precision.bytes("kv_cache")
+    if not _per_kind(model):
+        att = model.attention
+        d_qk, d_v = layers.core_dims(att)
+        ctx = effective_context(att, model.num_layers, context)
+        return proj, Work(flops_bf16=2.0 * att.num_heads * (d_qk + d_v) * ctx * tokens,
+                          hbm_bytes=req * ctx * att.kv_elements_per_token * kv)
+    flops = 0.0
+    for g in mixers(model):
+        d_qk, d_v = (0, 0) if g.attention is None else layers.core_dims(g.attention)
+        flops = flops + g.layers * layers.core_flops_per_token(g, context, d_qk, d_v)
+    core = Work(flops_bf16=flops / n * tokens,    # BF16 compute even over an FP8 cache (module docstring)
+                hbm_bytes=core_bytes_per_request(model, precision, context) / n * req)
     return proj, core
 
 
+def core_bytes_per_request(model: Model, precision: Precision, context: ArrayLike) -> np.ndarray:
+    """HBM bytes every layer's mixer core reads (and, for states, writes) per request and decode step
+    at ``context`` (:func:`afdlib.inputs.layers.core_bytes`; projections' weights aside)."""
+    return sum(g.layers * layers.core_bytes(g, context, precision.bytes("kv_cache")) for g in mixers(model))
+
+
 def attention_kernels(model: Model) -> float:
-    """Kernels one attention layer launches (projection GEMMs, norm/rope/cache write, core); hybrid
-    models: the mixers' kernels per FFN block (module docstring)."""
-    if _hybrid(model):
-        per_layer = sum(g.layers * (layers.mixer_params(g, model.hidden_size)[1] + KERNELS_AROUND + KERNELS_CORE)
-                        for g in mixers(model) if g.kind != "none")
-        return per_layer / ffn_blocks(model) + (2 if model.moe_latent_size else 0)
-    return projection_params(require_attention(model), model.hidden_size)[1] + KERNELS_AROUND + KERNELS_CORE
-
-
-def attention_weight_bytes(model: Model, precision: Precision) -> float:
-    """Bytes of one layer's attention projection weights."""
-    return projection_params(require_attention(model), model.hidden_size)[0] * precision.bytes("attention")
+    """Kernels one attention stage launches: the mixers' projection GEMMs, norm/rope/cache write and
+    core, over the model per :func:`stages` (module docstring)."""
+    per_layer = sum(g.layers * (layers.mixer_params(g, model.hidden_size)[1] + KERNELS_AROUND + KERNELS_CORE)
+                    for g in mixers(model) if g.kind != "none")
+    return per_layer / stages(model) + (2 if model.moe_latent_size else 0)
 
 
 def mixer_weight_bytes(model: Model, precision: Precision) -> float:
-    """Bytes of every layer's token-mixer weights (attention projections; hybrid models: each
-    kind's own, :func:`afdlib.inputs.layers.mixer_params`, and the latent MoE's projections)."""
-    if _hybrid(model):
-        params = sum(g.layers * layers.mixer_params(g, model.hidden_size)[0] for g in mixers(model))
-        return (params + model.moe_layers * latent_params(model)) * precision.bytes("attention")
-    return model.num_layers * attention_weight_bytes(model, precision)
+    """Bytes of every layer's token-mixer weights (each kind's own,
+    :func:`afdlib.inputs.layers.mixer_params`, and the latent MoE's projections)."""
+    params = sum(g.layers * layers.mixer_params(g, model.hidden_size)[0] for g in mixers(model))
+    return (params + model.moe_layers * latent_params(model)) * precision.bytes("attention")
 
 
 def kv_cache_bytes(model: Model, precision: Precision, context: ArrayLike) -> np.ndarray:
-    """Bytes of cache one request of ``context`` tokens holds over all layers (local layers keep
-    at most their window; hybrid models: each kind's cache, plus the constant states)."""
-    if _hybrid(model):
-        c = np.asarray(context, dtype=float)
-        cache = sum(g.layers * layers.cache_elements(g, c) for g in mixers(model)) * precision.bytes("kv_cache")
-        return cache + state_bytes_per_request(model)
-    att = require_attention(model)
-    ctx = effective_context(att, model.num_layers, context)
-    return att.kv_elements_per_token * model.num_layers * precision.bytes("kv_cache") * ctx
+    """Bytes of cache one request of ``context`` tokens holds over all layers: each kind's cache
+    (a window keeps at most its tokens), plus the constant states."""
+    c = np.asarray(context, dtype=float)
+    cache = sum(g.layers * layers.cache_elements(g, c) for g in mixers(model)) * precision.bytes("kv_cache")
+    return cache + state_bytes_per_request(model)
 
 
 def state_bytes_per_request(model: Model) -> float:
@@ -139,39 +139,29 @@ def state_bytes_per_request(model: Model) -> float:
 
 
 def mixers(model: Model) -> tuple:
-    """The model's layers by mixer: its ``mixers``, else those of its one attention."""
-    return model.mixers or layers.legacy_mixers(model.attention, model.num_layers)
-
-
-def _hybrid(model: Model) -> bool:
-    """Whether the model takes the per-kind path (hybrid mixers or a latent MoE); the others keep
-    the one-attention formulas above (the same numbers for the same layers)."""
-    return bool(model.mixers) or bool(model.moe_latent_size)
+    """The model's layers by mixer (:func:`afdlib.inputs.layers.model_mixers`); a model with neither
+    ``mixers`` nor an attention description is refused."""
+    if not model.mixers:
+        require_attention(model)
+    return layers.model_mixers(model)
 
 
 def ffn_blocks(model: Model) -> int:
-    """FFN blocks (MoE and dense) of the model: the attention stages a step charges."""
+    """FFN blocks (MoE and dense) of the model."""
     return max(model.moe_layers + model.dense_layers, 1)
+
+
+def stages(model: Model) -> int:
+    """Attention stages a step charges, over which the mixers' totals are spread: the FFN blocks for a
+    model read by kind (``mixers`` or a latent MoE), one per layer for a one-attention catalogue model
+    (whose FFN blocks may number otherwise: its own per-layer reading is kept)."""
+    return ffn_blocks(model) if _per_kind(model) else model.num_layers
+
+
+def _per_kind(model: Model) -> bool:
+    return bool(model.mixers) or bool(model.moe_latent_size)
 
 
 def latent_params(model: Model) -> int:
     """Weights of one MoE layer's latent projections (H x latent down and up; 0 without)."""
     return 2 * model.hidden_size * model.moe_latent_size
-
-
-def _mixers_work(model: Model, precision: Precision, requests, context, tokens_per_request) -> tuple[Work, Work]:
-    """(projections, core) work of a hybrid model's mixers per FFN block (module docstring)."""
-    req = np.asarray(requests, dtype=float)
-    tokens = req * np.asarray(tokens_per_request, dtype=float)
-    h, blocks = model.hidden_size, ffn_blocks(model)
-    params = sum(g.layers * layers.mixer_params(g, h)[0] for g in mixers(model)) / blocks
-    params += latent_params(model) * model.moe_layers / blocks
-    proj = matmul_work(2.0 * params * tokens, precision.attention, hbm_bytes=params * precision.bytes("attention")
-                       + tokens * h * 2 * precision.bytes("combine"))
-    flops, nbytes = 0.0, 0.0
-    for g in mixers(model):
-        d_qk, d_v = (0, 0) if g.attention is None else layers.core_dims(g)
-        flops = flops + g.layers * layers.core_flops_per_token(g, context, d_qk, d_v)
-        nbytes = nbytes + g.layers * layers.core_bytes(g, context, precision.bytes("kv_cache"))
-    core = Work(flops_bf16=flops / blocks * tokens, hbm_bytes=nbytes / blocks * req)
-    return proj, core

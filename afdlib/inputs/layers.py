@@ -26,7 +26,7 @@ published Qwen3.5 and Nemotron-3 files), the convolution state at BF16 (the acti
 Per layer and request, every kind gives (functions below, plain numbers, no hardware):
 :func:`cache_elements` (cache at a context: grows with it, a window caps it), :func:`state_bytes`
 (constant), :func:`mixer_params` (weights), :func:`core_flops_per_token` and :func:`core_bytes` (the
-mixer's own work beyond its projection GEMMs). The decode model (:mod:`afdlib.evaluator.mixers`)
+mixer's own work beyond its projection GEMMs). The decode model (:mod:`afdlib.evaluator.attention`)
 turns them into work.
 
 Approximations (each small against the projections or the cache, stated so a reader can weigh
@@ -155,8 +155,13 @@ def cache_elements(mixer: Mixer, context: ArrayLike) -> np.ndarray:
         return kv * np.minimum(c, mixer.window)
     if mixer.kind == "compressed":
         compressed = c / mixer.compress_ratio if mixer.compress_ratio else 0.0
-        return kv * compressed_entries(mixer, c) + (mixer.index_head_dim * compressed if mixer.index_topk else 0.0)
+        return kv * compressed_entries(mixer, c) + indexer_key_elements(mixer) * compressed
     return 0.0 * c
+
+
+def indexer_key_elements(mixer: Mixer) -> int:
+    """Indexer-key elements a compressed layer keeps per compressed entry (0 without an indexer)."""
+    return mixer.index_head_dim if mixer.index_topk else 0
 
 
 def kv_elements_per_token(mixer: Mixer) -> float:
@@ -164,7 +169,7 @@ def kv_elements_per_token(mixer: Mixer) -> float:
     if mixer.kind == "attention":
         return float(mixer.kv_elements_per_entry)
     if mixer.kind == "compressed" and mixer.compress_ratio:
-        return (mixer.kv_elements_per_entry + (mixer.index_head_dim if mixer.index_topk else 0)) / mixer.compress_ratio
+        return (mixer.kv_elements_per_entry + indexer_key_elements(mixer)) / mixer.compress_ratio
     return 0.0
 
 
@@ -237,9 +242,8 @@ def mixer_params(mixer: Mixer, hidden: int) -> tuple[int, int]:
     return params, gemms
 
 
-def core_dims(mixer: Mixer) -> tuple[int, int]:
+def core_dims(att: Attention) -> tuple[int, int]:
     """(score dimension, value dimension) of one head against the cache (MLA: absorbed, the latent)."""
-    att = mixer.attention
     if att.family == "mla":
         return att.kv_lora_rank + att.qk_rope_head_dim, att.kv_lora_rank
     return att.head_dim, att.v_head_dim or att.head_dim
@@ -306,13 +310,19 @@ def legacy_mixers(att: Attention | None, num_layers: int) -> tuple[Mixer, ...]:
     return tuple(out)
 
 
+def model_mixers(model) -> tuple[Mixer, ...]:
+    """A :class:`~afdlib.inputs.specs.Model`'s layers by mixer: its ``mixers``, else those of its one
+    attention (:func:`legacy_mixers`). Every reading of a model's layers goes through here."""
+    return model.mixers or legacy_mixers(model.attention, model.num_layers)
+
+
 def parameter_counts(model) -> tuple[float, float]:
     """(total, active per token) parameters of a :class:`~afdlib.inputs.specs.Model`: embeddings
     (input and LM head, once where tied), every layer's mixer, dense FFNs, and per MoE layer the
     routed experts (all, or the K a token visits; in the latent width where there is one), the
     shared experts, the router and the latent projections. MTP layers, norms and biases left out."""
     h, mats = model.hidden_size, model.ffn_matrices
-    groups = model.mixers or legacy_mixers(model.attention, model.num_layers)
+    groups = model_mixers(model)
     common = model.vocab_size * h * (1 if model.tied_embeddings else 2)
     common += sum(g.layers * mixer_params(g, h)[0] for g in groups)
     dense_size = model.dense_intermediate_size or (model.experts_per_token * model.moe_intermediate_size
