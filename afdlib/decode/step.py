@@ -180,10 +180,8 @@ def _weights_dense_side(model: Model, precision: Precision) -> float:
     h = model.hidden_size
     attn = mixer_weight_bytes(model, precision)
     dense = ffn_params(h, dense_intermediate_size(model), model.dense_layers, model.ffn_matrices) * precision.bytes("weights")
-    # BF16 embedding + LM head; a tied model (the config's tie_word_embeddings) holds the one matrix,
-    # at the wider of its two types
-    embed = model.vocab_size * h * (max(2.0, precision.bytes("lm_head")) if model.tied_embeddings
-                                    else 2.0 + precision.bytes("lm_head"))
+    lm = precision.bytes("lm_head")   # BF16 embedding + LM head; tied (tie_word_embeddings): one matrix
+    embed = model.vocab_size * h * (max(2.0, lm) if model.tied_embeddings else 2.0 + lm)
     return attn + dense + embed
 
 
