@@ -23,7 +23,7 @@ from afdlib.decode.sweetspot import with_shape
 from afdlib.decode.step import DECODE_T_GAP_S, EP_KERNELS, Assumptions
 from afdlib.errors import AfdError
 from afdlib.inputs.catalog import load_hardware, load_model
-from afdlib.inputs.specs import Budget, Hardware, Model, Precision, matmul_tier
+from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 from afdlib.sweep.spec import FIELDS, Spec
 
 _HW_TARGET = {"fp8_tflops": ("flops", 1e12, "compute"), "bf16_tflops": ("bf16_flops", 1e12, "compute"),
@@ -129,8 +129,7 @@ def settings(model: Model, values: dict) -> tuple:
     """(context, budget, precision, assumptions) as `afd throughput` builds them from its options."""
     get = values.get
     weights = get("weights") or model.weights_dtype or Precision.weights
-    attention = get("attention_dtype") or ("fp8" if matmul_tier(weights) == "fp4" else weights)
-    precision = Precision(weights=weights, attention=attention, kv_cache=get("kv_cache", "bf16"))
+    precision = Precision.for_weights(weights, get("attention_dtype") or None, get("kv_cache", "bf16"))
     t_gap = get("t_gap_ms")
     budget = Budget(slo_s=_plain(np.asarray(get("slo_ms", Budget.slo_s * 1e3)) / 1e3), l_accept=float(get("mtp", 1.0)),
                     t_gap_s=DECODE_T_GAP_S if t_gap is None else _plain(np.asarray(t_gap) / 1e3))
