@@ -72,13 +72,13 @@ from afdlib.decode.modern_study import hybrid_study
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.decode.uncertainty import DECIDED
 from afdlib.inputs.catalog import load_hardware, load_model
-from afdlib.inputs.specs import Budget, Precision, matmul_tier
+from afdlib.inputs.specs import Budget, Precision
 from afdlib.report.figures.modern import hybrid_heatmap
 from afdlib.report.style import glue_all, glue_figure, glue_table, save_data, setup_style
 
 setup_style()
 budget = Budget(slo_s=slo_ms / 1e3, l_accept=mtp, t_gap_s=DECODE_T_GAP_S)
-precision = Precision(weights=weights, attention="fp8" if matmul_tier(weights) == "fp4" else weights)
+precision = Precision.for_weights(weights)
 hws = [load_hardware(h, profile=hw_profile) for h in hardware]
 ms = [load_model(m, profile="reference") for m in models]
 study = hybrid_study(ms, hws, budget, context, precision, verdict_hardware=tuple(verdict_hardware))

@@ -9,9 +9,9 @@ from afdlib.decode.advise import advise, break_even_scale_out, parse_prices
 from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.cli import main
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions, ep_step
-from afdlib.decode.batch import best_batch
+from afdlib.decode.batch import best_batch, largest_batch
 from afdlib.errors import AfdError
-from afdlib.decode.search import best_ep, compare, largest_batch
+from afdlib.decode.search import best_ep, compare
 from afdlib.inputs.specs import Budget, Precision
 
 BUDGET = Budget(slo_s=0.05, l_accept=1.0, t_gap_s=DECODE_T_GAP_S)

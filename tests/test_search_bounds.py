@@ -5,6 +5,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+import afdlib.decode.batch as batch
 import afdlib.decode.search as search
 from afdlib.decode.advise import advise
 from afdlib.decode.batch import best_batch
@@ -166,7 +167,7 @@ def test_a_map_s_searches_find_the_same_bests_with_the_narrowed_batch_search(mon
     budget = Budget(slo_s=0.05, l_accept=1.0, t_gap_s=DECODE_T_GAP_S)
     runs = []
     for narrowed_from in (1, 10 ** 12):                      # every search narrowed; none
-        monkeypatch.setattr(search, "NARROWED_FROM", narrowed_from)
+        monkeypatch.setattr(batch, "NARROWED_FROM", narrowed_from)
         runs.append(compare(ds, cells, budget, 4096.0, cell_shape=(3, 2)))
     for fast, slow in zip(*runs):
         assert np.array_equal(fast.tokens_per_s_per_gpu, slow.tokens_per_s_per_gpu)

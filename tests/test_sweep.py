@@ -36,13 +36,13 @@ def _computed(doc, chunk=None):
 def given(request):
     """Small chunks (many blocks, the scalar axes one value each), their batches found by the library's
     bisection or, as chunks of 2,048 points and more do, by afdlib.decode.batch.largest."""
-    import afdlib.sweep.evaluate as ev
-    before = ev.NARROWED_FROM
-    ev.NARROWED_FROM = 1 if request.param == "narrowed" else 10 ** 9
+    import afdlib.decode.batch as batch
+    before = batch.NARROWED_FROM
+    batch.NARROWED_FROM = 1 if request.param == "narrowed" else 10 ** 9
     try:
         return _computed(GIVEN, chunk=50)
     finally:
-        ev.NARROWED_FROM = before
+        batch.NARROWED_FROM = before
 
 
 def _single(model, hw, deployment, point):
@@ -280,9 +280,9 @@ def test_batches_past_the_first_bound_are_searched_to_the_library_s_maximum(monk
     """The batch search goes to 1,024 requests first and searches the points that reach it again up to
     the library's maximum: a long SLO with a short context and a large HBM gives batches of about 4,000,
     each decode_step's own."""
-    import afdlib.sweep.evaluate as ev
-    from afdlib.sweep.evaluate import FIRST_BOUND
-    monkeypatch.setattr(ev, "NARROWED_FROM", 1 if narrowed else 10 ** 9)
+    import afdlib.decode.batch as batch
+    from afdlib.decode.batch import FIRST_BOUND
+    monkeypatch.setattr(batch, "NARROWED_FROM", 1 if narrowed else 10 ** 9)
     doc = {"model": "deepseek-v3", "hardware": "h800", "design": "ep", "vary": {"context": [16, 256], "slo_ms": [200, 1000]},
            "fixed": {"ep_size": 128, "redundant": 32, "hbm_gb": 400}}
     _, ds = _computed(doc)

@@ -281,15 +281,14 @@ def add_decode_options(p: argparse.ArgumentParser) -> None:
 def precision_of(args, model=None):
     """(:class:`~afdlib.inputs.specs.Precision`, where its weights' type came from) for ``model``:
     ``--weights``, else the type the model's config declares (:attr:`Model.weights_dtype`), else the
-    default (FP8). The attention projections follow ``--attention-dtype``, else the weights, except
-    NVFP4 weights, which cover the experts and dense FFN layers only: their attention stays FP8."""
-    from afdlib.inputs.specs import Precision, matmul_tier
+    default (FP8). The attention projections follow ``--attention-dtype``, else
+    :meth:`Precision.for_weights <afdlib.inputs.specs.Precision.for_weights>`'s rule."""
+    from afdlib.inputs.specs import Precision
     declared = getattr(model, "weights_dtype", None)
     weights, origin = ((args.weights, "--weights") if args.weights else
                        (declared, f"declared by {model.sources.get('weights_dtype', 'the model')}") if declared else
                        (Precision.weights, "default"))
-    attention = args.attention_dtype or ("fp8" if matmul_tier(weights) == "fp4" else weights)
-    return Precision(weights=weights, attention=attention, kv_cache=args.kv_cache), origin
+    return Precision.for_weights(weights, args.attention_dtype or None, args.kv_cache), origin
 
 
 def decode_setup(args, model=None):

@@ -2,7 +2,9 @@
 fits in memory (TPOT and memory grow with the batch, so the feasible batches are 1..n), vectorised
 over any number of deployments at once.
 
-:func:`largest` finds the same batch on large arrays with fewer evaluations per point: the same answer as :func:`afdlib.decode.batch.largest_batch` (the largest integer batch
+:func:`batches` is the one entry point: it chooses between the two searches by the number of
+points. :func:`largest` finds the same batch on large arrays with fewer evaluations per point: the
+same answer as :func:`largest_batch` (the largest integer batch
 whose step fits in memory and meets the SLO; 0 where one request does not), found by regula falsi
 with the Illinois correction on the step's own continuous excess over its limits, each round
 evaluating only the points whose bracket is still open.
@@ -26,6 +28,12 @@ from afdlib.errors import AfdError
 
 MAX_REQUESTS = 2 ** 16
 """Largest batch per GPU the searches consider."""
+
+FIRST_BOUND = 1024
+"""The bound a sweep's given deployments search their batches up to first (:func:`batches`'
+``first``): most points' largest batch lies below it, so the bisection takes 10 rounds instead of
+the 16 up to :data:`MAX_REQUESTS`; the points that reach it are searched again up to that maximum,
+so every result is the library's own."""
 
 GRID_SEARCH_MAX = 1 << 14
 """Largest (cells x grid points) for which :func:`largest_batch` narrows with grids first."""
@@ -88,6 +96,45 @@ def best_batch(step_of, slo_s: float, max_requests: int = MAX_REQUESTS) -> tuple
             why = "; ".join(full) or "one request per GPU does not fit in memory (KV cache)"
         raise AfdError(f"no batch meets the SLO and fits in memory: {why}")
     return int(best), step_of(np.array(best))
+
+
+NARROWED_FROM = 2048
+"""Points (candidate-cells, a sweep chunk's points) from which :func:`batches` searches with
+:func:`largest`: about 5 step evaluations per point instead of the bisection's 17 up to
+:data:`MAX_REQUESTS` (16 rounds and the step at the answer; 11 up to :data:`FIRST_BOUND`), while
+each of its rounds cuts the inputs to the points left, which costs more than it saves on fewer
+points: a map's chunks and a sweep's, not one pair's search."""
+
+
+def batches(whole, step_at, slo, shape: tuple, design: str, hi: int = MAX_REQUESTS,
+            first: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(largest batch 0..``hi``, tokens/s per GPU, TPOT s) per point of ``shape``, the step's at
+    max(batch, 1): the one batch search of the searches and the sweeps, which chooses its strategy
+    by the number of points (:data:`NARROWED_FROM`): below it :func:`largest_batch` on
+    ``whole()`` (the step function over ``shape``), from it :func:`largest` on ``step_at``
+    (``step_at(requests, index)``: the step at the flat points ``index``). With ``first`` (a
+    sweep's given deployments: :data:`FIRST_BOUND`) the search goes up to that bound first and
+    searches the points that reach it again up to ``hi``, each by the strategy its count chooses.
+    ``slo`` broadcasts over ``shape``; ``design`` ("ep" or "afd") says which pool holds the KV cache."""
+    points = int(np.prod(shape))
+    if first is not None and first < hi:
+        found = batches(whole, step_at, slo, shape, design, first)
+        top = np.flatnonzero(np.reshape(found[0], -1) >= first)
+        if not top.size:
+            return found
+        again = batches(lambda: (lambda requests: step_at(requests, top)), lambda requests, at: step_at(requests, top[at]),
+                        np.broadcast_to(slo, shape).reshape(-1)[top], (top.size,), design, hi)
+        out = tuple(np.broadcast_to(x, shape).reshape(-1).copy() for x in found)
+        for x, y in zip(out, again):
+            x[top] = y
+        return tuple(x.reshape(shape) for x in out)
+    if points < NARROWED_FROM:
+        step_of = whole()
+        n = largest_batch(step_of, slo, shape, hi=hi)
+        st = step_of(np.maximum(n, 1.0))
+        return n, np.broadcast_to(st.tokens_per_s_per_gpu, shape), np.broadcast_to(st.tpot_s, shape)
+    n, tokens, tpot = largest(step_at, np.broadcast_to(slo, shape).reshape(-1), points, hi, design)
+    return n.reshape(shape), tokens.reshape(shape), tpot.reshape(shape)
 
 
 # --- the narrowed search: fewer step evaluations per point on large arrays ---------------------------

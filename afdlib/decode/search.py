@@ -26,9 +26,9 @@ deployment: :func:`afdlib.decode.validation.validated_forms` names the cases beh
 default the search ranges over all of them).
 
 For every candidate the batch (requests per GPU, per attention GPU for AFD) is the largest that
-meets the per-token SLO and fits in memory, found by a vectorised integer bisection (TPOT and
-memory grow with the batch; a map's thousands of candidate-cells: the same batch in fewer step
-evaluations, :func:`afdlib.decode.batch.largest`); throughput per GPU grows with the batch too, so that batch is the
+meets the per-token SLO and fits in memory, found by :func:`afdlib.decode.batch.batches` (TPOT and
+memory grow with the batch; a pair's hundreds of candidate-cells by vectorised bisection, a map's
+thousands by the same batch in fewer step evaluations); throughput per GPU grows with the batch too, so that batch is the
 candidate's best. The best candidate of each design maximises output tokens per second per GPU.
 
 Everything broadcasts: model and hardware fields may be arrays over a map's cells
@@ -43,7 +43,7 @@ import numpy as np
 
 from afdlib.decode.deployment import AFDDeployment, Deployment, EPDeployment, Pool, step_function
 from afdlib.decode.step import Assumptions
-from afdlib.decode.batch import MAX_REQUESTS, largest, largest_batch
+from afdlib.decode.batch import batches
 from afdlib.decode.bounds import AFD_NODE_CAP, EP_MULTIPLE_CAP, take_cells, widen
 from afdlib.decode.validation import validated_forms
 from afdlib.evaluator.alltoall import EP_MODES
@@ -265,28 +265,20 @@ def _afd_search(model, attn_hardware, ffn_hardware, context, assumptions, budget
     return _pick(rate, {k: np.concatenate([c[k] for c in configs], axis=-1) for k in configs[0]})
 
 
-NARROWED_FROM = 2048
-"""Candidate-cells from which a search finds its batches with :func:`afdlib.decode.batch.largest`
-(about 5 step evaluations each instead of bisection's 17; each of its rounds cuts the inputs to the
-candidate-cells left, which costs more than it saves on fewer): a map's chunks and a sweep's, not
-one pair's search."""
-
-
 def _batches(make, inputs: tuple, shape: tuple, design: str) -> tuple[np.ndarray, np.ndarray]:
     """(largest batch, tokens/s per GPU there) per candidate-cell of ``shape``, of the steps
-    ``make(*inputs)`` (inputs broadcasting over ``shape``; the budget's SLO may not)."""
+    ``make(*inputs)`` (inputs broadcasting over ``shape``; the budget's SLO may not):
+    :func:`afdlib.decode.batch.batches`."""
     budget = inputs[-1]
     points = int(np.prod(shape))
-    if points < NARROWED_FROM:
-        step_of = make(*inputs)
-        n = largest_batch(step_of, budget.slo_s, shape)
-        return n, np.broadcast_to(step_of(np.maximum(n, 1.0)).tokens_per_s_per_gpu, shape)
-    flat = take_cells(inputs, shape, np.arange(points))
+    flat = []
 
     def step_at(requests, at):
-        return make(*take_cells(flat, (points,), at))(requests)
-    n, tokens, _ = largest(step_at, np.broadcast_to(budget.slo_s, shape).reshape(-1), points, MAX_REQUESTS, design)
-    return n.reshape(shape), tokens.reshape(shape)
+        if not flat:
+            flat.append(take_cells(inputs, shape, np.arange(points)))
+        return make(*take_cells(flat[0], (points,), at))(requests)
+    n, tokens, _ = batches(lambda: make(*inputs), step_at, budget.slo_s, shape, design)
+    return n, tokens
 
 
 def _ring_size(bounds) -> int:

@@ -283,6 +283,15 @@ class Precision:
             if str(getattr(self, f.name)).lower() in FP4_DTYPES:   # fp4 is NVFP4: one name
                 object.__setattr__(self, f.name, "nvfp4")
 
+    @classmethod
+    def for_weights(cls, weights: str, attention: str | None = None, kv_cache: str = "bf16") -> Precision:
+        """The precision of a deployment whose weights are ``weights``: the attention projections in
+        ``attention``, else the weights' type, except NVFP4 (or MXFP4) weights, which cover the
+        experts and dense FFN layers only: their attention stays FP8."""
+        if attention is None:
+            attention = "fp8" if matmul_tier(weights) == "fp4" else weights
+        return cls(weights=weights, attention=attention, kv_cache=kv_cache)
+
     def bytes(self, what: str) -> float:
         """Bytes per element of ``what`` (a field name: ``weights``, ``kv_cache``, ...)."""
         return dtype_bytes(getattr(self, what))

@@ -1,7 +1,7 @@
 """One chunk of a sweep's grid through the decode model: the same vectorised functions as `afd
 throughput` (a given deployment: :func:`afdlib.decode.deployment.step_function` at the largest batch
-of :func:`afdlib.decode.batch.largest_batch`, or on a chunk of thousands of points
-:func:`~afdlib.decode.batch.largest`: the same batch in fewer evaluations) and as `afd advise` and the sweet-spot maps (a searched
+of :func:`afdlib.decode.batch.batches`, which searches a chunk of thousands of points in fewer
+evaluations) and as `afd advise` and the sweet-spot maps (a searched
 deployment: :func:`afdlib.decode.search.best_ep`, :func:`~afdlib.decode.search.best_afd`), with the
 chunk's points as one flat axis of cells. No formula lives here: this module only lays the spec's
 values onto the library's types.
@@ -16,14 +16,14 @@ from functools import lru_cache
 
 import numpy as np
 
-from afdlib.decode.batch import MAX_REQUESTS, largest, largest_batch
+from afdlib.decode.batch import FIRST_BOUND, batches
 from afdlib.decode.deployment import AFDDeployment, EPDeployment, Pool, step_function
 from afdlib.decode.search import AFD_NODES, best_afd, best_ep, node_counts
 from afdlib.decode.sweetspot import with_shape
 from afdlib.decode.step import DECODE_T_GAP_S, EP_KERNELS, Assumptions
 from afdlib.errors import AfdError
 from afdlib.inputs.catalog import load_hardware, load_model
-from afdlib.inputs.specs import Budget, Hardware, Model, Precision, matmul_tier
+from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 from afdlib.sweep.spec import FIELDS, Spec
 
 _HW_TARGET = {"fp8_tflops": ("flops", 1e12, "compute"), "bf16_tflops": ("bf16_flops", 1e12, "compute"),
@@ -129,8 +129,7 @@ def settings(model: Model, values: dict) -> tuple:
     """(context, budget, precision, assumptions) as `afd throughput` builds them from its options."""
     get = values.get
     weights = get("weights") or model.weights_dtype or Precision.weights
-    attention = get("attention_dtype") or ("fp8" if matmul_tier(weights) == "fp4" else weights)
-    precision = Precision(weights=weights, attention=attention, kv_cache=get("kv_cache", "bf16"))
+    precision = Precision.for_weights(weights, get("attention_dtype") or None, get("kv_cache", "bf16"))
     t_gap = get("t_gap_ms")
     budget = Budget(slo_s=_plain(np.asarray(get("slo_ms", Budget.slo_s * 1e3)) / 1e3), l_accept=float(get("mtp", 1.0)),
                     t_gap_s=DECODE_T_GAP_S if t_gap is None else _plain(np.asarray(t_gap) / 1e3))
@@ -157,32 +156,16 @@ def evaluate(spec: Spec, values: dict, n: int) -> dict[str, np.ndarray]:
     return out
 
 
-FIRST_BOUND = 1024
-"""A given deployment's batch search goes up to this bound first: most points' largest batch lies
-below it, so the bisection takes 10 steps instead of the 16 up to
-:data:`afdlib.decode.batch.MAX_REQUESTS`; the points that reach it are searched again up to that
-maximum, so every result is the library's own (tested against :func:`afdlib.decode.deployment.decode_step`)."""
-
-
-def _design(spec: Spec, design: str, values: dict, n: int, hi: int = FIRST_BOUND) -> dict:
+def _design(spec: Spec, design: str, values: dict, n: int) -> dict:
     """One design's variables at ``n`` points (``values`` complete: the spec's fixed ones included)."""
     model, hw = system(spec)
     model, hw = model_with(model, values), hardware_with(hw, values)
     context, budget, precision, a = settings(model, values)
     if not spec.searched(design):
-        r = _fixed(design, model, hw, context, budget, precision, a, values, n, hi)
-    elif design == "afd" and (spec.given("n_attn") or spec.given("n_ffn")):
+        return _fixed(design, model, hw, context, budget, precision, a, values, n, FIRST_BOUND)
+    if design == "afd" and (spec.given("n_attn") or spec.given("n_ffn")):
         return _one_pool(model, hw, context, budget, precision, a, values, n)
-    else:
-        return _searched(design, model, hw, context, budget, precision, a, n)
-    top = np.flatnonzero(np.broadcast_to(r["batch_per_gpu"], (n,)) >= hi)
-    if top.size and hi < MAX_REQUESTS and values.get("batch_per_gpu") is None:
-        sub = {k: (v[top] if np.ndim(v) and np.shape(v) == (n,) else v) for k, v in values.items()}
-        again = _design(spec, design, sub, top.size, MAX_REQUESTS)
-        r = {k: np.broadcast_to(v, (n,)).copy() for k, v in r.items()}
-        for k, v in again.items():
-            r[k][top] = v
-    return r
+    return _searched(design, model, hw, context, budget, precision, a, n)
 
 
 def family(spec: Spec) -> bool:
@@ -190,8 +173,9 @@ def family(spec: Spec) -> bool:
     return any(FIELDS[k].kind == "family" for k in list(spec.axes) + list(spec.fixed))
 
 
-def _fixed(design, model, hw, context, budget, precision, a, values, n, hi=MAX_REQUESTS) -> dict:
-    """A given deployment at the largest batch meeting the SLO and memory (or at ``batch_per_gpu``)."""
+def _fixed(design, model, hw, context, budget, precision, a, values, n, first=None) -> dict:
+    """A given deployment at the largest batch meeting the SLO and memory (or at ``batch_per_gpu``;
+    ``first``: the bound its search goes to first, :func:`afdlib.decode.batch.batches`)."""
     get = values.get
     if design == "ep":
         size, red = _plain(get("ep_size")), _plain(get("redundant", 0))
@@ -208,12 +192,6 @@ def _fixed(design, model, hw, context, budget, precision, a, values, n, hi=MAX_R
         ok = np.asarray(st.fits_memory & (st.tpot_s <= budget.slo_s)) & valid
         return _result(ok, st.tokens_per_s_per_gpu, st.tpot_s, req)
 
-    if n < NARROWED_FROM:     # few points: the library's bisection, whose rounds cost less than cutting them
-        step_of = step_function(model, d, context, budget, precision, a)
-        req = largest_batch(step_of, budget.slo_s, (n,), hi=hi)
-        st = step_of(np.maximum(req, 1.0))
-        return _result((req > 0) & valid, st.tokens_per_s_per_gpu, st.tpot_s, req)
-
     def step_at(req, at):
         """The step at ``req`` requests of the points ``at`` (the deployment, model, hardware, context,
         budget and assumptions cut to those points)."""
@@ -221,14 +199,9 @@ def _fixed(design, model, hw, context, budget, precision, a, values, n, hi=MAX_R
             return step_function(model, d, context, budget, precision, a)(req)
         cut = [_cells(x, at, n) for x in (model, d, context, budget, a)]
         return step_function(cut[0], cut[1], cut[2], cut[3], precision, cut[4])(req)
-    req, tokens, tpot = largest(step_at, budget.slo_s, n, hi, design)
+    req, tokens, tpot = batches(lambda: step_function(model, d, context, budget, precision, a), step_at,
+                                budget.slo_s, (n,), design, first=first)
     return _result((req > 0) & valid, tokens, tpot, req)
-
-
-NARROWED_FROM = 2048
-"""Chunks of at least this many points search their batches with :func:`afdlib.decode.batch.largest`
-(about 5 step evaluations per point instead of bisection's 11; each of its rounds cuts the inputs
-to the points left, which costs more than it saves on fewer points)."""
 
 
 def _result(ok, tokens, tpot_s, req) -> dict:
