@@ -119,7 +119,9 @@ glue_all({"ref_name": ref.name, "hw_name": hw.name, "slo": f"{slo_ms:g}", "ctx":
           **surface.reference_readings(), **surface.ratio_readings(surface.own_gb_per_s(hw), 8 * surface.own_gb_per_s(hw)),
           "bw_step": f"{(step := (spec['vary'][axis]['to'] / spec['vary'][axis]['from']) ** (1 / (spec['vary'][axis]['num'] - 1))):.2f}",
           "bw_step_note": " (the spacing of afd advise's break-even grid)" if abs(step - 2 ** 0.25) < 0.005 else "",
-          "so_eff": f"{getattr(hw.efficiency, 'scale_up' if superpod else 'scale_out') if hw.efficiency else 1.0:g}"})
+          "so_eff": (f"in sustained bandwidth: the datasheet figures here times {eff:g}"
+                     if (eff := getattr(hw.efficiency, 'scale_up' if superpod else 'scale_out') if hw.efficiency else 1.0) < 1
+                     else "in the same figures: this device's data gives no efficiency")})
 placed = {n: (m, s) for n, (m, s, _) in surface.models.items()}
 fig = break_even_figure(expert_widths, sparsities, {"AFD overtakes EP at": (c.overtake, c.where),
                                                      "EP leads again above": (c.retake, np.where(c.where == "never", "never", ""))}, placed,
@@ -148,8 +150,8 @@ glue_figure(fig, "sweeps_break_even", output_dir)
 # {glue:text}`ref_s`) the ratio peaks at {glue:text}`ref_peak` at {glue:text}`ref_peak_bw` GB/s;
 # from there to the top of the range EP's tokens/s per GPU grow by {glue:text}`ref_ep_gain` and
 # AFD's by {glue:text}`ref_afd_gain`: past the peak more network helps {glue:text}`ref_helps` (the
-# sweet-spot chapter reads the same ratio along bandwidth for the model itself, in sustained
-# bandwidth: the datasheet figures here times {glue:text}`so_eff`). A lead of a few percent is not a
+# sweet-spot chapter reads the same ratio along bandwidth for the model itself,
+# {glue:text}`so_eff`). A lead of a few percent is not a
 # decision: at that peak P(AFD better) is {glue:text}`ref_peak_p` under the model's uncertain
 # assumptions ({doc}`sweet_spots`), so read the surface for where AFD can lead, not where it will.
 
