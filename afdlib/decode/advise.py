@@ -20,13 +20,13 @@ import numpy as np
 from afdlib.decode.deployment import decode_step
 from afdlib.decode.overlap_whatif import overlap_what_ifs, what_if_reasons
 from afdlib.decode.step import Assumptions, bound_names
-from afdlib.evaluator.kernels import architecture as kernel_architecture
 from afdlib.errors import AfdError
 from afdlib.analysis.hfu import dead_zone_floor, hfu_sweep
 from afdlib.analysis.intensity import regime
 from afdlib.decode.bounds import search_reasons
 from afdlib.decode.search import AFD_NODES, EP_NODE_MULTIPLES, compare
 from afdlib.decode.sweetspot import with_network
+from afdlib.decode.stacked import device_groups, stacked, verdicts
 from afdlib.decode.uncertainty import DECIDED, Verdict, assumption_words, verdict
 from afdlib.decode.validation import case_labels, form_label, validated_by, validated_forms
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
@@ -112,9 +112,11 @@ def advise(model: Model, hardware: Hardware, budget: Budget, context: float, pre
 
 
 def _advice_of(model, hardware, budget, context, precision, assumptions, ep, afd, attn_hardware=None, prices=None,
-               explain: bool = False, validated_only: bool = False, uncertain: bool = True) -> Advice:
+               explain: bool = False, validated_only: bool = False, uncertain: bool = True,
+               given: Verdict | None = None) -> Advice:
     """The advice from the best EP and AFD deployments already found (``uncertain``: with the
-    verdict's probability; without, the recommendation follows the ratio and nothing is decided)."""
+    verdict's probability, ``given`` where already computed, without the tornado; without, the
+    recommendation follows the ratio and nothing is decided)."""
     attn = attn_hardware or hardware
     e, a = _f(ep.tokens_per_s_per_gpu), _f(afd.tokens_per_s_per_gpu)
     if e <= 0 and a <= 0:
@@ -128,8 +130,8 @@ def _advice_of(model, hardware, budget, context, precision, assumptions, ep, afd
     if prices:
         cost = _costs(prices, hardware, attn, ep_doc, afd_doc)
     by_cost = cost is not None and cost.get("ratio") is not None
-    v = (verdict(model, hardware, budget, context, precision, assumptions, attn_hardware, validated_only,
-                 tornado=explain) if uncertain and e > 0 and a > 0 else None)
+    v = given if given is not None or not (uncertain and e > 0 and a > 0) else verdict(
+        model, hardware, budget, context, precision, assumptions, attn_hardware, validated_only, tornado=explain)
     if ratio is None or a <= 0:
         rec = "AFD" if ratio is None else "EP"
     elif by_cost:
@@ -354,25 +356,6 @@ def parse_prices(items: list[str] | None) -> dict[str, float] | None:
 
 
 
-_STACKED = ("flops", "hbm_bytes_per_s", "hbm_bytes", "scale_up_bytes_per_s", "scale_out_bytes_per_s", "bf16_flops",
-            "inter_domain_bytes_per_s", "scale_out_latency_s", "scale_up_latency_s")
-
-
-def _structure(hw: Hardware) -> tuple:
-    """What must be equal for devices to be searched in one vectorised call: the fields the model
-    branches on, which optional fields are present, and the calibrated kernel fractions' architecture
-    (chosen per call, not per cell)."""
-    return (hw.gpus_per_node, hw.scale_up_domain, hw.superpod, hw.flops_dtype, kernel_architecture(hw),
-            *(getattr(hw, f) is None for f in _STACKED))
-
-
-def _stacked(devices: list[Hardware]) -> Hardware:
-    """One Hardware whose numeric fields are arrays over ``devices`` (same structure)."""
-    fields = {f: np.array([getattr(h, f) for h in devices], dtype=float) for f in _STACKED
-              if getattr(devices[0], f) is not None}
-    return replace(devices[0], slug="+".join(h.slug for h in devices), **fields)
-
-
 def advice_table(models: list[Model], hardware: list[Hardware], budget: Budget, context: float,
                  precision: Precision = Precision(), assumptions: Assumptions = Assumptions(),
                  validated_only: bool = False, uncertain: bool = True) -> list[dict]:
@@ -385,30 +368,34 @@ def advice_table(models: list[Model], hardware: list[Hardware], budget: Budget, 
     percentile (``p_afd``, ``ratio_lo``, ``ratio_hi``; about half a second per pair: ``uncertain``
     False leaves them out, NaN, and decides nothing); ``on_bound``: the search bounds either best sits
     on (:attr:`Advice.on_bound`, joined; empty where none binds)."""
-    groups: dict[tuple, list[int]] = {}
-    for i, h in enumerate(hardware):
-        groups.setdefault(_structure(h), []).append(i)
+    groups = device_groups(hardware)
     found: dict[tuple[int, int], tuple] = {}
     for j, m in enumerate(models):
         if m.attention is None:
             continue
-        for idx in groups.values():
+        for idx in groups:
             devices = [hardware[i] for i in idx]
-            hw = devices[0] if len(devices) == 1 else _stacked(devices)
+            hw = devices[0] if len(devices) == 1 else stacked(devices)
             ep, afd = compare(m, hw, budget, context, precision, assumptions, None,
                               cell_shape=() if len(devices) == 1 else (len(devices),), validated_only=validated_only)
+            bests = [(ep, afd)] if len(devices) == 1 else [tuple(b.at(c).on(hardware[i]) for b in (ep, afd))
+                                                           for c, i in enumerate(idx)]
+            # the verdicts of the devices where both designs are feasible, searched as cells of one call
+            both = [c for c, (e, a) in enumerate(bests) if _f(e.tokens_per_s_per_gpu) > 0 and _f(a.tokens_per_s_per_gpu) > 0]
+            vs = verdicts(m, [devices[c] for c in both], budget, context, precision, assumptions,
+                          validated_only) if uncertain and both else []
+            given = dict(zip(both, vs))
             for c, i in enumerate(idx):
-                found[(j, i)] = (ep, afd) if len(devices) == 1 else tuple(
-                    b.at(c).on(hardware[i]) for b in (ep, afd))
+                found[(j, i)] = (*bests[c], given.get(c))
     rows = []
     for j, m in enumerate(models):
         for i, h in enumerate(hardware):
             try:
                 if m.attention is None:
                     raise AfdError(f"model '{m.slug}' has no attention description; add an attention: block")
-                ep, afd = found[(j, i)]
+                ep, afd, v = found[(j, i)]
                 adv = _advice_of(m, h, budget, context, precision, assumptions, ep, afd,
-                                 validated_only=validated_only, uncertain=uncertain)
+                                 validated_only=validated_only, uncertain=uncertain, given=v)
             except AfdError as e:
                 rows.append({"model": m.slug, "hardware": h.slug, "recommendation": "-", "ratio": np.nan,
                              "decisive": False, "p_afd": np.nan, "ratio_lo": np.nan, "ratio_hi": np.nan,

@@ -41,6 +41,7 @@ than a ratio) are left out of the state.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -300,7 +301,16 @@ def core_bytes(mixer: Mixer, context: ArrayLike, kv_bytes: float) -> np.ndarray:
 
 def legacy_mixers(att: Attention | None, num_layers: int) -> tuple[Mixer, ...]:
     """The mixers of a model described by one :class:`Attention` (a catalogue entry): its full
-    layers, and its ``local_layers`` as windows of ``local_window`` tokens with the same heads."""
+    layers, and its ``local_layers`` as windows of ``local_window`` tokens with the same heads
+    (built once per attention and layer count: every step evaluation reads them)."""
+    try:
+        return _legacy_mixers(att, num_layers)
+    except TypeError:          # an attention or layer count holding arrays (a map's cells): not hashable
+        return _legacy_mixers.__wrapped__(att, num_layers)
+
+
+@lru_cache(maxsize=256)
+def _legacy_mixers(att: Attention | None, num_layers: int) -> tuple[Mixer, ...]:
     if att is None:
         return ()
     local = att.local_layers if att.local_window else 0

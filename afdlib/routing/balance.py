@@ -349,9 +349,11 @@ def placement_skew(counts: ArrayLike):
 
     def skew(ranks, redundant=0) -> np.ndarray:
         r, red = np.broadcast_arrays(np.asarray(ranks, dtype=float), np.asarray(redundant, dtype=float))
-        pairs = np.stack([r.ravel(), red.ravel()], axis=1).astype(int)
-        uniq, index = np.unique(pairs, axis=0, return_inverse=True)
-        values = np.array([one(int(a), int(b)) for a, b in uniq])
+        # each (ranks, redundant) pair as one integer code: a 1-D unique (a sort) instead of a row-wise one
+        ri, di = r.ravel().astype(np.int64), red.ravel().astype(np.int64)
+        base = int(di.max(initial=0)) + 1
+        uniq, index = np.unique(ri * base + di, return_inverse=True)
+        values = np.array([one(int(u // base), int(u % base)) for u in uniq])
         return values[index.reshape(-1)].reshape(r.shape)
 
     return skew

@@ -1,0 +1,57 @@
+"""Devices searched together: one :class:`Hardware` whose numeric fields are arrays over several devices.
+
+A vectorised search takes a device whose fields are arrays over cells; devices that agree on every
+field the model branches on (:func:`structure`) can so be searched in one call, each a cell, with the
+results of searching each alone (tests/test_kernels.py, tests/test_uncertainty.py).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from afdlib.evaluator.kernels import architecture as kernel_architecture
+from afdlib.decode.step import Assumptions
+from afdlib.decode.uncertainty import Verdict, mixture, quadrature, verdict
+from afdlib.inputs.specs import Budget, Hardware, Model, Precision
+
+STACKED = ("flops", "hbm_bytes_per_s", "hbm_bytes", "scale_up_bytes_per_s", "scale_out_bytes_per_s", "bf16_flops",
+           "inter_domain_bytes_per_s", "scale_out_latency_s", "scale_up_latency_s")
+"""The fields laid along the devices' axis; every other field must be equal (:func:`structure`)."""
+
+
+def structure(hw: Hardware) -> tuple:
+    """What must be equal for devices to be searched in one vectorised call: the fields the model
+    branches on, which optional fields are present, and the calibrated kernel fractions' architecture
+    (chosen per call, not per cell)."""
+    return (hw.gpus_per_node, hw.scale_up_domain, hw.superpod, hw.flops_dtype, kernel_architecture(hw),
+            *(getattr(hw, f) is None for f in STACKED))
+
+
+def device_groups(devices: list[Hardware]) -> list[list[int]]:
+    """The indices of ``devices`` grouped by :func:`structure`, in order of first appearance."""
+    groups: dict[tuple, list[int]] = {}
+    for i, h in enumerate(devices):
+        groups.setdefault(structure(h), []).append(i)
+    return list(groups.values())
+
+
+def stacked(devices: list[Hardware], trailing: int = 0) -> Hardware:
+    """One Hardware whose :data:`STACKED` fields are arrays over ``devices`` (same structure), with
+    ``trailing`` axes of length 1 after the devices' (1: the devices as leading cells of a call that
+    adds its own cell axis, as the verdict's quadrature does)."""
+    fields = {f: np.array([getattr(h, f) for h in devices], dtype=float).reshape((len(devices),) + (1,) * trailing)
+              for f in STACKED if getattr(devices[0], f) is not None}
+    return replace(devices[0], slug="+".join(h.slug for h in devices), **fields)
+
+
+def verdicts(model: Model, devices: list[Hardware], budget: Budget, context, precision: Precision = Precision(),
+             assumptions: Assumptions = Assumptions(), validated_only: bool = False) -> list[Verdict]:
+    """:func:`afdlib.decode.uncertainty.verdict` (without the tornado) on each of ``devices``, all of one
+    :func:`structure`: their quadratures searched as leading cells of one call, with the results of each
+    alone."""
+    if len(devices) == 1:
+        return [verdict(model, devices[0], budget, context, precision, assumptions, None, validated_only, False)]
+    log_r, weights, sd = quadrature(model, stacked(devices, trailing=1), budget, context, precision, assumptions,
+                                    validated_only=validated_only, cells=(len(devices),))
+    return [Verdict(*mixture(log_r[c], weights, sd[c])) for c in range(len(devices))]
