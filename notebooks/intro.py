@@ -51,12 +51,18 @@
 
 # %% tags=["parameters"]
 slo_ms = 50.0          # the SLO of the HFU bound's numbers below (the paper does not print its own)
+# the grid of the verdicts and bandwidth windows below (the sweet-spot chapter's): the paper's models
+# on its GPUs; the first model on H800 is the reference pair (DeepSeek-V3, the paper's case for EP)
+models = ["deepseek-v3", "kimi-k2", "step3", "qwen3-coder", "ernie-4.5", "glm-4.7"]
+hardware = ["h20", "h800", "h100", "h200", "b200", "b300", "gb200", "gb300"]
 output_dir = "figures"
 
 # %% tags=["hide-input"]
 import afdlib.report.params as _p
 
-_p.check_parameters(globals(), slo_ms=_p.positive, output_dir=_p.text)
+_p.check_parameters(globals(), slo_ms=_p.positive, models=_p.list_of(_p.text), hardware=_p.list_of(_p.text),
+                    output_dir=_p.text)
+_p.require_items("hardware", hardware, ["h800", "gb200"], "the landing page's ordinary and Superpod devices")
 import numpy as np
 import pandas as pd
 from myst_nb import glue
@@ -69,24 +75,21 @@ from afdlib.analysis.hfu import hfu_sweep
 from afdlib.analysis.imbalance import alpha_afd, alpha_afd_as_printed
 from afdlib.analysis.intensity import regime_borders
 from afdlib.simulation.studies import ideal_sweep
-from afdlib.report.style import glue_table, save_data
 from afdlib.inputs.specs import Budget
 from afdlib.decode.validation import validation_rows
 from afdlib.decode.advise import advice_table
-from afdlib.decode.step import DECODE_T_GAP_S
-from afdlib.decode.sweetspot_study import advice_summary, verdict_table
+from afdlib.report.computed import advice, shared
 from afdlib.decode.uncertainty import DECIDED, assumption_words, composition_spreads
-from afdlib.decode.step import Assumptions
+from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.decode.sweetspot import pools_table
-from afdlib.decode.sweetspot_study import pools_rows
+from afdlib.decode.sweetspot_study import advice_summary, pools_rows, verdict_table
 from afdlib.decode.conditions import table3_study
 from afdlib.report.landing import (bandwidth_windows, condition_table_rows, departure_table, landing_note,
                                    pairing_readings, probability_thresholds)
-from afdlib.report.style import glue_all
+from afdlib.report.style import glue_all, glue_table, save_data
 from afdlib.routing.provenance import routing_data
 
-SWEET_HARDWARE = ["h20", "h800", "h100", "h200", "b200", "b300", "gb200", "gb300"]
-SWEET_MODELS = ["deepseek-v3", "kimi-k2", "step3", "qwen3-coder", "ernie-4.5", "glm-4.7"]
+PAPER_MODELS = ["deepseek-v3", "kimi-k2", "step3", "qwen3-coder", "ernie-4.5", "glm-4.7"]   # their printed layers
 
 budget = Budget(slo_s=slo_ms / 1e3)
 ds, kimi, glm = (load_model(m) for m in ("deepseek-v3", "kimi-k2", "glm-4.7"))
@@ -108,9 +111,10 @@ val = pd.DataFrame(validation_rows())
 ep_val, afd_val = val[val.design == "ep"], val[val.design == "afd"]
 ep_over = ep_val[ep_val.error > 0]
 # the sweet-spot chapter's grid at its defaults: the paper's six models on its eight GPUs, context 4096, no MTP
-sweet, sweet_budget = [load_model(m, profile="reference") for m in SWEET_MODELS], Budget(
+sweet, sweet_budget = [load_model(m, profile="reference") for m in models], Budget(
     slo_s=slo_ms / 1e3, l_accept=1.0, t_gap_s=DECODE_T_GAP_S)
-pairs = advice_table(sweet, sweet_hw := [load_hardware(h, profile="datasheet") for h in SWEET_HARDWARE], sweet_budget, 4096)
+# computed once for this page and the sweet-spot chapter (afdlib.report.computed)
+pairs = advice(sweet, sweet_hw := [load_hardware(h, profile="datasheet") for h in hardware], sweet_budget, 4096)
 adv = advice_summary(pairs)
 aic = pd.DataFrame(comparison_rows())
 
@@ -119,12 +123,10 @@ def pct(x):
     return f"{100 * x:.1f}%"
 
 
-glue("r_h800_max", pct(s_h800.max_hfu), display=False)
-glue("r_h800_floor", pct(s_h800.dead_zone_floor), display=False)
-glue("r_gb200_max", pct(s_gb200["deepseek-v3"].max_hfu), display=False)
-glue("r_val_median", f"{val.error.abs().median():.1%}", display=False)
-glue("r_val_max", f"{val.error.abs().max():.1%}", display=False)
 for key, value in {
+        "r_h800_max": pct(s_h800.max_hfu), "r_h800_floor": pct(s_h800.dead_zone_floor),
+        "r_gb200_max": pct(s_gb200["deepseek-v3"].max_hfu), "r_val_median": f"{val.error.abs().median():.1%}",
+        "r_val_max": f"{val.error.abs().max():.1%}",
         "r_val_ep_over": len(ep_over), "r_val_ep": len(ep_val), "r_val_n": len(val),
         "r_val_ep_range": f"{ep_over.error.min():+.0%} to {ep_over.error.max():+.0%}",
         "r_val_ep_under": ", ".join(f"{e:+.0%}" for e in ep_val[ep_val.error <= 0].error) or "none",
@@ -228,7 +230,7 @@ hw_o, hw_s, hw_attn = (load_hardware(h, profile="datasheet") for h in ("h800", "
 ref = sweet[0]                                  # DeepSeek-V3, the reference model of the sweet-spot chapter
 windows = bandwidth_windows(sweet, [hw_o, hw_s], sweet_budget, 4096)
 thr = probability_thresholds(ref, hw_o, sweet_budget, 4096)
-pool_rows = pools_rows(pools_table(ref, [(hw_attn, hw_o), (hw_o, hw_attn), (hw_o, hw_o), (hw_attn, hw_attn)],
+pool_rows = pools_rows(shared(pools_table, ref, [(hw_attn, hw_o), (hw_o, hw_attn), (hw_o, hw_o), (hw_attn, hw_attn)],
                                    sweet_budget, 4096), [hw_attn.slug, hw_o.slug], priced=False)
 pairings = pairing_readings(pool_rows, hw_attn, hw_o)
 conditions = pd.DataFrame(condition_table_rows(windows, [p[:2] for p in pairings]))
@@ -263,9 +265,9 @@ glue_table("tab_intro_conditions", conditions.style.hide(axis="index"))
 
 # %% tags=["hide-input"]
 sym = advice_table([ref], [hw_o], sweet_budget, 4096, assumptions=Assumptions(ep_overlap=1.0, afd_overlap=1.0), uncertain=False)
-t3 = table3_study(ref, sweet, hw_o, hw_s, load_hardware("b200", profile="datasheet"), pool_rows, hw_attn, hw_o,
+t3 = shared(table3_study, ref, sweet, hw_o, hw_s, load_hardware("b200", profile="datasheet"), pool_rows, hw_attn, hw_o,
                  sweet_budget, 4096)                          # the sweet-spot chapter's table of the paper's Table 3, its defaults
-departures = departure_table(pairs, sym, t3, ref, hw_o, SWEET_MODELS)
+departures = departure_table(pairs, sym, t3, ref, hw_o, PAPER_MODELS)
 save_data(departures, "intro_departures", output_dir)
 glue_all({"r_n_departures": int(departures.departs.sum()), "r_n_checked": len(departures), "r_agree": "; ".join(
     departures.claim[~departures.departs]) or "none", "r_ref_pair": f"{ref.name} on {hw_o.name}",

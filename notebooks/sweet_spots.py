@@ -87,7 +87,7 @@ _p.check_parameters(
 import pandas as pd
 from myst_nb import glue
 
-from afdlib.decode.advise import advice_table
+from afdlib.report.computed import advice, shared
 from afdlib.decode.bounds import bounds_reading
 from afdlib.decode.uncertainty import DECIDED, assumption_words, composition_spreads, undecided_words, verdict
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
@@ -106,14 +106,14 @@ setup_style()
 budget = Budget(slo_s=slo_ms / 1e3, l_accept=mtp, t_gap_s=DECODE_T_GAP_S)
 hws = [load_hardware(h, profile=hw_profile) for h in hardware]
 ms = [load_model(m, profile="reference") for m in models]
-rows = advice_table(ms, hws, budget, context)
+rows = advice(ms, hws, budget, context)     # computed once for this chapter and the landing page
 table = pd.DataFrame(rows)
 save_data(table, "sweet_spots_advice", output_dir)
 fig = advice_heatmap(table, [h.slug for h in hws], [m.slug for m in ms])   # the table's keys
 glue_figure(fig, "sweet_spots_advice", output_dir)
-sym_rows = advice_table(ms, hws, budget, context, assumptions=Assumptions(ep_overlap=1.0, afd_overlap=1.0), uncertain=False)
+sym_rows = advice(ms, hws, budget, context, assumptions=Assumptions(ep_overlap=1.0, afd_overlap=1.0), uncertain=False)
 save_data(pd.DataFrame(sym_rows), "sweet_spots_advice_equal_overlap", output_dir)
-val_rows = advice_table(ms, hws, budget, context, validated_only=True)
+val_rows = advice(ms, hws, budget, context, validated_only=True)
 save_data(pd.DataFrame(val_rows), "sweet_spots_advice_validated", output_dir)
 (n, sym, val), err = (advice_summary(x) for x in (rows, sym_rows, val_rows)), error_spread(validation_rows())
 top, sym_normal = top_form(rows, "ep"), sum(r.get("ep_form") == form_label("ep", 2, "normal") for r in sym_rows)
@@ -153,7 +153,7 @@ glue_all({
 # %% tags=["hide-input"]
 ref = load_model(reference_model, profile="reference")
 hw_o, hw_s = load_hardware(ordinary, profile=hw_profile), load_hardware(superpod, profile=hw_profile)
-half = advice_table([ref], [hw_o], budget, context, assumptions=Assumptions(ep_overlap=0.5, afd_overlap=0.5))
+half = advice([ref], [hw_o], budget, context, assumptions=Assumptions(ep_overlap=0.5, afd_overlap=0.5))
 coarse = ratio_span(rows, ["step3", "ernie-4.5"], ["gb200", "gb300"])   # the paper's coarse experts on Superpods
 bw_even, side = break_even(ref, hw_o, budget, context)
 ref_v = verdict(ref, hw_o, budget, context)
@@ -306,7 +306,7 @@ glue("crossings", "; ".join(f"{c.name}: " + (", ".join(f"{x / 1e9:.0f}" for x in
 
 # %% tags=["hide-input"]
 attn_hw, ffn_hw = (load_hardware(h, profile=hw_profile) for h in (attention_pool, ffn_pool))
-pools = pools_table(ref, [(attn_hw, ffn_hw), (ffn_hw, attn_hw), (ffn_hw, ffn_hw), (attn_hw, attn_hw)], budget,
+pools = shared(pools_table, ref, [(attn_hw, ffn_hw), (ffn_hw, attn_hw), (ffn_hw, ffn_hw), (attn_hw, attn_hw)], budget,
                     context, prices=prices)
 pool_rows = pools_rows(pools, [attn_hw.slug, ffn_hw.slug], priced=bool(prices))
 save_data(pools_frame := pd.DataFrame(pool_rows), "sweet_spots_pools", output_dir)
@@ -372,7 +372,7 @@ methods.rename(columns={"tokens_per_s_per_gpu": "tokens/s per GPU", "batch_per_g
 
 # %% tags=["hide-input"]
 glue("ordinary_name", hw_o.name, display=False)
-t3s = table3_study(ref, ms, hw_o, hw_s, load_hardware(superpod_twin, profile=hw_profile), pool_rows, attn_hw, ffn_hw,
+t3s = shared(table3_study, ref, ms, hw_o, hw_s, load_hardware(superpod_twin, profile=hw_profile), pool_rows, attn_hw, ffn_hw,
                    budget, context)
 fig = conditions_figure(t3s.panels(), {design_named(r["design"], [attn_hw, ffn_hw]): (r[f"{attn_hw.slug} GPU-h/Mtok"], r[f"{ffn_hw.slug} GPU-h/Mtok"])
                                        for r in pool_rows}, f"price ratio {attn_hw.name} / {ffn_hw.name}")

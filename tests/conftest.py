@@ -26,3 +26,19 @@ def ds():
 def h800():
     """The H800 at datasheet values times the named efficiencies (the decode model's profile)."""
     return load_hardware("h800", profile="datasheet")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_results(tmp_path_factory):
+    """One cache of computed results (:mod:`afdlib.report.computed`) for the whole run, every xdist
+    worker's too: the chapters' tests that show one advice table compute it once."""
+    from afdlib.report.computed import CACHE_ENV
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "afd-shared-results"
+    before = os.environ.get(CACHE_ENV)
+    os.environ[CACHE_ENV] = str(folder)
+    yield folder
+    if before is None:
+        os.environ.pop(CACHE_ENV, None)
+    else:
+        os.environ[CACHE_ENV] = before

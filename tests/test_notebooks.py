@@ -75,6 +75,18 @@ def execute(name: str, tmp_path: Path, **parameters) -> Path:
     return tmp_path / "figures"
 
 
+SMALL_GRID = {"hardware": ["h800", "gb200"], "models": ["deepseek-v3", "step3"]}
+"""The small grid of the landing page's and the sweet-spot chapter's tests: the reference pair and its
+Superpod, a fine- and a coarse-expert model; the two chapters read one advice table of it
+(:mod:`afdlib.report.computed`)."""
+
+
+@pytest.fixture(scope="module")
+def landing_small(tmp_path_factory):
+    """The landing page on :data:`SMALL_GRID`, run once for the tests that read it."""
+    return execute("intro", tmp_path_factory.mktemp("intro"), **SMALL_GRID)
+
+
 @pytest.mark.notebook
 def test_fig2_on_b200_with_kimi(tmp_path):
     out = execute("fig2_intensity", tmp_path, hardware="b200", model="kimi-k2", n_ffn_max=16)
@@ -198,9 +210,13 @@ def test_sweet_spots_with_the_reference_device_one_of_the_paper_s(tmp_path):
     assert (out / "sweet_spots_advice.csv").exists()
 
 
-def test_sweet_spots_small(tmp_path):
-    out = execute("sweet_spots", tmp_path, hardware=["h800", "gb200"], models=["deepseek-v3", "step3"], map_size=3)
+def test_sweet_spots_small(tmp_path, landing_small):
+    out = execute("sweet_spots", tmp_path, **SMALL_GRID, map_size=3)
     table = pd.read_csv(out / "sweet_spots_advice.csv")
+    # the landing page's Table 2 verdicts are this table's (one computed advice table)
+    landing = pd.read_csv(landing_small / "intro_results.csv").set_index("claim").loc[
+        "Where AFD can beat EP end to end (Section 4, the paper's Table 3)", "this book"]
+    assert f"{table.ratio.min():.2f} to {table.ratio.max():.2f} over 4 pairs" in landing
     assert len(table) == 4 and set(table.recommendation) <= {"AFD", "EP"}
     # the ratio is AFD / EP tokens per second per GPU
     assert ((table.ratio - table.afd / table.ep) / table.ratio).abs().max() < 1e-4  # CSV keeps 6 digits
@@ -228,7 +244,7 @@ def test_sweeps_for_an_own_pair_on_a_superpod(tmp_path):
     import yaml
 
     from afdlib.inputs.catalog import load_model
-    from afdlib.report.book import custom_parameters
+    from afdlib.report.own_book import custom_parameters
     params = custom_parameters("gb200", "qwen3-coder")["sweeps"]
     assert params["hardware"] == "gb200" and params["model"] == "qwen3-coder"
     out = execute("sweeps", tmp_path, **{**params, "models": ["qwen3-coder"]})
@@ -335,8 +351,8 @@ def test_two_runs_with_other_parameters_do_not_share_outputs(tmp_path):
 
 
 @pytest.mark.notebook
-def test_landing_page_results_table(tmp_path):
-    out = execute("intro", tmp_path, slo_ms=100.0)
+def test_landing_page_results_table_on_a_small_grid(landing_small):
+    out = landing_small
     table = pd.read_csv(out / "intro_results.csv")
     assert set(table.status) <= {"reproduced", "deviates (erratum)", "beyond the paper"}
     # the H800 ceiling and floor do not depend on the SLO once the point is feasible (Figure 4)
@@ -349,7 +365,17 @@ def test_landing_page_results_table(tmp_path):
     departures = pd.read_csv(out / "intro_departures.csv")
     assert set(departures.chapter) <= set(chapter_numbers())
     assert departures.set_index("claim").departs["AFD's imbalance penalty (Section 3.3)"]
-    assert len(pd.read_csv(out / "intro_conditions.csv")) == 6 * 2 + 2   # six models on two devices, two pairings
+    assert len(pd.read_csv(out / "intro_conditions.csv")) == 2 * 2 + 2   # two models on two devices, two pairings
+    # the verdicts are the sweet-spot chapter's, pair for pair (one computed table)
+    verdicts = pd.read_csv(out / "intro_results.csv").set_index("claim").loc[
+        "Where AFD can beat EP end to end (Section 4, the paper's Table 3)", "this book"]
+    assert "over 4 pairs" in verdicts
+
+
+def test_landing_page_refuses_a_grid_without_its_reference_devices(tmp_path):
+    from afdlib.errors import AfdError
+    with pytest.raises(AfdError, match="'hardware' must include h800, gb200 .*gb200 missing"):
+        execute("intro", tmp_path, hardware=["h800"], models=["deepseek-v3"])
 
 
 @pytest.mark.parametrize("ipynb", [p for p in NOTEBOOKS if p.stem != "intro"], ids=lambda p: p.stem)
@@ -413,9 +439,10 @@ def test_tables_are_numbered_by_the_book(ipynb):
         assert set(re.findall(r"\{numref\}`(tab-[\w-]+)`", markdown)) <= {name for _, name, _ in shown}
 
 
-def test_landing_page_jitter_row_matches_the_pipeline_chapter(tmp_path):
+def test_landing_page_jitter_row_matches_the_pipeline_chapter(landing_small):
     """The landing page recomputes the pipeline chapter's equal-stage study at that chapter's
-    defaults: the two pages must print the same losses."""
+    defaults: the two pages must print the same losses (the row depends on neither the SLO nor the
+    verdicts' grid, so the small grid's landing page shows it)."""
     from afdlib.inputs.catalog import load_model
     from afdlib.simulation.studies import ideal_sweep
     defaults = {k: v["default"] for k, v in pm.inspect_notebook(str(ROOT / "notebooks" / "pipeline_jitter.ipynb")).items()}
@@ -423,8 +450,7 @@ def test_landing_page_jitter_row_matches_the_pipeline_chapter(tmp_path):
                                        int(defaults["steps"]), int(defaults["seed"])))
     expected = " / ".join(f"{100 * chapter[(chapter.cv == 0.2) & (chapter.micro_batches == m)].throughput_loss.iloc[0]:.1f}%"
                           for m in (2, 3, 4))
-    out = execute("intro", tmp_path)
-    row = pd.read_csv(out / "intro_results.csv").set_index("claim").loc[
+    row = pd.read_csv(landing_small / "intro_results.csv").set_index("claim").loc[
         "3BO lowers the tolerance to t_B fluctuations (Section 2)"]
     assert expected in row["this book"]
 

@@ -41,6 +41,15 @@ def check_parameters(namespace: dict, **spec: Callable[[Any], Any]) -> None:
     set_run({name: namespace[name] for name in spec if name != "output_dir"})
 
 
+def require_items(name: str, given: list, needed: list, why: str) -> None:
+    """One :class:`AfdError` line when the list parameter ``name`` lacks any of ``needed`` (``why``: what
+    the chapter reads them as)."""
+    missing = [x for x in needed if x not in given]
+    if missing:
+        raise AfdError(f"notebook parameter '{name}' must include {', '.join(needed)} ({why}); "
+                       f"{', '.join(missing)} missing")
+
+
 def _as_yaml_list(text_value: str) -> str:
     """``[0.5, 0.8]`` as given, ``0.5,0.8`` or ``h800`` in brackets."""
     text_value = text_value.strip()
