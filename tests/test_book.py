@@ -131,7 +131,7 @@ def fake_book(tmp_path, monkeypatch):
     monkeypatch.setattr(book, "BUILD", tmp_path / "_build")
     state = {"execute": True, "render": True, "version": 0}
 
-    def execute(names=None, jobs=2):
+    def execute(names=None, jobs=2, cell_timeout=None):
         book.GENERATED.mkdir(parents=True, exist_ok=True)
         if state["execute"] == "interrupt":
             raise KeyboardInterrupt
@@ -311,7 +311,7 @@ def defaults_of(name: str) -> dict:
 
 
 def test_custom_parameters_take_every_notebook_that_admits_them():
-    from afdlib.report.book import custom_parameters
+    from afdlib.report.own_book import custom_parameters
     both = custom_parameters("/x/my.yaml", "kimi-k2")
     assert set(both) == {"fig2_intensity", "pipeline_jitter", "sigma_from_routing", "fig4_dead_zone",
                          "fig3_grouped_gemm", "appendix_a_ceiling", "sweet_spots", "sweeps"}
@@ -341,7 +341,12 @@ def test_custom_parameters_take_every_notebook_that_admits_them():
     (["book", "--hardware", "h200", "--out", str(ROOT / "_build" / "mine")], "overlaps the reference book"),
     (["book", "--hardware", "h200", "--out", str(ROOT)], "overlaps the reference book"),
     (["book", "--hardware", "nosuch", "--out", "/tmp/x"], "unknown hardware 'nosuch'"),
-    (["book", "--model", "k.yaml", "--out", "/tmp/x", "--only", "fig2_intensity"], "do not apply"),
+    (["book", "--model", "k.yaml", "--out", "/tmp/x", "--no-execute"], "does not apply"),
+    (["book", "--only"], "needs at least one notebook name"),
+    (["book", "--cell-timeout", "0"], "--cell-timeout must be"),
+    (["book", "--cell-timeout", "soon"], "--cell-timeout must be"),
+    (["book", "--hardware", "h200", "--out", "/proc/afd-no-book-here", "--only", "sweet_spots"],
+     "build it whole first"),
 ])
 def test_custom_book_refuses_bad_requests(capsys, argv, message):
     assert main(argv) == 2
@@ -383,10 +388,11 @@ def test_custom_book_out_must_be_a_writable_folder(tmp_path, capsys, where):
 def fake_custom_book(monkeypatch):
     """afd book --out with execution and jupyter-book replaced by stand-ins whose outcome the test
     sets, as for ``fake_book``."""
-    state = {"execute": True, "render": True, "version": 0}
+    state = {"execute": True, "render": True, "version": 0, "executed": []}
 
-    def execute(names, jobs, target, parameters):
+    def execute(names, jobs, target, parameters, cell_timeout=None):
         target.mkdir(parents=True, exist_ok=True)
+        state["executed"].append(list(names))
         for name in names:
             (target / f"{name}.ipynb").write_text(json.dumps(parameters[name]))
         return state["execute"]
@@ -394,9 +400,34 @@ def fake_custom_book(monkeypatch):
     def render(path_output, source):
         return _stand_in_render(state, path_output, kept=False)
 
+    def landing(what, built_for, *args):   # the real one computes the pair's advice: tests/test_custom_landing.py
+        return f"# AFD vs EP for {what}\n\n{built_for}\n"
+
+    import afdlib.report.custom_landing as custom_landing
     monkeypatch.setattr(book, "execute_notebooks", execute)
     monkeypatch.setattr(book, "render_html", render)
+    monkeypatch.setattr(custom_landing, "landing_markdown", landing)
     return state
+
+
+def test_only_with_out_reruns_chapters_of_the_book_built_there(tmp_path, fake_custom_book, capsys):
+    out = tmp_path / "mine"
+    assert main(["book", "--hardware", "h200", "--out", str(out)]) == 0
+    whole = fake_custom_book["executed"][-1]
+    assert "sweet_spots" in whole and len(whole) > 2
+    landing = (out / "book" / "intro.md").read_text()
+    assert main(["book", "--hardware", "h200", "--out", str(out), "--only", "sweet_spots"]) == 0
+    assert fake_custom_book["executed"][-1] == ["sweet_spots"]           # that chapter alone
+    assert (out / "book" / "intro.md").read_text() == landing             # the landing page kept
+    assert all((out / "book" / "generated" / f"{n}.ipynb").exists() for n in whole)
+    capsys.readouterr()
+    # another pair, or a chapter the book does not have: one line, status 2, nothing run
+    for argv, message in ((["--hardware", "b200", "--only", "sweet_spots"], "was built for"),
+                          (["--hardware", "h200", "--only", "fig6_penalty"], "not a chapter of this book")):
+        assert main(["book", *argv, "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1
+    assert len(fake_custom_book["executed"]) == 2
 
 
 @pytest.mark.parametrize("failure", ["execute", "render", "disk full"])

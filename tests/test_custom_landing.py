@@ -7,7 +7,8 @@ from afdlib.decode.advise import advise
 from afdlib.decode.step import DECODE_T_GAP_S
 from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.inputs.specs import Budget
-from afdlib.report.book import chapter_numbers, custom_parameters
+from afdlib.report.book import chapter_numbers
+from afdlib.report.own_book import custom_parameters
 from afdlib.report.custom_landing import LINES, chapter_defaults, landing_markdown
 
 

@@ -12,18 +12,33 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--no-execute", action="store_true", help="render the notebooks already executed")
     p.add_argument("--hardware", default=None, help="build a separate book for this hardware (slug or .yaml)")
     p.add_argument("--model", default=None, help="... and/or this model (slug, config.json or .yaml)")
-    p.add_argument("--out", default=None, help="folder of the separate book (never the reference book's)")
+    p.add_argument("--out", default=None, help="folder of the separate book (never the reference book's); "
+                   "with --only, re-run those chapters of the book already built there for the same pair")
+    p.add_argument("--cell-timeout", default=None, metavar="SECONDS",
+                   help="seconds one notebook cell may run before the build fails (default: no limit; "
+                        "each notebook's line names its slowest cell)")
     p.set_defaults(func=run)
     return p
 
 
 def run(args) -> int:
     from afdlib.errors import AfdError
-    from afdlib.report.book import build_book, build_custom_book
+    from afdlib.inputs import checks
+    from afdlib.report.book import build_book
+    from afdlib.report.own_book import build_custom_book
+    timeout = None
+    if args.cell_timeout is not None:
+        try:
+            value = float(args.cell_timeout)
+        except ValueError:
+            value = args.cell_timeout
+        timeout = float(checks.positive(value, "--cell-timeout"))
+    if args.only is not None and not args.only:
+        raise AfdError("--only needs at least one notebook name")
     if args.out or args.hardware or args.model:
         if not args.out:
             raise AfdError("--hardware/--model build a separate book: give --out DIR")
-        if args.only is not None or args.no_execute:
-            raise AfdError("--out builds a whole separate book: --only and --no-execute do not apply")
-        return build_custom_book(Path(args.out), args.hardware, args.model, args.jobs)
-    return build_book(only=args.only, jobs=args.jobs, execute=not args.no_execute)
+        if args.no_execute:
+            raise AfdError("--out builds a separate book: --no-execute does not apply (--only re-runs chapters)")
+        return build_custom_book(Path(args.out), args.hardware, args.model, args.jobs, args.only, timeout)
+    return build_book(only=args.only, jobs=args.jobs, execute=not args.no_execute, cell_timeout=timeout)

@@ -40,16 +40,17 @@ import time
 from pathlib import Path
 
 from afdlib.errors import AfdError
-from afdlib.report.building import (BuildFailed, die_with_parent, publish_whole, rmtree, run_child,
-                                    writable_folder)
+from afdlib.report.computed import CACHE_ENV
+from afdlib.report.building import (BuildFailed, die_with_parent, publish_whole, rmtree, run_child)
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK_DIR = ROOT / "notebooks"
 GENERATED = ROOT / "book" / "generated"
 BUILD = ROOT / "_build"          # _build/html is the published book
 STATIC = ROOT / "book" / "_static"
-STAGING = ".executing"
-DURATIONS = ".durations.json"     # seconds each notebook took in the last build (for scheduling)           # per-notebook staging folders, under the target folder
+STAGING = ".executing"            # per-notebook staging folders, under the target folder
+CACHE = ".cache"                  # results shared between notebooks (afdlib.report.computed), per target
+DURATIONS = ".durations.json"     # seconds each notebook took in the last build (for scheduling)
 
 
 def chapter_numbers(toc: Path | None = None) -> dict[str, int]:
@@ -135,17 +136,21 @@ def _publish_outputs(stage: Path, target: Path, source: Path) -> None:
 
 # --- execution ---------------------------------------------------------------------------------
 
-def _init_worker(parent: int) -> None:
+def _init_worker(parent: int, cache: str) -> None:
     """A notebook worker: it ends with the build (even on ``kill -9``), and its kernels start with
-    a fixed hash seed and the notebooks' own backend."""
+    a fixed hash seed, the notebooks' own backend and the build's cache of shared results
+    (:mod:`afdlib.report.computed`; a cache the user named in ``$AFD_CACHE_DIR`` is kept)."""
     die_with_parent(parent)
     os.environ.pop("MPLBACKEND", None)
     os.environ["PYTHONHASHSEED"] = "0"
+    os.environ.setdefault(CACHE_ENV, cache)
     import papermill  # noqa: F401  (imported once per worker, not once per notebook)
 
 
-def _run_notebook(src: str, dst: str, cwd: str, parameters: dict | None = None) -> tuple[bool, float, str]:
-    """Execute one notebook with papermill in a fresh kernel: (success, seconds, error text)."""
+def _run_notebook(src: str, dst: str, cwd: str, parameters: dict | None = None,
+                  cell_timeout: float | None = None) -> tuple[bool, float, str]:
+    """Execute one notebook with papermill in a fresh kernel: (success, seconds, error text, or on
+    success the slowest cell in words). ``cell_timeout``: seconds a cell may run (None: no limit)."""
     import logging
 
     import papermill as pm
@@ -159,7 +164,8 @@ def _run_notebook(src: str, dst: str, cwd: str, parameters: dict | None = None) 
         os.dup2(log.fileno(), 2)
         try:
             pm.execute_notebook(src, dst, cwd=cwd, kernel_name="python3", progress_bar=False, log_output=False,
-                                execution_timeout=300, parameters=parameters or {})
+                                execution_timeout=cell_timeout, start_timeout=KERNEL_START_S,
+                                parameters=parameters or {})
         except Exception as e:  # the notebook failed (or the kernel died): report, do not raise
             os.dup2(saved, 2)
             log.seek(0)
@@ -168,19 +174,39 @@ def _run_notebook(src: str, dst: str, cwd: str, parameters: dict | None = None) 
         finally:
             os.dup2(saved, 2)
             os.close(saved)
-    random_ids = random_table_ids(Path(dst).read_text(encoding="utf-8"))
+    text = Path(dst).read_text(encoding="utf-8")
+    random_ids = random_table_ids(text)
     if random_ids:   # two builds would differ: the notebook must name its tables
         return False, time.perf_counter() - t0, (f"{len(random_ids)} table(s) shown without .set_uuid(...): "
                                                  'glue each table with afdlib.report.style.glue_table')
-    return True, time.perf_counter() - t0, ""
+    return True, time.perf_counter() - t0, slowest_cell(json.loads(text))
+
+
+KERNEL_START_S = 600
+"""Seconds a notebook's kernel may take to start (papermill's default, 60, is tripped by a loaded machine)."""
+
+SLOW_CELL_S = 5.0
+"""A cell that takes longer is named in the build's line for its notebook."""
+
+
+def slowest_cell(nb: dict) -> str:
+    """The slowest code cell of an executed notebook in words ("slowest: cell 3, 17.2 s"), from
+    papermill's per-cell durations; empty when none takes :data:`SLOW_CELL_S` or more."""
+    code = [c for c in nb.get("cells", []) if c.get("cell_type") == "code"]
+    took = [(float(c.get("metadata", {}).get("papermill", {}).get("duration") or 0.0), k)
+            for k, c in enumerate(code, start=1)]
+    seconds, k = max(took, default=(0.0, 0))
+    return f"slowest: code cell {k}, {seconds:.1f} s" if seconds >= SLOW_CELL_S else ""
 
 
 def execute_notebooks(names: list[str] | None = None, jobs: int = 2, source: Path | None = None,
-                      target: Path | None = None, parameters: dict[str, dict] | None = None) -> bool:
+                      target: Path | None = None, parameters: dict[str, dict] | None = None,
+                      cell_timeout: float | None = None) -> bool:
     """Execute notebooks of ``source`` into ``target``; True if every one succeeded.
 
     Each runs in ``target/.executing/<name>/``; see the module docstring for what success and
-    failure leave behind.
+    failure leave behind. ``cell_timeout``: seconds one cell may run (None, the default: no limit, so
+    a slow machine never fails the build for time alone; each notebook's line names its slowest cell).
     """
     target = target or GENERATED
     # longest first, so the parallel slots finish together: the durations of the last build when
@@ -203,9 +229,9 @@ def execute_notebooks(names: list[str] | None = None, jobs: int = 2, source: Pat
     # in a fresh kernel); spawned, so that no state of this process leaks into them
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(max_workers=max(1, min(jobs, len(todo) or 1)), mp_context=context,
-                                                initializer=_init_worker, initargs=(os.getpid(),)) as pool:
+                                                initializer=_init_worker, initargs=(os.getpid(), str(target / CACHE))) as pool:
         futures = {pool.submit(_run_notebook, str(nb), str(stages[nb] / nb.name), str(stages[nb]),
-                               (parameters or {}).get(nb.stem)): nb
+                               (parameters or {}).get(nb.stem), cell_timeout): nb
                    for nb in todo}
         for n_done, future in enumerate(concurrent.futures.as_completed(futures), 1):
             nb = futures[future]
@@ -213,6 +239,7 @@ def execute_notebooks(names: list[str] | None = None, jobs: int = 2, source: Pat
             success, seconds, message = future.result()
             took = f"{seconds:.1f} s"
             if success:
+                took += f"; {message}" if message else ""
                 _publish_outputs(stage, target, nb)
                 known[nb.stem] = round(seconds, 1)
                 print(f"[{n_done}/{len(todo)}] {nb.stem}: ok ({took})", flush=True)
@@ -264,8 +291,10 @@ def render_html(path_output: Path, source: Path | None = None) -> bool:
     return proc.returncode == 0
 
 
-def build_book(only: list[str] | None = None, jobs: int = 2, execute: bool = True) -> int:
-    """Execute (all, or ``only`` some) notebooks and build ``_build/html``; returns an exit code."""
+def build_book(only: list[str] | None = None, jobs: int = 2, execute: bool = True,
+               cell_timeout: float | None = None) -> int:
+    """Execute (all, or ``only`` some) notebooks and build ``_build/html``; returns an exit code.
+    ``cell_timeout``: seconds one cell may run (None: no limit)."""
     t0 = time.perf_counter()
     select(only)  # an unknown name fails here (status 2), before anything is touched
 
@@ -274,7 +303,7 @@ def build_book(only: list[str] | None = None, jobs: int = 2, execute: bool = Tru
         if execute and only is None:
             rmtree(GENERATED)  # a full build never reuses stale outputs
             rmtree(work)
-        if execute and not execute_notebooks(only, jobs):
+        if execute and not execute_notebooks(only, jobs, cell_timeout=cell_timeout):
             raise BuildFailed("notebook execution failed")
         missing = [nb.stem for nb in notebooks() if not (GENERATED / nb.name).exists()]
         if missing:
@@ -293,133 +322,3 @@ def build_book(only: list[str] | None = None, jobs: int = 2, execute: bool = Tru
     if status == 0:
         print(f"book: {BUILD / 'html' / 'index.html'} (total {time.perf_counter() - t0:.1f} s)")
     return status
-
-
-# --- a book for your own hardware and model --------------------------------------------------------
-
-PAPER_HARDWARE = ["h20", "h800", "h100", "h200", "b200", "b300", "gb200", "gb300"]
-PAPER_MODELS = ["deepseek-v3", "kimi-k2", "step3", "qwen3-coder", "ernie-4.5", "glm-4.7"]
-
-
-def custom_parameters(hardware: str | None, model: str | None) -> dict[str, dict]:
-    """Papermill parameters of every notebook whose parameters admit the given hardware and/or
-    model (catalogue slugs or absolute paths), keyed by notebook name."""
-    out: dict[str, dict] = {}
-    if hardware and model:
-        out["fig2_intensity"] = {"hardware": hardware, "model": model}
-        out["pipeline_jitter"] = {"hardware": hardware, "model": model}
-    if hardware:
-        out["sigma_from_routing"] = {"hardware": hardware}       # DeepSeek-V3's routing data, on this hardware
-    fig4, fig3, app = {}, {}, {}
-    if hardware:
-        fig4["hardware"], fig3["hardware"], app["ordinary"] = [hardware], [hardware], hardware
-    if model:
-        fig4.update(models=[model], ceiling_model=model)
-        fig3["afd_model"] = model
-        app["models"] = [model]
-    # the sweet spots: the paper's devices and models with the given ones added, the given pair as
-    # the reference whose shape and bandwidth the maps move (the superpod stays GB200 for contrast)
-    sweet: dict = {}
-    if hardware:
-        sweet.update(hardware=[*PAPER_HARDWARE, *([] if hardware in PAPER_HARDWARE else [hardware])],
-                     ordinary=hardware, ffn_pool=hardware)
-    if model:
-        sweet.update(models=[*PAPER_MODELS, *([] if model in PAPER_MODELS else [model])], reference_model=model)
-    # the sweeps' break-even surface: the given model's family on the given device, the models placed
-    # on it the paper's with the given one added
-    sweeps = {"hardware": hardware} if hardware else {}
-    if model:
-        sweeps.update(model=model, models=[*PAPER_MODELS, *([] if model in PAPER_MODELS else [model])])
-    for name, params in (("fig4_dead_zone", fig4), ("fig3_grouped_gemm", fig3), ("appendix_a_ceiling", app),
-                         ("sweet_spots", sweet), ("sweeps", sweeps)):
-        if params:
-            out[name] = params
-    return out
-
-
-def _absolute(name: str | None) -> str | None:
-    """A user file as an absolute path (notebooks run in their own folders); a slug unchanged."""
-    if name is None:
-        return None
-    path = Path(name)
-    looks_like_file = name.endswith((".yaml", ".yml", ".json")) or os.sep in name
-    return str(path.resolve()) if looks_like_file else name
-
-
-def _title(name: str) -> str:
-    """The title of a reference chapter (its notebook's first heading)."""
-    cells = json.loads((NOTEBOOK_DIR / f"{name}.ipynb").read_text(encoding="utf-8"))["cells"]
-    lines = ("".join(c["source"]).splitlines() for c in cells if c["cell_type"] == "markdown")
-    return next((line[2:].strip() for cell in lines for line in cell if line.startswith("# ")), name)
-
-
-def _write_custom_sources(out: Path, what: str, names: list[str], hw, hardware: str | None, m,
-                          model: str | None) -> None:
-    """The separate book's sources in ``out``: configuration, table of contents, landing page,
-    bibliography and static files (the chapters are executed into ``out/book/generated``)."""
-    (out / "book").mkdir(exist_ok=True)
-    vendor_mathjax()
-    shutil.copytree(STATIC, out / "book" / "_static", dirs_exist_ok=True)
-    shutil.copy(ROOT / "book" / "references.bib", out / "book" / "references.bib")
-    shutil.copy(ROOT / "book" / "bibliography.md", out / "book" / "bibliography.md")
-    config = (ROOT / "_config.yml").read_text()
-    config = re.sub(r'^title: .*$', f'title: "AFD vs EP for {what}"', config, count=1, flags=re.M)
-    (out / "_config.yml").write_text(config)
-    toc = ["format: jb-book", "root: book/intro", "parts:", "  - caption: Chapters", "    numbered: true",
-           "    chapters:"]
-    toc += [f"      - file: book/generated/{n}" for n in names]
-    # the reference book's other chapters, as pages that say so: a chapter run here may link to one
-    others = [n for n in chapter_numbers() if n not in names and (NOTEBOOK_DIR / f"{n}.ipynb").exists()]
-    toc += ["  - caption: In the reference book only", "    chapters:"]
-    toc += [f"      - file: book/generated/{n}" for n in others]
-    (out / "book" / "generated").mkdir(parents=True, exist_ok=True)
-    with_both = custom_parameters("hardware", "model")
-    for n in others:
-        why = ("runs in a book built with both `--hardware` and `--model`" if n in with_both
-               else "does not take a hardware or a model")
-        (out / "book" / "generated" / f"{n}.md").write_text(
-            f"# {_title(n)}\n\nThis chapter {why}: it is in the reference book (`afd book`).\n")
-    toc += ["  - caption: Back matter", "    chapters:", "      - file: book/bibliography"]
-    (out / "_toc.yml").write_text("\n".join(toc) + "\n")
-    from afdlib.report.custom_landing import landing_markdown   # the decode model: only for a custom book
-    built_for = "\n".join(f"- **{label}**: {obj.name} (`{arg}`)" for label, obj, arg in
-                           (("hardware", hw, hardware), ("model", m, model)) if obj is not None)
-    (out / "book" / "intro.md").write_text(landing_markdown(what, built_for, hardware, model,
-                                                            custom_parameters(hardware, model), names))
-
-
-def build_custom_book(out: Path, hardware: str | None = None, model: str | None = None, jobs: int = 2) -> int:
-    """Build a separate book in ``out`` for ``hardware`` and/or ``model`` (slugs or files): every
-    notebook whose parameters admit them, run with them, and a landing page that opens with the
-    answer for the pair and what each chapter finds for it (:mod:`afdlib.report.custom_landing`). Published at ``out/_build/html`` only when whole (:func:`publish_whole`); the
-    reference book (``_build/html``, ``book/generated``) is never touched."""
-    from afdlib.inputs.catalog import load_hardware, load_model
-    t0 = time.perf_counter()
-    if not hardware and not model:
-        raise AfdError("afd book --out needs --hardware and/or --model")
-    hardware, model = _absolute(hardware), _absolute(model)
-    hw = load_hardware(hardware) if hardware else None            # fail early, with one clear line
-    m = load_model(model) if model else None
-    out = Path(out).resolve()
-    for reference in (ROOT, BUILD.resolve(), (ROOT / "book").resolve()):
-        if out == reference or reference in out.parents or out in reference.parents:
-            raise AfdError(f"--out {out} overlaps the reference book ({reference}); give a folder of its own")
-    params = custom_parameters(hardware, model)
-    writable_folder(out)
-    what = ", ".join(x for x in (hw and hw.name, m and m.name) if x)
-    numbers = chapter_numbers()                       # in the reference book's order
-    names = sorted(params, key=lambda n: numbers.get(n, len(numbers) + 1))
-
-    def steps(nxt: Path) -> None:
-        rmtree(out / "book" / "generated")   # never a page of the previous pair's
-        _write_custom_sources(out, what, names, hw, hardware, m, model)
-        if not execute_notebooks(names, jobs, target=out / "book" / "generated", parameters=params):
-            raise BuildFailed("notebook execution failed")
-        if not render_html(nxt, source=out):
-            raise BuildFailed("jupyter-book reported errors or warnings")
-
-    status = publish_whole(out / "_build", steps, t0)
-    if status:
-        return status
-    print(f"book for {what}: {out / '_build' / 'html' / 'index.html'} (total {time.perf_counter() - t0:.1f} s)")
-    return 0

@@ -282,7 +282,7 @@ def landing_markdown(what: str, built_for: str, hardware: str | None, model: str
                      params: dict[str, dict], names: list[str], folder: Path | None = None) -> str:
     """The custom book's ``intro.md``: the answer for the pair, then what each chapter finds for it,
     then what the book is. ``hardware``/``model``: the arguments (slugs or absolute paths);
-    ``params``: the notebooks' parameters (:func:`afdlib.report.book.custom_parameters`); ``names``:
+    ``params``: the notebooks' parameters (:func:`afdlib.report.own_book.custom_parameters`); ``names``:
     the chapters run, in order."""
     pair = Pair(hardware, model, params, folder)
     filled = "".join(
