@@ -92,10 +92,10 @@ def test_yaml_alias_bombs_and_huge_files_are_refused_quickly(tmp_path):
         f.truncate(MAX_YAML_BYTES + 1)
     for path, message in ((bomb, "expands to more than 1,000,000 values"), (loop, "expands to more than"),
                           (huge, "more than the 8 MiB")):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         with pytest.raises(AfdError, match=message):
             read_yaml(path)
-        assert time.perf_counter() - t0 < 5
+        assert time.process_time() - t0 < 5
 
 
 def test_a_hardware_name_from_a_file_is_shown_truncated(capsys, tmp_path):
@@ -185,19 +185,19 @@ def test_a_counts_file_with_the_models_experts_is_taken(capsys, tmp_path):
 # ----------------------------------------------------------------------------- bounded work, Ctrl-C
 
 def test_a_long_simulation_is_refused_before_it_starts(capsys):
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     refused(capsys, ["simulate", "--design", "afd", *TIMES, "--layers", "10000", "--steps", "10000000",
                      "--cv-ffn", "0.1"], "3 micro-batches = 300,000,000,000 random stage times, more than the 50,000,000")
     refused(capsys, ["simulate", *DS, "--design", "afd", "--n-attn", "2", "--n-ffn", "4", "--steps", "10000000",
                      "--cv-comm", "0.1"], "random stage times")
-    assert time.perf_counter() - t0 < 5
+    assert time.process_time() - t0 < 5
     # without jitter every step is the same: the constant schedule alone, at once
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     assert main(["simulate", "--design", "afd", *TIMES, "--layers", "10000", "--steps", "10000000", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     # 10000 layers x 3 micro-batches x 100 us + the fill (attention 100 us, transfer 50 us, the last transfer 50 us)
     assert doc["tpot_ms"] == pytest.approx((10000 * 3 * 100 + 150) / 1e3, rel=1e-3)
-    assert time.perf_counter() - t0 < 10
+    assert time.process_time() - t0 < 10
 
 
 def test_straggler_sampling_bounds_its_work(capsys):
@@ -207,11 +207,11 @@ def test_straggler_sampling_bounds_its_work(capsys):
         check_routed_pairs(MAX_ROUTED_PAIRS // (8 * 16 * 4) + 1, 8, 16, 4)
     # Qwen3-30B (top-8, 48 MoE layers, 16 sampled) on 128 attention GPUs at 1000 requests each, 3 micro-batches:
     # 42,667 tokens x 8 x 16 x 4 = 2.2e7 pairs, within; at 100 attention nodes (800 GPUs) 1.4e8, refused at once
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     refused(capsys, ["simulate", "--model", "qwen3-30b-a3b", "--hardware", "h200", "--design", "afd", "--n-attn",
                      "100", "--n-ffn", "16", "--batch-per-gpu", "1000", "--context", "0", "--slo-ms", "1e6",
                      "--stragglers", "uniform", "--steps", "10"], "routed pairs, more than")
-    assert time.perf_counter() - t0 < 5
+    assert time.process_time() - t0 < 5
 
 
 def test_ctrl_c_stops_with_one_line(capsys, monkeypatch):

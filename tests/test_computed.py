@@ -107,13 +107,18 @@ def test_advice_one_model_at_a_time_is_the_whole_table(tmp_path, monkeypatch):
     from afdlib.decode.advise import advice_table
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
     models = [load_model(m, profile="reference") for m in ("deepseek-v3", "step3")]
-    hws = [load_hardware("h800", profile="datasheet")]
+    hws = [load_hardware(h, profile="datasheet") for h in ("h800", "gb200", "h200")]   # two groups: Hopper, GB200
     budget = Budget(slo_s=0.05)
     whole = pd.DataFrame(advice_table(models, hws, budget, 4096, uncertain=False))
-    assert len(whole) == 2 and whole.ratio.notna().all()
+    assert len(whole) == 6 and whole.ratio.notna().all()
     assert pd.DataFrame(computed.advice(models, hws, budget, 4096, uncertain=False)).equals(whole)
     assert pd.DataFrame(computed.advice(models, hws, budget, 4096, uncertain=False)).equals(whole)  # read back
-    assert len(list((tmp_path / "cache").glob("*.pickle"))) == 2                  # one result per model
+    assert len(list((tmp_path / "cache").glob("*.pickle"))) == 4           # one result per model and group
+    # another grid with one of these groups reads its rows: one more result, for the new group only
+    b200 = load_hardware("b200", profile="datasheet")
+    part = pd.DataFrame(computed.advice(models[:1], [b200, hws[1]], budget, 4096, uncertain=False))
+    assert part.iloc[1].equals(whole.iloc[1]) and part.hardware.tolist() == ["b200", "gb200"]
+    assert len(list((tmp_path / "cache").glob("*.pickle"))) == 5
 
 
 def test_verdicts_of_devices_searched_together_are_each_alone():

@@ -185,8 +185,8 @@ def best_ep(model: Model, hardware: Hardware, budget: Budget, context, precision
     def search(inputs, shape, lims):
         (old,), (new,) = lims
         size, red = ep_candidates(model, hardware, new, old)
-        return _ep_search(*inputs, budget, precision, shape, forms, size, red) if size.size else None
-    inputs = (model, hardware, context, assumptions)
+        return _ep_search(*inputs, precision, shape, forms, size, red) if size.size else None
+    inputs = (model, hardware, context, assumptions, budget)     # a widening takes its cells of each
     rate, c = search(inputs, cell_shape, ((0,), (top,)))
     red_max = max(ep_candidates(model, hardware)[1])
     room = np.broadcast_to(np.asarray(model.routed_experts, dtype=float) + red_max, cell_shape).reshape(-1)
@@ -234,8 +234,8 @@ def best_afd(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, budg
     def search(inputs, shape, lims):
         (old_a, old_f), (new_a, new_f) = lims
         na, nf = afd_candidates(new_a, (old_a, old_f), new_f, max_nodes)
-        return _afd_search(*inputs, budget, precision, shape, micro_batches, na, nf)
-    inputs = (model, attn_hardware, ffn_hardware, context, assumptions)
+        return _afd_search(*inputs, precision, shape, micro_batches, na, nf)
+    inputs = (model, attn_hardware, ffn_hardware, context, assumptions, budget)   # a widening takes its cells of each
     rate, c = search(inputs, cell_shape, ((0, 0), (max_nodes, max_nodes)))
     rate, c, lim, on = widen(rate, c, {"n_attn": max_nodes, "n_ffn": max_nodes},
                              {"n_attn": max(cap, max_nodes), "n_ffn": max(cap, max_nodes)}, cell_shape, inputs, search,

@@ -269,15 +269,18 @@ def hbm_factor(hardware: Hardware, assumptions: Assumptions, share) -> np.ndarra
 
 
 def setting_ratios(model, hardware, attn_hardware, budget, context, precision, assumptions, compute, network,
-                   validated_only, ep_hardware=None, fixed=None, memory=None, skew=None) -> np.ndarray:
+                   validated_only, ep_hardware=None, fixed=None, memory=None, skew=None, gap=None) -> np.ndarray:
     """AFD / EP of the re-run searches at each cell's (compute, network) factors (inf where only AFD
     is feasible, 0 where only EP is, 1 where neither); EP on ``ep_hardware`` where given. Per cell too
     where given: ``fixed`` the factor on the fixed cost per kernel, ``memory`` the ``usable HBM``
-    share and ``skew`` the ``routing skew`` share (:func:`uncertainties`; None: the defaults)."""
-    arrays = [np.asarray(x, dtype=float) for x in (compute, network, fixed, memory, skew) if x is not None]
+    share, ``skew`` the ``routing skew`` share and ``gap`` the share of the budget's gap per step
+    (:func:`uncertainties`; None: the defaults)."""
+    arrays = [np.asarray(x, dtype=float) for x in (compute, network, fixed, memory, skew, gap) if x is not None]
     shape = np.broadcast_shapes(*(x.shape for x in arrays))
     c, n = (np.broadcast_to(np.asarray(x, dtype=float), shape) for x in (compute, network))
     a = assumptions
+    if gap is not None:
+        budget = replace(budget, t_gap_s=budget.t_gap_s * np.broadcast_to(np.asarray(gap, dtype=float), shape)[..., None])
     if fixed is not None:
         a = replace(a, kernel_overhead_s=a.kernels.fixed_s * np.broadcast_to(fixed, shape)[..., None])
     if skew is not None and a.skew is None:
@@ -382,15 +385,17 @@ def quadrature(model: Model, hardware: Hardware, budget: Budget, context, precis
     fixed, memory, skew = np.ones(k), np.zeros(k), np.zeros(k)
     for j, (arr, name) in enumerate(zip((fixed, memory, skew), FIRST_ORDER)):
         arr[len(grid) + 2 * j: len(grid) + 2 * j + 2] = u[name].points()
-    shape = cells + (k,)
-    c, n, fixed, memory, skew = (np.broadcast_to(x, shape) for x in (c, n, fixed, memory, skew))
+    # every gap setting's k cells in one search: cells + (gap settings x k,)
+    shares = np.repeat([share for share, _ in gap.nodes()], k)
+    shape = cells + (len(shares),)
+    c, n, fixed, memory, skew = (np.broadcast_to(np.tile(x, len(gap.nodes())), shape) for x in (c, n, fixed, memory, skew))
     w_cn = np.outer([w for _, w in comp.nodes()], [w for _, w in net.nodes()]).ravel()
     s2 = u[NAMES[6]].scale ** 2 + u[NAMES[7]].scale ** 2
+    every = setting_ratios(model, hardware, attn_hardware, budget, context, precision, assumptions, c, n,
+                           validated_only, ep_hardware, fixed, memory, skew, np.broadcast_to(shares, shape))
     log_r, weights, sd = [], [], []
-    for share, w_g in gap.nodes():
-        b = replace(budget, t_gap_s=budget.t_gap_s * share)
-        r = setting_ratios(model, hardware, attn_hardware, b, context, precision, assumptions, c, n,
-                           validated_only, ep_hardware, fixed, memory, skew)
+    for g, (_, w_g) in enumerate(gap.nodes()):
+        r = every[..., g * k:(g + 1) * k]
         pts = [(r[..., len(grid) + 2 * j], r[..., len(grid) + 2 * j + 1]) for j in range(len(FIRST_ORDER))]
         shift, var = first_order(r[..., mid], pts)
         with np.errstate(divide="ignore"):
@@ -418,21 +423,18 @@ def _tornado(model, hardware, attn_hardware, budget, context, precision, assumpt
              ep_hardware=None) -> tuple[dict, ...]:
     """Per assumption the ratio at its outer nodes, every other at its default (1; none of the
     ``usable HBM`` and ``routing skew`` shares), widest first: one search of every end as a cell
-    (the gap's with the budget's gap scaled per cell, as two more searches)."""
+    (the gap's with the budget's gap scaled per cell, the last two)."""
     u = {x.name: x for x in uncertainties()}
-    names = (NAMES[0], NAMES[1], *FIRST_ORDER)
+    names = (NAMES[0], NAMES[1], *FIRST_ORDER, NAMES[2])
     k = 1 + 2 * len(names)
-    values = {name: np.full(k, 0.0 if u[name].kind == "uniform" else 1.0) for name in names}
+    values = {name: np.full(k, 0.0 if u[name].kind == "uniform" and name != NAMES[2] else 1.0) for name in names}
     for j, name in enumerate(names):
         values[name][1 + 2 * j: 3 + 2 * j] = u[name].ends()
     r = setting_ratios(model, hardware, attn_hardware, budget, context, precision, assumptions,
                        values[NAMES[0]], values[NAMES[1]], validated_only, ep_hardware, values[NAMES[3]],
-                       values[NAMES[4]], values[NAMES[5]])
+                       values[NAMES[4]], values[NAMES[5]], values[NAMES[2]])
     nominal = float(r[0])
     ends = {name: (r[1 + 2 * j], r[2 + 2 * j]) for j, name in enumerate(names)}
-    ends[NAMES[2]] = tuple(float(setting_ratios(model, hardware, attn_hardware, replace(budget, t_gap_s=budget.t_gap_s * g),
-                                                context, precision, assumptions, 1.0, 1.0, validated_only, ep_hardware))
-                           for g in u[NAMES[2]].ends())
     for name, sign in ((NAMES[6], -1.0), (NAMES[7], 1.0)):   # a slower EP (factor < 1) raises AFD / EP
         lo, hi = u[name].ends()
         ends[name] = (nominal * lo ** sign, nominal * hi ** sign)

@@ -171,8 +171,14 @@ def shared(fn: Callable, *args, **kwargs) -> Any:
 
 
 def advice(models: list, hardware: list, *args, **kwargs) -> list[dict]:
-    """:func:`afdlib.decode.advise.advice_table`, one model at a time, each computed once: the rows
-    are those of one call over every model (it searches each model on its own), in the same order."""
+    """:func:`afdlib.decode.advise.advice_table`, one model on one group of devices searched together
+    (:func:`afdlib.decode.stacked.device_groups`) at a time, each computed once: the rows are those of
+    one call over every pair (it searches each model on each group on its own), in the same order, and
+    two grids that share a model and a group share its rows."""
     from afdlib.decode.advise import advice_table
-    tables = shared_each([(advice_table, ([m], hardware, *args), kwargs) for m in models])
-    return [row for t in tables for row in t]
+    from afdlib.decode.stacked import device_groups
+    groups = device_groups(hardware)
+    units = [(j, g) for j in range(len(models)) for g in groups]
+    tables = shared_each([(advice_table, ([models[j]], [hardware[i] for i in g], *args), kwargs) for j, g in units])
+    rows = {(j, i): row for (j, g), t in zip(units, tables) for i, row in zip(g, t)}
+    return [rows[(j, i)] for j in range(len(models)) for i in range(len(hardware))]
