@@ -158,3 +158,17 @@ def test_balance_malformed_file(capsys, tmp_path):
     bad.write_text('{"something": []}')
     assert main(["balance", "--counts", str(bad), "--ranks", "4"]) == 2
     assert "logical_count" in capsys.readouterr().err
+
+
+def test_the_command_line_imports_no_decode_model_until_a_command_runs_it():
+    """Every query builds every subcommand's parser: none of them imports the decode model (its ~50 ms
+    are paid by the commands that evaluate a deployment), and the EP micro-batch default the help
+    states is EPDeployment's."""
+    import subprocess
+    import sys
+    code = ("import sys; from afdlib.cli import build_parser; p = build_parser(); "
+            "print(sorted(m for m in sys.modules if m.startswith('afdlib.decode')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() in ("[]", "['afdlib.decode']")
+    from afdlib.decode.deployment import EPDeployment
+    assert EPDeployment.micro_batches == 2     # "2 (two-batch overlap; the default)" in afd throughput --help

@@ -81,7 +81,7 @@ Superpod, a fine- and a coarse-expert model; the two chapters read one advice ta
 (:mod:`afdlib.report.computed`)."""
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")     # session: a module fixture ends whenever the worker turns to another file
 def landing_small(tmp_path_factory):
     """The landing page on :data:`SMALL_GRID`, run once for the tests that read it."""
     return execute("intro", tmp_path_factory.mktemp("intro"), **SMALL_GRID)
@@ -210,6 +210,7 @@ def test_sweet_spots_with_the_reference_device_one_of_the_paper_s(tmp_path):
     assert (out / "sweet_spots_advice.csv").exists()
 
 
+@pytest.mark.xdist_group("landing_small")   # one worker runs the landing page once for these
 def test_sweet_spots_small(tmp_path, landing_small):
     out = execute("sweet_spots", tmp_path, **SMALL_GRID, map_size=3)
     table = pd.read_csv(out / "sweet_spots_advice.csv")
@@ -351,6 +352,7 @@ def test_two_runs_with_other_parameters_do_not_share_outputs(tmp_path):
 
 
 @pytest.mark.notebook
+@pytest.mark.xdist_group("landing_small")   # one worker runs the landing page once for these
 def test_landing_page_results_table_on_a_small_grid(landing_small):
     out = landing_small
     table = pd.read_csv(out / "intro_results.csv")
@@ -439,6 +441,7 @@ def test_tables_are_numbered_by_the_book(ipynb):
         assert set(re.findall(r"\{numref\}`(tab-[\w-]+)`", markdown)) <= {name for _, name, _ in shown}
 
 
+@pytest.mark.xdist_group("landing_small")   # one worker runs the landing page once for these
 def test_landing_page_jitter_row_matches_the_pipeline_chapter(landing_small):
     """The landing page recomputes the pipeline chapter's equal-stage study at that chapter's
     defaults: the two pages must print the same losses (the row depends on neither the SLO nor the

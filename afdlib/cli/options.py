@@ -226,7 +226,10 @@ def _deployment(args, model, hardware, AFDDeployment, EPDeployment, load_hardwar
         if args.ep_size > model.routed_experts + args.redundant:
             raise AfdError(f"--ep-size ({args.ep_size}) exceeds the routed + redundant experts "
                            f"({model.routed_experts} + {args.redundant}): every GPU must hold an expert")
-        m = getattr(args, "ep_micro_batches", None) or args.micro_batches or EPDeployment.micro_batches
+        if hasattr(args, "ep_micro_batches"):     # afd throughput: its own EP option, EPDeployment's default
+            m = args.ep_micro_batches or EPDeployment.micro_batches
+        else:
+            m = args.micro_batches or EPDeployment.micro_batches
         return EPDeployment(hardware, args.ep_size, args.redundant, m,
                             getattr(args, "all_to_all", EPDeployment.kernels), args.batch_per_gpu)
     if args.n_attn is None or args.n_ffn is None:
@@ -238,7 +241,8 @@ def _deployment(args, model, hardware, AFDDeployment, EPDeployment, load_hardwar
 
 
 def add_decode_options(p: argparse.ArgumentParser) -> None:
-    from afdlib.decode.step import Assumptions
+    # the decode model itself is imported only by the command that runs it (every command builds this
+    # parser); Assumptions' kernel profile defaults to PROFILES[0]
     from afdlib.evaluator.kernels import PROFILES
     from afdlib.inputs.specs import Budget
     p.add_argument("--model-profile", default="reference", choices=("paper", "reference"))
@@ -269,7 +273,7 @@ def add_decode_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--afd-overlap", type=bounded_float("--afd-overlap", 0, 1), default=None,
                    help="what-if override for AFD: share of the transfers hidden behind compute, 1 the "
                         "pipeline's steady state (default: derived from the schedule of its micro-batches)")
-    p.add_argument("--kernels", dest="kernel_profile", default=Assumptions.kernel_profile, choices=PROFILES,
+    p.add_argument("--kernels", dest="kernel_profile", default=PROFILES[0], choices=PROFILES,
                    help="kernel efficiency: calibrated (default: by shape and architecture, fitted to DeepGEMM's, "
                         "FlashMLA's and aiconfigurator's kernel measurements), datasheet (0.75 of peak FLOP/s, HBM 0.8, 3 us per kernel) or roofline "
                         "(speed of light)")

@@ -17,7 +17,6 @@ from afdlib.cli.options import (
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    from afdlib.decode.deployment import EPDeployment
     p = subparsers.add_parser("throughput", help="end-to-end decode: output tokens/s per GPU for EP or AFD, and what limits it")
     p.add_argument("--model", required=True, help="catalogue slug, or a config.json / .yaml path")
     p.add_argument("--hardware", required=True, help="catalogue slug or .yaml (AFD: the FFN pool)")
@@ -27,8 +26,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     add_deployment_options(p, micro_batches=3, micro_batches_help="AFD micro-batches (default 3: 3BO)")
     p.add_argument("--all-to-all", default="low-latency", choices=("low-latency", "normal"),
                    help="EP: DeepEP's kernels (default low-latency)")
-    p.add_argument("--ep-micro-batches", type=int, choices=(1, 2), default=EPDeployment.micro_batches,
-                   help="EP: 1 (nothing of the all-to-all hidden) or 2 (two-batch overlap; default)")
+    # default None: options.deployment_of takes EPDeployment's (every command builds this parser, so the
+    # decode model is not imported here); tests/test_cli.py checks the help's default against it
+    p.add_argument("--ep-micro-batches", type=int, choices=(1, 2), default=None,
+                   help="EP: 1 (nothing of the all-to-all hidden) or 2 (two-batch overlap; the default)")
     add_decode_options(p)
     p.set_defaults(func=run)
     return p
