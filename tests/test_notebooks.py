@@ -81,10 +81,22 @@ Superpod, a fine- and a coarse-expert model; the two chapters read one advice ta
 (:mod:`afdlib.report.computed`)."""
 
 
-@pytest.fixture(scope="session")     # session: a module fixture ends whenever the worker turns to another file
-def landing_small(tmp_path_factory):
-    """The landing page on :data:`SMALL_GRID`, run once for the tests that read it."""
-    return execute("intro", tmp_path_factory.mktemp("intro"), **SMALL_GRID)
+@pytest.fixture(scope="session")
+def landing_small(shared_results):
+    """The landing page on :data:`SMALL_GRID`, run once per test run for the tests that read it, on
+    whichever xdist worker asks first (the others wait for it under a lock and read its files)."""
+    import fcntl
+    folder = shared_results.parent / "landing-small"
+    folder.mkdir(exist_ok=True)
+    with open(folder / ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if not (folder / "done").exists():
+                execute("intro", folder, **SMALL_GRID)
+                (folder / "done").touch()
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return folder / "figures"
 
 
 @pytest.mark.notebook
@@ -210,7 +222,6 @@ def test_sweet_spots_with_the_reference_device_one_of_the_paper_s(tmp_path):
     assert (out / "sweet_spots_advice.csv").exists()
 
 
-@pytest.mark.xdist_group("landing_small")   # one worker runs the landing page once for these
 def test_sweet_spots_small(tmp_path, landing_small):
     out = execute("sweet_spots", tmp_path, **SMALL_GRID, map_size=3)
     table = pd.read_csv(out / "sweet_spots_advice.csv")
@@ -352,7 +363,6 @@ def test_two_runs_with_other_parameters_do_not_share_outputs(tmp_path):
 
 
 @pytest.mark.notebook
-@pytest.mark.xdist_group("landing_small")   # one worker runs the landing page once for these
 def test_landing_page_results_table_on_a_small_grid(landing_small):
     out = landing_small
     table = pd.read_csv(out / "intro_results.csv")
@@ -441,7 +451,6 @@ def test_tables_are_numbered_by_the_book(ipynb):
         assert set(re.findall(r"\{numref\}`(tab-[\w-]+)`", markdown)) <= {name for _, name, _ in shown}
 
 
-@pytest.mark.xdist_group("landing_small")   # one worker runs the landing page once for these
 def test_landing_page_jitter_row_matches_the_pipeline_chapter(landing_small):
     """The landing page recomputes the pipeline chapter's equal-stage study at that chapter's
     defaults: the two pages must print the same losses (the row depends on neither the SLO nor the
@@ -527,4 +536,7 @@ def test_papermill_ends_on_a_bad_parameter_with_one_line_and_status_2(tmp_path):
                           cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.splitlines()[-1].startswith("papermill: error: notebook parameter 'sigmas' must be a list")
-    assert "Traceback" not in proc.stderr + proc.stdout
+    # no traceback of the error; on a loaded machine jupyter's zmq event loop may log one of its own
+    # while the kernel shuts down (zmqstream.py), which is not the notebook's
+    blocks = (proc.stderr + proc.stdout).split("Traceback (most recent call last):")[1:]
+    assert [b for b in blocks if "zmq/eventloop/zmqstream.py" not in b] == []
