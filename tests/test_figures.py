@@ -106,3 +106,26 @@ def test_curves_on_an_earlier_curve_are_drawn_dashed_and_the_ceiling_under_them(
     assert ceiling_line.get_zorder() < lines["a"].get_zorder() < lines["b"].get_zorder()
     assert lines["a"].get_linestyle() == "-" and lines["b"].get_linestyle() == "--"
     plt.close(fig)
+
+
+def test_a_long_device_name_takes_a_legend_row_of_its_own_not_the_page(tmp_path):
+    """An own-pair book for a device with a long name failed its Figure 3: the three-column legend
+    widened the figure past the page, which shrank every text under the legible size."""
+    import numpy as np
+
+    from afdlib.inputs.catalog import load_hardware
+    from afdlib.report.figures import grouped_gemm_figure
+    from afdlib.report.figures.common import legend_columns, small_texts
+    assert legend_columns(["balanced", "Zipf s = 0.5", "Zipf s = 1"], 7.5) == 3      # short labels: three
+    assert legend_columns(["x" * 120], 7.5) == 1                                     # one too long: one
+    device = tmp_path / "lab.yaml"
+    device.write_text("name: Lab node (4 x H200-class, never in the catalogue of this project)\ngpus_per_node: 4\n"
+                      "fp8_tflops: 1979\nhbm_tb_per_s: 4.8\nhbm_gb: 141\nscale_up_gb_per_s: 450\n"
+                      "scale_out_gb_per_s: 50\nsource: a test\n")
+    hw = load_hardware(str(device))
+    tokens = np.geomspace(1, 4096, 50)
+    curves = {hw.slug: [np.minimum(1.0, tokens / 500), np.minimum(0.9, tokens / 700)]}
+    fig = grouped_gemm_figure(tokens, curves, [0.0, 0.5], [hw], 112.0, {hw.slug: 0.33}, 0.6, 8, 1.0,
+                              "Qwen/Qwen3.5-397B-A17B")
+    assert small_texts(fig) == []
+    plt.close(fig)

@@ -15,6 +15,16 @@ size at 96 dpi, so text of 9 pt and more stays legible (:data:`MIN_TEXT_PX`)."""
 PANELS_PER_ROW = 2
 """Multi-panel figures are laid out two panels per row for the page."""
 
+def legend_columns(labels, width_in: float, fontsize: float = 9, most: int = 3) -> int:
+    """The most columns (up to ``most``) in which a legend of ``labels`` stays within ``width_in``
+    inches: each column as wide as the longest label (about 0.55 em a character) and its handle
+    (0.7 in), so a long device or model name takes a row of its own rather than widening the figure
+    past the page (which would shrink every text under the legible size)."""
+    longest = max((len(str(x)) for x in labels), default=0)
+    column_in = longest * 0.55 * fontsize / 72 + 0.7
+    return max(1, min(most, int(width_in // column_in)))
+
+
 STAGE_COLOURS = {"attention": "#2c7fb8", "dispatch": "#fdae61", "combine": "#d7191c", "ffn": "#1a9641",
                  "idle": "#eeeeee"}
 

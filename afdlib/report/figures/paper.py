@@ -9,7 +9,8 @@ from matplotlib.ticker import PercentFormatter
 
 from afdlib.analysis.hfu import limit_names
 from afdlib.report.style import COMM_CEILING, REGIME_COLOURS
-from afdlib.report.figures.common import PAGE_WIDTH_IN, PANELS_PER_ROW, STAGE_COLOURS, lanes_panel, place_labels
+from afdlib.report.figures.common import (PAGE_WIDTH_IN, PANELS_PER_ROW, STAGE_COLOURS, lanes_panel, legend_columns,
+                                         place_labels)
 
 
 def models_scatter(model_table: pd.DataFrame, paper_models: list[str]):
@@ -108,7 +109,8 @@ def hfu_panels(grid: dict[str, np.ndarray], hardware, models, n_ffn, ceiling_mod
         labels.append(f"infeasible: {_INFEASIBLE_NAMES[bits]}")
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    fig.legend(handles, labels, loc="upper center", ncol=3, fontsize=9, bbox_to_anchor=(0.5, 0.0))
+    fig.legend(handles, labels, loc="upper center", ncol=legend_columns(labels, fig.get_figwidth()), fontsize=9,
+               bbox_to_anchor=(0.5, 0.0))
     return fig
 
 
@@ -160,7 +162,8 @@ def grouped_gemm_figure(tokens, curves: dict, exponents, hardware, ep_tokens: fl
     for ax in axes.flat[:len(hardware)]:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             legend.setdefault(label, handle)
-    fig.legend(list(legend.values()), list(legend), loc="upper center", ncol=3, fontsize=9, bbox_to_anchor=(0.5, 0.0))
+    fig.legend(list(legend.values()), list(legend), loc="upper center", ncol=legend_columns(legend, fig.get_figwidth()),
+               fontsize=9, bbox_to_anchor=(0.5, 0.0))
     return fig
 
 
