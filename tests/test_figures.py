@@ -129,3 +129,13 @@ def test_a_long_device_name_takes_a_legend_row_of_its_own_not_the_page(tmp_path)
                               "Qwen/Qwen3.5-397B-A17B")
     assert small_texts(fig) == []
     plt.close(fig)
+
+
+def test_the_tornado_figure_wraps_a_long_pair_name():
+    from afdlib.report.figures import tornado_figure
+    from afdlib.report.figures.common import small_texts
+    rows = [{"assumption": a, "low": 0.9, "high": 1.1, "nominal": 1.0, "at": "4th and 96th"}
+            for a in ("compute kernels", "networks", "gap per step")]
+    fig = tornado_figure(rows, "Qwen/Qwen3.5-397B-A17B on Lab node (4 x H200-class, never in the catalogue)")
+    assert small_texts(fig) == [] and "\n" in fig.axes[0].get_title()
+    plt.close(fig)

@@ -163,13 +163,15 @@ def build_custom_book(out: Path, hardware: str | None = None, model: str | None 
         if only is None:
             rmtree(out / "book" / "generated")   # never a page of the previous pair's
             _write_custom_sources(out, what, names, hw, hardware, m, model)
+            # the pair this folder's chapters are for: --only may re-run one of them, also one that failed
+            (out / "book" / BUILT_FOR).write_text(json.dumps(built_for, sort_keys=True) + "\n")
         if not book.execute_notebooks(run, jobs, target=out / "book" / "generated", parameters=params,
                                  cell_timeout=cell_timeout):
             raise BuildFailed("notebook execution failed")
         missing = [n for n in names if not (out / "book" / "generated" / f"{n}.ipynb").exists()]
         if missing:
-            raise BuildFailed(f"not executed: {', '.join(missing)} (build the book whole, without --only)")
-        (out / "book" / BUILT_FOR).write_text(json.dumps(built_for, sort_keys=True) + "\n")
+            raise BuildFailed(f"not executed: {', '.join(missing)} (re-run them with --only, or build the book "
+                              "whole without it)")
         if not book.render_html(nxt, source=out):
             raise BuildFailed("jupyter-book reported errors or warnings")
 

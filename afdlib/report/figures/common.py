@@ -25,6 +25,13 @@ def legend_columns(labels, width_in: float, fontsize: float = 9, most: int = 3) 
     return max(1, min(most, int(width_in // column_in)))
 
 
+def wrapped(label: str, width_in: float, fontsize: float = 9) -> str:
+    """``label`` broken into lines that fit ``width_in`` inches beside a legend handle (about 0.55 em a
+    character), so a long device or model name stays inside its panel."""
+    import textwrap
+    return textwrap.fill(str(label), max(12, int((width_in - 0.8) * 72 / (0.55 * fontsize))))
+
+
 STAGE_COLOURS = {"attention": "#2c7fb8", "dispatch": "#fdae61", "combine": "#d7191c", "ffn": "#1a9641",
                  "idle": "#eeeeee"}
 

@@ -2,12 +2,14 @@
 kernels, the advice heat map and the sweet-spot ratio maps."""
 from __future__ import annotations
 
+import textwrap
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.ticker import PercentFormatter
 
-from afdlib.report.figures.common import PAGE_WIDTH_IN
+from afdlib.report.figures.common import PAGE_WIDTH_IN, wrapped
 
 
 def validation_figure(table: pd.DataFrame):
@@ -160,7 +162,9 @@ def tornado_figure(rows: list[dict], title: str):
     ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
     ax.xaxis.set_minor_formatter(plt.NullFormatter())
     ax.set_xlabel("AFD / EP tokens/s per GPU (dotted: break-even; line: the model's defaults)")
-    ax.set_title(title + " (orange: the ratio rises with the assumption's value, purple: falls)", fontsize=8)
+    # wrapped to the figure's width: a long device or model name must not widen it past the page
+    ax.set_title(textwrap.fill(title + " (orange: the ratio rises with the assumption's value, purple: falls)",
+                               int(fig.get_figwidth() * 72 / (0.55 * 8)) - 10), fontsize=8)
     fig.tight_layout()
     return fig
 
@@ -279,7 +283,7 @@ def conditions_figure(panels: dict, costs: dict, price_label: str):
     axes = axes[:n]
     for ax, (title, (xlabel, curves)) in zip(axes, panels.items()):
         for k, (name, (x, r, req, p)) in enumerate(curves.items()):
-            line, = ax.plot(x, r, "-o", ms=3, label=name)
+            line, = ax.plot(x, r, "-o", ms=3, label=wrapped(name, PAGE_WIDTH_IN / cols))
             ax.plot(x, req, "--", color=line.get_color(), lw=1)
             for xi, ri, pi, side in ((x[0], r[0], p[0], "left"), (x[-1], r[-1], p[-1], "right")):
                 if np.isfinite(pi):   # outside the curve's end, one row per curve, on white: off the lines
@@ -298,7 +302,7 @@ def conditions_figure(panels: dict, costs: dict, price_label: str):
     ax = axes[-1]
     price = np.geomspace(0.01, 10, 200)
     for name, (a, b) in costs.items():
-        ax.plot(price, a * price + b, label=name, lw=1.2)
+        ax.plot(price, a * price + b, label=wrapped(name, PAGE_WIDTH_IN / cols), lw=1.2)
     ax.set(xscale="log", yscale="log", xlabel=price_label, ylabel="cost per Mtok (GPU-hours of device b)",
            title="heterogeneous pools")
     ax.title.set_fontsize(9)
