@@ -69,8 +69,14 @@ def load_deployments(path: str | Path | None = None) -> dict[str, Case]:
     doc = read_yaml(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("deployments"), dict):
         raise AfdError(f"{path}: expected a top-level mapping 'deployments:'")
+    return cases_of(doc["deployments"], path)
+
+
+def cases_of(entries: dict, path: Path) -> dict[str, Case]:
+    """The cases of ``entries`` (slug -> the fields of one deployment, as in ``data/deployments.yaml``),
+    validated; ``path`` names the file in errors."""
     cases = {}
-    for slug, entry in doc["deployments"].items():
+    for slug, entry in entries.items():
         where = f"{path}: deployment '{slug}'"
         if not isinstance(entry, dict) or entry.get("design") not in _REQUIRED:
             raise AfdError(f"{where}: needs design: ep or afd")
@@ -113,8 +119,9 @@ def deployment_of(case: Case, efficiency: Efficiency | None = None) -> Deploymen
     profile's, if other than the default)."""
     f = case.facts
 
-    def device(slug):
-        return load_hardware(slug, profile=f.get("hw_profile", "datasheet"), efficiency=efficiency)
+    def device(slug):   # ``gpus_per_node``: the node the deployment counts in, where not the catalogue's
+        hw = load_hardware(slug, profile=f.get("hw_profile", "datasheet"), efficiency=efficiency)
+        return hw if f.get("gpus_per_node") is None else hw.with_overrides(gpus_per_node=int(f["gpus_per_node"]))
     batch = f.get("batch_per_gpu")
     if case.design == "ep":
         return EPDeployment(device(f["hardware"]), f["ep_size"], f.get("redundant_experts", 0),
