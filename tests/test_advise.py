@@ -219,3 +219,25 @@ def test_p_afd_where_one_design_is_infeasible():
     assert Advice("EP", 0.0, True, {}, {}, []).p_afd == 0.0
     assert Advice("EP", 0.9, False, {}, {}, []).p_afd is None
     assert Advice("EP", 0.9, False, {}, {}, []).words() == "EP"
+
+
+def test_advices_on_devices_searched_together_are_advise_pair_by_pair():
+    """`afd advise --all` and the advice table search a model's devices of one structure together
+    (afdlib.decode.advise.advices): every answer is the pair's own advise (without the reasons)."""
+    import json
+
+    from afdlib.decode.advise import advices, advise
+    from afdlib.inputs.catalog import load_hardware, load_model
+    from afdlib.inputs.specs import Budget
+    model, budget = load_model("kimi-k2", profile="reference"), Budget(slo_s=0.05)
+    hws = [load_hardware(h, profile="datasheet") for h in ("h800", "gb200", "h200")]   # H800 and H200 together
+    together = advices(model, hws, budget, 4096)
+    for h, adv in zip(hws, together):
+        alone = advise(model, h, budget, 4096, explain=False)
+        assert json.dumps(adv.to_json(), sort_keys=True) == json.dumps(alone.to_json(), sort_keys=True), h.slug
+    # a pair that cannot be answered is its own error, naming its own device (FP4 weights on Hopper), and
+    # the others are still answered
+    fp4 = advices(model, hws, budget, 4096, precision=Precision.for_weights("nvfp4"))
+    assert isinstance(fp4[0], AfdError) and "'h800'" in str(fp4[0])
+    assert isinstance(fp4[2], AfdError) and "'h200'" in str(fp4[2])
+    assert not isinstance(fp4[1], AfdError) and fp4[1].ratio > 0

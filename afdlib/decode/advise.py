@@ -356,6 +356,46 @@ def parse_prices(items: list[str] | None) -> dict[str, float] | None:
 
 
 
+def advices(model: Model, hardware: list[Hardware], budget: Budget, context: float,
+            precision: Precision = Precision(), assumptions: Assumptions = Assumptions(), prices: dict | None = None,
+            validated_only: bool = False, uncertain: bool = True) -> list[Advice | AfdError]:
+    """:func:`advise` without the reasons (``explain`` False) on each of ``hardware``, in order, the
+    devices of one structure searched in one vectorised call (:func:`afdlib.decode.search.compare` over a
+    cell axis) and their verdicts' quadratures likewise (:func:`afdlib.decode.stacked.verdicts`): the
+    same advice as pair by pair. A pair that cannot be answered is its :class:`AfdError`; where a group's
+    call fails, its pairs are answered one by one (so each error names its own device)."""
+    out: list = [None] * len(hardware)
+    for idx in device_groups(hardware):
+        devices = [hardware[i] for i in idx]
+        try:
+            if model.attention is None:
+                raise AfdError(f"model '{model.slug}' has no attention description; add an attention: block")
+            hw = devices[0] if len(devices) == 1 else stacked(devices)
+            ep, afd = compare(model, hw, budget, context, precision, assumptions, None,
+                              cell_shape=() if len(devices) == 1 else (len(devices),), validated_only=validated_only)
+        except AfdError as e:
+            if len(devices) == 1:
+                out[idx[0]] = e
+            else:
+                for i in idx:
+                    out[i] = advices(model, [hardware[i]], budget, context, precision, assumptions, prices,
+                                     validated_only, uncertain)[0]
+            continue
+        bests = [(ep, afd)] if len(devices) == 1 else [tuple(b.at(c).on(hardware[i]) for b in (ep, afd))
+                                                       for c, i in enumerate(idx)]
+        # the verdicts of the devices where both designs are feasible, searched as cells of one call
+        both = [c for c, (e, a) in enumerate(bests) if _f(e.tokens_per_s_per_gpu) > 0 and _f(a.tokens_per_s_per_gpu) > 0]
+        given = dict(zip(both, verdicts(model, [devices[c] for c in both], budget, context, precision, assumptions,
+                                        validated_only) if uncertain and both else []))
+        for c, i in enumerate(idx):
+            try:
+                out[i] = _advice_of(model, hardware[i], budget, context, precision, assumptions, *bests[c], None,
+                                    prices, validated_only=validated_only, uncertain=uncertain, given=given.get(c))
+            except AfdError as e:
+                out[i] = e
+    return out
+
+
 def advice_table(models: list[Model], hardware: list[Hardware], budget: Budget, context: float,
                  precision: Precision = Precision(), assumptions: Assumptions = Assumptions(),
                  validated_only: bool = False, uncertain: bool = True) -> list[dict]:
@@ -363,43 +403,21 @@ def advice_table(models: list[Model], hardware: list[Hardware], budget: Budget, 
     each design's best form and whether a published deployment validates it.
 
     The best EP and AFD deployments of one model are searched for all devices of the same
-    structure in one vectorised call (:func:`afdlib.decode.search.compare` over a cell axis); the
-    results are those of :func:`advise` pair by pair, with P(AFD better) and the ratio's 10th-90th
+    structure in one vectorised call (:func:`advices`); the results are those of :func:`advise` pair
+    by pair, with P(AFD better) and the ratio's 10th-90th
     percentile (``p_afd``, ``ratio_lo``, ``ratio_hi``; about half a second per pair: ``uncertain``
     False leaves them out, NaN, and decides nothing); ``on_bound``: the search bounds either best sits
     on (:attr:`Advice.on_bound`, joined; empty where none binds)."""
-    groups = device_groups(hardware)
-    found: dict[tuple[int, int], tuple] = {}
-    for j, m in enumerate(models):
-        if m.attention is None:
-            continue
-        for idx in groups:
-            devices = [hardware[i] for i in idx]
-            hw = devices[0] if len(devices) == 1 else stacked(devices)
-            ep, afd = compare(m, hw, budget, context, precision, assumptions, None,
-                              cell_shape=() if len(devices) == 1 else (len(devices),), validated_only=validated_only)
-            bests = [(ep, afd)] if len(devices) == 1 else [tuple(b.at(c).on(hardware[i]) for b in (ep, afd))
-                                                           for c, i in enumerate(idx)]
-            # the verdicts of the devices where both designs are feasible, searched as cells of one call
-            both = [c for c, (e, a) in enumerate(bests) if _f(e.tokens_per_s_per_gpu) > 0 and _f(a.tokens_per_s_per_gpu) > 0]
-            vs = verdicts(m, [devices[c] for c in both], budget, context, precision, assumptions,
-                          validated_only) if uncertain and both else []
-            given = dict(zip(both, vs))
-            for c, i in enumerate(idx):
-                found[(j, i)] = (*bests[c], given.get(c))
+    found = {j: advices(m, hardware, budget, context, precision, assumptions, validated_only=validated_only,
+                        uncertain=uncertain) for j, m in enumerate(models)}
     rows = []
     for j, m in enumerate(models):
         for i, h in enumerate(hardware):
-            try:
-                if m.attention is None:
-                    raise AfdError(f"model '{m.slug}' has no attention description; add an attention: block")
-                ep, afd, v = found[(j, i)]
-                adv = _advice_of(m, h, budget, context, precision, assumptions, ep, afd,
-                                 validated_only=validated_only, uncertain=uncertain, given=v)
-            except AfdError as e:
+            adv = found[j][i]
+            if isinstance(adv, AfdError):
                 rows.append({"model": m.slug, "hardware": h.slug, "recommendation": "-", "ratio": np.nan,
                              "decisive": False, "p_afd": np.nan, "ratio_lo": np.nan, "ratio_hi": np.nan,
-                             "ep": np.nan, "afd": np.nan, "on_bound": "", "note": str(e)})
+                             "ep": np.nan, "afd": np.nan, "on_bound": "", "note": str(adv)})
                 continue
             lo, hi = adv.verdict.ratio_interval if adv.verdict is not None else (np.nan, np.nan)
             rows.append({"model": m.slug, "hardware": h.slug, "model_name": m.name, "hardware_name": h.name,
