@@ -79,7 +79,7 @@ from afdlib.inputs.specs import Budget
 from afdlib.decode.validation import validation_rows
 from afdlib.decode.advise import advice_table
 from afdlib.report.computed import advice, shared
-from afdlib.decode.uncertainty import DECIDED, assumption_words, composition_spreads
+from afdlib.decode.uncertainty import DECIDED, assumption_words, ratio_spread_words
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.decode.sweetspot import pools_table
 from afdlib.decode.sweetspot_study import advice_summary, pools_rows, verdict_table
@@ -175,7 +175,7 @@ results = pd.DataFrame([
                   f"{adv.afd}, EP in {adv.ep} as the more likely design); {adv.decisive} decided",
      "status": "beyond the paper", "chapter": "sweet_spots"},
     {"claim": "How afd advise decides", "paper": "-",
-     "this book": f"P(AFD better) over {assumption_words()} ({composition_spreads()}); decided at {DECIDED:g} or "
+     "this book": f"P(AFD better) over {assumption_words()} (the ratio's error: {ratio_spread_words()}); decided at {DECIDED:g} or "
                   f"{1 - DECIDED:g}",
      "status": "beyond the paper", "chapter": "sweet_spots"},
     {"claim": "Against NVIDIA aiconfigurator (TPOT, ours / its)", "paper": "-",

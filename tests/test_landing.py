@@ -121,7 +121,7 @@ def test_reference_row_states_the_lean_against_the_tool():
     ref = {"decisive": False, "recommendation": "AFD", "p_afd": 0.54, "ratio": 1.05}
     row = reference_row(ref, 0.85, "EP 25%, AFD 23%", "M", "D", "toward AFD by a factor 1.21")
     assert row["departs"] and "the ratio is 0.85" in row["reason"]
-    # undecided: the reason says why, from the composition errors' band (uncertainty.decisive_band)
+    # undecided: the reason says why, from the ratio's composition error's band (uncertainty.decisive_band)
     from afdlib.decode.uncertainty import decisive_band
     assert row["reason"].startswith("undecided because") and f"above {decisive_band()[1]:.2f}" in row["reason"]
     assert row["reason"].endswith("against NVIDIA aiconfigurator the model leans toward AFD by a factor 1.21")

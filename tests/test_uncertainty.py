@@ -24,7 +24,7 @@ def test_quadrature_rules_integrate_what_they_claim():
 
 
 def test_uncertainties_come_from_their_sources():
-    """The compute factor's spread is the GEMM fit's rms log residual; the composition spreads are rms
+    """The compute factor's spread is the GEMM fit's rms log residual; each design's own spread is the rms
     log validation errors (AFD, with one case, takes all cases')."""
     from afdlib.decode.validation import validation_rows
     from afdlib.inputs.catalog import data_dir
@@ -33,8 +33,15 @@ def test_uncertainties_come_from_their_sources():
     assert by["compute kernels"].scale == read_yaml(data_dir() / "kernel_efficiency.yaml")["gemm"]["residuals"]["all"]["rms_log"]
     rows = validation_rows()
     ep = np.log([1 + r["error"] for r in rows if r["design"] == "ep"])
-    assert by["EP composition"].scale == pytest.approx(np.sqrt(np.mean(ep ** 2)))
-    assert by["AFD composition"].scale == pytest.approx(np.sqrt(np.mean(np.log([1 + r["error"] for r in rows]) ** 2)))
+    from afdlib.decode.validation import design_spreads
+    spreads = design_spreads()         # each design's own, for its absolute tokens/s (not the verdict)
+    assert spreads["ep"][0] == pytest.approx(np.sqrt(np.mean(ep ** 2)))
+    assert spreads["afd"][0] == pytest.approx(np.sqrt(np.mean(np.log([1 + r["error"] for r in rows]) ** 2)))
+    # the verdict's: the ratio's rms log error over the head-to-heads at its one-sided 90% upper bound;
+    # two sources: chi-square with 2 degrees of freedom, whose 10% quantile is -2 ln 0.9
+    from afdlib.decode.head_to_head import head_to_head_rows
+    e = np.array([r["log_error"] for r in head_to_head_rows()])
+    assert by["AFD / EP composition"].scale == pytest.approx(np.sqrt(np.mean(e ** 2)) * np.sqrt(2 / (-2 * np.log(0.9))))
     assert 0 < by["networks"].scale < 0.2 and by["gap per step"].nodes()[0][0] == pytest.approx(0.2113249)
     # the fixed cost per kernel: the rms log ratio of each GEMM source's own t0 to the fitted one
     fixed = read_yaml(data_dir() / "kernel_efficiency.yaml")["fixed_per_kernel"]
@@ -138,11 +145,11 @@ def test_verdict_on_deepseek_v3_h800(h800_verdict):
 
 
 def test_tornado_composition_ends_by_hand(h800_verdict):
-    """EP's composition at its 4th percentile (EP slower by e^(-sqrt3 s)) raises AFD / EP by e^(sqrt3 s)."""
-    s = next(x.scale for x in u.uncertainties() if x.name == "EP composition")
-    row = next(r for r in h800_verdict.tornado if r["assumption"] == "EP composition")
-    assert row["low"] / row["nominal"] == pytest.approx(np.exp(np.sqrt(3) * s))
-    assert row["high"] / row["nominal"] == pytest.approx(np.exp(-np.sqrt(3) * s))
+    """The ratio's composition at its 4th and 96th percentile: AFD / EP times e^(-+sqrt3 s)."""
+    s = next(x.scale for x in u.uncertainties() if x.name == "AFD / EP composition")
+    row = next(r for r in h800_verdict.tornado if r["assumption"] == "AFD / EP composition")
+    assert row["low"] / row["nominal"] == pytest.approx(np.exp(-np.sqrt(3) * s))
+    assert row["high"] / row["nominal"] == pytest.approx(np.exp(np.sqrt(3) * s))
 
 
 def test_p_afd_grows_with_afds_scale_out_bandwidth():
@@ -178,7 +185,7 @@ def test_first_order_terms_agree_with_monte_carlo():
     from afdlib.decode.step import Assumptions
     from afdlib.inputs.specs import Precision
     by = {x.name: x for x in u.uncertainties()}
-    s = np.hypot(by["EP composition"].scale, by["AFD composition"].scale)
+    s = by["AFD / EP composition"].scale
     model, hw = load_model("deepseek-v3"), load_hardware("h800")
     args = (model, hw, None, BUDGET, 4096, Precision(), Assumptions())
     rng, n = np.random.default_rng(7), 240
@@ -211,11 +218,11 @@ def test_mtp_acceptance_cancels_to_the_first_order_terms_size():
 
 
 def test_decisive_band_and_the_undecided_sentence_by_hand():
-    """With the composition spreads alone P = Phi(ln r / S): P = 0.9 at ln r = 1.2815516 S, so the band
-    is exp(-+1.2815516 S); a verdict inside it is undecided and the sentence gives the band and the ratio;
-    a decided one says so."""
+    """With the ratio's composition spread alone P = Phi(ln r / S): P = 0.9 at ln r = 1.2815516 S, so the
+    band is exp(-+1.2815516 S); a verdict inside it is undecided and the sentence gives the band and the
+    ratio; a decided one says so."""
     by = {x.name: x for x in u.uncertainties()}
-    s = np.hypot(by["EP composition"].scale, by["AFD composition"].scale)
+    s = by["AFD / EP composition"].scale
     lo, hi = u.decisive_band()
     assert hi == pytest.approx(np.exp(1.2815516 * s)) and lo * hi == pytest.approx(1.0)
     from statistics import NormalDist

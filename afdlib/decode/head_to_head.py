@@ -107,3 +107,52 @@ def ratio_spread(rows: list[dict]) -> dict:
     return {"rms_log": rms(e), "pairs": len(rows), "sources": len(sources),
             "leave_one_source_out": {s: rms(np.array([r["log_error"] for r in rows if r["source"] != s]))
                                      for s in sources}}
+
+
+CONFIDENCE = 0.9
+"""The one-sided confidence of the ratio error's upper bound (:func:`ratio_error`): the spread a verdict
+uses is exceeded with probability 1 - 0.9 = 0.1, the decision threshold's own
+(:data:`afdlib.decode.uncertainty.DECIDED`)."""
+
+
+def chi2_quantile(q: float, dof: int) -> float:
+    """The ``q`` quantile of the chi-square distribution with ``dof`` degrees of freedom, by bisection on
+    its CDF (the regularized lower incomplete gamma function P(dof / 2, x / 2), summed as a series)."""
+    import math
+    a = dof / 2.0
+
+    def cdf(x: float) -> float:
+        if x <= 0:
+            return 0.0
+        y, term, total, k = x / 2.0, 1.0 / a, 1.0 / a, 0
+        while term > 1e-16 * total and k < 10_000:
+            k += 1
+            term *= y / (a + k)
+            total += term
+        return math.exp(a * math.log(y) - y - math.lgamma(a)) * total
+    lo, hi = 0.0, max(1.0, 10.0 * dof)
+    while cdf(hi) < q:
+        hi *= 2
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if cdf(mid) < q else (lo, mid)
+    return (lo + hi) / 2
+
+
+def upper_bound(rms: float, sources: int, confidence: float = CONFIDENCE) -> float:
+    """A one-sided ``confidence`` upper bound of the spread sigma of mean-zero normal errors whose rms
+    over ``sources`` independent samples is ``rms``: n rms^2 / sigma^2 is chi-square with n degrees of
+    freedom, so sigma <= rms sqrt(n / chi2_{1 - confidence}(n))."""
+    return float(rms * np.sqrt(sources / chi2_quantile(1.0 - confidence, sources)))
+
+
+def ratio_error(rows: list[dict] | None = None) -> dict:
+    """The verdict's spread of ln(AFD / EP): :func:`ratio_spread` of the head-to-heads and its
+    :func:`upper_bound` at :data:`CONFIDENCE` for their number of independent sources (``sigma``); the
+    bound leaving out each source in turn too (``sigma_leave_one_source_out``)."""
+    s = ratio_spread(head_to_head_rows() if rows is None else rows)
+    if not s["pairs"]:
+        raise AfdError("no published head-to-head: the ratio's error cannot be measured")
+    left = {k: (None if v is None else upper_bound(v, s["sources"] - 1)) for k, v in s["leave_one_source_out"].items()}
+    return {**s, "sigma": upper_bound(s["rms_log"], s["sources"]), "confidence": CONFIDENCE,
+            "sigma_leave_one_source_out": left}

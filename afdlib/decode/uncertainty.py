@@ -37,11 +37,12 @@ routing skew                 first order         uniform power 0..1 of the skew 
                                                  (:func:`afdlib.routing.balance.fitted_skew`); 0 is the
                                                  default, uniform routing over a perfect placement; not
                                                  varied where measured loads are given (``--counts``)
-EP composition               analytic            lognormal factor on EP's throughput; sigma the rms log
-                                                 error of EP's published deployments
-                                                 (:func:`afdlib.decode.validation.validation_rows`)
-AFD composition              analytic            the same for AFD (fewer than :data:`MIN_CASES` cases: all
-                                                 cases' spread)
+AFD / EP composition         analytic            lognormal factor on the ratio; sigma the rms log error of
+                                                 the predicted AFD / EP over the published head-to-heads
+                                                 (:func:`afdlib.decode.head_to_head.ratio_error`), at its
+                                                 one-sided 90% upper bound for their number of independent
+                                                 sources (chi-square; the bound a spread exceeds with the
+                                                 decision threshold's probability, :data:`DECIDED`)
 ===========================  ==================  ==========================================================
 
 Held, with the reason: **MTP acceptance** enters only where accepted tokens per step are given
@@ -57,22 +58,29 @@ redundant experts) are designs, not assumptions; **context and SLO** are the que
 the searches (:func:`afdlib.decode.search.compare`) re-run at it, so each design re-chooses its
 deployment and batch, as an operator would on hardware that is that much faster or slower. They are
 integrated by Gauss quadrature (:data:`HERMITE` nodes for a lognormal factor, :data:`LEGENDRE` for the
-uniform gap share: 3 x 3 x 2 settings, searched as cells of two vectorised calls). The
+uniform gap share: 3 x 3 x 2 settings, searched as cells of one vectorised call). The
 :data:`FIRST_ORDER` assumptions move the ratio by a few percent (each design re-chooses around
-them): each is searched at two more cells of each of those calls, its mean minus and plus one
+them): each is searched at two more cells of each gap setting, its mean minus and plus one
 standard deviation, with the others at their defaults, and enters that gap setting (:func:`first_order`)
 as a shift of the mean log ratio (the two points' average against the default: second order) and a
 variance (their half-difference squared: first order), so the cost is 15 cells per call instead of 9
 rather than 3^3 times more; checked against a Monte Carlo over the three (tests: within 0.02).
-Given a setting's log ratio l_k and its variance v_k, the two composition factors make ln(AFD / EP)
-normal with mean l_k and variance s_EP^2 + s_AFD^2 + v_k, so P(AFD better) = sum_k w_k
-Phi(l_k / S_k) over the settings' weights w_k: no sampling, deterministic. Two designs identical by
-construction give r = 1 in every cell, hence exactly 1/2.
+Given a setting's log ratio l_k and its variance v_k, the ratio's composition factor makes ln(AFD / EP)
+normal with mean l_k and variance s_R^2 + v_k, so P(AFD better) = sum_k w_k Phi(l_k / S_k) over the
+settings' weights w_k: no sampling, deterministic. Two designs identical by construction give r = 1 in
+every cell, hence exactly 1/2.
 
-**Checked independently** (a plain Monte Carlo over the first five assumptions, both searches re-run
-at each of 3,000 draws, for DeepSeek-V3 on H800, Kimi-K2 on H200 and Step-3 on H20): P(AFD better)
-0.531, 0.565, 0.223 against the quadrature's 0.539, 0.589, 0.218, and the 10th-90th percentiles within
-3%. A denser rule (7 x 5 x 5) gives 0.530, 0.578, 0.218: the three-point rule overstates P by up
+**Why the ratio's error, not each design's.** Both designs run on one evaluator: an error in the
+kernels, the attention or the engine moves both, and cancels in AFD / EP. Each design's own spread
+against its published deployments (:func:`afdlib.decode.validation.design_spreads`, about 20-25%) is
+the error of its absolute tokens/s; adding the two as independent counted the shared part twice. A
+published head-to-head measures the ratio's error directly; with few of them the spread is taken at its
+upper confidence bound, so a handful of lucky agreements cannot decide a pair.
+
+**Checked independently** (with the two designs' composition terms the verdict then had: a plain Monte
+Carlo over the first five assumptions, both searches re-run at each of 3,000 draws, for DeepSeek-V3 on
+H800, Kimi-K2 on H200 and Step-3 on H20): P(AFD better) 0.531, 0.565, 0.223 against the quadrature's
+0.539, 0.589, 0.218, and the 10th-90th percentiles within 3%. A denser rule (7 x 5 x 5) gives 0.530, 0.578, 0.218: the three-point rule overstates P by up
 to about 0.02 where a search switches deployments between nodes; no decision moves. The first-order
 terms against a Monte Carlo over their three assumptions (300 draws, the other shared ones at their
 defaults): 0.529 against 0.526 (DeepSeek-V3 on H800), 0.480 against 0.500 (Kimi-K2 on H200, whose
@@ -91,7 +99,7 @@ from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
 NAMES = ("compute kernels", "networks", "gap per step", "fixed cost per kernel", "usable HBM", "routing skew",
-         "EP composition", "AFD composition")
+         "AFD / EP composition")
 """The uncertain assumptions, in the order of :func:`uncertainties`."""
 SHARED = NAMES[:3]
 """The assumptions one value of which moves both designs (re-searched at each), by quadrature."""
@@ -106,8 +114,6 @@ LEGENDRE = ((0.5 - 0.5 / np.sqrt(3.0), 0.5), (0.5 + 0.5 / np.sqrt(3.0), 0.5))
 """Two-point Gauss-Legendre rule on [0, 1]: (node, weight); the gap share's 21st and 79th percentile."""
 DECIDED = 0.1
 """A pair is decided when P(AFD better) <= this or >= 1 - this."""
-MIN_CASES = 3
-"""A design's composition spread comes from its own published deployments only from this many on."""
 SGLANG_RESERVE_BYTES = 12 * 2 ** 30
 """HBM a serving engine keeps from weights and KV cache on a large GPU: SGLang 0.5.23 reserves at least
 10 GiB on a GPU of more than 60 GiB, and 2 GiB more for DeepEP's all-to-all buffers in a decode server
@@ -159,33 +165,21 @@ def _ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
-def _rms_log(ratios) -> float:
-    r = np.asarray(list(ratios), dtype=float)
-    return float(np.sqrt(np.mean(np.log(r) ** 2)))
-
-
 @lru_cache(maxsize=1)
 def uncertainties() -> tuple[Uncertainty, ...]:
     """The distributions of :data:`NAMES`, each from its source (module docstring)."""
-    from afdlib.decode.validation import deepep_rows, validation_rows
+    from afdlib.decode.validation import deepep_rows, rms_log
     from afdlib.inputs.catalog import data_dir
     from afdlib.inputs.files import read_yaml
     kernels = read_yaml(data_dir() / "kernel_efficiency.yaml")
     fit, fixed = kernels["gemm"]["residuals"]["all"], kernels["fixed_per_kernel"]
     nic = [r for r in deepep_rows() if r["ep_size"] >= 16]
-    rows = validation_rows()
-    pooled = _rms_log(1 + r["error"] for r in rows)
-
-    def spread(design):
-        errs = [1 + r["error"] for r in rows if r["design"] == design]
-        if len(errs) >= MIN_CASES:
-            return _rms_log(errs), f"rms log error of its {len(errs)} published deployments"
-        return pooled, f"rms log error of all {len(rows)} published deployments (it has {len(errs)})"
-    (s_ep, src_ep), (s_afd, src_afd) = spread("ep"), spread("afd")
+    from afdlib.decode.head_to_head import ratio_error
+    ratio = ratio_error()
     return (
         Uncertainty(NAMES[0], "lognormal", float(fit["rms_log"]), 0, 0, "every kernel's time, both designs",
                     f"calibrated GEMM curve's rms log residual over {fit['points']} kernel times"),
-        Uncertainty(NAMES[1], "lognormal", _rms_log(r["model_both_us"] / r["both_us"] for r in nic), 0, 0,
+        Uncertainty(NAMES[1], "lognormal", rms_log(r["model_both_us"] / r["both_us"] for r in nic), 0, 0,
                     "every transfer's time, both designs",
                     f"all-to-all model against DeepEP's low-latency times at {len(nic)} sizes across the NIC"),
         Uncertainty(NAMES[2], "uniform", 0.0, 0.0, 1.0, "the gap per step, both designs (a share of its value)",
@@ -199,35 +193,47 @@ def uncertainties() -> tuple[Uncertainty, ...]:
         Uncertainty(NAMES[5], "uniform", 0.0, 0.0, 1.0, "the FFN side's balancedness, both designs (a power of "
                     "the skew)", "from none (uniform routing over a perfect placement, the default) to all of "
                     "the measured DeepSeek-V3 layers' Zipf skew after an EPLB placement of each deployment"),
-        Uncertainty(NAMES[6], "lognormal", s_ep, 0, 0, "EP's throughput", src_ep),
-        Uncertainty(NAMES[7], "lognormal", s_afd, 0, 0, "AFD's throughput", src_afd),
+        Uncertainty(NAMES[6], "lognormal", ratio["sigma"], 0, 0, "the AFD / EP ratio",
+                    f"rms log error of the predicted AFD / EP over {ratio['pairs']} published head-to-heads "
+                    f"({ratio['rms_log']:.3f}) at its one-sided {ratio['confidence']:.0%} upper bound for "
+                    f"{ratio['sources']} independent sources (data/head_to_heads.yaml)"),
     )
 
 
 def composition_spreads() -> str:
-    """Each design's composition spread in words: "EP 25%, AFD 23%" (one standard deviation of the
-    log factor, as a share)."""
+    """Each design's own composition spread in words: "EP 25%, AFD 23%" (one standard deviation of the
+    log factor, as a share; :func:`afdlib.decode.validation.design_spreads`)."""
+    from afdlib.decode.validation import design_spreads
+    return ", ".join(f"{d.upper()} {np.expm1(s):.0%}" for d, (s, _) in design_spreads().items())
+
+
+def ratio_spread_words() -> str:
+    """The verdict's spread of the ratio in words: "30%, the one-sided 90% upper bound of an rms log error
+    of 0.086 over 2 published head-to-heads from 2 sources"."""
     by = {x.name: x for x in uncertainties()}
-    return ", ".join(f"{d} {np.expm1(by[f'{d} composition'].scale):.0%}" for d in ("EP", "AFD"))
+    from afdlib.decode.head_to_head import ratio_error
+    r = ratio_error()
+    return (f"{np.expm1(by[NAMES[6]].scale):.0%}, the one-sided {r['confidence']:.0%} upper bound of an rms log error "
+            f"of {r['rms_log']:.3f} over {r['pairs']} published head-to-heads from {r['sources']} sources")
 
 
 def assumption_words() -> str:
     """The uncertain assumptions in words, for prose: the shared ones (:data:`SHARED`,
-    :data:`FIRST_ORDER`) and the composition errors."""
+    :data:`FIRST_ORDER`) and the ratio's composition error."""
     shared = [n.replace("compute kernels", "kernel speeds").replace("networks", "network speeds")
               .replace("usable HBM", "the usable HBM share").replace("gap per step", "the gap per step")
               .replace("fixed cost per kernel", "the fixed cost per kernel").replace("routing skew", "the routing skew")
               for n in SHARED + FIRST_ORDER]
-    return (", ".join(shared[:-1]) + f" and {shared[-1]} (each from its source, shared by both designs), and each "
-            "design's error against published deployments")
+    return (", ".join(shared[:-1]) + f" and {shared[-1]} (each from its source, shared by both designs), and the "
+            "model's error in AFD / EP against published head-to-heads")
 
 
 def decisive_band() -> tuple[float, float]:
     """The AFD / EP ratios between which no pair can be decided even with every shared assumption
-    known: with the composition errors alone (log spread S) P(AFD better) = Phi(ln r / S), which reaches
-    1 - :data:`DECIDED` only where |ln r| >= z S (z the standard normal's 1 - DECIDED quantile)."""
+    known: with the ratio's composition error alone (log spread S) P(AFD better) = Phi(ln r / S), which
+    reaches 1 - :data:`DECIDED` only where |ln r| >= z S (z the standard normal's 1 - DECIDED quantile)."""
     by = {x.name: x for x in uncertainties()}
-    z = NormalDist().inv_cdf(1 - DECIDED) * float(np.hypot(by[NAMES[6]].scale, by[NAMES[7]].scale))
+    z = NormalDist().inv_cdf(1 - DECIDED) * float(by[NAMES[6]].scale)
     return float(np.exp(-z)), float(np.exp(z))
 
 
@@ -240,9 +246,9 @@ def undecided_words(v: "Verdict", ratio: float) -> str:
     a, b = v.ratio_interval
     over = (f", and {a:.2f} to {b:.2f} (10th to 90th percentile) over all of them" if np.isfinite([a, b]).all()
             else "")
-    return (f"undecided because each design's error against published deployments alone ({composition_spreads()}) "
-            f"decides a pair only where AFD / EP lies below {lo:.2f} or above {hi:.2f} with every shared assumption "
-            f"known; here it is {ratio:.2f} at the model's defaults{over}")
+    return (f"undecided because the model's error in AFD / EP against published head-to-heads alone "
+            f"({ratio_spread_words()}) decides a pair only where AFD / EP lies below {lo:.2f} or above {hi:.2f} "
+            f"with every shared assumption known; here it is {ratio:.2f} at the model's defaults{over}")
 
 
 _COMPUTE = ("flops", "bf16_flops", "fp4_flops", "hbm_bytes_per_s")
@@ -373,7 +379,7 @@ def quadrature(model: Model, hardware: Hardware, budget: Budget, context, precis
                validated_only: bool = False, ep_hardware: Hardware | None = None, cells: tuple = ()):
     """The shared assumptions' settings (module docstring): (the log AFD / EP ratio of every setting,
     shape ``cells`` + (settings,), gap-major, the first-order assumptions' shifts in; the settings'
-    weights; the log spread of each setting, the composition factors' and the first-order
+    weights; the log spread of each setting, the ratio's composition factor's and the first-order
     assumptions' variance, shape as the ratios). ``cells``: leading axes the device's fields already
     carry (e.g. a sweep of its network), searched as cells too."""
     u = {x.name: x for x in uncertainties()}
@@ -390,7 +396,7 @@ def quadrature(model: Model, hardware: Hardware, budget: Budget, context, precis
     shape = cells + (len(shares),)
     c, n, fixed, memory, skew = (np.broadcast_to(np.tile(x, len(gap.nodes())), shape) for x in (c, n, fixed, memory, skew))
     w_cn = np.outer([w for _, w in comp.nodes()], [w for _, w in net.nodes()]).ravel()
-    s2 = u[NAMES[6]].scale ** 2 + u[NAMES[7]].scale ** 2
+    s2 = u[NAMES[6]].scale ** 2
     every = setting_ratios(model, hardware, attn_hardware, budget, context, precision, assumptions, c, n,
                            validated_only, ep_hardware, fixed, memory, skew, np.broadcast_to(shares, shape))
     log_r, weights, sd = [], [], []
@@ -435,9 +441,8 @@ def _tornado(model, hardware, attn_hardware, budget, context, precision, assumpt
                        values[NAMES[4]], values[NAMES[5]], values[NAMES[2]])
     nominal = float(r[0])
     ends = {name: (r[1 + 2 * j], r[2 + 2 * j]) for j, name in enumerate(names)}
-    for name, sign in ((NAMES[6], -1.0), (NAMES[7], 1.0)):   # a slower EP (factor < 1) raises AFD / EP
-        lo, hi = u[name].ends()
-        ends[name] = (nominal * lo ** sign, nominal * hi ** sign)
+    lo, hi = u[NAMES[6]].ends()                     # the ratio's own error, a factor on AFD / EP
+    ends[NAMES[6]] = (nominal * lo, nominal * hi)
     rows = [{"assumption": name, "low": float(a), "high": float(b), "nominal": nominal,
              "width": float(abs(b - a)), "at": u[name].percentiles(), "source": u[name].source}
             for name, (a, b) in ends.items()]

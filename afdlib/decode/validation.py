@@ -389,3 +389,28 @@ def attention_layer_readings(assumptions: Assumptions = Assumptions()) -> dict[s
             "stepfun_ds_h800": ("not measured" if not ds_h800 else f"{min(ds_h800):+.0%}"
                                 if f"{min(ds_h800):+.0%}" == f"{max(ds_h800):+.0%}"
                                 else f"{min(ds_h800):+.0%} to {max(ds_h800):+.0%}")}
+
+
+MIN_CASES = 3
+"""A design's composition spread comes from its own published deployments only from this many on."""
+
+
+def rms_log(ratios) -> float:
+    """The root mean square of the logs of ``ratios`` (predicted / published, say)."""
+    r = np.asarray(list(ratios), dtype=float)
+    return float(np.sqrt(np.mean(np.log(r) ** 2)))
+
+
+def design_spreads() -> dict[str, tuple[float, str]]:
+    """Each design's own composition spread, for its absolute tokens/s only (not the verdict, whose
+    ratio cancels what the two share): the rms log error of its published deployments (fewer than
+    :data:`MIN_CASES`: all cases'), with its source in words."""
+    rows = validation_rows()
+    pooled = rms_log(1 + r["error"] for r in rows)
+    out = {}
+    for design in ("ep", "afd"):
+        errs = [1 + r["error"] for r in rows if r["design"] == design]
+        out[design] = ((rms_log(errs), f"rms log error of its {len(errs)} published deployments")
+                       if len(errs) >= MIN_CASES else
+                       (pooled, f"rms log error of all {len(rows)} published deployments (it has {len(errs)})"))
+    return out

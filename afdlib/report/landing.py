@@ -212,7 +212,7 @@ def reference_row(reference: dict, paper_like: float, spreads: str, model: str, 
     advice-table row; ``paper_like``: its ratio with all communication hidden for both designs;
     ``lean``: how the model leans against aiconfigurator, :func:`afdlib.peers.comparison.lean_readings`)."""
     agrees = reference["decisive"] and reference["recommendation"] == "EP"
-    why = (f"end to end each design's spread against published deployments ({spreads}) enters the verdict"
+    why = (f"end to end the model's error in AFD / EP against published head-to-heads ({spreads}) enters the verdict"
            if reference["decisive"] else
            undecided_words(Verdict(reference["p_afd"], (reference.get("ratio_lo", np.nan),
                                                         reference.get("ratio_hi", np.nan)), np.nan), reference["ratio"]))
@@ -223,6 +223,33 @@ def reference_row(reference: dict, paper_like: float, spreads: str, model: str, 
                 f"{paper_like:.2f}: the answer turns on how much of each design's communication hides"
                 + (f"; against NVIDIA aiconfigurator the model leans {lean}" if lean else ""),
                 "sweet_spots", not agrees)
+
+
+def decided_reading(rows: list[dict]) -> str:
+    """What the decided verdicts of :func:`afdlib.decode.advise.advice_table` rows say, in words: "no
+    verdict is decided", or how many are and for which design ("3 of 48 verdicts are decided, all for
+    EP"; "... 2 for EP and 1 for AFD")."""
+    decided = [r["recommendation"] for r in rows if r.get("decisive") and r["recommendation"] in ("EP", "AFD")]
+    if not decided:
+        return "no verdict is decided"
+    ep, afd = decided.count("EP"), decided.count("AFD")
+    which = (f"all for {'EP' if ep else 'AFD'}" if not (ep and afd) else f"{ep} for EP and {afd} for AFD")
+    return f"{len(decided)} of {len(rows)} verdicts {'is' if len(decided) == 1 else 'are'} decided, {which}"
+
+
+def verdict_glue(rows: list[dict]) -> dict[str, str]:
+    """The numbers and words a chapter states about how its verdicts (``rows``: advice-table rows) are
+    decided: the shared assumptions (``assumption_list``), the ratio's error and its band
+    (``ratio_spread``, ``band_lo``, ``band_hi``), the head-to-heads behind it (``n_head_to_heads``,
+    ``ratio_loso``: the rms leaving out each source), each design's own error (``spreads``) and what the
+    decided verdicts say (``decided_reading``)."""
+    from afdlib.decode.head_to_head import ratio_error
+    from afdlib.decode.uncertainty import assumption_words, composition_spreads, decisive_band, ratio_spread_words
+    err, (lo, hi) = ratio_error(), decisive_band()
+    return {"assumption_list": assumption_words(), "ratio_spread": ratio_spread_words(), "band_lo": f"{lo:.2f}",
+            "band_hi": f"{hi:.2f}", "n_head_to_heads": str(err["pairs"]),
+            "ratio_loso": "; ".join(f"{v:.3f} without {k}" for k, v in err["leave_one_source_out"].items()),
+            "spreads": composition_spreads(), "decided_reading": decided_reading(rows)}
 
 
 PAPER_CONDITIONS = {"Superpod-class interconnect": "Superpod-class interconnects favour AFD (the paper's Table 3)",
@@ -339,12 +366,12 @@ def departure_table(pairs: list[dict], equal: list[dict], table3, model: Model, 
     from afdlib.analysis.imbalance import alpha_afd, alpha_afd_as_printed
     from afdlib.decode.step import DECODE_T_GAP_S
     from afdlib.decode.sweetspot_study import ratio_of
-    from afdlib.decode.uncertainty import composition_spreads
+    from afdlib.decode.uncertainty import ratio_spread_words
     from afdlib.evaluator.alltoall import afd_destinations
     k, e = model.experts_per_token, model.routed_experts
     ref = next(r for r in pairs if (r["model"], r["hardware"]) == (model.slug, ordinary.slug))
     from afdlib.peers.comparison import lean_readings
-    rows = ([reference_row(ref, ratio_of(equal, model.slug, ordinary.slug), composition_spreads(), model.name,
+    rows = ([reference_row(ref, ratio_of(equal, model.slug, ordinary.slug), ratio_spread_words(), model.name,
                            ordinary.name, lean_readings()["aic_lean"])]
             + condition_rows(table3)
             + method_rows(float(alpha_afd_as_printed(1.0, 8, 2)), float(alpha_afd(1.0, 8, 2).alpha), "8A2F",
