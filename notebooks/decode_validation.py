@@ -408,8 +408,9 @@ plt.close(fig)
 # {glue:text}`stepfun_ds_h800` against StepFun's measurement at 64 requests per GPU, which shows no
 # such shortfall there), or both;
 # the validation cannot tell which. What it does show: under the schedule's default the model
-# over-predicts the EP deployments over a NIC by {glue:text}`nic_over_range`; the next chapter's
-# P(AFD better) takes each design's spread from these errors.
+# over-predicts the EP deployments over a NIC by {glue:text}`nic_over_range`. These errors are each
+# design's absolute ones; most of them are shared by both designs and cancel in AFD / EP, so the next
+# chapter's P(AFD better) takes the error of the ratio itself, measured on published head-to-heads.
 #
 # **SGLang on GB200, September and June 2025** ({glue:text}`sept_err` and {glue:text}`june_err`;
 # with the datasheet kernels {glue:text}`sept_datasheet` and {glue:text}`june_datasheet`). Neither

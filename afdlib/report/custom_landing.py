@@ -119,8 +119,8 @@ def answer_markdown(pair: Pair, note: str = "") -> str:
         lo, hi = v.ratio_interval
         ratio = (f"AFD gives **{a.ratio:.2f}x** EP's output tokens per second per GPU at the model's defaults, "
                  f"and {lo:.2f}x to {hi:.2f}x between the 10th and 90th percentile of the model's uncertain "
-                 "assumptions (kernel and network speeds, the gap per step, each design's error against the "
-                 "published deployments). Each design's best deployment is in {numref}`custom-landing-best`.")
+                 "assumptions (kernel and network speeds, the gap per step, the model's error in AFD / EP "
+                 "against published head-to-heads). Each design's best deployment is in {numref}`custom-landing-best`.")
         top = [f"{t['assumption']} ({t['low']:.2f}x to {t['high']:.2f}x at its {t['at']} percentile)"
                for t in v.tornado[:2]]
         moves = f"The ratio moves most with {' and '.join(top)}." if top else ""
