@@ -205,8 +205,8 @@ glue_table("tab_intro_results", shown.style.hide(axis="index"))
 
 # %% tags=["hide-input"]
 glue_all({"r_slo": f"{slo_ms:g} ms", "r_printed": f"{printed:.1f}"})
-glue_table("tab_intro_verdicts", verdict_table(pairs, sweet, sweet_hw).T.map(lambda c: c.replace(" ", "\u00a0")).rename_axis(
-    "device").reset_index().style.hide(axis="index"))   # a row per device, a column per model: fits the page, cells unbroken
+glue_table("tab_intro_verdicts", verdict_table(pairs, sweet, sweet_hw).T.map(lambda c: c.replace(" ", "\u00a0").replace("\u00a0(", " (")).rename_axis(
+    "device").reset_index().style.hide(axis="index"))   # a row per device, a column per model: fits the page, a cell broken only before its parenthesis
 
 # %% [markdown]
 # :::{table} EP or AFD for the paper's six models on its eight GPUs
@@ -217,10 +217,11 @@ glue_table("tab_intro_verdicts", verdict_table(pairs, sweet, sweet_hw).T.map(lam
 # ```
 # :::
 #
-# Each cell of {numref}`tab-intro-verdicts` (a row per device, a column per model) gives the more likely design and the
-# probability that AFD gives more output tokens per second per GPU than EP under a
-# {glue:text}`r_slo` SLO (context 4096, no MTP, each design's best deployment), over the model's
-# uncertain assumptions; '?': undecided (P between the decision thresholds). The conditions behind
+# Each cell of {numref}`tab-intro-verdicts` (a row per device, a column per model) gives the more likely design,
+# AFD / EP output tokens per second per GPU at the model's defaults, and in parentheses the probability
+# that the design named gives more of them than the other under a {glue:text}`r_slo` SLO (context
+# 4096, no MTP, each design's best deployment), over the model's uncertain assumptions; '?':
+# undecided (P between the decision thresholds). The conditions behind
 # these verdicts are in chapter {glue:text}`ch_sweet`.
 #
 # ## Where AFD comes out ahead, and how likely

@@ -275,19 +275,20 @@ def test_the_shared_experts_share_is_the_decode_models_own():
 
 def test_verdict_table_writes_design_probability_and_undecided():
     from afdlib.decode.sweetspot_study import verdict_table
-    rows = [{"model": "a", "hardware": "x", "recommendation": "EP", "p_afd": 0.034, "decisive": True},
-            {"model": "a", "hardware": "y", "recommendation": "AFD", "p_afd": 0.54, "decisive": False},
+    # each cell: the design, AFD / EP, and the probability of the design it names (EP: 1 - P(AFD better))
+    rows = [{"model": "a", "hardware": "x", "recommendation": "EP", "ratio": 0.71, "p_afd": 0.034, "decisive": True},
+            {"model": "a", "hardware": "y", "recommendation": "AFD", "ratio": 1.043, "p_afd": 0.54, "decisive": False},
             {"model": "b", "hardware": "x", "recommendation": "-", "p_afd": float("nan"), "decisive": False}]
     t = verdict_table(rows, ["a", "b"], ["x", "y"])
-    assert t.loc["a"].tolist() == ["EP 0.03", "AFD 0.54?"] and t.loc["b"].tolist() == ["-", "-"]
+    assert t.loc["a"].tolist() == ["EP 0.71 (0.97)", "AFD 1.04 (0.54?)"] and t.loc["b"].tolist() == ["-", "-"]
 
 
 def test_verdict_table_labels_with_names_when_given_objects():
     from types import SimpleNamespace
     from afdlib.decode.sweetspot_study import verdict_table
-    rows = [{"model": "a", "hardware": "x", "recommendation": "EP", "p_afd": 0.2, "decisive": False}]
+    rows = [{"model": "a", "hardware": "x", "recommendation": "EP", "ratio": 0.9, "p_afd": 0.2, "decisive": False}]
     t = verdict_table(rows, [SimpleNamespace(slug="a", name="Model A")], [SimpleNamespace(slug="x", name="GPU X")])
-    assert t.loc["Model A", "GPU X"] == "EP 0.20?"
+    assert t.loc["Model A", "GPU X"] == "EP 0.90 (0.80?)"
 
 
 def test_twins_are_named_by_the_rows_names():

@@ -49,9 +49,10 @@ def advice_summary(rows: list[dict]) -> AdviceSummary:
 
 def verdict_table(rows: list[dict], models: list, hardware: list) -> pd.DataFrame:
     """The verdicts of :func:`afdlib.decode.advise.advice_table` rows as a model x device table: each
-    cell the more likely design and P(AFD better), '?' where undecided ("EP 0.34?", "AFD 0.93"; "-"
-    where the pair has no answer). ``models`` and ``hardware``: slugs, or catalogue objects (then the
-    table is labelled with their names)."""
+    cell the more likely design, AFD / EP at the model's defaults and the probability of the design it
+    names in parentheses (P(AFD better) for AFD, 1 minus it for EP), '?' where undecided ("EP 0.87 (0.66?)",
+    "AFD 1.42 (0.93)"; "-" where the pair has no answer). ``models`` and ``hardware``: slugs, or catalogue
+    objects (then the table is labelled with their names)."""
     def slug_name(x):
         return (x, x) if isinstance(x, str) else (x.slug, x.name)
     (models, model_names), (hardware, hw_names) = (tuple(zip(*map(slug_name, xs))) for xs in (models, hardware))
@@ -60,7 +61,9 @@ def verdict_table(rows: list[dict], models: list, hardware: list) -> pd.DataFram
     def text(r):
         if r is None or r["recommendation"] == "-" or not np.isfinite(r.get("p_afd", np.nan)):
             return "-" if r is None or r["recommendation"] == "-" else r["recommendation"]
-        return f"{r['recommendation']} {r['p_afd']:.2f}" + ("" if r["decisive"] else "?")
+        p = r["p_afd"] if r["recommendation"] == "AFD" else 1.0 - r["p_afd"]
+        ratio = f"{r['ratio']:.2f} " if np.isfinite(r.get("ratio", np.nan)) else ""
+        return f"{r['recommendation']} {ratio}({p:.2f}" + ("" if r["decisive"] else "?") + ")"
     return pd.DataFrame([[text(cell.get((m, h))) for h in hardware] for m in models], index=list(model_names),
                         columns=list(hw_names))
 
