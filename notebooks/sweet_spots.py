@@ -36,8 +36,10 @@
 # published head-to-heads (one standard deviation: {glue:text}`ratio_spread`) enters every verdict
 # ({glue:text}`tornado_top` move the reference pair's ratio most, {numref}`sweet-spots-tornado`), so a
 # pair is decided only where AFD / EP lies below {glue:text}`band_lo` or above {glue:text}`band_hi` with
-# every shared assumption known. Each design's own error against its published deployments
-# ({glue:text}`spreads`) is larger, but most of it is shared by both designs and cancels in the ratio.
+# every shared assumption known. The ratio's own rms error over those head-to-heads,
+# {glue:text}`ratio_rms`, is {glue:text}`ratio_vs_designs` each design's error against its published
+# deployments ({glue:text}`spreads`): what both designs share cancels in the ratio; with
+# {glue:text}`n_sources` independent sources the verdict takes the ratio's error at its upper bound.
 # Two readings move the balance, in opposite
 # directions. Held to the forms published deployments validate (below), AFD leads in
 # {glue:text}`n_afd_val` pairs and EP in {glue:text}`n_ep_val`, with ratios of
@@ -447,8 +449,8 @@ glue_table("tab_sweet_table3", t3.style.hide(axis="index"))
 #   run from {glue:text}`min_validation_error` to {glue:text}`max_validation_error` (each design's
 #   own; a verdict takes the ratio's error against {glue:text}`n_head_to_heads` published head-to-heads
 #   instead), and the AFD side rests on one published
-#   deployment, whose error is {glue:text}`afd_validation_error`: its spread in P(AFD better) is all
-#   cases'.
+#   deployment, whose error is {glue:text}`afd_validation_error`: AFD's own spread, for its absolute
+#   tokens/s, is all cases'.
 #   Were AFD's predictions generally that far off against EP's ({glue:text}`ep_validation_errors`),
 #   every ratio here would be off by {glue:text}`afd_lean` (above zero: too favourable to AFD).
 # - The schedule serialises DeepEP's normal kernels with all compute (they hold SMs), while AFD's

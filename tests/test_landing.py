@@ -139,3 +139,27 @@ def test_one_grid_for_the_break_even():
     import inspect
     for f in (landing.bandwidth_windows, landing.probability_thresholds):
         assert inspect.signature(f).parameters["factors"].default is FLIP_FACTORS
+
+
+def test_decided_reading_has_a_wording_for_each_outcome():
+    from afdlib.report.landing import decided_reading
+    row = {"recommendation": "EP", "decisive": False}
+    assert decided_reading([row] * 3) == "no verdict is decided"
+    assert decided_reading([{**row, "decisive": True}, row]) == "1 of 2 verdicts is decided, all for EP"
+    both = [{**row, "decisive": True}, {"recommendation": "AFD", "decisive": True}, row]
+    assert decided_reading(both) == "2 of 3 verdicts are decided, 1 for EP and 1 for AFD"
+    assert decided_reading([{"recommendation": "-", "decisive": True}]) == "no verdict is decided"
+
+
+def test_verdict_glue_compares_the_ratio_s_error_with_each_design_s_from_their_numbers():
+    import numpy as np
+
+    from afdlib.decode.head_to_head import ratio_error
+    from afdlib.decode.validation import design_spreads
+    from afdlib.report.landing import verdict_glue
+    g, err = verdict_glue([]), ratio_error()
+    smaller = err["rms_log"] < min(s for s, _ in design_spreads().values())
+    assert g["ratio_vs_designs"] == ("smaller than" if smaller else "no smaller than")
+    assert g["ratio_rms"] == f"{np.expm1(err['rms_log']):.0%}" and g["n_sources"] == str(err["sources"])
+    lo, hi = float(g["band_lo"]), float(g["band_hi"])
+    assert lo < 1 < hi and abs(lo * hi - 1) < 0.01

@@ -245,9 +245,13 @@ def verdict_glue(rows: list[dict]) -> dict[str, str]:
     decided verdicts say (``decided_reading``)."""
     from afdlib.decode.head_to_head import ratio_error
     from afdlib.decode.uncertainty import assumption_words, composition_spreads, decisive_band, ratio_spread_words
+    from afdlib.decode.validation import design_spreads
     err, (lo, hi) = ratio_error(), decisive_band()
+    own = min(s for s, _ in design_spreads().values())
     return {"assumption_list": assumption_words(), "ratio_spread": ratio_spread_words(), "band_lo": f"{lo:.2f}",
-            "band_hi": f"{hi:.2f}", "n_head_to_heads": str(err["pairs"]),
+            "band_hi": f"{hi:.2f}", "n_head_to_heads": str(err["pairs"]), "n_sources": str(err["sources"]),
+            "ratio_rms": f"{np.expm1(err['rms_log']):.0%}",
+            "ratio_vs_designs": "smaller than" if err["rms_log"] < own else "no smaller than",
             "ratio_loso": "; ".join(f"{v:.3f} without {k}" for k, v in err["leave_one_source_out"].items()),
             "spreads": composition_spreads(), "decided_reading": decided_reading(rows)}
 
