@@ -172,3 +172,26 @@ def test_the_command_line_imports_no_decode_model_until_a_command_runs_it():
     assert out.strip() in ("[]", "['afdlib.decode']")
     from afdlib.decode.deployment import EPDeployment
     assert EPDeployment.micro_batches == 2     # "2 (two-batch overlap; the default)" in afd throughput --help
+
+
+def test_dispatch_sets_the_bytes_tokens_cross_the_wire_in(capsys):
+    """--dispatch: the token bytes sent to the experts (the way back stays BF16). At a fixed batch the
+    all-to-all's bandwidth term is proportional to the wire bytes per element, dispatch + combine:
+    fp4 (NVFP4, 0.5625 with its scales) + 2 = 2.5625, fp8 1 + 2 = 3, bf16 2 + 2 = 4, so
+    (bf16 - fp8) / (fp8 - fp4) = 1 / 0.4375 (the latency term cancels)."""
+    import json
+    comm = {}
+    for d in ("fp4", "fp8", "bf16"):
+        assert main(["throughput", "--model", "deepseek-v3", "--hardware", "h800", "--design", "ep", "--ep-size",
+                     "144", "--redundant", "32", "--batch-per-gpu", "64", "--ep-micro-batches", "1",
+                     "--dispatch", d, "--json"]) == 0
+        comm[d] = json.loads(capsys.readouterr().out)["breakdown"]["comm_us"]
+    assert (comm["bf16"] - comm["fp8"]) / (comm["fp8"] - comm["fp4"]) == pytest.approx(1 / 0.4375, rel=1e-6)
+    assert main(["throughput", "--model", "deepseek-v3", "--hardware", "h800", "--design", "ep", "--ep-size", "8",
+                 "--dispatch", "fp5"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--dispatch" in err and "fp5" in err
+    # with given stage times the decode model's options are refused, this one too
+    assert main(["simulate", "--design", "afd", "--t-attn-us", "100", "--t-ffn-us", "120", "--t-comm-us", "60",
+                 "--layers", "8", "--dispatch", "fp4"]) == 2
+    assert "--dispatch" in capsys.readouterr().err

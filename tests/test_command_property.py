@@ -38,6 +38,7 @@ DECODE = {   # options every command takes (afdlib.cli.options.add_decode_option
     "--matmul-efficiency": (["0.5", "1"], ["1e-300", "0"]),
     "--weights": (["fp8", "bf16", "nvfp4"], ["fp7"]),
     "--kv-cache": (["bf16", "fp8"], []),
+    "--dispatch": (["fp8", "bf16", "fp4"], ["fp5"]),
     "--hw-profile": (["paper", "datasheet"], []),
     "--model-profile": (["paper", "reference"], []),
 }

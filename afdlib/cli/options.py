@@ -14,6 +14,8 @@ import numpy as np
 from afdlib.errors import AfdError
 from afdlib.inputs import checks
 
+DISPATCH_TYPES = ("fp8", "bf16", "fp4")
+"""The data types ``--dispatch`` takes (fp4: NVFP4, scales included: :data:`afdlib.inputs.specs.NVFP4_BYTES`)."""
 MAX_NODES = 100_000
 """Largest node count the command accepts (N_F, N_A): beyond any cluster, and every grid stays small."""
 MAX_POINTS = 100_000
@@ -265,6 +267,10 @@ def add_decode_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--attention-dtype", default=None,
                    help="attention weights' data type (default: --weights; fp8 where the weights are NVFP4)")
     p.add_argument("--kv-cache", default="bf16", help="KV-cache data type (default bf16)")
+    p.add_argument("--dispatch", default=None, choices=DISPATCH_TYPES,
+                   help="data type of the tokens sent to the experts (EP's dispatch, AFD's attention-to-FFN "
+                        "transfer): fp8 (the default, DeepEP's), bf16, or fp4 (NVFP4 with its block scales, 0.5625 "
+                        "bytes per element, as FP4 dispatch on Blackwell sends them); the way back stays BF16")
     p.add_argument("--sigma", type=bounded_float("--sigma", 0, 1, lo_open=True), default=None,
                    help="FFN balancedness mean/max (default: uniform routing's per-step value)")
     p.add_argument("--ep-overlap", type=bounded_float("--ep-overlap", 0, 1), default=None,
@@ -292,7 +298,11 @@ def precision_of(args, model=None):
     weights, origin = ((args.weights, "--weights") if args.weights else
                        (declared, f"declared by {model.sources.get('weights_dtype', 'the model')}") if declared else
                        (Precision.weights, "default"))
-    return Precision.for_weights(weights, args.attention_dtype or None, args.kv_cache), origin
+    precision = Precision.for_weights(weights, args.attention_dtype or None, args.kv_cache)
+    if getattr(args, "dispatch", None):
+        from dataclasses import replace
+        precision = replace(precision, dispatch=args.dispatch)
+    return precision, origin
 
 
 def decode_setup(args, model=None):

@@ -50,7 +50,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 DECODE_MODEL_ONLY = ("hardware", "attn_hardware", "hw_profile", "ep_size", "redundant", "n_attn", "n_ffn",
-                     "batch_per_gpu", "context", "slo_ms", "weights", "attention_dtype", "kv_cache", "sigma",
+                     "batch_per_gpu", "context", "slo_ms", "weights", "attention_dtype", "kv_cache", "dispatch", "sigma",
                      "ep_overlap", "afd_overlap", "kernel_profile", "matmul_efficiency")
 """Options that reach the simulation only through the decode model: refused with given stage times."""
 
