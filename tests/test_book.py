@@ -595,3 +595,25 @@ def test_a_second_custom_build_into_the_same_folder_is_refused(tmp_path, fake_cu
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "another build is running" in err and not (out / "_config.yml").exists()
     assert main(["book", "--hardware", "h200", "--out", str(out)]) == 0
+
+
+def test_the_build_names_a_notebook_s_slowest_cell():
+    nb = {"cells": [{"cell_type": "markdown"},
+                    {"cell_type": "code", "metadata": {"papermill": {"duration": 1.5}}},
+                    {"cell_type": "code", "metadata": {"papermill": {"duration": 7.25}}},
+                    {"cell_type": "code", "metadata": {}}]}
+    assert book.slowest_cell(nb) == "slowest: code cell 2, 7.2 s"       # the second code cell, not the third cell
+    nb["cells"][2]["metadata"]["papermill"]["duration"] = book.SLOW_CELL_S - 0.1
+    assert book.slowest_cell(nb) == ""                                   # nothing slow: nothing said
+
+
+def test_cell_timeout_reaches_the_notebooks(fake_book, monkeypatch):
+    seen = []
+    real = book.execute_notebooks
+
+    def execute(names=None, jobs=2, cell_timeout=None):
+        seen.append(cell_timeout)
+        return real(names, jobs, cell_timeout=cell_timeout)
+    monkeypatch.setattr(book, "execute_notebooks", execute)
+    assert main(["book", "--cell-timeout", "900"]) == 0 and seen == [900.0]
+    assert main(["book"]) == 0 and seen == [900.0, None]                  # default: no limit
