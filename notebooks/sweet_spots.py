@@ -39,7 +39,8 @@
 # every shared assumption known. The ratio's own rms error over those head-to-heads,
 # {glue:text}`ratio_rms`, is {glue:text}`ratio_vs_designs` each design's error against its published
 # deployments ({glue:text}`spreads`): what both designs share cancels in the ratio; with
-# {glue:text}`n_sources` independent sources the verdict takes the ratio's error at its upper bound.
+# {glue:text}`n_sources` independent sources the verdict takes the ratio's error at its upper bound;
+# {glue:text}`ratio_lean`.
 # Two readings move the balance, in opposite
 # directions. Held to the forms published deployments validate (below), AFD leads in
 # {glue:text}`n_afd_val` pairs and EP in {glue:text}`n_ep_val`, with ratios of

@@ -163,3 +163,12 @@ def test_verdict_glue_compares_the_ratio_s_error_with_each_design_s_from_their_n
     assert g["ratio_rms"] == f"{np.expm1(err['rms_log']):.0%}" and g["n_sources"] == str(err["sources"])
     lo, hi = float(g["band_lo"]), float(g["band_hi"])
     assert lo < 1 < hi and abs(lo * hi - 1) < 0.01
+
+
+def test_the_lean_of_the_head_to_heads_is_worded_from_their_signs():
+    from afdlib.report.landing import _lean_words
+    assert _lean_words({"pairs": 2, "signs": [-1], "mean_log": -0.082}) == (
+        "both head-to-heads find AFD / EP higher than the model predicts (mean log error -0.082): on them the "
+        "model leans toward EP, and the verdict does not correct for it")
+    assert "all 3 head-to-heads find AFD / EP lower" in _lean_words({"pairs": 3, "signs": [1], "mean_log": 0.05})
+    assert _lean_words({"pairs": 3, "signs": [-1, 1], "mean_log": 0.0}).endswith("no lean shows")

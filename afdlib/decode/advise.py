@@ -405,7 +405,7 @@ def advice_table(models: list[Model], hardware: list[Hardware], budget: Budget, 
     The best EP and AFD deployments of one model are searched for all devices of the same
     structure in one vectorised call (:func:`advices`); the results are those of :func:`advise` pair
     by pair, with P(AFD better) and the ratio's 10th-90th
-    percentile (``p_afd``, ``ratio_lo``, ``ratio_hi``; about half a second per pair: ``uncertain``
+    percentile (``p_afd``, ``ratio_lo``, ``ratio_hi``; about a quarter of a second per pair: ``uncertain``
     False leaves them out, NaN, and decides nothing); ``on_bound``: the search bounds either best sits
     on (:attr:`Advice.on_bound`, joined; empty where none binds)."""
     found = {j: advices(m, hardware, budget, context, precision, assumptions, validated_only=validated_only,

@@ -15,6 +15,7 @@ fitted to these numbers: they check the model, as the deployments do.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -147,12 +148,26 @@ def upper_bound(rms: float, sources: int, confidence: float = CONFIDENCE) -> flo
 
 
 def ratio_error(rows: list[dict] | None = None) -> dict:
-    """The verdict's spread of ln(AFD / EP): :func:`ratio_spread` of the head-to-heads and its
-    :func:`upper_bound` at :data:`CONFIDENCE` for their number of independent sources (``sigma``); the
-    bound leaving out each source in turn too (``sigma_leave_one_source_out``)."""
-    s = ratio_spread(head_to_head_rows() if rows is None else rows)
+    """The verdict's spread of ln(AFD / EP): :func:`ratio_spread` of the head-to-heads (``rows``,
+    default the shipped ones, predicted once per process) and its :func:`upper_bound` at
+    :data:`CONFIDENCE` for their number of independent sources (``sigma``); the bound leaving out each
+    source in turn too (``sigma_leave_one_source_out``); ``mean_log`` the errors' mean (its sign: the
+    way the model leans)."""
+    if rows is None:
+        return dict(_shipped_ratio_error())
+    return _ratio_error(rows)
+
+
+@lru_cache(maxsize=1)
+def _shipped_ratio_error() -> dict:
+    return _ratio_error(head_to_head_rows())
+
+
+def _ratio_error(rows: list[dict]) -> dict:
+    s = ratio_spread(rows)
     if not s["pairs"]:
         raise AfdError("no published head-to-head: the ratio's error cannot be measured")
     left = {k: (None if v is None else upper_bound(v, s["sources"] - 1)) for k, v in s["leave_one_source_out"].items()}
     return {**s, "sigma": upper_bound(s["rms_log"], s["sources"]), "confidence": CONFIDENCE,
-            "sigma_leave_one_source_out": left}
+            "sigma_leave_one_source_out": left, "mean_log": float(np.mean([r["log_error"] for r in rows])),
+            "signs": sorted({int(np.sign(r["log_error"])) for r in rows})}

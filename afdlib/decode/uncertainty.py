@@ -72,8 +72,8 @@ every cell, hence exactly 1/2.
 
 **Why the ratio's error, not each design's.** Both designs run on one evaluator: an error in the
 kernels, the attention or the engine moves both, and cancels in AFD / EP. Each design's own spread
-against its published deployments (:func:`afdlib.decode.validation.design_spreads`, about 20-25%) is
-the error of its absolute tokens/s; adding the two as independent counted the shared part twice. A
+against its published deployments (:func:`afdlib.decode.validation.design_spreads`) is the error
+of its absolute tokens/s; adding the two as independent counted the shared part twice. A
 published head-to-head measures the ratio's error directly; with few of them the spread is taken at its
 upper confidence bound, so a handful of lucky agreements cannot decide a pair.
 

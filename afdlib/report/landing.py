@@ -237,6 +237,17 @@ def decided_reading(rows: list[dict]) -> str:
     return f"{len(decided)} of {len(rows)} verdicts {'is' if len(decided) == 1 else 'are'} decided, {which}"
 
 
+def _lean_words(err: dict) -> str:
+    """Which way the head-to-heads find the model leaning, from the signs of their log errors."""
+    n = err["pairs"]
+    every = "the one head-to-head finds" if n == 1 else "both head-to-heads find" if n == 2 else f"all {n} head-to-heads find"
+    if err["signs"] in ([-1], [1]):
+        higher, toward = ("higher", "EP") if err["signs"] == [-1] else ("lower", "AFD")
+        return (f"{every} AFD / EP {higher} than the model predicts (mean log error {err['mean_log']:+.3f}): on "
+                f"them the model leans toward {toward}, and the verdict does not correct for it")
+    return "the head-to-heads' errors have both signs: no lean shows"
+
+
 def verdict_glue(rows: list[dict]) -> dict[str, str]:
     """The numbers and words a chapter states about how its verdicts (``rows``: advice-table rows) are
     decided: the shared assumptions (``assumption_list``), the ratio's error and its band
@@ -252,6 +263,7 @@ def verdict_glue(rows: list[dict]) -> dict[str, str]:
             "band_hi": f"{hi:.2f}", "n_head_to_heads": str(err["pairs"]), "n_sources": str(err["sources"]),
             "ratio_rms": f"{np.expm1(err['rms_log']):.0%}",
             "ratio_vs_designs": "smaller than" if err["rms_log"] < own else "no smaller than",
+            "ratio_lean": _lean_words(err),
             "ratio_loso": "; ".join(f"{v:.3f} without {k}" for k, v in err["leave_one_source_out"].items()),
             "spreads": composition_spreads(), "decided_reading": decided_reading(rows)}
 
