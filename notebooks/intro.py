@@ -38,7 +38,7 @@
 # over-predicts {glue:text}`r_val_ep_over` of the {glue:text}`r_val_ep` EP deployments
 # ({glue:text}`r_val_ep_range`), where, if its stage times are right, its ideal schedule hides more
 # of the all-to-all than the deployments appear to, under-predicts the others ({glue:text}`r_val_ep_under`), and reads {glue:text}`r_val_afd` on the one AFD deployment (chapter
-# {glue:text}`ch_val`). With it, on the paper's {glue:text}`r_pairs` model-hardware pairs the AFD /
+# {glue:text}`ch_val`). With it, on the {glue:text}`r_pairs` pairs of {glue:text}`r_pair_grid` the AFD /
 # EP ratio spans {glue:text}`r_ratio_range` at the model's defaults; over its uncertain assumptions
 # AFD is the more likely in {glue:text}`r_afd` pairs and EP in {glue:text}`r_ep`, with P(AFD better)
 # from {glue:text}`r_p_range`, and {glue:text}`r_decided` are decided (P {glue:text}`r_decided_rule`;
