@@ -76,11 +76,14 @@ def test_the_papers_h800_case(ds, h800):
 
 @pytest.mark.parametrize("model", ["step3", "ernie-4.5"])
 @pytest.mark.parametrize("hw", ["gb200", "gb300"])
-def test_coarse_experts_on_superpods_keep_afd_competitive(model, hw):
-    # recorded with the datasheet kernel profile; with the calibrated one Step-3 on GB200 comes to 0.88
+def test_coarse_experts_on_superpods_keep_afd_within_a_fifth_of_ep(model, hw):
+    # recorded with the datasheet kernel profile: AFD / EP 0.90 or more while EP's one micro-batch was
+    # serial; with single-batch overlap in EP's search (SGLang's GB200 decode form: one micro-batch, combine
+    # beside the down GEMM and the shared experts) EP's best is that form and the ratio is 0.85 (Step-3,
+    # GB200), 0.87 (ERNIE-4.5, GB200), 0.90 and 0.91 (GB300): AFD stays competitive, no longer even
     adv = advise(load_model(model, profile="reference"), load_hardware(hw, profile="datasheet"), BUDGET, 4096,
                  assumptions=Assumptions(kernel_profile="datasheet"), explain=False)
-    assert adv.ratio >= 0.9
+    assert 0.8 <= adv.ratio < 1.0 and adv.ep["sbo"] and adv.ep["micro_batches"] == 1
 
 
 def test_break_even_bandwidth_is_where_the_ratio_crosses_one(ds, h800):

@@ -211,10 +211,21 @@ RECORDED_ERROR = {
     "deepseek-v3-h800-ep144-online": 0.254,
     "deepseek-v3-h800-ep128-profile": 0.042,
     "deepseek-v3-h100-ep72-sglang": 0.237,
-    "deepseek-v3-gb200-ep48-sglang-june": -0.080,
-    "deepseek-v3-gb200-ep48-sglang-september": -0.322,
+    # issue 28: the GB200 cases re-read as their sources state them (part I: two-batch overlap disabled,
+    # one micro-batch; part II: one micro-batch with combine beside the down GEMM and the shared experts,
+    # single-batch overlap): were -0.080 and -0.322 with two micro-batches assumed
+    "deepseek-v3-gb200-ep48-sglang-june": 0.120,
+    "deepseek-v3-gb200-ep48-sglang-september": -0.060,
+    # issue 28: SGLang/Ant Group's H20 tiers, single-batch overlap, FP8 attention compute and cache, MTP
+    # (without SBO and FP8 attention compute: -0.25, -0.31, -0.27)
+    "deepseek-r1-h20-ep16-ant-base": 0.072,
+    "deepseek-r1-h20-ep16-ant-pro": -0.048,
+    "deepseek-r1-h20-ep16-ant-max": -0.076,
     "step3-h800-2a2f": -0.016,   # 0.055 at the 477 requests its SLO and HBM allow (the second column)
 }
+OUTSIDE_BAND = {"deepseek-r1-h20-ep16-ant-pro", "deepseek-r1-h20-ep16-ant-max"}
+"""EP cases at a published batch whose published figure lies above even the all-hidden reading (the
+model is slow there for reasons other than the overlap: recorded, not hidden)."""
 STEP3 = "step3-h800-2a2f"
 
 
@@ -229,10 +240,10 @@ def test_validation_table_does_not_drift():
     # overlap, not an assumed 50%) EP is over-predicted until the kernels are calibrated (was 0.20, 0.35)
     assert np.median(errors) <= 0.30 and errors.max() <= 0.45
     # EP at a published batch: the published figure lies between the serial (nothing hidden) and
-    # overlapped readings (not so for GB200, whose batch is assumed)
-    for r in rows.values():
-        if r["design"] == "ep" and r["batch_from"] in ("published", "derived"):
-            assert r["band_low"] <= r["published"] <= r["band_high"], r["case"]
+    # overlapped readings (not so for GB200, whose batch is assumed), except where it lies above both
+    outside = {r["case"] for r in rows.values() if r["design"] == "ep" and r["batch_from"] in ("published", "derived")
+               and not r["band_low"] <= r["published"] <= r["band_high"]}
+    assert outside == OUTSIDE_BAND and all(rows[c]["published"] > rows[c]["band_high"] for c in outside)
 
 
 def _rate(case, st):
@@ -246,21 +257,23 @@ def _rate(case, st):
 
 def test_every_case_of_either_design_has_a_band_around_its_schedule():
     # one footing: EP's band is its ep_overlap override at 0 and 1, AFD's its afd_overlap override;
-    # the schedule's own prediction lies inside for every case, and no band is a point (every case
-    # has communication that could hide)
+    # the schedule's own prediction lies inside for every case, and no band is a point except where
+    # nothing can hide (one micro-batch without single-batch overlap: the serial sum)
     from afdlib.decode.validation import OVERLAP_OVERRIDE, predict
     cases = load_deployments()
     rows = validation_rows(cases)
     assert {r["design"] for r in rows} == {"ep", "afd"}
     for r in rows:
         assert r["band_low"] < r["predicted"] * (1 + 1e-9) and r["predicted"] < r["band_high"] * (1 + 1e-9), r["case"]
-        assert r["band_high"] > 1.01 * r["band_low"], r["case"]
         case = cases[r["case"]]
+        serial = case.design == "ep" and r["micro_batches"] == 1 and not case.facts.get("sbo")
+        assert (r["band_high"] == pytest.approx(r["band_low"], rel=1e-12)) if serial else \
+            (r["band_high"] > 1.01 * r["band_low"]), r["case"]
         for share, end in ((0.0, "band_low"), (1.0, "band_high")):
             st = predict(case, Assumptions(**{OVERLAP_OVERRIDE[case.design]: share}))
             t_a, t_f, t_c, m = float(st.t_attn), float(st.t_ffn), float(st.t_comm), st.micro_batches
             if case.design == "ep":   # Step times are of both micro-batches: compute t_a + t_f, all-to-all t_c
-                layer = max(t_a + t_f, t_c) if share else t_a + t_f + t_c
+                layer = max(t_a + t_f, t_c) if share and not serial else t_a + t_f + t_c
             else:                     # per micro-batch: 1 the pipeline's steady state, 0 no transfer beside
                 # compute, with the schedule's fill and drain over the L layers
                 ideal, n = max(m * t_a, m * t_f, m * t_c, t_a + t_f + t_c), load_model(case.facts["model"]).moe_layers
@@ -294,7 +307,8 @@ def test_step3_is_evaluated_at_its_published_batch_and_at_the_slo_batch():
     assert s3["batch_slo"] > s3["batch_per_gpu"] and s3["error_slo"] == pytest.approx(0.055, abs=0.01)   # 0.227 before the kernel refit
     assert s3["predicted_slo"] > s3["predicted"]   # throughput grows with the batch
     # cases without an SLO have no second column
-    assert all(np.isnan(r["predicted_slo"]) for c, r in rows.items() if c != STEP3)
+    cases = load_deployments()
+    assert all(np.isnan(r["predicted_slo"]) == (cases[c].facts.get("slo_ms") is None) for c, r in rows.items())
 
 
 def test_every_batch_says_where_it_comes_from():
@@ -374,7 +388,10 @@ def test_validated_only_holds_the_search_to_validated_forms(ds, h800):
     afd = best_afd(ds, h800, h800, budget, 4096, validated_only=True, max_nodes=4)
     assert afd.deployment.micro_batches == 3
     with pytest.raises(AfdError, match="no EP form searched here is validated"):
-        best_ep(ds, h800, budget, 4096, micro_batches=(1,), validated_only=True)
+        best_ep(ds, h800, budget, 4096, micro_batches=(1,), modes=("normal",), validated_only=True)
+    # one micro-batch is validated only with single-batch overlap (SGLang/Ant Group's H20 cases)
+    one = best_ep(ds, h800, budget, 4096, micro_batches=(1,), validated_only=True).deployment
+    assert (one.micro_batches, one.kernels, bool(one.sbo)) == (1, "low-latency", True)
 
 
 def test_advise_names_the_deployments_behind_each_form(capsys):

@@ -323,7 +323,7 @@ def test_a_hybrid_whose_layers_are_not_placed_is_refused(tmp_path, capsys, drop,
 def test_a_tied_model_holds_one_embedding_matrix():
     """Gemma-4 ties its embedding and LM head (tie_word_embeddings): the dense side's weights hold
     vocab x hidden once (BF16: 2 B each), not an embedding plus an LM head (2 + 2 B)."""
-    from afdlib.decode.step import _weights_dense_side
+    from afdlib.decode.weights import dense_side_bytes as _weights_dense_side
     m = model_from_hf_config(GEMMA)
     assert m.tied_embeddings
     untied = replace(m, tied_embeddings=False)

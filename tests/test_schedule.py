@@ -10,6 +10,7 @@ import pytest
 from afdlib.analysis.schedule import ROUTES, afd_moe_time, ep_moe_time, makespan, run
 from afdlib.decode.deployment import AFDDeployment, EPDeployment, decode_step
 from afdlib.decode.step import Assumptions
+from afdlib.errors import AfdError
 from afdlib.inputs.specs import Budget
 
 BUDGET = Budget(slo_s=0.05, l_accept=1.0, t_gap_s=0.0)
@@ -22,6 +23,10 @@ def test_makespan_equals_the_max_plus_schedule(design, m):
     pipeline's fill and drain included: the closed forms and the periodic recurrence give run's makespan."""
     rng = np.random.default_rng(18 + m)
     route = ROUTES[design]
+    if design == "ep-sbo" and m > 1:             # single-batch overlap: one micro-batch by definition
+        with pytest.raises(AfdError, match="one micro-batch"):
+            makespan(route, [1.0] * len(route), m, 2)
+        return
     for layers in (1, 2, 3, 5, 8, 61):
         t = rng.exponential(size=(len(route), 3000)) * (rng.uniform(size=(len(route), 3000)) < 0.85)
         t[:, :1000] = np.round(t[:, :1000] * 2) / 2          # ties between stages
@@ -36,6 +41,20 @@ def test_afd_closed_form_by_hand():
     # S + (L m - 1) t_B = 4 + 10)
     assert float(makespan(ROUTES["afd"], (2.0, 1.0, 1.0), 3, 2)) == 14.0
     assert float(run(ROUTES["afd"], lambda k, layer, b: (2.0, 1.0, 1.0)[k], 3, 2).makespan) == 14.0
+
+
+def test_single_batch_overlap_by_hand():
+    # attention 3, dispatch 1, shared experts 0.5, up/gate 2, down 1, combine 1.5 (SGLang/Ant's SBO):
+    # dispatch (1) runs beside the shared experts (0.5), combine (1.5) beside the down GEMM (1), so a
+    # layer takes 3 + max(1, 0.5) + 2 + max(1, 1.5) = 7.5 against the serial 9; 61 layers 457.5.
+    # Hidden share: (serial - scheduled) / (serial - max(compute, comm)) = (9 - 7.5) / (9 - 6.5) = 0.6
+    t_att, t_d, t_s, t_up, t_down, t_cb = 3.0, 1.0, 0.5, 2.0, 1.0, 1.5
+    assert float(makespan(ROUTES["ep-sbo"], (t_att, t_d, t_s, t_up, t_down, t_cb), 1, 61)) == 457.5
+    total, hidden = ep_moe_time(t_att, t_d, t_s + t_up + t_down, t_cb, 1, "low-latency", 61,
+                                sbo=(t_s, t_up, t_down))
+    assert float(total) == 457.5 and float(hidden) == pytest.approx(0.6)
+    with pytest.raises(AfdError, match="low-latency"):
+        ep_moe_time(t_att, t_d, 3.5, t_cb, 1, "normal", 61, sbo=(t_s, t_up, t_down))
 
 
 def test_one_batch_ep_with_low_latency_kernels_is_the_serial_sum():

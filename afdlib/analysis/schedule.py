@@ -26,10 +26,15 @@ github.com/deepseek-ai/DeepEP, low-latency kernels); ``ep-normal``: DeepEP's **n
 which run on SMs (the README's ``Buffer.set_num_sms``). The model: a normal kernel holds the GPU's
 compute while it runs, so nothing of its micro-batch's or another's compute overlaps it (every
 stage on the one resource ``GPU``: the step is the serial sum). With one micro-batch every route
-is serial, since each stage waits for the one before. DeepSeek's single-batch overlap (the shared
-experts beside dispatch) needs a stage that does not wait for its predecessor, which a route
-(a chain per micro-batch) cannot state: it is not scheduled here (the what-if override
-``single_batch_overlap`` of :class:`afdlib.decode.step.Assumptions` stands in for it).
+is serial, since each stage waits for the one before, except ``ep-sbo``: **single-batch overlap**
+(SBO, SGLang/Ant Group's decode on H20: "dispatch's receive runs under the shared expert, combine's
+send under the down GEMM", LMSYS 2025-09-26), one micro-batch whose stages wait for named stages
+rather than the one before (a route entry's third element, :data:`ROUTES`): the shared expert
+waits for attention only, so it runs on the GPU while dispatch is on the network; the routed up
+and gate GEMM waits for dispatch (and, on the GPU, the shared expert); combine starts with the down
+GEMM (it sends each part as the GEMM finishes it: the fine-grained limit) and the next layer waits
+for both to end. One layer takes ``t_a + max(t_dispatch, t_shared) + t_up + max(t_down,
+t_combine)``, an output of the schedule like every other overlap.
 
 **Makespans for the searches** (:func:`makespan`): constant stage times per layer, vectorised,
 proven equal to :func:`run` in tests/test_schedule.py (random stage times, 1-4 micro-batches,
@@ -70,11 +75,16 @@ ROUTES = {
     "afd-duplex": (("attention", "attention"), ("dispatch", "to FFN"), ("ffn", "ffn"), ("combine", "to attention")),
     "ep": (("attention", "GPU"), ("dispatch", "network"), ("ffn", "GPU"), ("combine", "network")),
     "ep-normal": (("attention", "GPU"), ("dispatch", "GPU"), ("ffn", "GPU"), ("combine", "GPU")),
+    "ep-sbo": (("attention", "GPU"), ("dispatch", "network"), ("shared", "GPU", ((0, "end"),)),
+               ("up", "GPU", ((1, "end"),)), ("down", "GPU"), ("combine", "network", ((4, "start"),))),
 }
-"""Stages of one layer as (stage, resource), per design."""
+"""Stages of one layer as (stage, resource), per design; a third element, where given, lists the
+stages of the same micro-batch and layer the op waits for, as (stage index, "start" or "end")
+(default: the end of the stage before it). The first stage of a layer waits for every op of the
+micro-batch's previous layer."""
 
 POOLS = {"afd": ("attention", "ffn"), "afd-duplex": ("attention", "ffn"), "ep": ("GPU", "GPU"),
-         "ep-normal": ("GPU", "GPU")}
+         "ep-normal": ("GPU", "GPU"), "ep-sbo": ("GPU", "GPU")}
 """The resources whose idle share is reported as (attention bubble, FFN bubble)."""
 
 @dataclass(frozen=True)
@@ -105,19 +115,32 @@ def run(route, durations: Callable[[int, int, int], ArrayLike], n_microbatches: 
     if n_microbatches < 1 or n_layers < 1:
         raise AfdError(f"need at least one micro-batch and one layer, got {n_microbatches} and {n_layers}")
     end = [np.zeros(shape) for _ in range(n_microbatches)]
-    free = {res: np.zeros(shape) for _, res in route}
-    busy = {res: np.zeros(shape) for _, res in route}
+    free = {res: np.zeros(shape) for _, res, *_ in route}
+    busy = {res: np.zeros(shape) for _, res, *_ in route}
     events = [] if record else None
+    named = any(len(stage) > 2 for stage in route)
     for layer in range(n_layers):
-        for k, (stage, res) in enumerate(route):
+        ops = [{} for _ in range(n_microbatches)]     # (k, "start" | "end") -> time, this layer
+        done = list(end)                               # named routes: the end of every op so far
+        for k, (stage, res, *after) in enumerate(route):
             for b in range(n_microbatches):
                 d = np.asarray(durations(k, layer, b), dtype=float)
-                start = np.maximum(end[b], free[res])
+                if not named:
+                    ready = end[b]
+                elif k == 0:
+                    ready = done[b]
+                else:
+                    ready = reduce(np.maximum, [ops[b][dep] for dep in (after[0] if after else ((k - 1, "end"),))])
+                start = np.maximum(ready, free[res])
                 end[b] = start + d
+                ops[b][(k, "start")], ops[b][(k, "end")] = start, end[b]
+                done[b] = np.maximum(done[b], end[b])
                 free[res] = end[b]
                 busy[res] = busy[res] + d
                 if record:
                     events.append((stage, b, layer, float(start), float(d)))
+        if named:
+            end = done
     makespan = end[0]
     for e in end[1:]:
         makespan = np.maximum(makespan, e)
@@ -161,7 +184,12 @@ def makespan(route, times, n_microbatches: int, n_layers: int) -> np.ndarray:
     total = t[0]
     for x in t[1:]:
         total = total + x
-    resources = {res for _, res in route}
+    resources = {res for _, res, *_ in route}
+    if any(len(stage) > 2 for stage in route):     # stages that wait for named ones: SBO, one micro-batch
+        if m != 1:
+            raise AfdError("a route whose stages wait for named stages (single-batch overlap) takes one micro-batch")
+        # each layer waits for every op of the one before, whose resources are then free: n equal layers
+        return n * run(route, lambda k, layer, b: t[k], 1, 1, t[0].shape).makespan
     if m == 1 or len(resources) == 1:
         return m * n * total
     if len(resources) == len(route):
@@ -253,22 +281,30 @@ def hidden_share(serial, scheduled, bound) -> np.ndarray:
 
 
 def ep_moe_time(t_att, t_dispatch, t_ffn, t_combine, m: int, kernels: str, n_layers: int,
-                override=None, single_batch: bool = False) -> tuple[np.ndarray, np.ndarray]:
+                override=None, single_batch: bool = False, sbo=None) -> tuple[np.ndarray, np.ndarray]:
     """(seconds, hidden share) of EP's ``n_layers`` MoE layers from per-micro-batch stage times:
     the schedule of route ``ep`` (low-latency kernels) or ``ep-normal`` (normal kernels hold the
-    SMs), or, with an ``override`` share, the what-if overlap formula per layer. The hidden share
-    is of the shorter of (compute, dispatch + combine): serial m L (t_a + t_f + t_c), bound
-    L max(m (t_a + t_f), m t_c, t_a + t_f + t_c) (:func:`hidden_share`)."""
+    SMs), with ``sbo`` = (t_shared, t_up, t_down), the parts of ``t_ffn``, route ``ep-sbo`` (one
+    micro-batch, low-latency kernels: single-batch overlap), or, with an ``override`` share, the
+    what-if overlap formula per layer (which overlaps one micro-batch only where it overlaps: with
+    ``sbo`` or ``single_batch``). The hidden share is of the shorter of (compute, dispatch +
+    combine): serial m L (t_a + t_f + t_c), bound L max(m (t_a + t_f), m t_c, t_a + t_f + t_c)
+    (single-batch overlap: L max(t_a + t_f, t_c)) (:func:`hidden_share`)."""
     compute, comm = t_att + t_ffn, t_dispatch + t_combine
+    if sbo is not None and (m != 1 or kernels != "low-latency"):
+        raise AfdError("single-batch overlap takes one micro-batch and DeepEP's low-latency kernels")
     if override is not None:
-        hidden = override if (m > 1 or single_batch) else 0.0
+        hidden = override if (m > 1 or single_batch or sbo is not None) else 0.0
         total = n_layers * overlap(m * compute, m * comm, hidden)
+    elif sbo is not None:
+        t_shared, t_up, t_down = sbo
+        total = makespan(ROUTES["ep-sbo"], (t_att, t_dispatch, t_shared, t_up, t_down, t_combine), 1, n_layers)
     else:
         route = ROUTES["ep" if kernels == "low-latency" else "ep-normal"]
         total = makespan(route, (t_att, t_dispatch, t_ffn, t_combine), m, n_layers)
     serial = n_layers * m * (compute + comm)
     bound = n_layers * np.maximum(m * compute, m * comm)
-    if override is None or not single_batch:   # one micro-batch's path, unless an override overlaps it
+    if sbo is None and (override is None or not single_batch):   # one micro-batch's path, unless it overlaps
         bound = np.maximum(bound, n_layers * (compute + comm))
     return total, hidden_share(serial, total, bound)
 

@@ -164,7 +164,7 @@ def refuse_given(args, dests: Sequence[str], why: str) -> None:
 
 AFD_ONLY = ("n_attn", "n_ffn", "attn_hardware", "afd_overlap")
 """Options of an AFD deployment, refused with ``--design ep``."""
-EP_ONLY = ("ep_size", "redundant", "ep_overlap", "ep_micro_batches", "all_to_all")
+EP_ONLY = ("ep_size", "redundant", "ep_overlap", "ep_micro_batches", "all_to_all", "sbo")
 """Options of an EP deployment, refused with ``--design afd``."""
 
 
@@ -228,12 +228,17 @@ def _deployment(args, model, hardware, AFDDeployment, EPDeployment, load_hardwar
         if args.ep_size > model.routed_experts + args.redundant:
             raise AfdError(f"--ep-size ({args.ep_size}) exceeds the routed + redundant experts "
                            f"({model.routed_experts} + {args.redundant}): every GPU must hold an expert")
+        sbo = bool(getattr(args, "sbo", False))
         if hasattr(args, "ep_micro_batches"):     # afd throughput: its own EP option, EPDeployment's default
-            m = args.ep_micro_batches or EPDeployment.micro_batches
+            m = args.ep_micro_batches or (1 if sbo else EPDeployment.micro_batches)
         else:
             m = args.micro_batches or EPDeployment.micro_batches
-        return EPDeployment(hardware, args.ep_size, args.redundant, m,
-                            getattr(args, "all_to_all", EPDeployment.kernels), args.batch_per_gpu)
+        kernels = getattr(args, "all_to_all", None) or EPDeployment.kernels
+        if sbo and (m != 1 or kernels != "low-latency"):
+            raise AfdError(f"--sbo (single-batch overlap) runs one micro-batch on DeepEP's low-latency kernels; "
+                           f"drop --ep-micro-batches {m}" if m != 1 else "--sbo runs on DeepEP's low-latency kernels; "
+                           "drop --all-to-all normal")
+        return EPDeployment(hardware, args.ep_size, args.redundant, m, kernels, args.batch_per_gpu, sbo)
     if args.n_attn is None or args.n_ffn is None:
         raise AfdError("--design afd needs --n-attn and --n-ffn (nodes)")
     attn = None if args.attn_hardware is None else load_hardware(args.attn_hardware, profile=args.hw_profile)
@@ -267,6 +272,10 @@ def add_decode_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--attention-dtype", default=None,
                    help="attention weights' data type (default: --weights; fp8 where the weights are NVFP4)")
     p.add_argument("--kv-cache", default="bf16", help="KV-cache data type (default bf16)")
+    p.add_argument("--attention-compute", default="bf16", choices=("bf16", "fp8"),
+                   help="data type the core attention computes in, apart from the cache's: bf16 (the default; "
+                        "FlashMLA dequantizes an FP8 cache) or fp8 (FP8 FlashMLA on Hopper, FP8 attention on "
+                        "Blackwell: their published speedups over BF16, data/attention_kernels.yaml)")
     p.add_argument("--dispatch", default=None, choices=DISPATCH_TYPES,
                    help="data type of the tokens sent to the experts (EP's dispatch, AFD's attention-to-FFN "
                         "transfer): fp8 (the default, DeepEP's), bf16, or fp4 (NVFP4 with its block scales, 0.5625 "
@@ -299,9 +308,11 @@ def precision_of(args, model=None):
                        (declared, f"declared by {model.sources.get('weights_dtype', 'the model')}") if declared else
                        (Precision.weights, "default"))
     precision = Precision.for_weights(weights, args.attention_dtype or None, args.kv_cache)
+    from dataclasses import replace
     if getattr(args, "dispatch", None):
-        from dataclasses import replace
         precision = replace(precision, dispatch=args.dispatch)
+    if getattr(args, "attention_compute", "bf16") != "bf16":
+        precision = replace(precision, attention_compute=args.attention_compute)
     return precision, origin
 
 

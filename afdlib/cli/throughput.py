@@ -30,6 +30,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     # decode model is not imported here); tests/test_cli.py checks the help's default against it
     p.add_argument("--ep-micro-batches", type=int, choices=(1, 2), default=None,
                    help="EP: 1 (nothing of the all-to-all hidden) or 2 (two-batch overlap; the default)")
+    p.add_argument("--sbo", action="store_true",
+                   help="EP: single-batch overlap, one micro-batch whose dispatch runs beside the shared experts "
+                        "and combine beside the down GEMM (SGLang/Ant Group's decode; implies --ep-micro-batches 1)")
     add_decode_options(p)
     p.set_defaults(func=run)
     return p

@@ -152,20 +152,20 @@ def _ep_doc(model, hw, budget, context, precision, a, best) -> dict:
     flat = decode_step(model, d, context, budget, precision, replace(a, sigma=1.0))
     return {"feasible": True, "tokens_per_s_per_gpu": _f(st.tokens_per_s_per_gpu), "ep_size": int(d.ep_size),
             "redundant": int(d.redundant), "batch_per_gpu": int(d.requests), "gpus": int(d.gpus),
-            "kernels": d.kernels, "micro_batches": d.micro_batches,
+            "kernels": d.kernels, "micro_batches": d.micro_batches, "sbo": bool(d.sbo),
             "tpot_ms": _f(st.tpot_s) * 1e3, "attention_us": _us(st.t_attn), "ffn_us": _us(st.t_ffn),
             "comm_us": _us(st.t_comm),
             "bound": {"attention": str(bound_names(st.bound_attn)), "ffn": str(bound_names(st.bound_ffn)),
                       "comm": str(bound_names(st.bound_comm))},
             "sigma": _f(st.sigma), "imbalance_alpha": _f(st.tokens_per_s_per_gpu / flat.tokens_per_s_per_gpu),
-            "hidden_share": _f(st.hidden_share), **_validation_doc("ep", d.micro_batches, d.kernels),
+            "hidden_share": _f(st.hidden_share), **_validation_doc("ep", d.micro_batches, d.kernels, d.sbo),
             **_search_doc(best)}
 
 
-def _validation_doc(design: str, micro_batches: int, kernels: str | None = None) -> dict:
+def _validation_doc(design: str, micro_batches: int, kernels: str | None = None, sbo: bool = False) -> dict:
     """The published deployments that validate the form (``validated_by``), or why none does."""
-    cases = validated_by(design, micro_batches, kernels)
-    doc: dict[str, Any] = {"form": form_label(design, micro_batches, kernels), "validated_by": list(cases)}
+    cases = validated_by(design, micro_batches, kernels, sbo=sbo)
+    doc: dict[str, Any] = {"form": form_label(design, micro_batches, kernels, sbo), "validated_by": list(cases)}
     if not cases:
         others = [form_label(*f) for f in validated_forms() if f[0] == design]
         doc["not_validated"] = (f"no published deployment in data/deployments.yaml states this form; validated "
@@ -262,7 +262,10 @@ def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, co
                  f"({ep['bound']['comm']}, {ep['kernels']} kernels), "
                  + (f"two micro-batches hiding {ep['hidden_share']:.0%} of the shorter of compute and all-to-all"
                     + (" (override)" if a.ep_overlap is not None else " (by the schedule)")
-                    if ep["micro_batches"] > 1 else "one batch: nothing of the all-to-all hidden"))
+                    if ep["micro_batches"] > 1 else
+                    f"one batch with single-batch overlap hiding {ep['hidden_share']:.0%} of the shorter of compute "
+                    "and all-to-all (dispatch beside the shared experts, combine beside the down GEMM)"
+                    if ep.get("sbo") else "one batch: nothing of the all-to-all hidden"))
         r.append(_validation_reason(ep))
         r.extend(search_reasons("EP", ep, {"ep_size": ffn.gpus_per_node * EP_NODE_MULTIPLES[-1]}))
     else:

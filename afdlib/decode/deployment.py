@@ -100,7 +100,9 @@ class Pool:
 class EPDeployment:
     """Large-scale EP: ``ep_size`` GPUs of ``hardware``, each running attention for its own
     ``requests`` (data parallel) and (E + ``redundant``) / ``ep_size`` routed experts;
-    ``micro_batches`` (1 or 2) and DeepEP's ``kernels`` (:data:`afdlib.evaluator.alltoall.EP_MODES`)."""
+    ``micro_batches`` (1 or 2) and DeepEP's ``kernels`` (:data:`afdlib.evaluator.alltoall.EP_MODES`);
+    ``sbo``: single-batch overlap (one micro-batch, low-latency kernels: dispatch beside the shared
+    experts, combine beside the down GEMM, :func:`afdlib.analysis.schedule.ep_moe_time`)."""
 
     hardware: Hardware
     ep_size: ArrayLike
@@ -108,6 +110,7 @@ class EPDeployment:
     micro_batches: ArrayLike = 2
     kernels: str | np.ndarray = EP_KERNELS
     requests: ArrayLike | None = None
+    sbo: bool | np.ndarray = False
     design: ClassVar[str] = "ep"
 
     def __post_init__(self):
@@ -120,6 +123,11 @@ class EPDeployment:
         for kernels in np.unique(self.kernels) if isinstance(self.kernels, np.ndarray) else (self.kernels,):
             checks.one_of(kernels, EP_MODES, "EP kernels")
         _scalar(self, "kernels", str)
+        _scalar(self, "sbo", bool)
+        if isinstance(self.sbo, bool) and self.sbo and np.ndim(self.micro_batches) == 0 and (
+                self.micro_batches != 1 or self.kernels != "low-latency"):
+            raise AfdError("single-batch overlap (sbo) takes one micro-batch and DeepEP's low-latency kernels, "
+                           f"got {self.micro_batches} micro-batches and {self.kernels} kernels")
 
     @property
     def gpus(self):
@@ -133,16 +141,18 @@ class EPDeployment:
     def at(self, index) -> EPDeployment:
         """The deployment of one cell (``index`` into every array field; the hardware unchanged)."""
         return EPDeployment(self.hardware, *(_take(getattr(self, f), index) for f in
-                                             ("ep_size", "redundant", "micro_batches", "kernels", "requests")))
+                                             ("ep_size", "redundant", "micro_batches", "kernels", "requests", "sbo")))
 
     def on(self, hardware: Hardware, attn_hardware: Hardware | None = None) -> EPDeployment:
         """The same deployment on ``hardware`` (``attn_hardware`` is AFD's and not used)."""
         return replace(self, hardware=hardware)
 
     def record(self) -> dict:
-        """The flat record of tables: design, micro-batches, EP size, redundant experts, kernels, requests."""
+        """The flat record of tables: design, micro-batches, EP size, redundant experts, kernels, requests,
+        single-batch overlap."""
         return {"design": "ep", "micro_batches": self.micro_batches, "ep_size": _int(self.ep_size),
-                "redundant": _int(self.redundant), "kernels": self.kernels, "requests": _int(self.requests)}
+                "redundant": _int(self.redundant), "kernels": self.kernels, "requests": _int(self.requests),
+                "sbo": bool(self.sbo)}
 
 
 @dataclass(frozen=True)
@@ -211,7 +221,7 @@ def from_record(record: dict, hardware: Hardware, attn_hardware: Hardware | None
     r = record
     if r.get("design") == "ep":
         return EPDeployment(hardware, r["ep_size"], r.get("redundant", 0), r.get("micro_batches", 2),
-                            r.get("kernels", EPDeployment.kernels), r.get("requests"))
+                            r.get("kernels", EPDeployment.kernels), r.get("requests"), bool(r.get("sbo", False)))
     if r.get("design") == "afd":
         return AFDDeployment.of(hardware, r["n_attn"], r["n_ffn"], attn_hardware,
                                 micro_batches=r.get("micro_batches", 3), requests=r.get("requests"))
@@ -226,11 +236,11 @@ def step_function(model: Model, deployment: Deployment, context: ArrayLike, budg
     call with arrays; the deployment's own ``requests`` are not used. One micro-batch count and
     one kernel mode per call."""
     d = deployment
-    if np.ndim(d.micro_batches) or (d.design == "ep" and np.ndim(d.kernels)):
+    if np.ndim(d.micro_batches) or (d.design == "ep" and (np.ndim(d.kernels) or np.ndim(d.sbo))):
         raise AfdError("evaluate one micro-batch count and kernel mode at a time (Best.at(cell))")
     if d.design == "ep":
         return lambda r: ep_step(model, d.hardware, d.ep_size, r, context, budget, precision, assumptions,
-                                 d.redundant, micro_batches=d.micro_batches, kernels=d.kernels)
+                                 d.redundant, micro_batches=d.micro_batches, kernels=d.kernels, sbo=d.sbo)
     return lambda r: afd_step(model, d.attention.hardware, d.ffn.hardware, d.attention.nodes, d.ffn.nodes, r,
                               context, budget, precision, assumptions, d.superpod, micro_batches=d.micro_batches)
 

@@ -156,13 +156,18 @@ def _pick(rate: np.ndarray, configs: dict) -> tuple[np.ndarray, dict]:
 
 
 def _forms(design: str, kernels, micro_batches, validated_only: bool) -> list[tuple]:
-    """(kernels, micro-batches) pairs searched: every combination, or only those a published
-    deployment validates (AfdError where none of the allowed ones is)."""
-    pairs = [(k, int(mb)) for k in kernels for mb in micro_batches]
+    """(kernels, micro-batches, single-batch overlap) searched: every combination, or only those a
+    published deployment validates (AfdError where none of the allowed ones is). EP's one micro-batch on
+    low-latency kernels is searched with single-batch overlap, which is never slower than without
+    (max <= sum, :func:`afdlib.analysis.schedule.ep_moe_time`), and without it only where a published
+    deployment validates that form and the other does not (``validated_only``)."""
+    pairs = [(k, int(mb), sbo) for k in kernels for mb in micro_batches
+             for sbo in ((False, True) if design == "ep" and k == "low-latency" and int(mb) == 1 else (False,))]
     if not validated_only:
-        return pairs
-    ok = {(k, mb) for (d, mb, k) in validated_forms() if d == design}
+        return [p for p in pairs if not (p[2] is False and (p[0], p[1], True) in pairs)]
+    ok = {(k, mb, sbo) for (d, mb, k, sbo) in validated_forms() if d == design}
     kept = [p for p in pairs if p in ok]
+    kept = [p for p in kept if not (p[2] is False and (p[0], p[1], True) in kept)]
     if not kept:
         raise AfdError(f"no {design.upper()} form searched here is validated by a published deployment "
                        f"(data/deployments.yaml); drop the restriction to validated forms")
@@ -196,7 +201,7 @@ def best_ep(model: Model, hardware: Hardware, budget: Budget, context, precision
     on["redundant"] = (rate > 0) & (c["redundant"] >= red_max) & (red_max > 0)
     searched = {"ep_size": g * lim["ep_size"], "redundant": np.full(np.shape(rate), float(red_max))}
     return Best("ep", rate, EPDeployment(cells, c["ep_size"], c["redundant"], c["micro_batches"], kernels,
-                                         c["requests"]), searched, on)
+                                         c["requests"], c["sbo"] > 0), searched, on)
 
 
 def _ep_search(model, hardware, context, assumptions, budget, precision, cell_shape, forms, size, red):
@@ -206,15 +211,15 @@ def _ep_search(model, hardware, context, assumptions, budget, precision, cell_sh
     size, red = size.reshape(axis + (-1,)), red.reshape(axis + (-1,))
     shape = cell_shape + (size.shape[-1],)
     rates, configs = [], []
-    for mode, mb in forms:
-        def make(m, h, s, r, c, a, b, mode=mode, mb=mb):
-            return step_function(m, EPDeployment(h, s, r, int(mb), mode), c, b, precision, a)
+    for mode, mb, sbo in forms:
+        def make(m, h, s, r, c, a, b, mode=mode, mb=mb, sbo=sbo):
+            return step_function(m, EPDeployment(h, s, r, int(mb), mode, sbo=sbo), c, b, precision, a)
         n, tokens = _batches(make, (model, hardware, size, red, context, assumptions, budget), shape, "ep")
         valid = size <= np.asarray(model.routed_experts) + red   # every GPU holds an expert (per cell)
         rates.append(np.where((n > 0) & valid, tokens, 0.0))
         configs.append({"ep_size": np.broadcast_to(size, shape), "redundant": np.broadcast_to(red, shape),
                         "requests": n, "kernels": np.full(shape, float(EP_MODES.index(mode))),
-                        "micro_batches": np.full(shape, float(mb))})
+                        "micro_batches": np.full(shape, float(mb)), "sbo": np.full(shape, float(sbo))})
     rate = np.concatenate(rates, axis=-1)
     return _pick(rate, {k: np.concatenate([c[k] for c in configs], axis=-1) for k in configs[0]})
 
@@ -228,7 +233,7 @@ def best_afd(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, budg
     ``cap`` nodes (default :data:`AFD_NODE_CAP`) where the best sits on its bound (module docstring;
     ``cap=max_nodes``: never)."""
     cap = AFD_NODE_CAP if cap is None else cap
-    micro_batches = [mb for _, mb in _forms("afd", (None,), micro_batches, validated_only)]
+    micro_batches = [mb for _, mb, _ in _forms("afd", (None,), micro_batches, validated_only)]
     cells = attn_hardware, ffn_hardware
 
     def search(inputs, shape, lims):
@@ -324,7 +329,8 @@ def _join(bests: list[Best], hardware: Hardware, attn: Hardware) -> Best:
     rate = np.concatenate([b.tokens_per_s_per_gpu for b in bests])
     if bests[0].design == "ep":
         d = EPDeployment(hardware, cat(lambda d: d.ep_size), cat(lambda d: d.redundant),
-                         cat(lambda d: d.micro_batches), cat(lambda d: d.kernels), cat(lambda d: d.requests))
+                         cat(lambda d: d.micro_batches), cat(lambda d: d.kernels), cat(lambda d: d.requests),
+                         cat(lambda d: d.sbo))
     else:
         d = AFDDeployment(Pool(attn, cat(lambda d: d.attention.nodes)), Pool(hardware, cat(lambda d: d.ffn.nodes)),
                           cat(lambda d: d.micro_batches), cat(lambda d: d.requests))

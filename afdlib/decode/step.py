@@ -50,15 +50,15 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from afdlib.evaluator.alltoall import DESTINATION_RULES, afd_transfer_work, ep_all_to_all_work
-from afdlib.evaluator.attention import attention_kernels, attention_work, kv_cache_bytes, mixer_weight_bytes
+from afdlib.evaluator.attention import attention_kernels, attention_work, kv_cache_bytes
 from afdlib.routing.balance import uniform_balancedness
-from afdlib.evaluator.dense import (KERNELS_FFN, KERNELS_HEAD, dense_ffn_work, dense_intermediate_size, ffn_params,
-                                    lm_head_work, router_work, shared_experts_work)
+from afdlib.evaluator.dense import (KERNELS_FFN, KERNELS_HEAD, dense_ffn_work, lm_head_work, router_work, shared_experts_work)
 from afdlib.analysis.budget import no_attention_bubble, no_ffn_bubble
 from afdlib.analysis.schedule import afd_moe_time, ep_moe_time
 from afdlib.decode.result import AFDPipeline, PoolMemory, Step
+from afdlib.decode.weights import dense_side_bytes, ffn_side_bytes, spare_slots
 from afdlib.errors import AfdError
-from afdlib.evaluator.grouped_gemm import KERNELS_ROUTED, active_experts, expert_weight_bytes, routed_experts_work
+from afdlib.evaluator.grouped_gemm import KERNELS_ROUTED, active_experts, routed_experts_work
 from afdlib.evaluator.kernels import PROFILES, KernelProfile
 from afdlib.evaluator.roofline import TIERS, Work, stage_time
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
@@ -175,37 +175,10 @@ def _time(works, hw, a: Assumptions, kernels: float = 0.0):
     return st.seconds + kernels * k.fixed_s, st
 
 
-def _weights_dense_side(model: Model, precision: Precision) -> float:
-    """Bytes every attention (EP: every) GPU holds besides the routed experts and the KV cache."""
-    h = model.hidden_size
-    attn = mixer_weight_bytes(model, precision)
-    dense = ffn_params(h, dense_intermediate_size(model), model.dense_layers, model.ffn_matrices) * precision.bytes("weights")
-    lm = precision.bytes("lm_head")   # BF16 embedding + LM head; tied (tie_word_embeddings): one matrix
-    embed = model.vocab_size * h * (max(2.0, lm) if model.tied_embeddings else 2.0 + lm)
-    return attn + dense + embed
-
-
-def _weights_ffn_side(model: Model, precision: Precision, local: ArrayLike) -> np.ndarray:
-    """Bytes of the MoE layers' experts on one GPU: ``local`` routed experts and the shared ones."""
-    mats = model.ffn_matrices
-    return model.moe_layers * (expert_weight_bytes(local, model.routed_width, model.moe_intermediate_size, precision,
-                                                   mats)
-                               + expert_weight_bytes(model.shared_experts, model.hidden_size, model.shared_size,
-                                                     precision, mats))
-
-
-def _spare_slots(local, ranks, experts):
-    """Expert slots of a placement beyond the E experts: ``local`` slots on each of ``ranks`` GPUs,
-    as the memory check charges them (EP: the deployment's redundant experts rounded up to whole
-    slots per GPU; AFD: the FFN pool's rounding), the replicas a placement can use. One rule for
-    both designs."""
-    return np.maximum(np.asarray(local, dtype=float) * ranks - experts, 0.0)
-
-
 def _balancedness(a: "Assumptions", tokens, k, e, ranks, redundant):
     """The FFN side's sigma for ``tokens`` tokens of one micro-batch over ``ranks`` GPUs: the given
     one, else uniform routing's per-step value; times the measured skew of the placement if any,
-    placed with ``redundant`` replicas (the spare slots, :func:`_spare_slots`)."""
+    placed with ``redundant`` replicas (the spare slots, :func:`~afdlib.decode.weights.spare_slots`)."""
     sigma = (np.asarray(a.sigma, dtype=float) if a.sigma is not None
              else uniform_balancedness(np.maximum(tokens, 1.0), k, e, ranks))
     if a.skew is None:
@@ -250,6 +223,18 @@ def _ffn_stage(model, precision, hardware, a, tokens, local, sigma):
     return _time([routed, shared], hardware, a, kernels)
 
 
+def _sbo_parts(model, precision, hardware, a, tokens, local, sigma):
+    """(shared experts, routed up and gate GEMMs, routed down GEMM) seconds of one GPU's experts in
+    one MoE layer, each with its kernels' fixed cost: the parts of :func:`_ffn_stage`'s time that
+    single-batch overlap schedules apart (the down GEMM is 1 of the ``ffn_matrices`` weight
+    matrices of the routed work, and 1 of its kernels)."""
+    routed, shared, _ = _ffn_works(model, precision, hardware, a, tokens, local, sigma)
+    t_routed, _ = _time(routed, hardware, a, KERNELS_ROUTED)
+    t_shared, _ = _time(shared, hardware, a, KERNELS_FFN if model.shared_experts else 0)
+    down = (t_routed - KERNELS_ROUTED * a.kernels.fixed_s) / model.ffn_matrices + a.kernels.fixed_s
+    return t_shared, t_routed - down, down
+
+
 def _afd_local(model, ffn_gpus):
     """Routed experts on each of AFD's ``ffn_gpus`` FFN GPUs (at least one: replicas beyond E)."""
     return np.maximum(1.0, np.ceil(model.routed_experts / ffn_gpus - 1e-9))
@@ -260,7 +245,7 @@ def _afd_ffn_side(model, a, tokens_per_micro_batch, ffn_gpus):
     ``tokens_per_micro_batch`` tokens (over the whole attention pool) spread over ``ffn_gpus``."""
     local, e = _afd_local(model, ffn_gpus), model.routed_experts
     sigma = _balancedness(a, tokens_per_micro_batch, model.experts_per_token, e, ffn_gpus,
-                          _spare_slots(local, ffn_gpus, e))
+                          spare_slots(local, ffn_gpus, e))
     return tokens_per_micro_batch / ffn_gpus, local, sigma
 
 
@@ -329,14 +314,18 @@ def _dispatch_share(comm, precision: Precision):
 
 def ep_step(model: Model, hardware: Hardware, ep_size: ArrayLike, requests: ArrayLike, context: ArrayLike,
             budget: Budget, precision: Precision = Precision(), assumptions: Assumptions = Assumptions(),
-            redundant: ArrayLike = 0, micro_batches: int = 2, kernels: str = EP_KERNELS) -> Step:
+            redundant: ArrayLike = 0, micro_batches: int = 2, kernels: str = EP_KERNELS, sbo: bool = False) -> Step:
     """Large-scale EP over ``ep_size`` GPUs, ``requests`` per GPU at ``context`` cached tokens.
 
     ``budget.l_accept`` tokens are accepted per step (MTP: ceil(L_accept) - 1 drafts verified);
     ``budget.t_gap_s`` is added once per step; ``budget.micro_batches`` is AFD's and not used here.
     ``micro_batches`` (2: DeepSeek's and SGLang's two-batch overlap in decode) and ``kernels``
     (DeepEP's all-to-all mode, :data:`EP_KERNELS`) are the deployment's choices
-    (:class:`afdlib.decode.deployment.EPDeployment`), not assumptions.
+    (:class:`afdlib.decode.deployment.EPDeployment`), not assumptions; so is ``sbo``, single-batch
+    overlap (one micro-batch, low-latency kernels: dispatch beside the shared experts, combine beside
+    the down GEMM, :func:`afdlib.analysis.schedule.ep_moe_time`), for which the routed experts' time
+    splits into the up-and-gate and the down GEMMs by their weight matrices (1 of ``ffn_matrices``
+    is the down projection; the grouped GEMM's shape-dependent efficiency is the whole one's).
     """
     a = assumptions
     r_size = np.asarray(ep_size, dtype=float)
@@ -350,22 +339,23 @@ def ep_step(model: Model, hardware: Hardware, ep_size: ArrayLike, requests: Arra
     def moe_layers(tokens_per_request, n_layers):
         req_mb = req / m
         t_mb = req_mb * tokens_per_request
-        sigma = _balancedness(a, t_mb * r_size, k, e, r_size, _spare_slots(local, r_size, e))
+        sigma = _balancedness(a, t_mb * r_size, k, e, r_size, spare_slots(local, r_size, e))
         t_att, b_att = _attention_stage(model, precision, hardware, a, req_mb, context, tokens_per_request)
         t_ffn, b_ffn = _ffn_stage(model, precision, hardware, a, t_mb, local, sigma)
         comm = ep_all_to_all_work(model, precision, hardware, t_mb, r_size, mode)
         comm = comm.network_scaled(1.0 / sigma)
         t_comm, b_comm = _time(comm, hardware, a)
         t_d, t_cb = _dispatch_share((t_comm, comm), precision)
+        parts = _sbo_parts(model, precision, hardware, a, t_mb, local, sigma) if sbo else None
         total, hidden = ep_moe_time(t_att, t_d, t_ffn, t_cb, m, mode, n_layers, a.ep_overlap,
-                                    a.single_batch_overlap)
+                                    a.single_batch_overlap, parts)
         return total, m * t_att, m * t_ffn, m * t_comm, b_att, b_ffn, b_comm, sigma, hidden, m * t_d
 
     moe, t_att, t_ffn, t_comm, b_att, b_ffn, b_comm, sigma, hidden, t_disp = moe_layers(q, model.moe_layers)
     layer = moe / max(model.moe_layers, 1)
     dense, head, mtp = _rest_of_step(model, precision, hardware, a, req, context, q, m, lambda x: moe_layers(x, 1))
     step = moe + model.dense_layers * dense + head + mtp + budget.t_gap_s
-    weights = _weights_ffn_side(model, precision, local) + _weights_dense_side(model, precision)
+    weights = ffn_side_bytes(model, precision, local) + dense_side_bytes(model, precision)
     memory = weights + req * kv_cache_bytes(model, precision, context)
     capacity = a.hbm_usable_fraction * hardware.hbm_bytes
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -421,9 +411,9 @@ def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_at
     dense, head, mtp = _rest_of_step(model, precision, attn_hardware, a, req, context, q, m,
                                      lambda x: moe_layers(x, 1))
     step = moe + model.dense_layers * dense + head + mtp + budget.t_gap_s
-    attn_weights = _weights_dense_side(model, precision)
+    attn_weights = dense_side_bytes(model, precision)
     attn_memory = attn_weights + req * kv_cache_bytes(model, precision, context)
-    ffn_memory = _weights_ffn_side(model, precision, local)
+    ffn_memory = ffn_side_bytes(model, precision, local)
     cap_a = a.hbm_usable_fraction * attn_hardware.hbm_bytes
     cap_f = a.hbm_usable_fraction * ffn_hardware.hbm_bytes
     fits = (attn_memory <= cap_a) & (ffn_memory <= cap_f)

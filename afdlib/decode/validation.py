@@ -41,8 +41,9 @@ _REQUIRED = {"ep": ("model", "hardware", "ep_size", "context", "l_accept", "publ
 BATCH_FROM = ("published", "derived", "assumed", "SLO and memory")
 """Where a case's batch comes from: its source states it; arithmetic on other published figures;
 our assumption (the reason under ``assumptions``); none: the largest meeting the SLO and memory."""
-FORM_FIELDS = {"ep": ("micro_batches", "kernels"), "afd": ("micro_batches",)}
-"""What makes a deployment's form, per design: the choices the searches range over besides sizes and batch."""
+FORM_FIELDS = {"ep": ("micro_batches", "kernels", "sbo"), "afd": ("micro_batches",)}
+"""What makes a deployment's form, per design: the choices the searches range over besides sizes and batch
+(EP's ``sbo``, single-batch overlap, is part of a case's form where the case sets it: :func:`form_fields`)."""
 OVERLAP_OVERRIDE = {"ep": "ep_overlap", "afd": "afd_overlap"}
 """Each design's what-if override of the share of its communication hidden
 (:class:`afdlib.decode.step.Assumptions`): the one the validation band and the overlap
@@ -108,9 +109,14 @@ def _check_batch_and_form(entry: dict, where: str) -> None:
     if backing is not None and not str(backing.get("batch_per_gpu") or "").strip():
         raise AfdError(f"{where}: a batch {origin} needs the reason under "
                        + ("assumptions" if origin == "assumed" else "quotes (the source's sentence)") + ": batch_per_gpu")
-    for field in FORM_FIELDS[entry["design"]]:
+    for field in form_fields(entry):
         if (field in quotes) == (field in assumed):
             raise AfdError(f"{where}: {field} must be quoted from a source or listed under assumptions (one of them)")
+
+
+def form_fields(entry: dict) -> tuple[str, ...]:
+    """The fields that make one case's form (:data:`FORM_FIELDS`; ``sbo`` only where the case sets it)."""
+    return tuple(f for f in FORM_FIELDS[entry["design"]] if f != "sbo" or entry.get("sbo") is not None)
 
 
 def deployment_of(case: Case, efficiency: Efficiency | None = None) -> Deployment:
@@ -125,7 +131,7 @@ def deployment_of(case: Case, efficiency: Efficiency | None = None) -> Deploymen
     batch = f.get("batch_per_gpu")
     if case.design == "ep":
         return EPDeployment(device(f["hardware"]), f["ep_size"], f.get("redundant_experts", 0),
-                            int(f["micro_batches"]), f["kernels"], batch)
+                            int(f["micro_batches"]), f["kernels"], batch, bool(f.get("sbo", False)))
     return AFDDeployment.of(device(f["ffn_hardware"]), f["n_attn"], f["n_ffn"], device(f["attn_hardware"]),
                             micro_batches=int(f["micro_batches"]), requests=batch)
 
@@ -157,15 +163,17 @@ def predict_at_slo(case: Case, assumptions: Assumptions = Assumptions()) -> Step
 
 
 def form_of(case: Case) -> tuple:
-    """The case's form: ("ep", micro-batches, kernels) or ("afd", micro-batches, None)."""
+    """The case's form: ("ep", micro-batches, kernels, single-batch overlap) or ("afd", micro-batches,
+    None, False)."""
     f = case.facts
-    return (case.design, int(f["micro_batches"]), f["kernels"] if case.design == "ep" else None)
+    ep = case.design == "ep"
+    return (case.design, int(f["micro_batches"]), f["kernels"] if ep else None, bool(ep and f.get("sbo", False)))
 
 
 def form_stated(case: Case) -> bool:
     """Whether the case's source states its whole form (every part quoted, none assumed)."""
     quotes = case.facts.get("quotes") or {}
-    return all(field in quotes for field in FORM_FIELDS[case.design])
+    return all(field in quotes for field in form_fields(case.facts))
 
 
 def validated_forms(cases: dict[str, Case] | None = None) -> dict[tuple, tuple[str, ...]]:
@@ -178,9 +186,9 @@ def validated_forms(cases: dict[str, Case] | None = None) -> dict[tuple, tuple[s
 
 
 def validated_by(design: str, micro_batches: int, kernels: str | None = None,
-                 cases: dict[str, Case] | None = None) -> tuple[str, ...]:
+                 cases: dict[str, Case] | None = None, sbo: bool = False) -> tuple[str, ...]:
     """The cases that validate one form (empty: none does)."""
-    key = (design, int(micro_batches), kernels if design == "ep" else None)
+    key = (design, int(micro_batches), kernels if design == "ep" else None, bool(design == "ep" and sbo))
     return validated_forms(cases).get(key, ())
 
 
@@ -190,9 +198,11 @@ def case_labels(slugs) -> list[str]:
     return [cases[s].label if s in cases else s for s in slugs]
 
 
-def form_label(design: str, micro_batches: int, kernels: str | None = None) -> str:
-    """``EP, 2 micro-batches, low-latency kernels`` / ``AFD, 3 micro-batches``."""
+def form_label(design: str, micro_batches: int, kernels: str | None = None, sbo: bool = False) -> str:
+    """``EP, 2 micro-batches, low-latency kernels`` / ``EP, one batch with single-batch overlap,
+    low-latency kernels`` / ``AFD, 3 micro-batches``."""
     mb = "one batch" if int(micro_batches) == 1 else f"{int(micro_batches)} micro-batches"
+    mb += " with single-batch overlap" if sbo else ""
     return f"{design.upper()}, {mb}" + (f", {kernels} kernels" if design == "ep" else "")
 
 
@@ -295,7 +305,7 @@ def validation_rows(cases: dict[str, Case] | None = None, assumptions: Assumptio
                     ) -> list[dict[str, Any]]:
     """One row per case: published and predicted tokens/s per GPU, the relative error, the batch
     and where it comes from (the source's words for it), TPOT, per-layer times (us) and their
-    bounds, the share the schedule hides; the form (micro-batches, kernels) and whether the source
+    bounds, the share the schedule hides; the form (micro-batches, kernels, single-batch overlap) and whether the source
     states it; for a case with an SLO, the prediction at the batch the SLO and memory choose
     (``*_slo``; NaN without one); every case also the what-if band of its design's overlap override
     (:data:`OVERLAP_OVERRIDE`) at 0, none hidden (``band_low``), and 1, all hidden (``band_high``)."""
@@ -312,6 +322,7 @@ def validation_rows(cases: dict[str, Case] | None = None, assumptions: Assumptio
                "predicted_slo": slo_rate, "error_slo": slo_rate / case.published - 1,
                "batch_slo": np.nan if at_slo is None else float(at_slo.requests),
                "micro_batches": int(case.facts["micro_batches"]), "kernels": case.facts.get("kernels", ""),
+               "sbo": bool(case.facts.get("sbo", False)), "form": form_label(*form_of(case)),
                "form_stated": form_stated(case),
                "tpot_ms": float(st.tpot_s) * 1e3, "t_attn_us": float(st.t_attn) * 1e6,
                "t_ffn_us": float(st.t_ffn) * 1e6, "t_comm_us": float(st.t_comm) * 1e6,

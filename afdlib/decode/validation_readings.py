@@ -184,6 +184,13 @@ def lever_spans(table: pd.DataFrame, sens: pd.DataFrame) -> dict:
     return out
 
 
+def _nic_two_batch(table: pd.DataFrame) -> pd.DataFrame:
+    """The EP cases of two micro-batches whose all-to-all crosses the NIC (all but GB200's NVLink):
+    the cases the chapter's two-batch-overlap reading is about (one micro-batch with single-batch
+    overlap is read apart, :func:`form_readings`)."""
+    return table[(table.design == "ep") & ~table.label.str.contains("GB200") & (table.micro_batches == 2)]
+
+
 def implied_shares(cases: dict[str, Case], slugs, assumptions: Assumptions = Assumptions()) -> dict[str, float]:
     """For EP cases, the share of the all-to-all hidden (the ``ep_overlap`` override) at which the
     model meets the published figure, interpolated over 0..1 in steps of 0.01; NaN where no share
@@ -199,9 +206,10 @@ def implied_shares(cases: dict[str, Case], slugs, assumptions: Assumptions = Ass
 
 
 def implied_readings(table: pd.DataFrame, cases: dict[str, Case], assumptions: Assumptions = Assumptions()) -> dict:
-    """The EP cases whose all-to-all crosses the NIC (all but GB200's): their errors, the share the
-    schedule hides and the share their published figures imply (:func:`implied_shares`)."""
-    ep = table[(table.design == "ep") & ~table.label.str.contains("GB200")]
+    """The EP cases of two micro-batches whose all-to-all crosses the NIC (all but GB200's): their
+    errors, the share the schedule hides and the share their published figures imply
+    (:func:`implied_shares`)."""
+    ep = _nic_two_batch(table)
     implied = implied_shares(cases, ep.case, assumptions)
     named = "; ".join(f"{lab}: {h:.0%} by the schedule, "
                       + (f"{implied[c]:.0%} implied" if implied[c] == implied[c] else "none implied within 0-100%")
@@ -214,9 +222,9 @@ def implied_readings(table: pd.DataFrame, cases: dict[str, Case], assumptions: A
 
 
 def nic_compute_readings(table: pd.DataFrame) -> dict:
-    """For the EP cases whose all-to-all crosses the NIC (all but GB200's): the all-to-all's time per
-    layer and micro-batch over the layer's compute (attention + FFN), per case."""
-    ep = table[(table.design == "ep") & ~table.label.str.contains("GB200")]
+    """For the EP cases of two micro-batches whose all-to-all crosses the NIC (all but GB200's): the
+    all-to-all's time per layer and micro-batch over the layer's compute (attention + FFN), per case."""
+    ep = _nic_two_batch(table)
     ratio = ep.t_comm_us / (ep.t_attn_us + ep.t_ffn_us)
     return {"nic_comm_ratio": "; ".join(f"{lab}: {r:.2f} times" for lab, r in zip(ep.label, ratio))}
 
@@ -237,3 +245,39 @@ def blackwell_readings(table: pd.DataFrame, sens: pd.DataFrame, before: pd.DataF
             "sept_datasheet": f"{old.loc[SEPT].error:+.1%}", "june_datasheet": f"{old.loc[JUNE].error:+.1%}",
             "sept_nokernel": f"{s['no kernel overhead']:+.0%}", "sept_none": f"{s[OVERLAP_NONE]:+.0%}",
             "june_all": f"{sens[(sens.case == JUNE) & (sens.variation == OVERLAP_ALL)].error.iloc[0]:+.0%}"}
+
+
+ANT = ("deepseek-r1-h20-ep16-ant-base", "deepseek-r1-h20-ep16-ant-pro", "deepseek-r1-h20-ep16-ant-max")
+"""SGLang/Ant Group's H20 tiers: one micro-batch with single-batch overlap, FP8 attention compute."""
+
+
+def form_readings(table: pd.DataFrame, cases: dict[str, Case], assumptions: Assumptions = Assumptions()) -> dict:
+    """What the forms production decode runs do to the cases that run them: per Ant tier its error,
+    the share its single-batch overlap hides, what that overlap adds (against the same batch served
+    serially: the band's lower end) and what the FP8 attention kernel adds (against the BF16 one),
+    and the tiers' errors without either form; September's hidden share."""
+    from afdlib.decode.validation import with_facts
+    by_case = table.set_index("case")
+    ant = [s for s in ANT if s in by_case.index]
+    if not ant:
+        return {"ant_errors": "none", "ant_hidden": "none", "ant_sbo_gain": "none", "ant_fp8_gain": "none",
+                "ant_plain": "none", "ant_verdict": "no case runs these forms", "sept_hidden": f"{by_case.loc[SEPT].hidden_share:.0%}" if SEPT in by_case.index else "none"}
+    rows = by_case.loc[ant]
+
+    def rate(slug, **facts):
+        return float(predict(with_facts(cases[slug], **facts), assumptions).tokens_per_s_per_gpu)
+    bf16 = np.array([rate(s, precision={"attention_compute": "bf16"}) for s in ant])
+    plain = np.array([rate(s, precision={"attention_compute": "bf16"}, sbo=False) for s in ant])
+    pub = rows.published.to_numpy()
+    return {"ant_errors": ", ".join(f"{lab.split(',')[0]} {e:+.1%}" for lab, e in zip(rows.label, rows.error)),
+            "ant_hidden": _span(rows.hidden_share.min(), rows.hidden_share.max(), ".0%"),
+            "ant_sbo_gain": _span(float((rows.predicted / rows.band_low - 1).min()),
+                                  float((rows.predicted / rows.band_low - 1).max())),
+            "ant_fp8_gain": _span(float((rows.predicted.to_numpy() / bf16 - 1).min()),
+                                  float((rows.predicted.to_numpy() / bf16 - 1).max())),
+            "ant_plain": ", ".join(f"{e:+.0%}" for e in plain / pub - 1),
+            "ant_verdict": ("every tier lands nearer its published figure with the forms than without: what the "
+                            "model missed there was these forms" if np.all(rows.error.abs().to_numpy() < np.abs(plain / pub - 1))
+                            else "not every tier lands nearer its published figure with the forms: they explain "
+                            "only part of the miss"),
+            "sept_hidden": f"{by_case.loc[SEPT].hidden_share:.0%}" if SEPT in by_case.index else "none"}

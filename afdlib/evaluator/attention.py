@@ -93,15 +93,22 @@ def attention_work(model: Model, precision: Precision, requests: ArrayLike, cont
         att = model.attention
         d_qk, d_v = layers.core_dims(att)
         ctx = effective_context(att, model.num_layers, context)
-        return proj, Work(flops_bf16=2.0 * att.num_heads * (d_qk + d_v) * ctx * tokens,
-                          hbm_bytes=req * ctx * att.kv_elements_per_token * kv)
+        return proj, _core(2.0 * att.num_heads * (d_qk + d_v) * ctx * tokens,
+                           req * ctx * att.kv_elements_per_token * kv, precision)
     flops = 0.0
     for g in mixers(model):
         d_qk, d_v = (0, 0) if g.attention is None else layers.core_dims(g.attention)
         flops = flops + g.layers * layers.core_flops_per_token(g, context, d_qk, d_v)
-    core = Work(flops_bf16=flops / n * tokens,    # BF16 compute even over an FP8 cache (module docstring)
-                hbm_bytes=core_bytes_per_request(model, precision, context) / n * req)
-    return proj, core
+    return proj, _core(flops / n * tokens, core_bytes_per_request(model, precision, context) / n * req, precision)
+
+
+def _core(flops, nbytes, precision: Precision) -> Work:
+    """The core's work: its FLOPs at the kernel's compute type (``precision.attention_compute``:
+    BF16 even over an FP8 cache, as FlashMLA dequantizes it; FP8 for an FP8 kernel), its bytes at
+    the cache's."""
+    if precision.attention_compute == "fp8":
+        return Work(flops_fp8=flops, hbm_bytes=nbytes)
+    return Work(flops_bf16=flops, hbm_bytes=nbytes)
 
 
 def core_bytes_per_request(model: Model, precision: Precision, context: ArrayLike) -> np.ndarray:

@@ -19,8 +19,11 @@ fixed cost per kernel. EP and AFD call the same operator families, so they get t
     falls as rows (tokens, or tokens per active expert) approach the ridge, and the achieved FLOP
     fraction rises with rows.
   - **core attention**, FlashMLA's published figures and TensorRT-LLM's MLA kernel, a hard
-    roofline, always at the BF16 rate (the kernel dequantizes an FP8 cache:
-    :func:`afdlib.evaluator.attention.attention_work`).
+    roofline, at the BF16 rate (the kernel dequantizes an FP8 cache:
+    :func:`afdlib.evaluator.attention.attention_work`); a core computed in FP8
+    (``Precision.attention_compute``: FP8 FlashMLA on Hopper, FP8 attention on Blackwell) runs at
+    the BF16 kernel's fraction times its published speedup over it (:func:`attention_speedup`,
+    ``data/attention_kernels.yaml``).
   - **fixed cost per kernel**: the joint fit's t0.
 
   Fractions are of the device's datasheet peak: the rate the hardware profile already discounted
@@ -47,6 +50,8 @@ from afdlib.errors import AfdError
 from afdlib.evaluator.roofline import Work
 
 PROFILES = ("calibrated", "datasheet", "roofline")
+ATTENTION_COMPUTE = ("bf16", "fp8")
+"""The core attention's compute types (``Precision.attention_compute``), the default first."""
 """Kernel profiles, the default first."""
 
 DATASHEET_MATMUL = 0.75
@@ -111,6 +116,33 @@ def architecture(hardware=None) -> str:
                            "search them apart")
         return found.pop()
     return devices.get(slug, default)
+
+
+_SPEEDUPS: dict = {}
+
+
+def attention_speedup(hardware, compute: str) -> float:
+    """The published speedup of the core attention's ``compute``-type kernel over the BF16 kernel
+    on ``hardware``'s architecture (``data/attention_kernels.yaml``: 1 for BF16; FP8 FlashMLA on
+    Hopper 1.7, FP8 attention on Blackwell 1.8), read once per data folder."""
+    if compute not in ATTENTION_COMPUTE:
+        raise AfdError(f"unknown attention compute type '{compute}'; valid: {', '.join(ATTENTION_COMPUTE)}")
+    key = os.environ.get("AFDLIB_DATA")
+    table = _SPEEDUPS.get(key)
+    if table is None:
+        from afdlib.inputs.catalog import data_dir
+        from afdlib.inputs.files import read_yaml
+        doc = read_yaml(data_dir() / "attention_kernels.yaml")
+        try:
+            table = _SPEEDUPS[key] = {(c, a): float(v["speedup_over_bf16"])
+                                      for c, by in doc["compute"].items() for a, v in by.items()}
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise AfdError(f"{data_dir() / 'attention_kernels.yaml'}: malformed ({e})") from None
+    arch = architecture(hardware)
+    if (compute, arch) not in table:
+        raise AfdError(f"no {compute.upper()} attention kernel measured for {arch} devices "
+                       "(data/attention_kernels.yaml); use --attention-compute bf16")
+    return table[(compute, arch)]
 
 
 def curves(hardware=None) -> Curves:
@@ -189,10 +221,17 @@ class KernelProfile:
 
     def attention(self, work: Work, hardware) -> Work:
         """The core attention (scores and values against the cache) as the profile's kernel runs it."""
+        fp8 = bool(np.ndim(work.flops_fp8) or work.flops_fp8)
+        if fp8 and getattr(hardware, "flops_dtype", "fp8") != "fp8":
+            raise AfdError(f"hardware '{hardware.slug}' has no FP8 tensor cores: its attention cannot compute in "
+                           "FP8; use --attention-compute bf16")
         if self.name != "calibrated":
             return work
         c = curves(hardware)
-        return self._calibrated(work, hardware, c.attention_f_hbm, self._flop_fraction(c.attention_f_flop), np.inf)
+        f_flop = self._flop_fraction(c.attention_f_flop)
+        if fp8 and self.matmul_efficiency is None:   # the BF16 kernel's fraction times the FP8 kernel's speedup
+            f_flop = min(1.0, f_flop * attention_speedup(hardware, "fp8") * hardware.peak("bf16") / hardware.peak("fp8"))
+        return self._calibrated(work, hardware, c.attention_f_hbm, f_flop, np.inf)
 
     @staticmethod
     def _calibrated(work: Work, hardware, f_hbm, f_flop, p) -> Work:

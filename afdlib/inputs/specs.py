@@ -263,7 +263,10 @@ class Precision:
     """Data types of one deployment: weights, attention weights, the wire and the KV cache.
 
     Defaults are the paper's (and DeepSeek-V3's serving) choice: FP8 weights, FP8 dispatch,
-    BF16 combine (3 bytes per token and hidden element on the wire), BF16 KV cache, BF16 LM head.
+    BF16 combine (3 bytes per token and hidden element on the wire), BF16 KV cache, BF16 LM head,
+    core attention computed in BF16 (``attention_compute``: the kernel's compute type, apart from
+    the cache's storage type; ``fp8``: FP8 FlashMLA on Hopper, FP8 attention on Blackwell,
+    :func:`afdlib.evaluator.kernels.attention_speedup`).
     ``weights`` (routed and shared experts, dense FFN layers), ``attention`` (its projections) and
     ``lm_head`` are GEMM weights: each GEMM runs at the rate of its weights' type
     (:func:`matmul_tier`; ``nvfp4``/``fp4``: 0.5625 bytes per weight, W4A4 at the FP4 rate). For the
@@ -276,12 +279,16 @@ class Precision:
     combine: str = "bf16"
     kv_cache: str = "bf16"
     lm_head: str = "bf16"
+    attention_compute: str = "bf16"
 
     def __post_init__(self):
         for f in fields(self):
             dtype_bytes(getattr(self, f.name))
             if str(getattr(self, f.name)).lower() in FP4_DTYPES:   # fp4 is NVFP4: one name
                 object.__setattr__(self, f.name, "nvfp4")
+        if str(self.attention_compute).lower() not in ("bf16", "fp8"):
+            raise AfdError(f"attention compute must be bf16 or fp8, got '{self.attention_compute}'")
+        object.__setattr__(self, "attention_compute", str(self.attention_compute).lower())
 
     @classmethod
     def for_weights(cls, weights: str, attention: str | None = None, kv_cache: str = "bf16") -> Precision:
