@@ -104,3 +104,22 @@ def test_an_sbo_search_never_loses_to_the_serial_one_batch(ds, h800):
     best = best_ep(ds, h800, budget, 4096, micro_batches=(1,), modes=("low-latency",))
     assert bool(best.deployment.sbo) and int(best.deployment.micro_batches) == 1
     assert np.all(best.tokens_per_s_per_gpu > 0)
+
+
+def test_advise_answers_first_in_one_line(capsys):
+    from afdlib.cli.advise import answer_line
+    ep = {"feasible": True, "form": "EP, 2 micro-batches, low-latency kernels", "validated_by": ["deepseek-v3-h800-ep128-profile"]}
+    afd = {"feasible": True, "form": "AFD, 4 micro-batches", "validated_by": []}
+    doc = {"ratio": 0.84, "ratio_interval": [0.78, 0.9], "p_afd": 0.03, "decisive": True, "recommendation": "EP",
+           "ep": ep, "afd": afd}
+    assert answer_line(doc) == ("EP: AFD / EP 0.84 (0.78-0.90), P(AFD better) 0.03; forms: EP, 2 micro-batches, "
+                                "low-latency kernels (validated by DeepSeek profile, H800 EP128); AFD, 4 micro-batches "
+                                "(no published deployment validates it)")
+    undecided = answer_line({**doc, "decisive": False, "recommendation": "AFD", "ratio": 1.05, "p_afd": 0.51})
+    assert undecided.startswith("undecided (AFD more likely): AFD / EP 1.05 (0.78-0.90), P(AFD better) 0.51;")
+    # no ratio: EP has no feasible deployment
+    assert answer_line({**doc, "ratio": None}) == "AFD: EP has no feasible deployment"
+    assert answer_line({**doc, "ratio": None, "afd": {"feasible": False}}).startswith("neither design is feasible")
+    assert main(["advise", "--model", "deepseek-v3", "--hardware", "h800"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert "AFD / EP" in first and "P(AFD better)" in first and "forms: EP" in first

@@ -14,6 +14,29 @@ def search_ranks(model, hardware) -> int:
     return int(max(ep_candidates(model, hardware, EP_MULTIPLE_CAP)[0].max(), AFD_NODE_CAP * hardware.gpus_per_node))
 
 
+def answer_line(doc: dict) -> str:
+    """The one line a person can act on, first in ``afd advise``'s answer: the design (or undecided and
+    which is the more likely), AFD / EP at the defaults with its 10th-90th percentile range, P(AFD
+    better), and each design's best form with the published deployments that validate it (or that none
+    does)."""
+    from afdlib.decode.validation import case_labels
+    if doc["ratio"] is None:
+        return ("AFD: EP has no feasible deployment" if doc["afd"].get("feasible")
+                else "neither design is feasible: no deployment meets the SLO and fits in memory")
+    lead = doc["recommendation"] if doc["decisive"] else f"undecided ({doc['recommendation']} more likely)"
+    spread = "" if doc["ratio_interval"] is None else " ({:.2f}-{:.2f})".format(*doc["ratio_interval"])
+    p = "" if doc.get("p_afd") is None else f", P(AFD better) {doc['p_afd']:.2f}"
+
+    def form(name):
+        d = doc[name]
+        if not d.get("feasible"):
+            return f"{name.upper()} none feasible"
+        backed = (f"validated by {', '.join(case_labels(d['validated_by']))}" if d.get("validated_by")
+                  else "no published deployment validates it")
+        return f"{d['form']} ({backed})"
+    return f"{lead}: AFD / EP {doc['ratio']:.2f}{spread}{p}; forms: {form('ep')}; {form('afd')}"
+
+
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("advise", help="AFD or EP? the best deployment of each, and the computed reasons")
     p.add_argument("--model", default=None, help="catalogue slug, or a config.json / .yaml path")
@@ -90,6 +113,7 @@ def run(args) -> int:
         doc = checks.finite({"model": model.slug, "hardware": hw.slug,
                              "weights": {"dtype": precision.weights, "from": weights_from}, **adv.to_json(),
                              "seconds": round(time.perf_counter() - t0, 3)})   # every number printed is finite,
+        doc = {"answer": answer_line(doc), **doc}
         for reason in doc["reasons"]:                                           # in the reasons' text too
             checks.finite_text(reason, f"a reason for {model.slug} on {hw.slug}")
         results.append(doc)
@@ -106,6 +130,7 @@ def run(args) -> int:
     if args.all:
         return 0
     doc = results[0]
+    print(doc["answer"])
     print(f"{doc['model']} on {doc['hardware']} ({args.hw_profile}), weights {doc['weights']['dtype']} "
           f"({doc['weights']['from']}), SLO {args.slo_ms:g} ms, context {args.context:g}, "
           f"MTP {args.mtp:g}: {doc['verdict']} ("
