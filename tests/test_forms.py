@@ -123,3 +123,22 @@ def test_advise_answers_first_in_one_line(capsys):
     assert main(["advise", "--model", "deepseek-v3", "--hardware", "h800"]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert "AFD / EP" in first and "P(AFD better)" in first and "forms: EP" in first
+
+
+def test_throughput_reports_the_step_floor_with_each_term_and_its_source(capsys):
+    args = ["throughput", "--model", "deepseek-v3", "--hardware", "h800", "--design", "ep", "--ep-size", "64",
+            "--mtp", "1.7", "--json"]
+    assert main(args) == 0
+    doc = json.loads(capsys.readouterr().out)
+    floor = doc["floor"]
+    t = floor["terms_ms"]
+    # the step is its MoE layers, dense layers, LM head, MTP drafts and gap (afdlib.decode.step.ep_step)
+    assert t["moe_layers"] + t["dense_layers"] + t["lm_head"] + t["mtp"] + t["gap"] == pytest.approx(floor["step_ms"])
+    assert floor["tpot_ms"] == pytest.approx(floor["step_ms"] / 1.7) and floor["batch_per_gpu"] == 1
+    assert 0 < t["kernels_fixed"] < floor["step_ms"] and t["gap"] == 3.0
+    assert "DECODE_T_GAP_S" in floor["sources"]["gap"] and "fixed_per_kernel" in floor["sources"]["kernels_fixed"]
+    assert floor["tpot_ms"] <= doc["tpot_ms"]           # one request is the fastest step
+    assert main(args + ["--t-gap-ms", "1", "--kernels", "roofline"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["floor"]["terms_ms"]["gap"] == 1.0 and doc["floor"]["sources"]["gap"] == "--t-gap-ms"
+    assert doc["floor"]["terms_ms"]["kernels_fixed"] == 0.0      # the speed of light has no fixed cost per kernel

@@ -75,7 +75,7 @@ def run(args) -> int:
     doc = {"tokens_per_s_per_gpu": float(st.tokens_per_s_per_gpu), "tpot_ms": float(st.tpot_s) * ms,
            "batch_per_gpu": int(st.requests), "step_ms": float(st.step_s) * ms, "gpus": int(gpus),
            "design": args.design, "weights": {"dtype": precision.weights, "from": weights_from},
-           "breakdown": breakdown}
+           "breakdown": breakdown, "floor": step_floor(model, d, args, budget, precision, a)}
     text = dumps(doc)   # every number printed, as text or JSON, is finite (else one line, status 2)
     if args.json:
         print(text)
@@ -95,4 +95,45 @@ def run(args) -> int:
           f"overlap does, {'by the override' if override is not None else 'by the schedule'}); "
           f"sigma {b['sigma']:.3f}; "
           f"memory {b['memory_gb']:.1f} GB per GPU")
+    f = doc["floor"]["terms_ms"]
+    print(f"floor at one request per {'attention ' if args.design == 'afd' else ''}GPU: TPOT "
+          f"{doc['floor']['tpot_ms']:.1f} ms (step {doc['floor']['step_ms']:.1f} ms: gap {f['gap']:.1f}, LM head "
+          f"{f['lm_head']:.1f}, MTP {f['mtp']:.1f}, dense layers {f['dense_layers']:.1f}, MoE layers "
+          f"{f['moe_layers']:.1f}; of these the kernels' fixed cost {f['kernels_fixed']:.1f})")
     return 0
+
+
+def step_floor(model, d, args, budget, precision, a) -> dict:
+    """The decode step at one request per (attention) GPU, the floor the batch cannot go under, with
+    each fixed term named and where its value comes from: the gap per step, the LM head, the MTP
+    module, the dense and MoE layers, and the kernels' fixed cost inside them (the step less the same
+    step with no fixed cost per kernel)."""
+    from dataclasses import replace
+
+    from afdlib.decode.deployment import decode_step
+    import numpy as np
+
+    from afdlib.decode.step import DECODE_T_GAP_S
+    one = replace(d, requests=1)
+    st = decode_step(model, one, args.context, budget, precision, a)
+    bare = decode_step(model, one, args.context, budget, precision, replace(a, kernel_overhead_s=0.0))
+    ms = 1e3
+    given_gap = abs(budget.t_gap_s - DECODE_T_GAP_S) > 1e-12
+    per_kernel = a.kernels.fixed_s
+    return {"batch_per_gpu": 1, "step_ms": float(st.step_s) * ms, "tpot_ms": float(st.tpot_s) * ms,
+            "terms_ms": {"gap": budget.t_gap_s * ms, "lm_head": float(st.lm_head_s) * ms,
+                         "mtp": float(np.asarray(st.mtp_s)) * ms,
+                         "dense_layers": model.dense_layers * float(st.dense_layer_s) * ms,
+                         "moe_layers": float(st.t_layer) * model.moe_layers * ms,
+                         "kernels_fixed": float(st.step_s - bare.step_s) * ms},
+            "sources": {"gap": "--t-gap-ms" if given_gap else
+                        "the decode model's default (afdlib.decode.step.DECODE_T_GAP_S): scheduling, sampling and "
+                        "batch preparation, at most the 3 ms Step-3's published figures imply",
+                        "lm_head": "the evaluator: the LM head's GEMM over the model's vocabulary at this batch",
+                        "mtp": "the evaluator: one MoE layer and an LM head per MTP draft (--mtp)",
+                        "dense_layers": "the evaluator: attention and dense FFN of the model's dense layers",
+                        "moe_layers": "the evaluator and the schedule of the deployment's micro-batches",
+                        "kernels_fixed": f"{per_kernel * 1e6:.2g} us per kernel: " + (
+                            "a what-if override" if a.kernel_overhead_s is not None else
+                            "the calibrated GEMM fit's intercept (data/kernel_efficiency.yaml fixed_per_kernel)"
+                            if a.kernel_profile == "calibrated" else f"the {a.kernel_profile} profile's")}}
