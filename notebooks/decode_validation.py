@@ -446,7 +446,8 @@ plt.close(fig)
 # **Two-batch overlap on and off** (SGLang, H100 EP72, `data/overlap_checks.yaml`), a check of the
 # schedule rather than a case: switching the second micro-batch on changes the model's throughput
 # per GPU by {glue:text}`tbo_model` requests per GPU, where the post published
-# {glue:text}`tbo_published`: {glue:text}`tbo_sign`, {glue:text}`tbo_within`. The post's reason
+# {glue:text}`tbo_published`: {glue:text}`tbo_sign`, {glue:text}`tbo_within`
+# ({glue:text}`tbo_memory`). The post's reason
 # for the loss at small batches ("computation kernels, particularly GEMM, benefit from a larger
 # effective batch size") is the model's too: each micro-batch re-reads the weights.
 #

@@ -40,7 +40,8 @@ def _step(c: dict, form: dict, requests: float, assumptions: Assumptions):
 def check_rows(checks: dict[str, dict] | None = None, assumptions: Assumptions = Assumptions()) -> list[dict[str, Any]]:
     """One row per check and published batch: the published and the model's change in throughput
     per GPU with the form on against off (on / off - 1), the difference in percentage points, and
-    whether the sign agrees; the model's hidden share with the form on."""
+    whether the sign agrees; the model's hidden share with the form on; whether the batch fits the
+    model's HBM (the steps are timed at the published batch either way: the ratio is of step times)."""
     rows = []
     for slug, c in (checks or load_checks()).items():
         for requests, published in sorted(c["published_change"].items()):
@@ -50,7 +51,8 @@ def check_rows(checks: dict[str, dict] | None = None, assumptions: Assumptions =
             rows.append({"check": slug, "name": c["name"], "requests": int(requests), "published": float(published),
                          "model": change, "points": 100 * (change - float(published)),
                          "sign_agrees": (change > 0) == (float(published) > 0),
-                         "hidden_share": float(on.hidden_share)})
+                         "hidden_share": float(on.hidden_share),
+                         "fits_memory": bool(on.fits_memory) and bool(off.fits_memory)})
     return rows
 
 
@@ -59,7 +61,8 @@ def check_readings(rows: list[dict[str, Any]], within_points: float = 10.0) -> d
     batch, whether the signs agree at every batch, and the batches where the two lie within
     ``within_points`` percentage points (and those beyond)."""
     if not rows:
-        return {"tbo_model": "none", "tbo_published": "none", "tbo_sign": "no check", "tbo_within": "no check"}
+        return {"tbo_model": "none", "tbo_published": "none", "tbo_sign": "no check", "tbo_within": "no check",
+                "tbo_memory": "no check"}
     agree = all(r["sign_agrees"] for r in rows)
     near = [r["requests"] for r in rows if abs(r["points"]) <= within_points]
     far = [f"{r['requests']} ({r['points']:+.0f} points)" for r in rows if abs(r["points"]) > within_points]
@@ -68,4 +71,8 @@ def check_readings(rows: list[dict[str, Any]], within_points: float = 10.0) -> d
             "tbo_sign": "the sign agrees at every batch" if agree else
                         "the sign disagrees at " + ", ".join(str(r["requests"]) for r in rows if not r["sign_agrees"]),
             "tbo_within": (f"within {within_points:.0f} percentage points at " + (", ".join(map(str, near)) or "no batch")
-                           + ("; beyond at " + ", ".join(far) if far else ""))}
+                           + ("; beyond at " + ", ".join(far) if far else "")),
+            "tbo_memory": ("every batch fits the model's HBM" if all(r["fits_memory"] for r in rows) else
+                           ", ".join(str(r["requests"]) for r in rows if not r["fits_memory"])
+                           + " requests per GPU do not fit the model's HBM with the check's BF16 cache (the post does not "
+                             "state the cache's type): there the ratio is of the step times alone")}
