@@ -12,13 +12,13 @@ def _table():
     return pd.DataFrame([
         {"case": "a", "label": "A, H800 EP8", "design": "ep", "batch_from": "published", "published": 100.0,
          "error": 0.10, "predicted": 110.0, "hidden_share": 0.5, "band_low": 80.0, "band_high": 120.0,
-         "t_attn_us": 100.0, "t_ffn_us": 100.0, "t_comm_us": 150.0},
+         "t_attn_us": 100.0, "t_ffn_us": 100.0, "t_comm_us": 150.0, "micro_batches": 2},
         {"case": "b", "label": "B, GB200 EP48", "design": "ep", "batch_from": "derived", "published": 200.0,
          "error": -0.30, "predicted": 140.0, "hidden_share": 0.9, "band_low": 130.0, "band_high": 190.0,
-         "t_attn_us": 100.0, "t_ffn_us": 100.0, "t_comm_us": 300.0},
+         "t_attn_us": 100.0, "t_ffn_us": 100.0, "t_comm_us": 300.0, "micro_batches": 2},
         {"case": "c", "label": "C, H800 2A2F", "design": "afd", "batch_from": "published", "published": 50.0,
          "error": 0.05, "predicted": 52.5, "hidden_share": 1.0, "band_low": 40.0, "band_high": 55.0,
-         "t_attn_us": 1.0, "t_ffn_us": 1.0, "t_comm_us": 1.0}])
+         "t_attn_us": 1.0, "t_ffn_us": 1.0, "t_comm_us": 1.0, "micro_batches": 3}])
 
 
 def test_summary_readings_by_hand():
@@ -87,6 +87,9 @@ def test_ep_lean_is_stated_as_computed():
 def test_nic_compute_readings_by_hand():
     # only A crosses the NIC (B is GB200): 150 / (100 + 100) = 0.75
     assert r.nic_compute_readings(_table()) == {"nic_comm_ratio": "A, H800 EP8: 0.75 times"}
+    # a one-batch case over the NIC (single-batch overlap) is read apart from the two-batch ones
+    one = pd.concat([_table(), _table().iloc[[0]].assign(case="d", label="D, H20 EP16", micro_batches=1)])
+    assert r.nic_compute_readings(one) == {"nic_comm_ratio": "A, H800 EP8: 0.75 times"}
 
 
 def test_blackwell_readings_by_hand():
