@@ -27,7 +27,8 @@ from afdlib.decode.bounds import search_reasons
 from afdlib.decode.search import AFD_NODES, EP_NODE_MULTIPLES, compare
 from afdlib.decode.sweetspot import with_network
 from afdlib.decode.stacked import device_groups, stacked, verdicts
-from afdlib.decode.uncertainty import DECIDED, Verdict, assumption_words, verdict
+from afdlib.decode.decision import decision, tornado_reason, uncertainty_reason
+from afdlib.decode.uncertainty import Verdict, verdict
 from afdlib.decode.validation import case_labels, form_label, validated_by, validated_forms
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
@@ -41,8 +42,11 @@ windows and thresholds search the same, :mod:`afdlib.report.landing`), so they a
 class Advice:
     """``recommendation``: by cost where prices are given, else the design more likely to give more
     tokens/s per GPU (``verdict``); ``ratio``: AFD / EP at the model's defaults (None: EP infeasible);
-    ``decisive``: the verdict is decided (P(AFD better) <= 0.1 or >= 0.9; always where one design
-    has no feasible deployment)."""
+    ``decisive``: the verdict is decided (P(AFD better) <= 0.1 or >= 0.9) under both the free search
+    and the one held to the forms published deployments validate, for the same design, and neither
+    design's best sits on a search bound (:func:`decision`); always where one design has no feasible
+    deployment. ``held``: the validated-forms verdict where the free one is decided (else not computed);
+    ``decision``: why the answer is or is not decided, in words."""
 
     recommendation: str
     ratio: float                # AFD / EP output tokens per second per GPU
@@ -53,6 +57,8 @@ class Advice:
     cost: dict | None = None
     overlap_what_ifs: dict | None = None   # overlap_whatif.overlap_what_ifs (with the reasons, both feasible)
     verdict: Verdict | None = None         # None where one design has no feasible deployment
+    held: Verdict | None = None            # the validated-forms search's verdict, where it was needed
+    decision: str = ""
 
     @property
     def p_afd(self) -> float | None:
@@ -75,7 +81,8 @@ class Advice:
         if self.cost and self.cost.get("ratio") is not None:
             return f"{self.recommendation} by cost per token"
         if self.verdict is not None:
-            return self.verdict.words()
+            p = f"P(AFD better) = {self.verdict.p_afd:.2f}"
+            return f"{self.recommendation}, {p}" if self.decisive else f"{self.recommendation} (undecided), {p}"
         return self.recommendation + ("" if self.p_afd is None else f", P(AFD better) = {self.p_afd:.2f}")
 
     def to_json(self) -> dict:
@@ -83,6 +90,7 @@ class Advice:
         return {"recommendation": self.recommendation, "ratio": self.ratio, "decisive": self.decisive,
                 "p_afd": self.p_afd, "ratio_interval": list(v.ratio_interval) if v else None,
                 "verdict": self.words(), **({"uncertainty": v.to_json()} if v else {}),
+                "decision": self.decision, **({"validated_forms_verdict": self.held.to_json()} if self.held else {}),
                 "on_bound": self.on_bound,
                 "ep": self.ep, "afd": self.afd,
                 "reasons": self.reasons, **({"cost": self.cost} if self.cost else {}),
@@ -142,8 +150,19 @@ def _advice_of(model, hardware, budget, context, precision, assumptions, ep, afd
                                  validated_only=validated_only) if explain and e > 0 and a > 0 else None)
     reasons = _reasons(model, hardware, attn, budget, context, precision, assumptions, ep_doc, afd_doc, ratio,
                        cost, validated_only, what_ifs, v) if explain else []
-    decisive = v.decided if v is not None else (ratio is None or a <= 0)
-    return Advice(rec, ratio, decisive, ep_doc, afd_doc, reasons, cost, what_ifs, v)
+    bounds = [w for doc in (ep_doc, afd_doc) for w in doc.get("on_bound", [])]
+    held = None
+    if v is not None and v.decided and not bounds and not validated_only:
+        try:   # the decision holds only if the search held to validated forms gives it too
+            held = verdict(model, hardware, budget, context, precision, assumptions, attn_hardware, True, tornado=False)
+        except AfdError as e:
+            held = e
+    decisive, why = decision(v, held, bounds, validated_only, ratio is None or a <= 0)
+    if explain:
+        reasons.append(why)
+    return Advice(rec, ratio, decisive, ep_doc, afd_doc, reasons, cost, what_ifs, v,
+                  held if isinstance(held, Verdict) else None, why)
+
 
 
 def _ep_doc(model, hw, budget, context, precision, a, best) -> dict:
@@ -293,8 +312,8 @@ def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, co
         r.append(f"imbalance: EP sigma {ep['sigma']:.3f} keeps {ep['imbalance_alpha']:.1%} of its balanced "
                  f"throughput, AFD sigma {afd['sigma']:.3f} keeps {afd['imbalance_alpha']:.1%}")
         r.append(f"AFD gives {ratio:.2f}x EP's tokens/s per GPU ({'more' if ratio > 1 else 'less'}) at the model's "
-                 f"defaults; {_uncertainty_reason(v)}")
-        r.append(_tornado_reason(v))
+                 f"defaults; {uncertainty_reason(v)}")
+        r.append(tornado_reason(v))
         r.extend(what_if_reasons(what_ifs, ep, afd, a))
         bw, _ = break_even_scale_out(model, ffn, budget, context, precision, a,
                                      None if attn is ffn else attn, validated_only=validated_only)
@@ -310,20 +329,6 @@ def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, co
         r.append(f"cost: EP {cost['ep_usd_per_million_tokens']:.3f} USD and AFD "
                  f"{cost['afd_usd_per_million_tokens']:.3f} USD per million output tokens")
     return r
-
-
-def _uncertainty_reason(v: Verdict) -> str:
-    """One line: P(AFD better) and the ratio's interval, and whether that decides."""
-    lo, hi = v.ratio_interval
-    state = "decided" if v.decided else f"undecided (deciding takes P(AFD better) <= {DECIDED} or >= {1 - DECIDED:g})"
-    return (f"over the model's uncertain assumptions ({assumption_words()}) P(AFD better) = {v.p_afd:.2f}, the ratio {lo:.2f} to {hi:.2f} (10th to 90th "
-            f"percentile): {v.recommendation} is the more likely, {state}")
-
-
-def _tornado_reason(v: Verdict) -> str:
-    """One line: which assumptions move the ratio most (the tornado's two widest)."""
-    top = [f"{t['assumption']} ({t['low']:.2f} to {t['high']:.2f} at its {t['at']} percentile)" for t in v.tornado[:2]]
-    return "the ratio moves most with " + " and ".join(top)
 
 
 def _validation_reason(doc: dict) -> str:

@@ -113,8 +113,10 @@ def answer_markdown(pair: Pair, note: str = "") -> str:
         return f"**No answer for {pair.label}** at these settings: {pair.refused}.{note}\n"
     v = a.verdict
     if v is not None:
-        more = "" if v.decided else (f": {v.recommendation} is the more likely design, but a verdict is decided "
-                                     f"only at P(AFD better) <= {DECIDED:g} or >= {1 - DECIDED:g}")
+        more = "" if a.decisive else (f": {v.recommendation} is the more likely design, but a verdict is decided "
+                                      f"only at P(AFD better) <= {DECIDED:g} or >= {1 - DECIDED:g} under both the free "
+                                      "search and the one held to validated forms, and never on a search bound"
+                                      + (f" ({a.decision})" if v.decided else ""))
         head = f"**The answer for {pair.label}: {a.words()}**{more}."
         lo, hi = v.ratio_interval
         ratio = (f"AFD gives **{a.ratio:.2f}x** EP's output tokens per second per GPU at the model's defaults, "
