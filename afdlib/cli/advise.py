@@ -17,8 +17,8 @@ def search_ranks(model, hardware) -> int:
 def answer_line(doc: dict) -> str:
     """The one line a person can act on, first in ``afd advise``'s answer: the design (or undecided and
     which is the more likely), AFD / EP at the defaults with its 10th-90th percentile range, P(AFD
-    better), and each design's best form with the published deployments that validate it (or that none
-    does)."""
+    better), the SLOs at which that verdict holds (where computed) and each design's best form with the
+    published deployments that validate it (or that none does)."""
     from afdlib.decode.validation import case_labels
     if doc["ratio"] is None:
         return ("AFD: EP has no feasible deployment" if doc["afd"].get("feasible")
@@ -34,7 +34,8 @@ def answer_line(doc: dict) -> str:
         backed = (f"validated by {', '.join(case_labels(d['validated_by']))}" if d.get("validated_by")
                   else "no published deployment validates it")
         return f"{d['form']} ({backed})"
-    return f"{lead}: AFD / EP {doc['ratio']:.2f}{spread}{p}; forms: {form('ep')}; {form('afd')}"
+    holds = f", {doc['holds']}" if doc.get("holds") else ""
+    return f"{lead}: AFD / EP {doc['ratio']:.2f}{spread}{p}{holds}; forms: {form('ep')}; {form('afd')}"
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:

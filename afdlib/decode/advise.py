@@ -2,13 +2,11 @@
 
 :func:`advise` searches both designs (:mod:`afdlib.decode.search`), compares their output tokens per
 second per GPU (or per dollar, when prices per GPU-hour are given), gives the probability that AFD
-is the better one under the model's uncertain assumptions (:mod:`afdlib.decode.uncertainty`: the
-recommendation is the more likely design, decided when that probability is at most 0.1 or at least
-0.9) and explains the answer with
-numbers: each design's best configuration and binding limits, the AFD FFN side's regime and HFU
-ceiling (the paper's bounds), each design's imbalance penalty, and what would have to change for
-the answer to flip (the share of each design's communication hidden, on one footing for both:
-:mod:`afdlib.decode.overlap_whatif`; the scale-out bandwidth).
+is the better one under the model's uncertain assumptions (:mod:`afdlib.decode.uncertainty`; when
+that decides: :mod:`afdlib.decode.decision`; over SLOs: :mod:`afdlib.decode.slo_axis`) and explains
+the answer with numbers: each design's best configuration and binding limits, the AFD FFN side's
+regime and HFU ceiling, each design's imbalance penalty, and what would flip the answer (each
+design's hidden share on one footing, :mod:`afdlib.decode.overlap_whatif`; the scale-out bandwidth).
 """
 from __future__ import annotations
 
@@ -27,8 +25,9 @@ from afdlib.decode.bounds import search_reasons
 from afdlib.decode.search import AFD_NODES, EP_NODE_MULTIPLES, compare
 from afdlib.decode.sweetspot import with_network
 from afdlib.decode.stacked import device_groups, stacked, verdicts
-from afdlib.decode.decision import decision, tornado_reason, uncertainty_reason
-from afdlib.decode.uncertainty import Verdict, verdict
+from afdlib.decode.decision import costs, decision, tornado_reason, uncertainty_reason
+from afdlib.decode.slo_axis import axis_json, axis_reason, holds_words, slo_verdicts
+from afdlib.decode.uncertainty import Verdict, tornado_rows, verdict
 from afdlib.decode.validation import case_labels, form_label, validated_by, validated_forms
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
@@ -59,6 +58,7 @@ class Advice:
     verdict: Verdict | None = None         # None where one design has no feasible deployment
     held: Verdict | None = None            # the validated-forms search's verdict, where it was needed
     decision: str = ""
+    slo_axis: list | None = None           # the verdict over SLOs (afdlib.decode.slo_axis), with the reasons
 
     @property
     def p_afd(self) -> float | None:
@@ -91,6 +91,8 @@ class Advice:
                 "p_afd": self.p_afd, "ratio_interval": list(v.ratio_interval) if v else None,
                 "verdict": self.words(), **({"uncertainty": v.to_json()} if v else {}),
                 "decision": self.decision, **({"validated_forms_verdict": self.held.to_json()} if self.held else {}),
+                **({"slo_axis": axis_json(self.slo_axis),
+                    "holds": holds_words(self.slo_axis, self.recommendation, self.decisive)} if self.slo_axis else {}),
                 "on_bound": self.on_bound,
                 "ep": self.ep, "afd": self.afd,
                 "reasons": self.reasons, **({"cost": self.cost} if self.cost else {}),
@@ -136,10 +138,17 @@ def _advice_of(model, hardware, budget, context, precision, assumptions, ep, afd
                else {"feasible": False})
     cost = None
     if prices:
-        cost = _costs(prices, hardware, attn, ep_doc, afd_doc)
+        cost = costs(prices, hardware, attn, ep_doc, afd_doc)
     by_cost = cost is not None and cost.get("ratio") is not None
-    v = given if given is not None or not (uncertain and e > 0 and a > 0) else verdict(
-        model, hardware, budget, context, precision, assumptions, attn_hardware, validated_only, tornado=explain)
+    axis = None
+    if given is None and uncertain and e > 0 and a > 0 and explain:   # the asked SLO's verdict is one of the axis'
+        axis = slo_verdicts(model, hardware, budget, context, precision, assumptions, attn_hardware, validated_only,
+                            asked_rates=(e, a))
+        v = replace(next(r["verdict"] for r in axis if r["asked"]), tornado=tornado_rows(
+            model, hardware, attn_hardware, budget, context, precision, assumptions, validated_only))
+    else:
+        v = given if given is not None or not (uncertain and e > 0 and a > 0) else verdict(
+            model, hardware, budget, context, precision, assumptions, attn_hardware, validated_only, tornado=False)
     if ratio is None or a <= 0:
         rec = "AFD" if ratio is None else "EP"
     elif by_cost:
@@ -160,8 +169,10 @@ def _advice_of(model, hardware, budget, context, precision, assumptions, ep, afd
     decisive, why = decision(v, held, bounds, validated_only, ratio is None or a <= 0)
     if explain:
         reasons.append(why)
+    if axis:
+        reasons.append(axis_reason(axis, rec, decisive))
     return Advice(rec, ratio, decisive, ep_doc, afd_doc, reasons, cost, what_ifs, v,
-                  held if isinstance(held, Verdict) else None, why)
+                  held if isinstance(held, Verdict) else None, why, axis)
 
 
 
@@ -214,22 +225,6 @@ def _search_doc(best) -> dict:
     """How far the search went on each axis (``searched``: AFD nodes per pool, EP GPUs and redundant
     experts) and the bounds its best still sits on, in words (``on_bound``; empty: none binds)."""
     return {"searched": {k: int(_f(v)) for k, v in best.searched.items()}, "on_bound": best.bound_words()}
-
-
-def _costs(prices: dict[str, float], ffn: Hardware, attn: Hardware, ep: dict, afd: dict) -> dict:
-    missing = [h.slug for h in {ffn.slug: ffn, attn.slug: attn}.values() if h.slug not in prices]
-    if missing:
-        raise AfdError(f"no price for {', '.join(missing)}; give --price-per-gpu-hour SLUG=USD for each pool")
-    out: dict[str, Any] = {}
-    if ep.get("feasible"):
-        out["ep_usd_per_million_tokens"] = prices[ffn.slug] / 3600 / ep["tokens_per_s_per_gpu"] * 1e6
-    if afd.get("feasible"):
-        g_a, g_f = afd["n_attn"] * attn.gpus_per_node, afd["n_ffn"] * ffn.gpus_per_node
-        usd_per_s = (g_a * prices[attn.slug] + g_f * prices[ffn.slug]) / 3600
-        out["afd_usd_per_million_tokens"] = usd_per_s / (afd["tokens_per_s_per_gpu"] * (g_a + g_f)) * 1e6
-    if len(out) == 2:
-        out["ratio"] = out["ep_usd_per_million_tokens"] / out["afd_usd_per_million_tokens"]
-    return out
 
 
 def _flip(values: np.ndarray, ratios: np.ndarray, near: float | None = None) -> float | None:

@@ -5,11 +5,17 @@ beyond the threshold (:data:`afdlib.decode.uncertainty.DECIDED`: at most 0.1 or 
 design's best sits on a bound of its search (the best there might be better than found); and the
 search held to the forms published deployments validate decides the same design (the answer then
 rests on forms a deployment has run, not only on forms the model can express). Where only one design
-has a feasible deployment, it is the answer.
+has a feasible deployment, it is the answer. Where prices per GPU-hour are given, the answer is by cost
+per token (:func:`costs`). The verdict's own lines of ``afd advise``'s reasons are here too
+(:func:`uncertainty_reason`, :func:`tornado_reason`).
 """
 from __future__ import annotations
 
+from typing import Any
+
 from afdlib.decode.uncertainty import DECIDED, Verdict, assumption_words
+from afdlib.errors import AfdError
+from afdlib.inputs.specs import Hardware
 
 
 def decision(v: Verdict | None, held, bounds: list, validated_only: bool, one_feasible: bool) -> tuple[bool, str]:
@@ -49,3 +55,22 @@ def tornado_reason(v: Verdict) -> str:
     """One line: which assumptions move the ratio most (the tornado's two widest)."""
     top = [f"{t['assumption']} ({t['low']:.2f} to {t['high']:.2f} at its {t['at']} percentile)" for t in v.tornado[:2]]
     return "the ratio moves most with " + " and ".join(top)
+
+
+def costs(prices: dict[str, float], ffn: Hardware, attn: Hardware, ep: dict, afd: dict) -> dict:
+    """USD per million output tokens of each feasible design at ``prices`` per GPU-hour (AFD: both
+    pools' GPUs), and EP / AFD where both are (``ratio``: above 1, AFD is the cheaper): the decision
+    by cost, where prices are given. AfdError naming a pool without a price."""
+    missing = [h.slug for h in {ffn.slug: ffn, attn.slug: attn}.values() if h.slug not in prices]
+    if missing:
+        raise AfdError(f"no price for {', '.join(missing)}; give --price-per-gpu-hour SLUG=USD for each pool")
+    out: dict[str, Any] = {}
+    if ep.get("feasible"):
+        out["ep_usd_per_million_tokens"] = prices[ffn.slug] / 3600 / ep["tokens_per_s_per_gpu"] * 1e6
+    if afd.get("feasible"):
+        g_a, g_f = afd["n_attn"] * attn.gpus_per_node, afd["n_ffn"] * ffn.gpus_per_node
+        usd_per_s = (g_a * prices[attn.slug] + g_f * prices[ffn.slug]) / 3600
+        out["afd_usd_per_million_tokens"] = usd_per_s / (afd["tokens_per_s_per_gpu"] * (g_a + g_f)) * 1e6
+    if len(out) == 2:
+        out["ratio"] = out["ep_usd_per_million_tokens"] / out["afd_usd_per_million_tokens"]
+    return out

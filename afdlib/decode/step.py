@@ -217,22 +217,18 @@ def _ffn_works(model, precision, hardware, a, tokens, local, sigma, count=active
             KERNELS_ROUTED + (KERNELS_FFN if model.shared_experts else 0))
 
 
-def _ffn_stage(model, precision, hardware, a, tokens, local, sigma):
-    """(time, bound) of one GPU's experts in one MoE layer (:func:`_ffn_works`)."""
+def _ffn_stage(model, precision, hardware, a, tokens, local, sigma, sbo: bool = False):
+    """(time, bound) of one GPU's experts in one MoE layer (:func:`_ffn_works`); with ``sbo``, also the
+    parts single-batch overlap schedules apart, each with its kernels' fixed cost: (shared experts,
+    routed up and gate GEMMs, routed down GEMM), the down GEMM 1 of the ``ffn_matrices`` weight matrices
+    of the routed work and 1 of its kernels (else None)."""
     routed, shared, kernels = _ffn_works(model, precision, hardware, a, tokens, local, sigma)
-    return _time([routed, shared], hardware, a, kernels)
-
-
-def _sbo_parts(model, precision, hardware, a, tokens, local, sigma):
-    """(shared experts, routed up and gate GEMMs, routed down GEMM) seconds of one GPU's experts in
-    one MoE layer, each with its kernels' fixed cost: the parts of :func:`_ffn_stage`'s time that
-    single-batch overlap schedules apart (the down GEMM is 1 of the ``ffn_matrices`` weight
-    matrices of the routed work, and 1 of its kernels)."""
-    routed, shared, _ = _ffn_works(model, precision, hardware, a, tokens, local, sigma)
+    t, st = _time([routed, shared], hardware, a, kernels)
+    if not sbo:
+        return t, st, None
     t_routed, _ = _time(routed, hardware, a, KERNELS_ROUTED)
-    t_shared, _ = _time(shared, hardware, a, KERNELS_FFN if model.shared_experts else 0)
     down = (t_routed - KERNELS_ROUTED * a.kernels.fixed_s) / model.ffn_matrices + a.kernels.fixed_s
-    return t_shared, t_routed - down, down
+    return t, st, (t - t_routed, t_routed - down, down)
 
 
 def _afd_local(model, ffn_gpus):
@@ -341,12 +337,11 @@ def ep_step(model: Model, hardware: Hardware, ep_size: ArrayLike, requests: Arra
         t_mb = req_mb * tokens_per_request
         sigma = _balancedness(a, t_mb * r_size, k, e, r_size, spare_slots(local, r_size, e))
         t_att, b_att = _attention_stage(model, precision, hardware, a, req_mb, context, tokens_per_request)
-        t_ffn, b_ffn = _ffn_stage(model, precision, hardware, a, t_mb, local, sigma)
+        t_ffn, b_ffn, parts = _ffn_stage(model, precision, hardware, a, t_mb, local, sigma, sbo)
         comm = ep_all_to_all_work(model, precision, hardware, t_mb, r_size, mode)
         comm = comm.network_scaled(1.0 / sigma)
         t_comm, b_comm = _time(comm, hardware, a)
         t_d, t_cb = _dispatch_share((t_comm, comm), precision)
-        parts = _sbo_parts(model, precision, hardware, a, t_mb, local, sigma) if sbo else None
         total, hidden = ep_moe_time(t_att, t_d, t_ffn, t_cb, m, mode, n_layers, a.ep_overlap,
                                     a.single_batch_overlap, parts)
         return total, m * t_att, m * t_ffn, m * t_comm, b_att, b_ffn, b_comm, sigma, hidden, m * t_d
@@ -395,7 +390,7 @@ def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_at
         # tokens per FFN GPU per micro-batch, and the FFN side's sigma
         arriving, _, sigma = _afd_ffn_side(model, a, t_mb * na * g_a, ffn_gpus)
         t_a, b_a = _attention_stage(model, precision, attn_hardware, a, req_mb, context, tokens_per_request)
-        t_f, b_f = _ffn_stage(model, precision, ffn_hardware, a, arriving, local, sigma)
+        t_f, b_f, _ = _ffn_stage(model, precision, ffn_hardware, a, arriving, local, sigma)
         send, recv = afd_transfer_work(model, precision, attn_hardware, ffn_hardware, t_mb, na, nf, superpod,
                                        a.afd_two_stage, a.afd_destinations)
         recv = recv.network_scaled(1.0 / sigma)

@@ -420,12 +420,12 @@ def verdict(model: Model, hardware: Hardware, budget: Budget, context, precision
     log_r, weights, sd = quadrature(model, hardware, budget, context, precision, assumptions, attn_hardware,
                                     validated_only, ep_hardware)
     p, interval, median = mixture(log_r, weights, sd)
-    rows = _tornado(model, hardware, attn_hardware, budget, context, precision, assumptions, validated_only,
+    rows = tornado_rows(model, hardware, attn_hardware, budget, context, precision, assumptions, validated_only,
                     ep_hardware) if tornado else ()
     return Verdict(p, interval, median, rows)
 
 
-def _tornado(model, hardware, attn_hardware, budget, context, precision, assumptions, validated_only,
+def tornado_rows(model, hardware, attn_hardware, budget, context, precision, assumptions, validated_only,
              ep_hardware=None) -> tuple[dict, ...]:
     """Per assumption the ratio at its outer nodes, every other at its default (1; none of the
     ``usable HBM`` and ``routing skew`` shares), widest first: one search of every end as a cell

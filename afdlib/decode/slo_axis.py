@@ -1,0 +1,111 @@
+"""The question's axis: AFD / EP and P(AFD better) over per-token latency targets (issue 29 part 5).
+
+A verdict answers one SLO (``--slo-ms``); the lead can depend on it (DeepSeek-V3 on H800: near 1.05
+at 50 ms, below 1 at 30 ms and from 75 ms). :func:`slo_verdicts` searches both designs and the
+verdict's quadrature at every SLO of :data:`SLOS_S` and the asked one as cells of one call (the
+budget's SLO an array over the cells: the results of each SLO alone, tests/test_slo_axis.py), and
+:func:`holds_words` names the SLOs at which the asked SLO's verdict holds.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from afdlib.decode.search import compare
+from afdlib.decode.step import Assumptions
+from afdlib.decode.uncertainty import DECIDED, Verdict, mixture, quadrature
+from afdlib.inputs.specs import Budget, Hardware, Model, Precision
+
+SLOS_S = (0.030, 0.050, 0.075, 0.100)
+"""The per-token latency targets every answer is also given at, seconds (interactive to batch-like)."""
+
+
+def slo_verdicts(model: Model, hardware: Hardware, budget: Budget, context, precision: Precision = Precision(),
+                 assumptions: Assumptions = Assumptions(), attn_hardware: Hardware | None = None,
+                 validated_only: bool = False, slos=SLOS_S, asked_rates: tuple | None = None) -> list[dict]:
+    """Per SLO (``slos`` and ``budget.slo_s``, ascending, each once): the SLO in ms, AFD / EP at the
+    model's defaults (None where EP has no feasible deployment), both designs' feasibility, the
+    :class:`~afdlib.decode.uncertainty.Verdict` (None where either design is infeasible at the defaults)
+    and whether it is the asked SLO (``asked``). ``asked_rates``: (EP, AFD) tokens/s per GPU at the
+    asked SLO where already searched (the other SLOs are searched alone)."""
+    s = np.array(sorted({float(x) for x in slos} | {float(budget.slo_s)}))
+    asked = s == float(budget.slo_s)
+    todo = s[~asked] if asked_rates is not None else s
+    e, a = np.zeros(s.size), np.zeros(s.size)
+    if todo.size:
+        ep, afd = compare(model, hardware, replace(budget, slo_s=todo[:, None]), context, precision, assumptions,
+                          attn_hardware, cell_shape=todo.shape, validated_only=validated_only)
+        where = ~asked if asked_rates is not None else np.ones(s.size, dtype=bool)
+        e[where], a[where] = (np.asarray(x.tokens_per_s_per_gpu, dtype=float).ravel() for x in (ep, afd))
+    if asked_rates is not None:
+        e[asked], a[asked] = asked_rates
+    both = np.flatnonzero((e > 0) & (a > 0))
+    verdicts = {}
+    if both.size:
+        log_r, w, sd = quadrature(model, hardware, replace(budget, slo_s=s[both].reshape(-1, 1, 1)), context,
+                                  precision, assumptions, attn_hardware, validated_only, cells=(both.size,))
+        verdicts = {int(i): Verdict(*mixture(log_r[j], w, sd[j])) for j, i in enumerate(both)}
+    return [{"slo_ms": float(x * 1e3), "ratio": float(a[i] / e[i]) if e[i] > 0 else None,
+             "ep_feasible": bool(e[i] > 0), "afd_feasible": bool(a[i] > 0), "verdict": verdicts.get(i),
+             "asked": bool(x == float(budget.slo_s))} for i, x in enumerate(s)]
+
+
+def axis_reason(rows: list[dict], recommendation: str, decided: bool) -> str:
+    """One line of ``afd advise``'s reasons: the ratio and P(AFD better) at every SLO, and where the verdict holds."""
+    return ("over SLOs: " + "; ".join(
+        f"{r['slo_ms']:g} ms " + ("no pair of feasible deployments" if r["verdict"] is None else
+                                  f"AFD / EP {r['ratio']:.2f}, P(AFD better) {r['verdict'].p_afd:.2f}") for r in rows)
+            + f"; the verdict {holds_words(rows, recommendation, decided)}")
+
+
+def holds(row: dict, recommendation: str, decided: bool) -> bool:
+    """Whether the asked SLO's verdict (``recommendation``, ``decided`` or only the more likely) holds
+    at ``row``'s SLO: the same design the more likely there, and beyond the threshold if it was decided
+    (one design alone feasible: that design)."""
+    v = row["verdict"]
+    if v is None:
+        alone = "AFD" if row["afd_feasible"] and not row["ep_feasible"] else "EP" if row["ep_feasible"] and not row["afd_feasible"] else None
+        return alone == recommendation
+    return v.recommendation == recommendation and (not decided or v.p_afd <= DECIDED or v.p_afd >= 1 - DECIDED)
+
+
+def holds_words(rows: list[dict], recommendation: str, decided: bool) -> str:
+    """The SLOs at which the verdict holds, in words: "holds for SLOs 30-100 ms", "holds at 50 ms
+    only" (with where the other design is the more likely), "holds for SLOs 50-75 ms (EP more likely at
+    30 and 100 ms)"."""
+    ok = [r["slo_ms"] for r in rows if holds(r, recommendation, decided)]
+    if not ok:
+        return "holds at none of these SLOs"
+    other = [r for r in rows if not holds(r, recommendation, decided)]
+    span = f"at {ok[0]:g} ms only" if len(ok) == 1 else (
+        f"for SLOs {ok[0]:g}-{ok[-1]:g} ms" if len(ok) == len(rows) or _contiguous(rows, ok) else
+        "at " + ", ".join(f"{x:g}" for x in ok) + " ms")
+    if not other:
+        return f"holds {span}"
+
+    def state(r):
+        v = r["verdict"]
+        if v is None:
+            return "no feasible deployment" if not (r["ep_feasible"] or r["afd_feasible"]) else \
+                ("only AFD" if r["afd_feasible"] else "only EP") + " feasible"
+        return f"{v.recommendation} more likely" if v.recommendation != recommendation else "undecided"
+    by: dict[str, list[float]] = {}
+    for r in other:
+        by.setdefault(state(r), []).append(r["slo_ms"])
+    rest = "; ".join(f"{s} at {', '.join(f'{x:g}' for x in xs)} ms" for s, xs in by.items())
+    return f"holds {span} ({rest})"
+
+
+def _contiguous(rows: list[dict], ok: list[float]) -> bool:
+    idx = [i for i, r in enumerate(rows) if r["slo_ms"] in ok]
+    return idx == list(range(idx[0], idx[-1] + 1))
+
+
+def axis_json(rows: list[dict]) -> list[dict]:
+    """The rows for ``--json``: SLO, ratio, P(AFD better), its 10th-90th percentile, the more likely design."""
+    return [{"slo_ms": r["slo_ms"], "ratio": r["ratio"],
+             "p_afd": None if r["verdict"] is None else r["verdict"].p_afd,
+             "ratio_interval": None if r["verdict"] is None else list(r["verdict"].ratio_interval),
+             "recommendation": None if r["verdict"] is None else r["verdict"].recommendation,
+             "feasible": {"ep": r["ep_feasible"], "afd": r["afd_feasible"]}} for r in rows]
