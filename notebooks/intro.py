@@ -16,6 +16,15 @@
 # %% [markdown]
 # # AFD or large-scale EP? A reproduction of arXiv 2602.09721
 #
+# **The answer.** {glue:text}`r_answer`
+#
+# ```{glue:figure} fig_intro_pairs
+# :name: intro-pairs
+#
+# AFD / EP output tokens per second per GPU for {glue:text}`r_pair_grid` (SLO {glue:text}`r_slo`,
+# context 4096, no MTP, each design's best deployment), P(AFD better) below each ratio; '?': undecided.
+# ```
+#
 # Serving a large mixture-of-experts (MoE) model in the decode phase, you can keep **large-scale
 # expert parallelism (EP)**, where every GPU runs attention for its own batch and hosts a slice of
 # the experts, or split the model into an attention pool and an FFN (expert) pool:
@@ -25,7 +34,7 @@
 # its figure images are not available to us: every figure here is regenerated from the formulas,
 # in notebooks you can re-run with your own hardware and model.
 #
-# **Verdict.** Every number the paper prints that this book can recompute is reproduced, with one
+# **The reproduction.** Every number the paper prints that this book can recompute is reproduced, with one
 # erratum in the paper's imbalance formula. With a 400 Gb/s NIC per GPU the network caps the HFU of
 # the AFD FFN side of DeepSeek-V3 ({glue:text}`r_h800_max` on H800, {glue:text}`r_h800_floor` in the
 # dead zone), and Superpod-class fabrics remove the dead zone ({glue:text}`r_gb200_max` on GB200 at
@@ -38,13 +47,10 @@
 # over-predicts {glue:text}`r_val_ep_over` of the {glue:text}`r_val_ep` EP deployments
 # ({glue:text}`r_val_ep_range`), where, if its stage times are right, its ideal schedule hides more
 # of the all-to-all than the deployments appear to, under-predicts the others ({glue:text}`r_val_ep_under`), and reads {glue:text}`r_val_afd` on the one AFD deployment (chapter
-# {glue:text}`ch_val`). With it, on the {glue:text}`r_pairs` pairs of {glue:text}`r_pair_grid` the AFD /
-# EP ratio spans {glue:text}`r_ratio_range` at the model's defaults; over its uncertain assumptions
-# AFD is the more likely in {glue:text}`r_afd` pairs and EP in {glue:text}`r_ep`, with P(AFD better)
-# from {glue:text}`r_p_range`, and {glue:text}`r_decided` are decided (P {glue:text}`r_decided_rule`;
-# {numref}`tab-intro-verdicts`; chapter {glue:text}`ch_sweet`);
-# for {glue:text}`r_ref_pair`, the paper's case for EP on ordinary clusters, the model says
-# {glue:text}`r_ref_verdict`. Where AFD / EP exceeds 1, with thresholds, and how likely AFD is there are
+# {glue:text}`ch_val`). With it come the verdicts of {numref}`intro-pairs` (P(AFD better) from
+# {glue:text}`r_p_range`, decided at P {glue:text}`r_decided_rule`; {numref}`tab-intro-verdicts`;
+# chapter {glue:text}`ch_sweet`); for {glue:text}`r_ref_pair`, the paper's case for EP on ordinary
+# clusters, the model says {glue:text}`r_ref_verdict`. Where AFD / EP exceeds 1, with thresholds, and how likely AFD is there are
 # in {numref}`tab-intro-conditions`, and every place where the
 # book departs from the paper, with the reason, in {numref}`tab-intro-departures` ({glue:text}`r_n_departures` of
 # {glue:text}`r_n_checked` claims checked there).
@@ -65,7 +71,6 @@ _p.check_parameters(globals(), slo_ms=_p.positive, models=_p.list_of(_p.text), h
 _p.require_items("hardware", hardware, ["h800", "gb200"], "the landing page's ordinary and Superpod devices")
 import numpy as np
 import pandas as pd
-from myst_nb import glue
 
 from afdlib.peers.aiconfigurator import comparison_rows
 from afdlib.report.book import chapter_numbers
@@ -85,8 +90,9 @@ from afdlib.decode.sweetspot import pools_table
 from afdlib.decode.sweetspot_study import advice_summary, pools_rows, verdict_table
 from afdlib.decode.conditions import table3_study
 from afdlib.report.landing import (bandwidth_windows, condition_table_rows, departure_table, landing_note,
-                                   pairing_readings, probability_thresholds)
-from afdlib.report.style import glue_all, glue_table, save_data
+                                   pairing_readings, probability_thresholds, recommendation_words)
+from afdlib.report.figures import advice_heatmap
+from afdlib.report.style import glue_all, glue_figure, glue_table, save_data
 from afdlib.routing.provenance import routing_data
 
 from afdlib.report.own_book import PAPER_HARDWARE, PAPER_MODELS   # the paper's grid (its models' printed layers)
@@ -94,9 +100,8 @@ from afdlib.report.own_book import PAPER_HARDWARE, PAPER_MODELS   # the paper's 
 budget = Budget(slo_s=slo_ms / 1e3)
 ds, kimi, glm = (load_model(m) for m in ("deepseek-v3", "kimi-k2", "glm-4.7"))
 h800, gb200 = load_hardware("h800"), load_hardware("gb200")
-n = np.arange(1, 65)
-s_h800 = hfu_sweep(ds, h800, n, budget)[1]
-s_gb200 = {m.slug: hfu_sweep(m, gb200, n, budget)[1] for m in (ds, kimi, glm)}
+s_h800 = hfu_sweep(ds, h800, np.arange(1, 65), budget)[1]
+s_gb200 = {m.slug: hfu_sweep(m, gb200, np.arange(1, 65), budget)[1] for m in (ds, kimi, glm)}
 borders = regime_borders(ds.experts_per_token, ds.routed_experts, h800.bandwidth_ratio, h800.gpus_per_node)
 roof_740 = float(grouped_gemm_hfu(skewed_tokens(np.array(740.0), 8, np.array([0.0])), h800)[0])
 # one grouped-GEMM call: two micro-batches, and MTP's two tokens per request or not
@@ -119,11 +124,10 @@ adv = advice_summary(pairs)
 aic = pd.DataFrame(comparison_rows())
 
 
-def pct(x):
-    return f"{100 * x:.1f}%"
+pct = "{:.1%}".format
 
 
-for key, value in {
+glue_all({
         "r_h800_max": pct(s_h800.max_hfu), "r_h800_floor": pct(s_h800.dead_zone_floor),
         "r_gb200_max": pct(s_gb200["deepseek-v3"].max_hfu), "r_val_median": f"{val.error.abs().median():.1%}",
         "r_val_max": f"{val.error.abs().max():.1%}",
@@ -133,8 +137,7 @@ for key, value in {
         "r_val_afd": ", ".join(f"{e:+.1%}" for e in afd_val.error), "r_pairs": adv.pairs, "r_afd": adv.afd,
         "r_ep": adv.ep, "r_ratio_range": f"{adv.ratio_min:.2f} to {adv.ratio_max:.2f}",
         "r_decided": f"{adv.decisive} of them", "r_decided_rule": f"at most {DECIDED:g} or at least {1 - DECIDED:g}",
-        "r_p_range": f"{np.nanmin([r['p_afd'] for r in pairs]):.2f} to {np.nanmax([r['p_afd'] for r in pairs]):.2f}"}.items():
-    glue(key, value, display=False)
+        "r_p_range": f"{np.nanmin([r['p_afd'] for r in pairs]):.2f} to {np.nanmax([r['p_afd'] for r in pairs]):.2f}"})
 loss = {m: ideal.throughput_loss[(m, 0.2)] for m in (2, 3, 4)}
 glue_all({"r_thr_2": f"{ideal.throughput[(2, 0.2)]:.2f}", "r_thr_3": f"{ideal.throughput[(3, 0.2)]:.2f}", "r_raw":
           landing_note((routing := routing_data()).measured), "r_routing": routing.readings()["routing"]})
@@ -185,8 +188,7 @@ results = pd.DataFrame([
 ])
 save_data(results, "intro_results", output_dir)
 chapters = chapter_numbers()
-glue("ch_sweet", chapters["sweet_spots"], display=False)
-glue("ch_val", chapters["decode_validation"], display=False)
+glue_all({"ch_sweet": chapters["sweet_spots"], "ch_val": chapters["decode_validation"]})
 shown = results.assign(chapter=[f"{{doc}}`{chapters[c]} <{c}>`" for c in results.chapter])
 glue_table("tab_intro_results", shown.style.hide(axis="index"))
 
@@ -204,8 +206,11 @@ glue_table("tab_intro_results", shown.style.hide(axis="index"))
 # question the paper does not measure.
 
 # %% tags=["hide-input"]
-glue_all({"r_slo": f"{slo_ms:g} ms", "r_printed": f"{printed:.1f}", "r_pair_grid": "the paper's six models on its eight GPUs"
-          if (models, hardware) == (PAPER_MODELS, PAPER_HARDWARE) else f"{len(models)} models on {len(hardware)} GPUs"})
+grid = ("the paper's six models on its eight GPUs" if (models, hardware) == (PAPER_MODELS, PAPER_HARDWARE)
+        else f"{len(models)} models on {len(hardware)} GPUs")
+glue_all({"r_slo": f"{slo_ms:g} ms", "r_printed": f"{printed:.1f}", "r_pair_grid": grid,
+          "r_answer": recommendation_words(pairs, grid)})
+glue_figure(advice_heatmap(pd.DataFrame(pairs), [h.slug for h in sweet_hw], [m.slug for m in sweet]), "intro_pairs", output_dir)
 glue_table("tab_intro_verdicts", verdict_table(pairs, sweet, sweet_hw).T.map(lambda c: c.replace(" ", "\u00a0").replace("\u00a0(", " (")).rename_axis(
     "device").reset_index().style.hide(axis="index"))   # a row per device, a column per model: fits the page, a cell broken only before its parenthesis
 

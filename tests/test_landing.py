@@ -172,3 +172,25 @@ def test_the_lean_of_the_head_to_heads_is_worded_from_their_signs():
         "model leans toward EP, and the verdict does not correct for it")
     assert "all 3 head-to-heads find AFD / EP lower" in _lean_words({"pairs": 3, "signs": [1], "mean_log": 0.05})
     assert _lean_words({"pairs": 3, "signs": [-1, 1], "mean_log": 0.0}).endswith("no lean shows")
+
+
+def test_the_opening_recommendation_by_hand():
+    from afdlib.decode.uncertainty import decisive_band
+    from afdlib.report.landing import recommendation_words
+    lo, hi = decisive_band()
+
+    def row(model, hw, rec, ratio, p, decisive):
+        return {"model": model, "hardware": hw, "model_name": model.upper(), "hardware_name": f"NVIDIA {hw}",
+                "recommendation": rec, "ratio": ratio, "p_afd": p, "decisive": decisive}
+    rows = [row("a", "x", "EP", 0.60, 0.05, True), row("b", "x", "AFD", 1.05, 0.55, False),
+            row("c", "y", "EP", 0.90, 0.30, False), row("d", "y", "-", float("nan"), float("nan"), False)]
+    text = recommendation_words(rows, "a grid")
+    # the refused pair (d) is no pair of the count; one decided, two undecided split one each
+    assert text.startswith("For a grid, the model decides 1 of 3 pairs: EP for A on x (AFD / EP 0.60, "
+                           "P(AFD better) 0.05); it holds under both the free search")
+    assert "The other 2 stay undecided (AFD / EP 0.90 to 1.05 at the model's defaults; AFD is the more likely " \
+           "in 1 and EP in 1)" in text
+    assert f"decided only below {lo:.2f} or above {hi:.2f}" in text
+    none = recommendation_words([dict(r, decisive=False) for r in rows[1:3]], "g")
+    assert none.startswith("For g, the model decides none of the 2 pairs. All 2 stay undecided")
+    assert recommendation_words(rows[:1], "g").endswith("validate.")      # nothing undecided: no second sentence

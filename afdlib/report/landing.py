@@ -237,6 +237,41 @@ def decided_reading(rows: list[dict]) -> str:
     return f"{len(decided)} of {len(rows)} verdicts {'is' if len(decided) == 1 else 'are'} decided, {which}"
 
 
+def recommendation_words(rows: list[dict], grid: str) -> str:
+    """The landing page's opening recommendation for advice-table ``rows`` on ``grid`` (words naming
+    the pairs): which pairs are decided and for which design (decided under both searches, off every
+    search bound), and for the rest how the undecided split and why they stay undecided (the ratio's
+    own error, :func:`afdlib.decode.uncertainty.decisive_band`)."""
+    from afdlib.decode.head_to_head import ratio_error
+    from afdlib.decode.uncertainty import NAMES, decisive_band, uncertainties
+    ok = [r for r in rows if r["recommendation"] in ("EP", "AFD") and np.isfinite(r.get("ratio", np.nan))]
+    decided = [r for r in ok if r.get("decisive")]
+    rest = [r for r in ok if not r.get("decisive")]
+    lo, hi = decisive_band()
+
+    def name(r):
+        return f"{r.get('model_name', r['model'])} on {r.get('hardware_name', r['hardware']).removeprefix('NVIDIA ')}"
+    if decided:
+        head = (f"For {grid}, the model decides {len(decided)} of {len(ok)} pairs: "
+                + "; ".join(f"{r['recommendation']} for {name(r)} (AFD / EP {r['ratio']:.2f}, P(AFD better) "
+                            f"{r['p_afd']:.2f})" for r in decided)
+                + f"; {'it holds' if len(decided) == 1 else 'each holds'} under both the free search and the one held "
+                  "to the forms published deployments validate.")
+    else:
+        head = f"For {grid}, the model decides none of the {len(ok)} pairs."
+    if not rest:
+        return head
+    afd = sum(r["recommendation"] == "AFD" for r in rest)
+    ratios = [r["ratio"] for r in rest]
+    split = (f"AFD is the more likely in {afd} and EP in {len(rest) - afd}" if afd and afd < len(rest)
+             else f"{'AFD' if afd else 'EP'} is the more likely in all of them")
+    err, spread = ratio_error(), next(u.scale for u in uncertainties() if u.name == NAMES[6])
+    return (f"{head} {'The other' if decided else 'All'} {len(rest)} stay undecided (AFD / EP {min(ratios):.2f} to {max(ratios):.2f} at the "
+            f"model's defaults; {split}): with the model's own error in AFD / EP ({np.expm1(spread):.0%}, the "
+            f"{err['confidence']:.0%} upper bound over {err['pairs']} published head-to-heads) a pair is decided only "
+            f"below {lo:.2f} or above {hi:.2f}; for these, measure both designs on the deployment itself.")
+
+
 def _lean_words(err: dict) -> str:
     """Which way the head-to-heads find the model leaning, from the signs of their log errors."""
     n = err["pairs"]
