@@ -67,7 +67,7 @@ from afdlib.report.figures import (batch_curves_figure, breakdown_figure, deepep
                                    sensitivity_figure, validation_figure)
 from afdlib.report.style import glue_all, glue_table, save_data, save_figure, setup_style
 from afdlib.decode.overlap_check import check_readings, check_rows
-from afdlib.decode import validation_readings as readings
+from afdlib.studies import validation_readings as readings
 from afdlib.decode.validation import (batch_curve, deepep_rows, form_label, load_deployments, routing_sigma,
                                       sensitivity_rows, source_rows, validated_forms, validation_rows)
 

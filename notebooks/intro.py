@@ -82,13 +82,13 @@ from afdlib.analysis.intensity import regime_borders
 from afdlib.simulation.studies import ideal_sweep
 from afdlib.inputs.specs import Budget
 from afdlib.decode.validation import validation_rows
-from afdlib.decode.advise import advice_table
+from afdlib.decision.advise import advice_table
 from afdlib.report.computed import advice, shared
-from afdlib.decode.uncertainty import DECIDED, assumption_words, ratio_spread_words
+from afdlib.decision.uncertainty import DECIDED, assumption_words, ratio_spread_words
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
-from afdlib.decode.sweetspot import pools_table
-from afdlib.decode.sweetspot_study import advice_summary, pools_rows, verdict_table
-from afdlib.decode.conditions import table3_study
+from afdlib.decision.sweetspot import pools_table
+from afdlib.studies.sweetspot_study import advice_summary, pools_rows, verdict_table
+from afdlib.studies.conditions import table3_study
 from afdlib.report.landing import (bandwidth_windows, condition_table_rows, departure_table, landing_note,
                                    pairing_readings, probability_thresholds, recommendation_words)
 from afdlib.report.figures import advice_heatmap

@@ -68,9 +68,9 @@ _p.check_parameters(
 import numpy as np
 import pandas as pd
 
-from afdlib.decode.modern_study import hybrid_study
+from afdlib.studies.modern_study import hybrid_study
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
-from afdlib.decode.uncertainty import DECIDED
+from afdlib.decision.uncertainty import DECIDED
 from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.inputs.specs import Budget, Precision
 from afdlib.report.figures.modern import hybrid_heatmap

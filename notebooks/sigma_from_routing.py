@@ -95,7 +95,7 @@ from myst_nb import glue
 
 from afdlib.analysis.imbalance import alpha_afd, alpha_ep
 from afdlib.analysis.imbalance_cost import imbalance_cost, lambda_display, like_with_like_study
-from afdlib.decode.imbalance_lambda import own_lambda_study
+from afdlib.studies.imbalance_lambda import own_lambda_study
 from afdlib.decode.step import DECODE_T_GAP_S
 from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.inputs.specs import Budget

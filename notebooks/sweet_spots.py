@@ -92,12 +92,12 @@ from myst_nb import glue
 
 from afdlib.report.computed import advice, shared
 from afdlib.decode.bounds import bounds_reading
-from afdlib.decode.uncertainty import DECIDED, undecided_words, verdict
+from afdlib.decision.uncertainty import DECIDED, undecided_words, verdict
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
-from afdlib.decode.sweetspot import overlap_methods, pools_table
-from afdlib.decode.sweetspot_study import (advice_summary, bandwidth_curves, break_even, error_spread, heterogeneous_design,
+from afdlib.decision.sweetspot import overlap_methods, pools_table
+from afdlib.studies.sweetspot_study import (advice_summary, bandwidth_curves, break_even, error_spread, heterogeneous_design,
                                            design_named, duplex_gain, overlap_readings, paper_side, pools_named, pools_rows, property_maps, ratio_of, ratio_span, top_form, twins)
-from afdlib.decode.conditions import table3_study
+from afdlib.studies.conditions import table3_study
 from afdlib.decode.validation import form_label, validation_rows
 from afdlib.inputs.catalog import load_hardware, load_model, model_names
 from afdlib.inputs.specs import Budget

@@ -100,10 +100,10 @@ def advise_and_maps() -> None:
     """afd advise in the library (one pair, with reasons) and a 12 x 12 sweet-spot map."""
     import numpy as np
 
-    from afdlib.decode.advise import advise
+    from afdlib.decision.advise import advise
     from afdlib.inputs.catalog import load_hardware, load_model
     from afdlib.inputs.specs import Budget
-    from afdlib.decode.sweetspot import ratio_map
+    from afdlib.decision.sweetspot import ratio_map
     model, hw = load_model("deepseek-v3", profile="reference"), load_hardware("h800", profile="datasheet")
     budget = Budget(slo_s=0.05, l_accept=1.0, t_gap_s=0.003)
     t0 = time.perf_counter()

@@ -265,7 +265,7 @@ T0_GRID = np.linspace(0.0, 2 * RANGES["t0_s"][1], 4001)
 def t0_by_source(gp: pd.DataFrame, par: dict) -> dict:
     """Per GEMM source (and architecture) the fixed cost per kernel that fits its points best with the
     other parameters at the fit's: how far the sources disagree on t0 is its uncertainty (the decode
-    model's ``fixed cost per kernel``, :mod:`afdlib.decode.uncertainty`)."""
+    model's ``fixed cost per kernel``, :mod:`afdlib.decision.uncertainty`)."""
     out = {}
     for (src, arch), s in gp.groupby(["source", "arch"], sort=True):
         g = par["gemm"][arch]

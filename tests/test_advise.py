@@ -5,7 +5,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from afdlib.decode.advise import advise, break_even_scale_out, parse_prices
+from afdlib.decision.advise import advise, break_even_scale_out, parse_prices
 from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.cli import main
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions, ep_step
@@ -146,7 +146,7 @@ def test_advise_with_counts(tmp_path, capsys):
 def test_overlap_what_ifs_vary_both_designs_alike(ds, h800):
     # DeepSeek-V3 on H800: AFD slightly ahead of EP's best by the schedule. The advice sweeps the
     # same share for both designs, EP's alone (two micro-batches, low-latency kernels) and AFD's alone
-    from afdlib.decode.overlap_whatif import FLIP_OVERLAPS, WHAT_IFS
+    from afdlib.decision.overlap_whatif import FLIP_OVERLAPS, WHAT_IFS
     adv = advise(ds, h800, BUDGET, 4096)
     assert adv.recommendation == "AFD" and adv.ratio > 1
     w = adv.overlap_what_ifs
@@ -180,7 +180,7 @@ def test_overlap_what_ifs_vary_both_designs_alike(ds, h800):
 
 
 def test_lead_stretches_by_hand():
-    from afdlib.decode.overlap_whatif import crossings, leads, leads_text
+    from afdlib.decision.overlap_whatif import crossings, leads, leads_text
     x = np.array([0.0, 0.5, 1.0])
     # 0.5 -> 1.5: crosses 1 halfway, at 0.25; 1.5 -> 0.5: again at 0.75
     r = np.array([0.5, 1.5, 0.5])
@@ -194,14 +194,14 @@ def test_lead_stretches_by_hand():
     assert leads_text([{"design": "EP", "from": 0.0, "to": 0.996}, {"design": "AFD", "from": 0.996, "to": 1.0}]) == \
         "EP leads from 0.0% to 99.6%, AFD from 99.6% to 100.0%"
     # EP with no feasible deployment at a share: the ratio is infinite, None in the JSON
-    from afdlib.decode.overlap_whatif import json_ratios
+    from afdlib.decision.overlap_whatif import json_ratios
     assert json_ratios(np.array([1.5, np.inf])) == [1.5, None]
 
 
 def test_advice_carries_the_probability_and_follows_it():
     """Without prices the recommendation is the more likely design: AFD exactly when P(AFD better)
     > 1/2; the JSON carries p_afd, the ratio's 10th-90th percentile around the median, and the words."""
-    from afdlib.decode.advise import advise
+    from afdlib.decision.advise import advise
     from afdlib.decode.step import DECODE_T_GAP_S
     from afdlib.inputs.catalog import load_hardware, load_model
     from afdlib.inputs.specs import Budget
@@ -217,7 +217,7 @@ def test_advice_carries_the_probability_and_follows_it():
 
 def test_p_afd_where_one_design_is_infeasible():
     """Only AFD feasible (no EP ratio): certain, 1; only EP (ratio 0): 0; both, no verdict computed: None."""
-    from afdlib.decode.advise import Advice
+    from afdlib.decision.advise import Advice
     assert Advice("AFD", None, True, {}, {}, []).p_afd == 1.0
     assert Advice("EP", 0.0, True, {}, {}, []).p_afd == 0.0
     assert Advice("EP", 0.9, False, {}, {}, []).p_afd is None
@@ -226,10 +226,10 @@ def test_p_afd_where_one_design_is_infeasible():
 
 def test_advices_on_devices_searched_together_are_advise_pair_by_pair():
     """`afd advise --all` and the advice table search a model's devices of one structure together
-    (afdlib.decode.advise.advices): every answer is the pair's own advise (without the reasons)."""
+    (afdlib.decision.advise.advices): every answer is the pair's own advise (without the reasons)."""
     import json
 
-    from afdlib.decode.advise import advices, advise
+    from afdlib.decision.advise import advices, advise
     from afdlib.inputs.catalog import load_hardware, load_model
     from afdlib.inputs.specs import Budget
     model, budget = load_model("kimi-k2", profile="reference"), Budget(slo_s=0.05)

@@ -1,5 +1,5 @@
 """Results computed once and read many times (afdlib.report.computed), and the verdicts of devices
-searched together (afdlib.decode.stacked)."""
+searched together (afdlib.decision.stacked)."""
 import subprocess
 import sys
 from dataclasses import replace
@@ -104,7 +104,7 @@ def test_two_processes_share_the_work_and_get_every_result(tmp_path):
 
 
 def test_advice_one_model_at_a_time_is_the_whole_table(tmp_path, monkeypatch):
-    from afdlib.decode.advise import advice_table
+    from afdlib.decision.advise import advice_table
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
     models = [load_model(m, profile="reference") for m in ("deepseek-v3", "step3")]
     hws = [load_hardware(h, profile="datasheet") for h in ("h800", "gb200", "h200")]   # two groups: Hopper, GB200
@@ -122,8 +122,8 @@ def test_advice_one_model_at_a_time_is_the_whole_table(tmp_path, monkeypatch):
 
 
 def test_verdicts_of_devices_searched_together_are_each_alone():
-    from afdlib.decode.stacked import device_groups, verdicts
-    from afdlib.decode.uncertainty import verdict
+    from afdlib.decision.stacked import device_groups, verdicts
+    from afdlib.decision.uncertainty import verdict
     m, budget = load_model("deepseek-v3", profile="reference"), Budget(slo_s=0.05)
     hws = [load_hardware(h, profile="datasheet") for h in ("h800", "h200")]
     assert device_groups(hws) == [[0, 1]]                          # one structure: one call

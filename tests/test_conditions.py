@@ -1,13 +1,13 @@
-"""The paper's Table 3 conditions like for like (afdlib.decode.conditions, afdlib.decode.sweetspot's
+"""The paper's Table 3 conditions like for like (afdlib.studies.conditions, afdlib.decision.sweetspot's
 families): the synthetic families keep the total parameters, and each reading's direction."""
 import numpy as np
 import pytest
 
-from afdlib.decode.conditions import (
+from afdlib.studies.conditions import (
     Condition, Point, hetero_sentence, interconnect_condition, parameters_constant, shape_condition, with_interconnect,
 )
 from afdlib.decode.step import DECODE_T_GAP_S
-from afdlib.decode.sweetspot import best_afd_open, family, routed_parameters, with_shape
+from afdlib.decision.sweetspot import best_afd_open, family, routed_parameters, with_shape
 from afdlib.errors import AfdError
 from afdlib.evaluator.kernels import architecture
 from afdlib.inputs.catalog import load_hardware, load_model
@@ -132,7 +132,7 @@ def test_readings_directions_on_the_reference_model():
 
 
 def test_table3_rows_read_the_superpod_gain_by_hand():
-    from afdlib.decode.conditions import Table3
+    from afdlib.studies.conditions import Table3
     up = _cond([0.8, 0.9, 1.1], [0.7, 0.8, 0.9], +1)
     gain = {"per_model": {"A": (1.2, 1.3), "B": (0.9, 1.1), "C": (0.95, 1.05)}, "median": 0.95, "median_equal": 1.1}
     t = Table3((up,), up, up, gain, [], ("h1", "h2"))
@@ -145,7 +145,7 @@ def test_table3_rows_read_the_superpod_gain_by_hand():
 
 
 def test_a_larger_scale_up_domain_favours_afd():
-    from afdlib.decode.conditions import domain_condition
+    from afdlib.studies.conditions import domain_condition
     gb200 = load_hardware("gb200", profile="datasheet")
     c = domain_condition(DS, gb200, BUDGET, 4096, domains=(16, 144), verdicts=False)
     assert list(c.x) == [16, 144] and c.agrees() and c.agrees(True)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from afdlib.decode.advise import advise
+from afdlib.decision.advise import advise
 from afdlib.decode.step import DECODE_T_GAP_S
 from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.inputs.specs import Budget

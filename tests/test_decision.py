@@ -1,7 +1,7 @@
-"""When a verdict is decided (afdlib.decode.decision): beyond the threshold under the free search and
+"""When a verdict is decided (afdlib.decision.decision): beyond the threshold under the free search and
 the validated-forms search alike, for the same design, and never on a search bound."""
-from afdlib.decode.decision import decision
-from afdlib.decode.uncertainty import Verdict
+from afdlib.decision.decision import decision
+from afdlib.decision.uncertainty import Verdict
 from afdlib.errors import AfdError
 
 EP_SURE, EP_LEAN, AFD_SURE = Verdict(0.05, (0.7, 0.9), 0.8), Verdict(0.3, (0.7, 1.1), 0.9), Verdict(0.95, (1.1, 1.4), 1.2)

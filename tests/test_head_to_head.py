@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from afdlib.decode.head_to_head import head_to_head_rows, load_head_to_heads, ratio_spread
+from afdlib.decision.head_to_head import head_to_head_rows, load_head_to_heads, ratio_spread
 from afdlib.decode.validation import predict
 from afdlib.errors import AfdError
 

@@ -1,4 +1,4 @@
-"""Imbalance at the model's own lambda (afdlib.decode.imbalance_lambda, LikeWithLikeStudy.at_lambda):
+"""Imbalance at the model's own lambda (afdlib.studies.imbalance_lambda, LikeWithLikeStudy.at_lambda):
 lambda of a deployment by hand, and the DP break-even against lambda."""
 import numpy as np
 import pytest
@@ -6,7 +6,7 @@ import pytest
 from afdlib.analysis.imbalance import alpha_afd, alpha_ep
 from afdlib.analysis.imbalance_cost import dp_break_even, like_with_like_study
 from afdlib.decode.deployment import AFDDeployment, EPDeployment, decode_step
-from afdlib.decode.imbalance_lambda import (
+from afdlib.studies.imbalance_lambda import (
     EP_FORM, break_even_text, deployment_lambda, model_lambdas, own_lambda_study, published_lambdas)
 from afdlib.decode.search import best_afd
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions

@@ -288,7 +288,7 @@ def test_stacked_devices_keep_their_architecture():
 
 
 def test_advice_table_mixing_architectures_matches_each_device_alone():
-    from afdlib.decode.advise import advice_table
+    from afdlib.decision.advise import advice_table
     from afdlib.inputs.catalog import load_hardware, load_model
     from afdlib.inputs.specs import Budget
     budget, m = Budget(slo_s=0.05), [load_model("deepseek-v3", profile="reference")]

@@ -4,10 +4,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from afdlib.decode.advise import break_even_scale_out
+from afdlib.decision.advise import break_even_scale_out
 from afdlib.decode.step import DECODE_T_GAP_S
-from afdlib.decode.sweetspot import with_network
-from afdlib.decode.uncertainty import verdict
+from afdlib.decision.sweetspot import with_network
+from afdlib.decision.uncertainty import verdict
 from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.decode.step import Assumptions
 from afdlib.inputs.specs import Budget, Precision
@@ -122,7 +122,7 @@ def test_reference_row_states_the_lean_against_the_tool():
     row = reference_row(ref, 0.85, "EP 25%, AFD 23%", "M", "D", "toward AFD by a factor 1.21")
     assert row["departs"] and "the ratio is 0.85" in row["reason"]
     # undecided: the reason says why, from the ratio's composition error's band (uncertainty.decisive_band)
-    from afdlib.decode.uncertainty import decisive_band
+    from afdlib.decision.uncertainty import decisive_band
     assert row["reason"].startswith("undecided because") and f"above {decisive_band()[1]:.2f}" in row["reason"]
     assert row["reason"].endswith("against NVIDIA aiconfigurator the model leans toward AFD by a factor 1.21")
     assert reference_row({**ref, "decisive": True, "recommendation": "EP"}, 0.85, "s", "M", "D")["departs"] is False
@@ -132,7 +132,7 @@ def test_one_grid_for_the_break_even():
     """The landing page's windows and thresholds search the grid `afd advise` finds its break-even on
     (one home, so the two report the same crossing): 41 bandwidths from 1/16 to 64 x the device's,
     (64 x 16)^(1/40) = 1.1892 apart."""
-    from afdlib.decode.advise import FLIP_FACTORS
+    from afdlib.decision.advise import FLIP_FACTORS
     from afdlib.report import landing
     assert landing.FACTORS is FLIP_FACTORS and FLIP_FACTORS.size == 41
     assert FLIP_FACTORS[1] / FLIP_FACTORS[0] == pytest.approx(1024 ** (1 / 40)) == pytest.approx(1.18921, abs=1e-5)
@@ -154,7 +154,7 @@ def test_decided_reading_has_a_wording_for_each_outcome():
 def test_verdict_glue_compares_the_ratio_s_error_with_each_design_s_from_their_numbers():
     import numpy as np
 
-    from afdlib.decode.head_to_head import ratio_error
+    from afdlib.decision.head_to_head import ratio_error
     from afdlib.decode.validation import design_spreads
     from afdlib.report.landing import verdict_glue
     g, err = verdict_glue([]), ratio_error()
@@ -175,7 +175,7 @@ def test_the_lean_of_the_head_to_heads_is_worded_from_their_signs():
 
 
 def test_the_opening_recommendation_by_hand():
-    from afdlib.decode.uncertainty import decisive_band
+    from afdlib.decision.uncertainty import decisive_band
     from afdlib.report.landing import recommendation_words
     lo, hi = decisive_band()
 

@@ -9,7 +9,8 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "afdlib"
 
-LAYERS = ("errors", "inputs", "routing", "evaluator", "analysis", "decode", "simulation", "peers", "sweep", "report", "cli")
+LAYERS = ("errors", "inputs", "routing", "evaluator", "analysis", "decode", "simulation", "decision", "peers", "sweep",
+          "studies", "report", "cli")
 """Bottom to top: a module may import from its own layer or one below, never from one above."""
 
 MAX_LINES = 450

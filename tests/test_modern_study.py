@@ -1,5 +1,5 @@
 """The modern-MoE study: the all-full-attention counterfactual, the requests that fit, and the study's
-rows (afdlib.decode.modern_study)."""
+rows (afdlib.studies.modern_study)."""
 import json
 import subprocess
 import sys
@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from afdlib.decode.modern_study import (all_full_attention, hybrid_study, layer_counts, mixer_bytes_per_step,
+from afdlib.studies.modern_study import (all_full_attention, hybrid_study, layer_counts, mixer_bytes_per_step,
                                         requests_that_fit)
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.errors import AfdError

@@ -7,7 +7,7 @@ import pytest
 
 import afdlib.decode.batch as batch
 import afdlib.decode.search as search
-from afdlib.decode.advise import advise
+from afdlib.decision.advise import advise
 from afdlib.decode.batch import best_batch
 from afdlib.decode.deployment import decode_step
 from afdlib.decode.search import best_afd, best_ep, compare, node_counts
@@ -133,11 +133,11 @@ def test_the_book_counts_pairs_and_cells_on_a_bound():
 
 
 def test_a_map_counts_its_cells_on_a_bound(ds, h800, monkeypatch):
-    from afdlib.decode.sweetspot import ratio_map
+    from afdlib.decision.sweetspot import ratio_map
     args = (ds, h800, BUDGET, 4096, [h800.scale_out_bytes_per_s], [2048, 16384], "moe_intermediate_size")
     assert ratio_map(*args).on_bound == 0
     monkeypatch.setattr(search, "AFD_NODE_CAP", 16)                     # the search before widening
-    from afdlib.decode.sweetspot import family
+    from afdlib.decision.sweetspot import family
     # the map counts a cell where either design's best, searched on its own, sits on the cap
     expect = 0
     for m in family(ds, "moe_intermediate_size", [2048, 16384]):

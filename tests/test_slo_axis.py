@@ -1,11 +1,11 @@
-"""The verdict over SLOs (afdlib.decode.slo_axis): one vectorised search with the results of each SLO alone."""
+"""The verdict over SLOs (afdlib.decision.slo_axis): one vectorised search with the results of each SLO alone."""
 from dataclasses import replace
 
 import pytest
 
 from afdlib.decode.search import compare
-from afdlib.decode.slo_axis import holds_words, slo_verdicts
-from afdlib.decode.uncertainty import Verdict, verdict
+from afdlib.decision.slo_axis import holds_words, slo_verdicts
+from afdlib.decision.uncertainty import Verdict, verdict
 from afdlib.inputs.specs import Budget
 
 BUDGET = Budget(slo_s=0.05, l_accept=1.0, t_gap_s=0.003)

@@ -231,7 +231,7 @@ def test_family_axes_are_the_sweet_spot_maps_members():
     """expert_width and sparsity give the members of the model's family at the same total routed
     parameters (with_shape, the paper's method): M = 4096 halves E and K (256 -> 128, 8 -> 4), E / K = 16
     then sets K = 8 of the 128; the point is the best EP of that member."""
-    from afdlib.decode.sweetspot import with_shape
+    from afdlib.decision.sweetspot import with_shape
     doc = {"model": "deepseek-v3", "hardware": "h800", "design": "ep",
            "vary": {"expert_width": [4096], "sparsity": [16], "scale_out_gb_per_s": [50]}}
     _, ds = _computed(doc)

@@ -1,4 +1,4 @@
-"""The sweet-spot chapter's readings (afdlib.decode.sweetspot_study): hand-built tables and maps with the
+"""The sweet-spot chapter's readings (afdlib.studies.sweetspot_study): hand-built tables and maps with the
 numbers the readings must return, and the searches they run on a small grid."""
 import math
 from dataclasses import replace
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from afdlib.decode.step import DECODE_T_GAP_S
-from afdlib.decode.sweetspot import RatioMap
-from afdlib.decode.sweetspot_study import (
+from afdlib.decision.sweetspot import RatioMap
+from afdlib.studies.sweetspot_study import (
     PropertyMaps, advice_summary, break_even_side, design_named, error_spread, grid_crossings, heterogeneous_design,
     duplex_gain, heterogeneous_price_reading, heterogeneous_prices, median_ratio_between, overlap_readings, pools_named, pools_rows,
     property_maps, ratio_of, ratio_span,
@@ -238,7 +238,7 @@ def test_the_shared_experts_share_is_the_decode_models_own():
     """SBO's share (Table 2) from the decode model's stage times, against a hand computation."""
     from afdlib.decode.deployment import EPDeployment, decode_step
     from afdlib.decode.step import Assumptions
-    from afdlib.decode.sweetspot import shared_experts_share
+    from afdlib.decision.sweetspot import shared_experts_share
     v3, h800 = load_model("deepseek-v3", profile="reference"), load_hardware("h800", profile="datasheet")
     a = Assumptions(kernel_profile="datasheet", sigma=0.8)
     mtp = Budget(slo_s=0.05, l_accept=2.0, t_gap_s=DECODE_T_GAP_S)     # MTP: 2 tokens per request per step
@@ -274,7 +274,7 @@ def test_the_shared_experts_share_is_the_decode_models_own():
 
 
 def test_verdict_table_writes_design_probability_and_undecided():
-    from afdlib.decode.sweetspot_study import verdict_table
+    from afdlib.studies.sweetspot_study import verdict_table
     # each cell: the design, AFD / EP, and the probability of the design it names (EP: 1 - P(AFD better))
     rows = [{"model": "a", "hardware": "x", "recommendation": "EP", "ratio": 0.71, "p_afd": 0.034, "decisive": True},
             {"model": "a", "hardware": "y", "recommendation": "AFD", "ratio": 1.043, "p_afd": 0.54, "decisive": False},
@@ -285,7 +285,7 @@ def test_verdict_table_writes_design_probability_and_undecided():
 
 def test_verdict_table_labels_with_names_when_given_objects():
     from types import SimpleNamespace
-    from afdlib.decode.sweetspot_study import verdict_table
+    from afdlib.studies.sweetspot_study import verdict_table
     rows = [{"model": "a", "hardware": "x", "recommendation": "EP", "ratio": 0.9, "p_afd": 0.2, "decisive": False}]
     t = verdict_table(rows, [SimpleNamespace(slug="a", name="Model A")], [SimpleNamespace(slug="x", name="GPU X")])
     assert t.loc["Model A", "GPU X"] == "EP 0.90 (0.80?)"

@@ -1,13 +1,13 @@
-"""P(AFD better): the decode model's uncertain assumptions propagated (afdlib.decode.uncertainty)."""
+"""P(AFD better): the decode model's uncertain assumptions propagated (afdlib.decision.uncertainty)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from afdlib.decode import uncertainty as u
+from afdlib.decision import uncertainty as u
 from afdlib.decode.search import compare
 from afdlib.decode.step import DECODE_T_GAP_S
-from afdlib.decode.sweetspot import with_network
+from afdlib.decision.sweetspot import with_network
 from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.inputs.specs import Budget
 
@@ -39,7 +39,7 @@ def test_uncertainties_come_from_their_sources():
     assert spreads["afd"][0] == pytest.approx(np.sqrt(np.mean(np.log([1 + r["error"] for r in rows]) ** 2)))
     # the verdict's: the ratio's rms log error over the head-to-heads at its one-sided 90% upper bound;
     # two sources: chi-square with 2 degrees of freedom, whose 10% quantile is -2 ln 0.9
-    from afdlib.decode.head_to_head import head_to_head_rows
+    from afdlib.decision.head_to_head import head_to_head_rows
     e = np.array([r["log_error"] for r in head_to_head_rows()])
     assert by["AFD / EP composition"].scale == pytest.approx(np.sqrt(np.mean(e ** 2)) * np.sqrt(2 / (-2 * np.log(0.9))))
     assert 0 < by["networks"].scale < 0.2 and by["gap per step"].nodes()[0][0] == pytest.approx(0.2113249)
@@ -168,7 +168,7 @@ def test_advice_table_is_byte_stable_across_runs():
     """No sampling: the quadrature and the searches are deterministic, so two runs of the advice table
     give the same probabilities and intervals to the last bit (the book's rebuilds are identical)."""
     import json
-    from afdlib.decode.advise import advice_table
+    from afdlib.decision.advise import advice_table
     args = ([load_model("deepseek-v3", profile="reference")], [load_hardware("h800", profile="datasheet")], BUDGET, 4096)
     a, b = advice_table(*args), advice_table(*args)
     assert json.dumps(a, default=str) == json.dumps(b, default=str)

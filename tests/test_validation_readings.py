@@ -1,8 +1,8 @@
-"""What the validation chapter quotes (afdlib.decode.validation_readings), on small tables whose
+"""What the validation chapter quotes (afdlib.studies.validation_readings), on small tables whose
 answers are derived by hand."""
 import pandas as pd
 
-from afdlib.decode import validation_readings as r
+from afdlib.studies import validation_readings as r
 
 
 def _table():
@@ -112,7 +112,7 @@ def test_step3_leave_one_out_gap_is_the_sensitivity_row():
     import pandas as pd
     from afdlib.decode.step import DECODE_T_GAP_S
     from afdlib.decode.validation import load_deployments, sensitivity_rows, validation_rows
-    from afdlib.decode.validation_readings import STEP3, sensitivity_readings
+    from afdlib.studies.validation_readings import STEP3, sensitivity_readings
     cases = load_deployments()
     table = pd.DataFrame(validation_rows(cases))
     sens = pd.DataFrame(sensitivity_rows(cases))

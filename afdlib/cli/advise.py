@@ -58,7 +58,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run(args) -> int:
     import time
 
-    from afdlib.decode.advise import advices, advise, parse_prices
+    from afdlib.decision.advise import advices, advise, parse_prices
     from afdlib.errors import AfdError
     from afdlib.inputs import checks
     from afdlib.inputs.catalog import hardware_names, load_hardware, load_model, model_names

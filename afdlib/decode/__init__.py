@@ -1,1 +1,2 @@
-"""Whole deployments: the decode step of EP and AFD, the searches, the advice, the sweet spots and the validation."""
+"""The model of a deployment: the decode step of EP and AFD, their batch and deployment searches, and the
+validation against published deployments. The decision built on it is :mod:`afdlib.decision`."""

@@ -126,8 +126,8 @@ def search_reasons(name: str, doc: dict, first: dict) -> list[str]:
 
 
 def bounds_reading(rows: list[dict], maps=(), others: dict | None = None) -> str:
-    """The hard caps, and how many pairs of an advice table (:func:`afdlib.decode.advise.advice_table`
-    rows, their ``on_bound``) and cells of ratio maps (:class:`afdlib.decode.sweetspot.RatioMap`, their
+    """The hard caps, and how many pairs of an advice table (:func:`afdlib.decision.advise.advice_table`
+    rows, their ``on_bound``) and cells of ratio maps (:class:`afdlib.decision.sweetspot.RatioMap`, their
     ``on_bound`` count) have a best on a bound of the search, in words; ``others``: more tables by
     label, each named with its pairs on a bound where it has any."""
     maps = list(maps)

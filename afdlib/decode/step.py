@@ -104,7 +104,7 @@ class Assumptions:
     * ``skew``: measured expert loads as a function of the placement
       (:func:`afdlib.routing.balance.placement_skew`); multiplies the per-step balancedness.
     * ``skew_share`` 1: the power the skew enters with (0: none of it, 1: all of it; an array over a
-      map's cells, with the candidates' axis, is how :mod:`afdlib.decode.uncertainty` varies it).
+      map's cells, with the candidates' axis, is how :mod:`afdlib.decision.uncertainty` varies it).
     * ``afd_overlap`` None: AFD's layers come from the schedule. A number is a what-if override
       for AFD alone: the share of the transfers hidden behind the pools' compute, 1 the steady
       state of the pipeline without its fill and drain (a MoE layer takes max(m t_a, m t_f, m t_c,

@@ -14,7 +14,7 @@ prediction lies inside it for every case (tested).
 The deployment forms the searches pick from (EP: micro-batches x DeepEP kernels; AFD:
 micro-batches) are validated by the cases whose sources state that form
 (:func:`validated_forms`). Each design's errors are the spread `afd advise` gives its predictions
-(:mod:`afdlib.decode.uncertainty`).
+(:mod:`afdlib.decision.uncertainty`).
 """
 from __future__ import annotations
 

@@ -109,7 +109,7 @@ def architecture(hardware=None) -> str:
     slug): the file's ``architectures`` table, else its default (Hopper: the DeepGEMM README's)."""
     _, devices, default = _table()
     slug = hardware if isinstance(hardware, str) else getattr(hardware, "slug", None)
-    if isinstance(slug, str) and "+" in slug:      # devices stacked for one search (afdlib.decode.advise)
+    if isinstance(slug, str) and "+" in slug:      # devices stacked for one search (afdlib.decision.advise)
         found = {devices.get(part, default) for part in slug.split("+")}
         if len(found) > 1:
             raise AfdError(f"stacked devices {slug} mix kernel architectures ({', '.join(sorted(found))}); "

@@ -171,12 +171,12 @@ def shared(fn: Callable, *args, **kwargs) -> Any:
 
 
 def advice(models: list, hardware: list, *args, **kwargs) -> list[dict]:
-    """:func:`afdlib.decode.advise.advice_table`, one model on one group of devices searched together
-    (:func:`afdlib.decode.stacked.device_groups`) at a time, each computed once: the rows are those of
+    """:func:`afdlib.decision.advise.advice_table`, one model on one group of devices searched together
+    (:func:`afdlib.decision.stacked.device_groups`) at a time, each computed once: the rows are those of
     one call over every pair (it searches each model on each group on its own), in the same order, and
     two grids that share a model and a group share its rows."""
-    from afdlib.decode.advise import advice_table
-    from afdlib.decode.stacked import device_groups
+    from afdlib.decision.advise import advice_table
+    from afdlib.decision.stacked import device_groups
     groups = device_groups(hardware)
     units = [(j, g) for j in range(len(models)) for g in groups]
     tables = shared_each([(advice_table, ([models[j]], [hardware[i] for i in g], *args), kwargs) for j, g in units])

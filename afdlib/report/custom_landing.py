@@ -1,6 +1,6 @@
 """The landing page of a book built for your own pair (``afd book --hardware H --model M --out DIR``).
 
-It opens with the answer for the pair, computed by :func:`afdlib.decode.advise.advise` at the
+It opens with the answer for the pair, computed by :func:`afdlib.decision.advise.advise` at the
 sweet-spot chapter's settings (its parameters cell: SLO, context, MTP, hardware profile; the decode
 model's gap per step): EP or AFD, P(AFD better) and the one-line verdict, AFD / EP at the model's
 defaults and its 10th-90th percentile, each design's best deployment, the two assumptions that move
@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from afdlib.decode.advise import Advice, advise, break_even_scale_out
+from afdlib.decision.advise import Advice, advise, break_even_scale_out
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
-from afdlib.decode.uncertainty import DECIDED
+from afdlib.decision.uncertainty import DECIDED
 from afdlib.errors import AfdError
 from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.inputs.specs import Budget, Precision

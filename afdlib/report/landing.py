@@ -2,11 +2,11 @@
 
 * :func:`lead_intervals` / :func:`bandwidth_windows`: the network bandwidths per GPU at which AFD gives
   more output tokens per second per GPU than EP (ratio above 1 at the model's defaults), over the range
-  :func:`afdlib.decode.advise.break_even_scale_out` searches, on its grid (:data:`FACTORS`
+  :func:`afdlib.decision.advise.break_even_scale_out` searches, on its grid (:data:`FACTORS`
   times the device's own bandwidth), each edge interpolated as that function does (linear ratio against
   log bandwidth).
 * :func:`p_afd_over_bandwidth` / :func:`probability_thresholds`: P(AFD better)
-  (:func:`afdlib.decode.uncertainty.verdict`) along the same axis, the shared assumptions' quadrature
+  (:func:`afdlib.decision.uncertainty.verdict`) along the same axis, the shared assumptions' quadrature
   settings and the bandwidths searched as the cells of one vectorised call per gap setting, and the
   bandwidths at which it crosses the decision levels.
 * :func:`departures`: the rows of the departures table, each with a status computed from the readings
@@ -20,16 +20,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from afdlib.decode.advise import FLIP_FACTORS, break_even_scale_out
+from afdlib.decision.advise import FLIP_FACTORS, break_even_scale_out
 from afdlib.decode.step import Assumptions
-from afdlib.decode.sweetspot import with_network
-from afdlib.decode.uncertainty import DECIDED, Verdict, mixture, quadrature, undecided_words
+from afdlib.decision.sweetspot import with_network
+from afdlib.decision.uncertainty import DECIDED, Verdict, mixture, quadrature, undecided_words
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
 
 FACTORS = FLIP_FACTORS
 """The bandwidths searched, as factors of the device's own: the grid of
-:func:`afdlib.decode.advise.break_even_scale_out` (one home: the page's edges are the command's break-evens)."""
+:func:`afdlib.decision.advise.break_even_scale_out` (one home: the page's edges are the command's break-evens)."""
 
 
 def _gb(x: float) -> str:
@@ -117,7 +117,7 @@ def bandwidth_windows(models: list[Model], devices: list[Hardware], budget: Budg
                       precision: Precision = Precision(), assumptions: Assumptions = Assumptions(),
                       factors=FACTORS) -> list[Window]:
     """:class:`Window` of every model on every device: the ratio that
-    :func:`afdlib.decode.advise.break_even_scale_out` computes over ``factors`` (:data:`FACTORS`) x the
+    :func:`afdlib.decision.advise.break_even_scale_out` computes over ``factors`` (:data:`FACTORS`) x the
     device's network bandwidth (the NIC on 8-GPU nodes, the whole fabric on a Superpod)."""
     out = []
     for m in models:
@@ -130,8 +130,8 @@ def bandwidth_windows(models: list[Model], devices: list[Hardware], budget: Budg
 
 def p_afd_over_bandwidth(model: Model, hardware: Hardware, budget: Budget, context: float, bandwidths,
                          precision: Precision = Precision(), assumptions: Assumptions = Assumptions()) -> np.ndarray:
-    """P(AFD better) of :func:`afdlib.decode.uncertainty.verdict` for the device with its network at
-    each of ``bandwidths`` (:func:`afdlib.decode.sweetspot.with_network`): the bandwidths x the
+    """P(AFD better) of :func:`afdlib.decision.uncertainty.verdict` for the device with its network at
+    each of ``bandwidths`` (:func:`afdlib.decision.sweetspot.with_network`): the bandwidths x the
     kernel and network quadrature nodes are the cells of one search per gap setting."""
     bw = np.asarray(bandwidths, dtype=float)
     log_r, w, sd = quadrature(model, with_network(hardware, bw[:, None]), budget, context, precision,
@@ -226,7 +226,7 @@ def reference_row(reference: dict, paper_like: float, spreads: str, model: str, 
 
 
 def decided_reading(rows: list[dict]) -> str:
-    """What the decided verdicts of :func:`afdlib.decode.advise.advice_table` rows say, in words: "no
+    """What the decided verdicts of :func:`afdlib.decision.advise.advice_table` rows say, in words: "no
     verdict is decided", or how many are and for which design ("3 of 48 verdicts are decided, all for
     EP"; "... 2 for EP and 1 for AFD")."""
     decided = [r["recommendation"] for r in rows if r.get("decisive") and r["recommendation"] in ("EP", "AFD")]
@@ -241,9 +241,9 @@ def recommendation_words(rows: list[dict], grid: str) -> str:
     """The landing page's opening recommendation for advice-table ``rows`` on ``grid`` (words naming
     the pairs): which pairs are decided and for which design (decided under both searches, off every
     search bound), and for the rest how the undecided split and why they stay undecided (the ratio's
-    own error, :func:`afdlib.decode.uncertainty.decisive_band`)."""
-    from afdlib.decode.head_to_head import ratio_error
-    from afdlib.decode.uncertainty import NAMES, decisive_band, uncertainties
+    own error, :func:`afdlib.decision.uncertainty.decisive_band`)."""
+    from afdlib.decision.head_to_head import ratio_error
+    from afdlib.decision.uncertainty import NAMES, decisive_band, uncertainties
     ok = [r for r in rows if r["recommendation"] in ("EP", "AFD") and np.isfinite(r.get("ratio", np.nan))]
     decided = [r for r in ok if r.get("decisive")]
     rest = [r for r in ok if not r.get("decisive")]
@@ -289,8 +289,8 @@ def verdict_glue(rows: list[dict]) -> dict[str, str]:
     (``ratio_spread``, ``band_lo``, ``band_hi``), the head-to-heads behind it (``n_head_to_heads``,
     ``ratio_loso``: the rms leaving out each source), each design's own error (``spreads``) and what the
     decided verdicts say (``decided_reading``)."""
-    from afdlib.decode.head_to_head import ratio_error
-    from afdlib.decode.uncertainty import assumption_words, composition_spreads, decisive_band, ratio_spread_words
+    from afdlib.decision.head_to_head import ratio_error
+    from afdlib.decision.uncertainty import assumption_words, composition_spreads, decisive_band, ratio_spread_words
     from afdlib.decode.validation import design_spreads
     err, (lo, hi) = ratio_error(), decisive_band()
     own = min(s for s, _ in design_spreads().values())
@@ -312,7 +312,7 @@ PAPER_CONDITIONS = {"Superpod-class interconnect": "Superpod-class interconnects
 
 def condition_rows(table3) -> list[dict]:
     """The paper's Table 3 conditions as the sweet-spot chapter reads them, one home:
-    :func:`afdlib.decode.conditions.table3_study`'s rows, joined per condition; a condition departs
+    :func:`afdlib.studies.conditions.table3_study`'s rows, joined per condition; a condition departs
     when any of its readings does (each reading says "agrees" or "departs, because ...")."""
     by: dict[str, list[str]] = {}
     for r in table3.rows():
@@ -388,12 +388,12 @@ def condition_table_rows(windows: list[Window], pools: list[tuple[str, str]]) ->
 
 def pairing_readings(pool_rows: list[dict], attention: Hardware, ffn: Hardware) -> list[tuple[str, str, bool]]:
     """For the heterogeneous pairing (``attention`` attention GPUs, ``ffn`` FFN GPUs) and the reverse
-    one: (label, :func:`afdlib.decode.sweetspot_study.heterogeneous_price_reading`, whether some price
-    makes it cheaper than EP on either device alone), from :func:`afdlib.decode.sweetspot_study.pools_rows`."""
+    one: (label, :func:`afdlib.studies.sweetspot_study.heterogeneous_price_reading`, whether some price
+    makes it cheaper than EP on either device alone), from :func:`afdlib.studies.sweetspot_study.pools_rows`."""
     import re
 
     from afdlib.decode.search import AFD_NODES
-    from afdlib.decode.sweetspot_study import heterogeneous_design, heterogeneous_price_reading, heterogeneous_prices
+    from afdlib.studies.sweetspot_study import heterogeneous_design, heterogeneous_price_reading, heterogeneous_prices
     out = []
     for a, f in ((attention, ffn), (ffn, attention)):
         low, high = heterogeneous_prices(pool_rows, a.slug, f.slug)
@@ -410,14 +410,14 @@ def departure_table(pairs: list[dict], equal: list[dict], table3, model: Model, 
     """Every row of the departures table (column ``departs``: whether this build's reading departs from
     the paper): ``pairs`` and ``equal`` advice tables (the schedule's overlap, and all communication
     hidden for both designs) holding ``model`` on ``ordinary``, the sweet-spot chapter's Table 3
-    study (:func:`afdlib.decode.conditions.table3_study`), and the paper's models ``slugs`` (their
+    study (:func:`afdlib.studies.conditions.table3_study`), and the paper's models ``slugs`` (their
     printed layers)."""
     import pandas as pd
 
     from afdlib.analysis.imbalance import alpha_afd, alpha_afd_as_printed
     from afdlib.decode.step import DECODE_T_GAP_S
-    from afdlib.decode.sweetspot_study import ratio_of
-    from afdlib.decode.uncertainty import ratio_spread_words
+    from afdlib.studies.sweetspot_study import ratio_of
+    from afdlib.decision.uncertainty import ratio_spread_words
     from afdlib.evaluator.alltoall import afd_destinations
     k, e = model.experts_per_token, model.routed_experts
     ref = next(r for r in pairs if (r["model"], r["hardware"]) == (model.slug, ordinary.slug))

@@ -19,7 +19,7 @@ import numpy as np
 from afdlib.decode.batch import FIRST_BOUND, batches
 from afdlib.decode.deployment import AFDDeployment, EPDeployment, Pool, step_function
 from afdlib.decode.search import AFD_NODES, best_afd, best_ep, node_counts
-from afdlib.decode.sweetspot import with_shape
+from afdlib.decision.sweetspot import with_shape
 from afdlib.decode.step import DECODE_T_GAP_S, EP_KERNELS, Assumptions
 from afdlib.errors import AfdError
 from afdlib.inputs.catalog import load_hardware, load_model
@@ -105,7 +105,7 @@ def hardware_with(hw: Hardware, values: dict) -> Hardware:
 
 def model_with(model: Model, values: dict) -> Model:
     """``model`` with the model fields of ``values``, then the family member of ``expert_width`` and
-    ``sparsity`` (:func:`afdlib.decode.sweetspot.with_shape`, in that order)."""
+    ``sparsity`` (:func:`afdlib.decision.sweetspot.with_shape`, in that order)."""
     model = replace(model, **{k: _plain(v) for k, v in values.items() if FIELDS[k].kind == "model"})
     for name, axis in (("expert_width", "moe_intermediate_size"), ("sparsity", "sparsity")):
         if name in values:

@@ -58,7 +58,7 @@ _SETTINGS = {"context": ("tokens", "nonnegative"), "slo_ms": ("ms", "positive"),
 
 _FAMILY = {"expert_width": "elements", "sparsity": "E / K"}
 """Members of the model's family at the same total routed parameters (the paper's method,
-:func:`afdlib.decode.sweetspot.with_shape`): ``expert_width`` M with E and K scaled by 1 / M (the
+:func:`afdlib.decision.sweetspot.with_shape`): ``expert_width`` M with E and K scaled by 1 / M (the
 activated parameters kept too), ``sparsity`` E / K with K = round(E / value) (E and M kept)."""
 
 SCALAR = {"expert_width", "sparsity", "gpus_per_node", "scale_up_domain", "ep_micro_batches", "all_to_all", "micro_batches", "mtp", "kernels",

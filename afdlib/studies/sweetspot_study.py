@@ -1,7 +1,7 @@
 """The sweet-spot study (paper Section 4, Tables 2 and 3): what the chapter reads off the advice table,
 the property maps and the bandwidth threshold.
 
-:mod:`afdlib.decode.sweetspot` computes one map, the pools and the overlap methods; this module runs
+:mod:`afdlib.decision.sweetspot` computes one map, the pools and the overlap methods; this module runs
 the chapter's set of them and reduces each to the numbers its prose quotes. Rows are plain dicts (the
 notebook turns them into tables); ratios are AFD / EP output tokens per second per GPU (above 1 favours
 AFD), bandwidths bytes/s per GPU (sustained).
@@ -14,10 +14,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from afdlib.decode.advise import FLIP_FACTORS, advice_table, break_even_scale_out
+from afdlib.decision.advise import FLIP_FACTORS, advice_table, break_even_scale_out
 from afdlib.decode.step import Assumptions
 from afdlib.decode.search import best_afd
-from afdlib.decode.sweetspot import RatioMap, ratio_map
+from afdlib.decision.sweetspot import RatioMap, ratio_map
 from afdlib.errors import AfdError
 from afdlib.inputs.specs import Budget, Efficiency, Hardware, Model, Precision
 
@@ -26,7 +26,7 @@ from afdlib.inputs.specs import Budget, Efficiency, Hardware, Model, Precision
 
 @dataclass(frozen=True)
 class AdviceSummary:
-    """Counts over an advice table (:func:`afdlib.decode.advise.advice_table` rows)."""
+    """Counts over an advice table (:func:`afdlib.decision.advise.advice_table` rows)."""
 
     pairs: int
     afd: int                       # pairs recommending AFD
@@ -38,7 +38,7 @@ class AdviceSummary:
 
 
 def advice_summary(rows: list[dict]) -> AdviceSummary:
-    """Pairs, recommendations and the span of the ratios of :func:`afdlib.decode.advise.advice_table` rows."""
+    """Pairs, recommendations and the span of the ratios of :func:`afdlib.decision.advise.advice_table` rows."""
     ratio = np.array([r["ratio"] for r in rows], dtype=float)
     has = ratio[~np.isnan(ratio)]
     return AdviceSummary(len(rows), sum(r["recommendation"] == "AFD" for r in rows),
@@ -48,7 +48,7 @@ def advice_summary(rows: list[dict]) -> AdviceSummary:
 
 
 def verdict_table(rows: list[dict], models: list, hardware: list) -> pd.DataFrame:
-    """The verdicts of :func:`afdlib.decode.advise.advice_table` rows as a model x device table: each
+    """The verdicts of :func:`afdlib.decision.advise.advice_table` rows as a model x device table: each
     cell the more likely design, AFD / EP at the model's defaults and the probability of the design it
     names in parentheses (P(AFD better) for AFD, 1 minus it for EP), '?' where undecided ("EP 0.87 (0.66?)",
     "AFD 1.42 (0.93)"; "-" where the pair has no answer). ``models`` and ``hardware``: slugs, or catalogue
@@ -148,7 +148,7 @@ def break_even(model: Model, hardware: Hardware, budget: Budget, context: float,
                precision: Precision = Precision(), assumptions: Assumptions = Assumptions()
                ) -> tuple[float | None, str]:
     """The scale-out bandwidth (bytes/s per GPU) nearest the device's own at which AFD and EP break
-    even (:func:`afdlib.decode.advise.break_even_scale_out`), and :func:`break_even_side` of it."""
+    even (:func:`afdlib.decision.advise.break_even_scale_out`), and :func:`break_even_side` of it."""
     bw, ratio = break_even_scale_out(model, hardware, budget, context, precision, assumptions)
     return bw, break_even_side(bw, ratio, hardware.scale_out_bytes_per_s * FLIP_FACTORS)
 
@@ -325,7 +325,7 @@ def bandwidth_curves(model: Model, devices: list[Hardware], budget: Budget, cont
 
 
 def pools_rows(pools: list[dict], slugs: list[str], priced: bool) -> list[dict]:
-    """:func:`afdlib.decode.sweetspot.pools_table` rows flattened for a table: GPU-hours per million
+    """:func:`afdlib.decision.sweetspot.pools_table` rows flattened for a table: GPU-hours per million
     output tokens on each device of ``slugs`` (0 where a design uses none), their total, and the cost
     when ``priced``."""
     return [{"design": r["design"], "tokens/s per GPU": r["tokens_per_s_per_gpu"],
@@ -335,7 +335,7 @@ def pools_rows(pools: list[dict], slugs: list[str], priced: bool) -> list[dict]:
 
 
 def design_named(design: str, devices) -> str:
-    """A :func:`afdlib.decode.sweetspot.pools_table` design ("EP on h20", "AFD 4A (h20) 1F (h800)") with each
+    """A :func:`afdlib.decision.sweetspot.pools_table` design ("EP on h20", "AFD 4A (h20) 1F (h800)") with each
     device's slug, its internal key, replaced by its ``name`` from its data; ``devices``: the Hardware."""
     for hw in devices:
         design = re.sub(rf"^EP on {re.escape(hw.slug)}$", f"EP on {hw.name}", design)
@@ -400,7 +400,7 @@ class OverlapReadings:
 
 
 def overlap_readings(methods: list[dict]) -> OverlapReadings:
-    """From :func:`afdlib.decode.sweetspot.overlap_methods` rows (its EP 2BO rows: the schedule's, or
+    """From :func:`afdlib.decision.sweetspot.overlap_methods` rows (its EP 2BO rows: the schedule's, or
     the override's, first; all hidden second)."""
     rate = {r["method"]: r["tokens_per_s_per_gpu"] for r in methods if r["design"] == "AFD"}
     ep = [r for r in methods if r["design"] == "EP"]
@@ -414,7 +414,7 @@ def overlap_readings(methods: list[dict]) -> OverlapReadings:
 
 
 def top_form(rows: list[dict], design: str) -> tuple[str, int, bool]:
-    """The form (``ep_form`` or ``afd_form`` of :func:`afdlib.decode.advise.advice_table` rows) that the
+    """The form (``ep_form`` or ``afd_form`` of :func:`afdlib.decision.advise.advice_table` rows) that the
     search picks most often for ``design`` ('ep' or 'afd'), in how many pairs, and whether a published
     deployment validates it."""
     picked = [r for r in rows if r.get(f"{design}_form", "-") != "-"]

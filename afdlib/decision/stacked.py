@@ -12,7 +12,7 @@ import numpy as np
 
 from afdlib.evaluator.kernels import architecture as kernel_architecture
 from afdlib.decode.step import Assumptions
-from afdlib.decode.uncertainty import Verdict, mixture, quadrature, verdict
+from afdlib.decision.uncertainty import Verdict, mixture, quadrature, verdict
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
 STACKED = ("flops", "hbm_bytes_per_s", "hbm_bytes", "scale_up_bytes_per_s", "scale_out_bytes_per_s", "bf16_flops",
@@ -47,7 +47,7 @@ def stacked(devices: list[Hardware], trailing: int = 0) -> Hardware:
 
 def verdicts(model: Model, devices: list[Hardware], budget: Budget, context, precision: Precision = Precision(),
              assumptions: Assumptions = Assumptions(), validated_only: bool = False) -> list[Verdict]:
-    """:func:`afdlib.decode.uncertainty.verdict` (without the tornado) on each of ``devices``, all of one
+    """:func:`afdlib.decision.uncertainty.verdict` (without the tornado) on each of ``devices``, all of one
     :func:`structure`: their quadratures searched as leading cells of one call, with the results of each
     alone."""
     if len(devices) == 1:

@@ -6,18 +6,18 @@ total number of parameters constant". Here each condition is varied alone, with 
 on the same footing at every point (same device, SLO, kernels and schedule):
 
 * **coarse experts**: the reference model's family at the same total and activated routed parameters
-  (:func:`afdlib.decode.sweetspot.with_shape`: E x M and K x M fixed, E / K unchanged), over M;
+  (:func:`afdlib.decision.sweetspot.with_shape`: E x M and K x M fixed, E / K unchanged), over M;
 * **lower sparsity**: the family at the same total parameters (E and M fixed), over E / K (K varied);
 * **Superpod**: one device's compute and memory with two networks, an 8-GPU node with a NIC per GPU
   (another catalogue device's, :func:`with_interconnect`) and its own Superpod fabric; and the NIC
   swept on 8-GPU nodes up to the scale-up bandwidth;
 * **heterogeneous pools**: both pairings of two devices, and the price ratio at which each pays
-  (:mod:`afdlib.decode.sweetspot_study`'s price reading).
+  (:mod:`afdlib.studies.sweetspot_study`'s price reading).
 
 Every point is read twice: under the schedule (each design hides what its max-plus schedule gives it)
 and with the overlap override at 1 for both (the paper's idealisation, equal overlap). The AFD search is
-extended where its best deployment sits on the bound (:func:`afdlib.decode.sweetspot.best_afd_open`),
-and the endpoints get P(AFD better) (:func:`afdlib.decode.uncertainty.verdict`).
+extended where its best deployment sits on the bound (:func:`afdlib.decision.sweetspot.best_afd_open`),
+and the endpoints get P(AFD better) (:func:`afdlib.decision.uncertainty.verdict`).
 """
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ import numpy as np
 
 from afdlib.decode.search import best_ep
 from afdlib.decode.step import Assumptions
-from afdlib.decode.sweetspot import best_afd_open, family, routed_parameters, shape_value, with_network
-from afdlib.decode.uncertainty import DECIDED, verdict
+from afdlib.decision.sweetspot import best_afd_open, family, routed_parameters, shape_value, with_network
+from afdlib.decision.uncertainty import DECIDED, verdict
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
 EQUAL = Assumptions(ep_overlap=1.0, afd_overlap=1.0)
@@ -185,9 +185,9 @@ def parameters_constant(model: Model, axis: str, values) -> tuple[float, float]:
 
 def hetero_sentence(pools: list[dict], attn: Hardware, ffn: Hardware) -> str:
     """The heterogeneous pairing (``attn`` attention, ``ffn`` FFN) against the paper's condition, from
-    :func:`afdlib.decode.sweetspot_study.pools_rows` rows: agrees where some price ratio makes it cheaper
+    :func:`afdlib.studies.sweetspot_study.pools_rows` rows: agrees where some price ratio makes it cheaper
     than EP on either device alone."""
-    from afdlib.decode.sweetspot_study import heterogeneous_price_reading, heterogeneous_prices
+    from afdlib.studies.sweetspot_study import heterogeneous_price_reading, heterogeneous_prices
     low, high = heterogeneous_prices(pools, attn.slug, ffn.slug)
     if np.isnan(low) or low < high:
         side = "agrees with the paper" if low < high else "not comparable"
@@ -255,7 +255,7 @@ def table3_study(model: Model, models: list[Model], ordinary: Hardware, superpod
                  size: int = 6) -> Table3:
     """Every condition of the paper's Table 3 for ``model`` (``size`` points per shape condition, the
     maps' ranges: M 512-16384, E/K 4-128); the Superpod against its ``twin``'s 8-GPU network; the pools
-    both ways (``pools``: :func:`afdlib.decode.sweetspot_study.pools_rows` rows of ``attn`` and ``ffn``)."""
+    both ways (``pools``: :func:`afdlib.studies.sweetspot_study.pools_rows` rows of ``attn`` and ``ffn``)."""
     m_values, s_values = np.geomspace(512, 16384, size), np.geomspace(4, 128, size)
     shape = tuple(shape_condition(model, hw, axis, v, budget, context)
                   for axis, v in (("moe_intermediate_size", m_values), ("sparsity", s_values))

@@ -14,7 +14,7 @@ import numpy as np
 
 from afdlib.decode.search import compare
 from afdlib.decode.step import Assumptions
-from afdlib.decode.uncertainty import DECIDED, Verdict, mixture, quadrature
+from afdlib.decision.uncertainty import DECIDED, Verdict, mixture, quadrature
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
 SLOS_S = (0.030, 0.050, 0.075, 0.100)
@@ -26,7 +26,7 @@ def slo_verdicts(model: Model, hardware: Hardware, budget: Budget, context, prec
                  validated_only: bool = False, slos=SLOS_S, asked_rates: tuple | None = None) -> list[dict]:
     """Per SLO (``slos`` and ``budget.slo_s``, ascending, each once): the SLO in ms, AFD / EP at the
     model's defaults (None where EP has no feasible deployment), both designs' feasibility, the
-    :class:`~afdlib.decode.uncertainty.Verdict` (None where either design is infeasible at the defaults)
+    :class:`~afdlib.decision.uncertainty.Verdict` (None where either design is infeasible at the defaults)
     and whether it is the asked SLO (``asked``). ``asked_rates``: (EP, AFD) tokens/s per GPU at the
     asked SLO where already searched (the other SLOs are searched alone)."""
     s = np.array(sorted({float(x) for x in slos} | {float(budget.slo_s)}))
@@ -54,7 +54,7 @@ def slo_verdicts(model: Model, hardware: Hardware, budget: Budget, context, prec
 def axis_reason(rows: list[dict], recommendation: str, decided: bool) -> str:
     """One line of ``afd advise``'s reasons: the ratio and P(AFD better) at every SLO, and where the verdict holds."""
     return ("over SLOs: " + "; ".join(
-        f"{r['slo_ms']:g} ms " + ("no pair of feasible deployments" if r["verdict"] is None else
+        f"{r['slo_ms']:g} ms " + (_feasible_words(r) if r["verdict"] is None else
                                   f"AFD / EP {r['ratio']:.2f}, P(AFD better) {r['verdict'].p_afd:.2f}") for r in rows)
             + f"; the verdict {holds_words(rows, recommendation, decided)}")
 
@@ -87,14 +87,20 @@ def holds_words(rows: list[dict], recommendation: str, decided: bool) -> str:
     def state(r):
         v = r["verdict"]
         if v is None:
-            return "no feasible deployment" if not (r["ep_feasible"] or r["afd_feasible"]) else \
-                ("only AFD" if r["afd_feasible"] else "only EP") + " feasible"
+            return _feasible_words(r)
         return f"{v.recommendation} more likely" if v.recommendation != recommendation else "undecided"
     by: dict[str, list[float]] = {}
     for r in other:
         by.setdefault(state(r), []).append(r["slo_ms"])
     rest = "; ".join(f"{s} at {', '.join(f'{x:g}' for x in xs)} ms" for s, xs in by.items())
     return f"holds {span} ({rest})"
+
+
+def _feasible_words(row: dict) -> str:
+    """An SLO at which not both designs are feasible, in words."""
+    if not (row["ep_feasible"] or row["afd_feasible"]):
+        return "no feasible deployment"
+    return ("only AFD" if row["afd_feasible"] else "only EP") + " feasible"
 
 
 def _contiguous(rows: list[dict], ok: list[float]) -> bool:

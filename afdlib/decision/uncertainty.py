@@ -39,7 +39,7 @@ routing skew                 first order         uniform power 0..1 of the skew 
                                                  varied where measured loads are given (``--counts``)
 AFD / EP composition         analytic            lognormal factor on the ratio; sigma the rms log error of
                                                  the predicted AFD / EP over the published head-to-heads
-                                                 (:func:`afdlib.decode.head_to_head.ratio_error`), at its
+                                                 (:func:`afdlib.decision.head_to_head.ratio_error`), at its
                                                  one-sided 90% upper bound for their number of independent
                                                  sources (chi-square; the bound a spread exceeds with the
                                                  decision threshold's probability, :data:`DECIDED`)
@@ -174,7 +174,7 @@ def uncertainties() -> tuple[Uncertainty, ...]:
     kernels = read_yaml(data_dir() / "kernel_efficiency.yaml")
     fit, fixed = kernels["gemm"]["residuals"]["all"], kernels["fixed_per_kernel"]
     nic = [r for r in deepep_rows() if r["ep_size"] >= 16]
-    from afdlib.decode.head_to_head import ratio_error
+    from afdlib.decision.head_to_head import ratio_error
     ratio = ratio_error()
     return (
         Uncertainty(NAMES[0], "lognormal", float(fit["rms_log"]), 0, 0, "every kernel's time, both designs",
@@ -211,7 +211,7 @@ def ratio_spread_words() -> str:
     """The verdict's spread of the ratio in words: "30%, the one-sided 90% upper bound of an rms log error
     of 0.086 over 2 published head-to-heads from 2 sources"."""
     by = {x.name: x for x in uncertainties()}
-    from afdlib.decode.head_to_head import ratio_error
+    from afdlib.decision.head_to_head import ratio_error
     r = ratio_error()
     return (f"{np.expm1(by[NAMES[6]].scale):.0%}, the one-sided {r['confidence']:.0%} upper bound of an rms log error "
             f"of {r['rms_log']:.3f} over {r['pairs']} published head-to-heads from {r['sources']} sources")

@@ -9,7 +9,7 @@ attention pool), so both gain; :func:`hybrid_study` asks whether the AFD / EP an
 far, against :func:`all_full_attention`, the counterfactual of the same model.
 
 Rows are plain dicts (the chapter turns them into tables); ratios are AFD / EP output tokens per
-second per GPU of each design's best deployment under the SLO (:func:`afdlib.decode.advise.advice_table`,
+second per GPU of each design's best deployment under the SLO (:func:`afdlib.decision.advise.advice_table`,
 the sweet-spot chapter's search), above 1 favouring AFD; ``shift`` is the hybrid's ratio over its
 all-full-attention reading's (below 1: the hybrid layers move the answer toward EP).
 """
@@ -19,9 +19,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from afdlib.decode.advise import advice_table
+from afdlib.decision.advise import advice_table
 from afdlib.decode.step import Assumptions, afd_step
-from afdlib.decode.uncertainty import DECIDED, verdict
+from afdlib.decision.uncertainty import DECIDED, verdict
 from afdlib.errors import AfdError
 from afdlib.evaluator.attention import core_bytes_per_request, kv_cache_bytes, state_bytes_per_request
 from afdlib.inputs import layers
@@ -146,7 +146,7 @@ def hybrid_study(models: list[Model], hardware: list[Hardware], budget: Budget, 
                  precision: Precision = Precision(), assumptions: Assumptions = Assumptions(),
                  verdict_hardware: tuple[str, ...] = ()) -> HybridStudy:
     """Both readings of every model on every device at ``context`` (module docstring); P(AFD better)
-    (:func:`afdlib.decode.uncertainty.verdict`, about half a second a pair) on the devices whose slugs
+    (:func:`afdlib.decision.uncertainty.verdict`, about half a second a pair) on the devices whose slugs
     ``verdict_hardware`` names, else NaN."""
     unknown = sorted(set(verdict_hardware) - {h.slug for h in hardware})
     if unknown:

@@ -113,7 +113,7 @@ def ratio_spread(rows: list[dict]) -> dict:
 CONFIDENCE = 0.9
 """The one-sided confidence of the ratio error's upper bound (:func:`ratio_error`): the spread a verdict
 uses is exceeded with probability 1 - 0.9 = 0.1, the decision threshold's own
-(:data:`afdlib.decode.uncertainty.DECIDED`)."""
+(:data:`afdlib.decision.uncertainty.DECIDED`)."""
 
 
 def chi2_quantile(q: float, dof: int) -> float:

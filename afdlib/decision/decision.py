@@ -1,7 +1,7 @@
 """The decision: when an AFD / EP verdict is decided, and why it is or is not, in words.
 
 A verdict is decided only where three things hold (issue 29): the free search's P(AFD better) is
-beyond the threshold (:data:`afdlib.decode.uncertainty.DECIDED`: at most 0.1 or at least 0.9); no
+beyond the threshold (:data:`afdlib.decision.uncertainty.DECIDED`: at most 0.1 or at least 0.9); no
 design's best sits on a bound of its search (the best there might be better than found); and the
 search held to the forms published deployments validate decides the same design (the answer then
 rests on forms a deployment has run, not only on forms the model can express). Where only one design
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from afdlib.decode.uncertainty import DECIDED, Verdict, assumption_words
+from afdlib.decision.uncertainty import DECIDED, Verdict, assumption_words
 from afdlib.errors import AfdError
 from afdlib.inputs.specs import Hardware
 

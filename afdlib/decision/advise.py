@@ -2,11 +2,11 @@
 
 :func:`advise` searches both designs (:mod:`afdlib.decode.search`), compares their output tokens per
 second per GPU (or per dollar, when prices per GPU-hour are given), gives the probability that AFD
-is the better one under the model's uncertain assumptions (:mod:`afdlib.decode.uncertainty`; when
-that decides: :mod:`afdlib.decode.decision`; over SLOs: :mod:`afdlib.decode.slo_axis`) and explains
+is the better one under the model's uncertain assumptions (:mod:`afdlib.decision.uncertainty`; when
+that decides: :mod:`afdlib.decision.decision`; over SLOs: :mod:`afdlib.decision.slo_axis`) and explains
 the answer with numbers: each design's best configuration and binding limits, the AFD FFN side's
 regime and HFU ceiling, each design's imbalance penalty, and what would flip the answer (each
-design's hidden share on one footing, :mod:`afdlib.decode.overlap_whatif`; the scale-out bandwidth).
+design's hidden share on one footing, :mod:`afdlib.decision.overlap_whatif`; the scale-out bandwidth).
 """
 from __future__ import annotations
 
@@ -16,18 +16,18 @@ from typing import Any
 import numpy as np
 
 from afdlib.decode.deployment import decode_step
-from afdlib.decode.overlap_whatif import overlap_what_ifs, what_if_reasons
+from afdlib.decision.overlap_whatif import overlap_what_ifs, what_if_reasons
 from afdlib.decode.step import Assumptions, bound_names
 from afdlib.errors import AfdError
 from afdlib.analysis.hfu import dead_zone_floor, hfu_sweep
 from afdlib.analysis.intensity import regime
 from afdlib.decode.bounds import search_reasons
 from afdlib.decode.search import AFD_NODES, EP_NODE_MULTIPLES, compare
-from afdlib.decode.sweetspot import with_network
-from afdlib.decode.stacked import device_groups, stacked, verdicts
-from afdlib.decode.decision import costs, decision, tornado_reason, uncertainty_reason
-from afdlib.decode.slo_axis import axis_json, axis_reason, holds_words, slo_verdicts
-from afdlib.decode.uncertainty import Verdict, tornado_rows, verdict
+from afdlib.decision.sweetspot import with_network
+from afdlib.decision.stacked import device_groups, stacked, verdicts
+from afdlib.decision.decision import costs, decision, tornado_reason, uncertainty_reason
+from afdlib.decision.slo_axis import axis_json, axis_reason, holds_words, slo_verdicts
+from afdlib.decision.uncertainty import Verdict, tornado_rows, verdict
 from afdlib.decode.validation import case_labels, form_label, validated_by, validated_forms
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
@@ -58,7 +58,7 @@ class Advice:
     verdict: Verdict | None = None         # None where one design has no feasible deployment
     held: Verdict | None = None            # the validated-forms search's verdict, where it was needed
     decision: str = ""
-    slo_axis: list | None = None           # the verdict over SLOs (afdlib.decode.slo_axis), with the reasons
+    slo_axis: list | None = None           # the verdict over SLOs (afdlib.decision.slo_axis), with the reasons
 
     @property
     def p_afd(self) -> float | None:
@@ -261,7 +261,7 @@ def break_even_scale_out(model, hardware, budget, context, precision, assumption
 
 
 def _scaled_network(hw: Hardware, factors: np.ndarray) -> Hardware:
-    """The device with its network scaled by ``factors`` (:func:`afdlib.decode.sweetspot.with_network`)."""
+    """The device with its network scaled by ``factors`` (:func:`afdlib.decision.sweetspot.with_network`)."""
     return with_network(hw, hw.scale_out_bytes_per_s * np.asarray(factors, dtype=float))
 
 
@@ -364,7 +364,7 @@ def advices(model: Model, hardware: list[Hardware], budget: Budget, context: flo
             validated_only: bool = False, uncertain: bool = True) -> list[Advice | AfdError]:
     """:func:`advise` without the reasons (``explain`` False) on each of ``hardware``, in order, the
     devices of one structure searched in one vectorised call (:func:`afdlib.decode.search.compare` over a
-    cell axis) and their verdicts' quadratures likewise (:func:`afdlib.decode.stacked.verdicts`): the
+    cell axis) and their verdicts' quadratures likewise (:func:`afdlib.decision.stacked.verdicts`): the
     same advice as pair by pair. A pair that cannot be answered is its :class:`AfdError`; where a group's
     call fails, its pairs are answered one by one (so each error names its own device)."""
     out: list = [None] * len(hardware)
