@@ -92,7 +92,8 @@ from myst_nb import glue
 
 from afdlib.report.computed import advice, shared
 from afdlib.decode.bounds import bounds_reading
-from afdlib.decision.uncertainty import DECIDED, undecided_words, verdict
+from afdlib.decision.decision import DECIDED, undecided_words
+from afdlib.decision.verdict import verdict
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.decision.sweetspot import overlap_methods, pools_table
 from afdlib.studies.sweetspot_study import (advice_summary, bandwidth_curves, break_even, error_spread, heterogeneous_design,
@@ -164,7 +165,7 @@ ref_v = verdict(ref, hw_o, budget, context)
 glue_figure(tornado_figure(list(ref_v.tornado), f"{ref.name} on {hw_o.name}"), "sweet_spots_tornado", output_dir)
 glue_all({
         "slo": f"{slo_ms:g}", "ctx": f"{context:g}", "ref_ordinary_half": f"{half[0]['ratio']:.2f}",
-        "ref_ordinary_ratio": f"{ratio_of(rows, ref.slug, hw_o.slug):.2f}", "ref_ordinary_call": ref_v.words(), "ref_ordinary_interval": "{:.2f} to {:.2f}".format(*ref_v.ratio_interval),
+        "ref_name": ref.name, "ref_ordinary_ratio": f"{ratio_of(rows, ref.slug, hw_o.slug):.2f}", "ref_ordinary_call": ref_v.words(), "ref_ordinary_interval": "{:.2f} to {:.2f}".format(*ref_v.ratio_interval),
         "tornado_top": " and ".join(t["assumption"] for t in ref_v.tornado[:2]), "ref_why": undecided_words(ref_v, ref_v.tornado[0]["nominal"]),
         "ref_ordinary_ep_form": next(r["ep_form"] for r in rows if (r["model"], r["hardware"]) == (ref.slug, hw_o.slug)),
         "ref_ordinary_paper_like": f"{ratio_of(sym_rows, ref.slug, hw_o.slug):.2f}", "ref_superpod_ratio": f"{ratio_of(rows, ref.slug, hw_s.slug):.2f}", "coarse_superpod": f"{coarse[0]:.2f} to {coarse[1]:.2f}",
@@ -281,7 +282,6 @@ glue_all({
 #   devices, whose compute and memory differ too.
 
 # %% tags=["hide-input"]
-glue("ref_name", ref.name, display=False)
 devices = [load_hardware(h, profile=hw_profile) for h in dict.fromkeys((ordinary, "h20", "b200"))]   # each once
 curves = bandwidth_curves(ref, devices, budget, context, 2 * map_size)
 fig = ratio_bandwidth_figure({c.name: (c.bandwidth, c.ratio) for c in curves},

@@ -144,11 +144,13 @@ def test_advise_with_counts(tmp_path, capsys):
 
 
 def test_overlap_what_ifs_vary_both_designs_alike(ds, h800):
-    # DeepSeek-V3 on H800: AFD slightly ahead of EP's best by the schedule. The advice sweeps the
-    # same share for both designs, EP's alone (two micro-batches, low-latency kernels) and AFD's alone
+    # DeepSeek-V3 on H800: AFD slightly ahead of EP's best by the schedule at the defaults (ratio above 1),
+    # EP the more likely design once the communication jitter is in the verdict (was AFD, P 0.51, before).
+    # The advice sweeps the same share for both designs, EP's alone (two micro-batches, low-latency
+    # kernels) and AFD's alone
     from afdlib.decision.overlap_whatif import FLIP_OVERLAPS, WHAT_IFS
     adv = advise(ds, h800, BUDGET, 4096)
-    assert adv.recommendation == "AFD" and adv.ratio > 1
+    assert adv.recommendation == "EP" and adv.ratio > 1 and 0.4 < adv.p_afd < 0.5
     w = adv.overlap_what_ifs
     assert set(w) == set(WHAT_IFS) and adv.to_json()["overlap_what_ifs"] is w
     both, ep, afd = (np.array(w[k]["ratios"]) for k in ("both", "ep", "afd"))

@@ -123,7 +123,7 @@ def test_advice_one_model_at_a_time_is_the_whole_table(tmp_path, monkeypatch):
 
 def test_verdicts_of_devices_searched_together_are_each_alone():
     from afdlib.decision.stacked import device_groups, verdicts
-    from afdlib.decision.uncertainty import verdict
+    from afdlib.decision.verdict import verdict
     m, budget = load_model("deepseek-v3", profile="reference"), Budget(slo_s=0.05)
     hws = [load_hardware(h, profile="datasheet") for h in ("h800", "h200")]
     assert device_groups(hws) == [[0, 1]]                          # one structure: one call

@@ -7,7 +7,7 @@ import pytest
 from afdlib.decision.advise import break_even_scale_out
 from afdlib.decode.step import DECODE_T_GAP_S
 from afdlib.decision.sweetspot import with_network
-from afdlib.decision.uncertainty import verdict
+from afdlib.decision.verdict import verdict
 from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.decode.step import Assumptions
 from afdlib.inputs.specs import Budget, Precision

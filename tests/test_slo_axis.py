@@ -5,7 +5,8 @@ import pytest
 
 from afdlib.decode.search import compare
 from afdlib.decision.slo_axis import holds_words, slo_verdicts
-from afdlib.decision.uncertainty import Verdict, verdict
+from afdlib.decision.uncertainty import Verdict
+from afdlib.decision.verdict import verdict
 from afdlib.inputs.specs import Budget
 
 BUDGET = Budget(slo_s=0.05, l_accept=1.0, t_gap_s=0.003)
@@ -21,10 +22,13 @@ def test_each_slo_as_a_cell_gives_that_slo_alone(ds, h800):
         assert r["verdict"].p_afd == pytest.approx(v.p_afd, abs=1e-12)
         assert r["verdict"].ratio_interval == pytest.approx(v.ratio_interval, rel=1e-9)
         assert r["ratio"] == pytest.approx(float(afd.tokens_per_s_per_gpu / ep.tokens_per_s_per_gpu), rel=1e-12)
-    # the asked SLO's rates given: the same rows
-    asked = next(r for r in rows if r["asked"])
-    again = slo_verdicts(ds, h800, BUDGET, 4096, slos=(0.03, 0.075), asked_rates=(1.0, asked["ratio"]))
+    # the asked SLO's rates and deployments given: the same rows (its jitter row included)
+    ep, afd = compare(ds, h800, BUDGET, 4096)
+    again = slo_verdicts(ds, h800, BUDGET, 4096, slos=(0.03, 0.075), asked=(
+        (float(ep.tokens_per_s_per_gpu), float(afd.tokens_per_s_per_gpu)), (ep.deployment, afd.deployment)))
     assert [r["ratio"] for r in again] == pytest.approx([r["ratio"] for r in rows], rel=1e-12)
+    assert [r["verdict"].p_afd for r in again] == pytest.approx([r["verdict"].p_afd for r in rows], abs=1e-12)
+    assert all(r["jitter"]["assumption"] == "communication jitter" for r in again)
 
 
 def _row(ms, p, ep=True, afd=True):

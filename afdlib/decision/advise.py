@@ -27,7 +27,8 @@ from afdlib.decision.sweetspot import with_network
 from afdlib.decision.stacked import device_groups, stacked, verdicts
 from afdlib.decision.decision import costs, decision, tornado_reason, uncertainty_reason
 from afdlib.decision.slo_axis import axis_json, axis_reason, holds_words, slo_verdicts
-from afdlib.decision.uncertainty import Verdict, tornado_rows, verdict
+from afdlib.decision.uncertainty import Verdict
+from afdlib.decision.verdict import tornado_rows, verdict
 from afdlib.decode.validation import case_labels, form_label, validated_by, validated_forms
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
@@ -143,12 +144,15 @@ def _advice_of(model, hardware, budget, context, precision, assumptions, ep, afd
     axis = None
     if given is None and uncertain and e > 0 and a > 0 and explain:   # the asked SLO's verdict is one of the axis'
         axis = slo_verdicts(model, hardware, budget, context, precision, assumptions, attn_hardware, validated_only,
-                            asked_rates=(e, a))
-        v = replace(next(r["verdict"] for r in axis if r["asked"]), tornado=tornado_rows(
-            model, hardware, attn_hardware, budget, context, precision, assumptions, validated_only))
+                            asked=((e, a), (ep.deployment, afd.deployment)))
+        asked = next(r for r in axis if r["asked"])
+        v = replace(asked["verdict"], tornado=tuple(sorted(tornado_rows(
+            model, hardware, attn_hardware, budget, context, precision, assumptions, validated_only)
+            + (asked["jitter"],), key=lambda x: -x["width"])))
     else:
         v = given if given is not None or not (uncertain and e > 0 and a > 0) else verdict(
-            model, hardware, budget, context, precision, assumptions, attn_hardware, validated_only, tornado=False)
+            model, hardware, budget, context, precision, assumptions, attn_hardware, validated_only, tornado=False,
+            bests=(ep.deployment, afd.deployment))
     if ratio is None or a <= 0:
         rec = "AFD" if ratio is None else "EP"
     elif by_cost:
@@ -389,7 +393,8 @@ def advices(model: Model, hardware: list[Hardware], budget: Budget, context: flo
         # the verdicts of the devices where both designs are feasible, searched as cells of one call
         both = [c for c, (e, a) in enumerate(bests) if _f(e.tokens_per_s_per_gpu) > 0 and _f(a.tokens_per_s_per_gpu) > 0]
         given = dict(zip(both, verdicts(model, [devices[c] for c in both], budget, context, precision, assumptions,
-                                        validated_only) if uncertain and both else []))
+                                        validated_only, [tuple(b.deployment for b in bests[c]) for c in both])
+                         if uncertain and both else []))
         for c, i in enumerate(idx):
             try:
                 out[i] = _advice_of(model, hardware[i], budget, context, precision, assumptions, *bests[c], None,

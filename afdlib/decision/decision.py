@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from afdlib.decision.uncertainty import DECIDED, Verdict, assumption_words
+import numpy as np
+
+from afdlib.decision.uncertainty import DECIDED, Verdict, assumption_words, decisive_band, ratio_spread_words
 from afdlib.errors import AfdError
 from afdlib.inputs.specs import Hardware
 
@@ -74,3 +76,17 @@ def costs(prices: dict[str, float], ffn: Hardware, attn: Hardware, ep: dict, afd
     if len(out) == 2:
         out["ratio"] = out["ep_usd_per_million_tokens"] / out["afd_usd_per_million_tokens"]
     return out
+
+
+def undecided_words(v: "Verdict", ratio: float) -> str:
+    """Why a verdict is undecided, in one computed sentence ("decided" where it is): the band of
+    :func:`decisive_band` and where the pair's ratio at the model's defaults sits."""
+    if v.decided:
+        return "decided"
+    lo, hi = decisive_band()
+    a, b = v.ratio_interval
+    over = (f", and {a:.2f} to {b:.2f} (10th to 90th percentile) over all of them" if np.isfinite([a, b]).all()
+            else "")
+    return (f"undecided because the model's error in AFD / EP against published head-to-heads alone "
+            f"({ratio_spread_words()}) decides a pair only where AFD / EP lies below {lo:.2f} or above {hi:.2f} "
+            f"with every shared assumption known; here it is {ratio:.2f} at the model's defaults{over}")

@@ -14,7 +14,8 @@ import numpy as np
 
 from afdlib.decode.search import compare
 from afdlib.decode.step import Assumptions
-from afdlib.decision.uncertainty import DECIDED, Verdict, mixture, quadrature
+from afdlib.decision.jitter import term
+from afdlib.decision.uncertainty import DECIDED, Verdict, quadrature
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
 SLOS_S = (0.030, 0.050, 0.075, 0.100)
@@ -23,32 +24,39 @@ SLOS_S = (0.030, 0.050, 0.075, 0.100)
 
 def slo_verdicts(model: Model, hardware: Hardware, budget: Budget, context, precision: Precision = Precision(),
                  assumptions: Assumptions = Assumptions(), attn_hardware: Hardware | None = None,
-                 validated_only: bool = False, slos=SLOS_S, asked_rates: tuple | None = None) -> list[dict]:
+                 validated_only: bool = False, slos=SLOS_S, asked: tuple | None = None) -> list[dict]:
     """Per SLO (``slos`` and ``budget.slo_s``, ascending, each once): the SLO in ms, AFD / EP at the
     model's defaults (None where EP has no feasible deployment), both designs' feasibility, the
     :class:`~afdlib.decision.uncertainty.Verdict` (None where either design is infeasible at the defaults)
-    and whether it is the asked SLO (``asked``). ``asked_rates``: (EP, AFD) tokens/s per GPU at the
-    asked SLO where already searched (the other SLOs are searched alone)."""
+    whether it is the asked SLO (``asked``) and the communication jitter's tornado row of its verdict
+    (``jitter``, :mod:`afdlib.decision.jitter`, at that SLO's best deployments). ``asked``: ((EP, AFD)
+    tokens/s per GPU, (EP, AFD) best deployments) at the asked SLO where already searched (the other SLOs
+    are searched alone)."""
     s = np.array(sorted({float(x) for x in slos} | {float(budget.slo_s)}))
-    asked = s == float(budget.slo_s)
-    todo = s[~asked] if asked_rates is not None else s
-    e, a = np.zeros(s.size), np.zeros(s.size)
+    here = s == float(budget.slo_s)
+    todo = s[~here] if asked is not None else s
+    e, a, bests = np.zeros(s.size), np.zeros(s.size), [None] * s.size
     if todo.size:
         ep, afd = compare(model, hardware, replace(budget, slo_s=todo[:, None]), context, precision, assumptions,
                           attn_hardware, cell_shape=todo.shape, validated_only=validated_only)
-        where = ~asked if asked_rates is not None else np.ones(s.size, dtype=bool)
+        where = np.flatnonzero(~here if asked is not None else np.ones(s.size, dtype=bool))
         e[where], a[where] = (np.asarray(x.tokens_per_s_per_gpu, dtype=float).ravel() for x in (ep, afd))
-    if asked_rates is not None:
-        e[asked], a[asked] = asked_rates
+        for k, i in enumerate(where):
+            bests[i] = (ep.at(k).deployment, afd.at(k).deployment)
+    if asked is not None:
+        (e[here], a[here]), bests[int(np.flatnonzero(here)[0])] = asked
     both = np.flatnonzero((e > 0) & (a > 0))
     verdicts = {}
     if both.size:
         log_r, w, sd = quadrature(model, hardware, replace(budget, slo_s=s[both].reshape(-1, 1, 1)), context,
                                   precision, assumptions, attn_hardware, validated_only, cells=(both.size,))
-        verdicts = {int(i): Verdict(*mixture(log_r[j], w, sd[j])) for j, i in enumerate(both)}
+        for j, i in enumerate(both):
+            b = replace(budget, slo_s=float(s[i]))
+            shift, var, row = term(model, *bests[i], context, b, precision, assumptions, float(a[i] / e[i]))
+            verdicts[int(i)] = (Verdict.of(log_r[j], w, sd[j]).with_term(shift, var), row)
     return [{"slo_ms": float(x * 1e3), "ratio": float(a[i] / e[i]) if e[i] > 0 else None,
-             "ep_feasible": bool(e[i] > 0), "afd_feasible": bool(a[i] > 0), "verdict": verdicts.get(i),
-             "asked": bool(x == float(budget.slo_s))} for i, x in enumerate(s)]
+             "ep_feasible": bool(e[i] > 0), "afd_feasible": bool(a[i] > 0), "verdict": verdicts.get(i, (None,))[0],
+             "jitter": verdicts.get(i, (None, None))[1], "asked": bool(x == float(budget.slo_s))} for i, x in enumerate(s)]
 
 
 def axis_reason(rows: list[dict], recommendation: str, decided: bool) -> str:

@@ -12,7 +12,9 @@ import numpy as np
 
 from afdlib.evaluator.kernels import architecture as kernel_architecture
 from afdlib.decode.step import Assumptions
-from afdlib.decision.uncertainty import Verdict, mixture, quadrature, verdict
+from afdlib.decision.uncertainty import Verdict, quadrature
+from afdlib.decision.jitter import with_jitter
+from afdlib.decision.verdict import verdict
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
 STACKED = ("flops", "hbm_bytes_per_s", "hbm_bytes", "scale_up_bytes_per_s", "scale_out_bytes_per_s", "bf16_flops",
@@ -46,12 +48,18 @@ def stacked(devices: list[Hardware], trailing: int = 0) -> Hardware:
 
 
 def verdicts(model: Model, devices: list[Hardware], budget: Budget, context, precision: Precision = Precision(),
-             assumptions: Assumptions = Assumptions(), validated_only: bool = False) -> list[Verdict]:
-    """:func:`afdlib.decision.uncertainty.verdict` (without the tornado) on each of ``devices``, all of one
+             assumptions: Assumptions = Assumptions(), validated_only: bool = False, bests: list | None = None
+             ) -> list[Verdict]:
+    """:func:`afdlib.decision.verdict.verdict` (without the tornado) on each of ``devices``, all of one
     :func:`structure`: their quadratures searched as leading cells of one call, with the results of each
-    alone."""
+    alone; ``bests``: per device (EP's, AFD's) best deployment at the defaults, whose communication jitter
+    each verdict takes (:func:`afdlib.decision.jitter.with_jitter`; None: searched per device)."""
     if len(devices) == 1:
-        return [verdict(model, devices[0], budget, context, precision, assumptions, None, validated_only, False)]
+        return [verdict(model, devices[0], budget, context, precision, assumptions, None, validated_only, False,
+                        bests=None if bests is None else bests[0])]
     log_r, weights, sd = quadrature(model, stacked(devices, trailing=1), budget, context, precision, assumptions,
                                     validated_only=validated_only, cells=(len(devices),))
-    return [Verdict(*mixture(log_r[c], weights, sd[c])) for c in range(len(devices))]
+    if bests is None:
+        return [verdict(model, d, budget, context, precision, assumptions, None, validated_only, False) for d in devices]
+    return [with_jitter(Verdict.of(log_r[c], weights, sd[c]), model, bests[c], context, budget, precision, assumptions)
+            for c in range(len(devices))]

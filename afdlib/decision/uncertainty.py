@@ -37,6 +37,10 @@ routing skew                 first order         uniform power 0..1 of the skew 
                                                  (:func:`afdlib.routing.balance.fitted_skew`); 0 is the
                                                  default, uniform routing over a perfect placement; not
                                                  varied where measured loads are given (``--counts``)
+communication jitter         first order         uniform per-call CV of every communication stage, 0 to
+                             (:mod:`~afdlib.     the wider of xDeepServe's published dispatch and combine
+                             decision.jitter`)   spreads; each design's best deployment at the defaults
+                                                 simulated (the pipeline simulator, one schedule)
 AFD / EP composition         analytic            lognormal factor on the ratio; sigma the rms log error of
                                                  the predicted AFD / EP over the published head-to-heads
                                                  (:func:`afdlib.decision.head_to_head.ratio_error`), at its
@@ -88,7 +92,7 @@ default sits on a local peak of the ratio that every assumption's points fall be
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from statistics import NormalDist
 
@@ -224,8 +228,8 @@ def assumption_words() -> str:
               .replace("usable HBM", "the usable HBM share").replace("gap per step", "the gap per step")
               .replace("fixed cost per kernel", "the fixed cost per kernel").replace("routing skew", "the routing skew")
               for n in SHARED + FIRST_ORDER]
-    return (", ".join(shared[:-1]) + f" and {shared[-1]} (each from its source, shared by both designs), and the "
-            "model's error in AFD / EP against published head-to-heads")
+    return (", ".join(shared[:-1]) + f" and {shared[-1]} (each from its source, shared by both designs), the "
+            "communication stages' per-call jitter, and the model's error in AFD / EP against published head-to-heads")
 
 
 def decisive_band() -> tuple[float, float]:
@@ -235,20 +239,6 @@ def decisive_band() -> tuple[float, float]:
     by = {x.name: x for x in uncertainties()}
     z = NormalDist().inv_cdf(1 - DECIDED) * float(by[NAMES[6]].scale)
     return float(np.exp(-z)), float(np.exp(z))
-
-
-def undecided_words(v: "Verdict", ratio: float) -> str:
-    """Why a verdict is undecided, in one computed sentence ("decided" where it is): the band of
-    :func:`decisive_band` and where the pair's ratio at the model's defaults sits."""
-    if v.decided:
-        return "decided"
-    lo, hi = decisive_band()
-    a, b = v.ratio_interval
-    over = (f", and {a:.2f} to {b:.2f} (10th to 90th percentile) over all of them" if np.isfinite([a, b]).all()
-            else "")
-    return (f"undecided because the model's error in AFD / EP against published head-to-heads alone "
-            f"({ratio_spread_words()}) decides a pair only where AFD / EP lies below {lo:.2f} or above {hi:.2f} "
-            f"with every shared assumption known; here it is {ratio:.2f} at the model's defaults{over}")
 
 
 _COMPUTE = ("flops", "bf16_flops", "fp4_flops", "hbm_bytes_per_s")
@@ -318,6 +308,19 @@ class Verdict:
     ratio_interval: tuple[float, float]
     ratio_median: float
     tornado: tuple[dict, ...] = ()
+    parts: tuple = field(default=(), compare=False, repr=False)   # the mixture's (log ratios, weights, spreads)
+
+    @classmethod
+    def of(cls, log_r, weights, sd, tornado: tuple = ()) -> "Verdict":
+        """The verdict of a quadrature's settings (:func:`mixture`), keeping them for :meth:`with_term`."""
+        return cls(*mixture(log_r, weights, sd), tornado, (log_r, weights, sd))
+
+    def with_term(self, shift: float, var: float, row: dict | None = None) -> "Verdict":
+        """The verdict with one more first-order assumption: every setting's log ratio moved by ``shift``
+        and its variance grown by ``var`` (:func:`first_order`); ``row`` its tornado row, if any."""
+        log_r, w, sd = self.parts
+        rows = tuple(sorted(self.tornado + ((row,) if row and self.tornado else ()), key=lambda x: -x["width"]))
+        return Verdict.of(log_r + shift, w, np.sqrt(np.asarray(sd) ** 2 + var), rows)
 
     @property
     def decided(self) -> bool:
@@ -409,41 +412,3 @@ def quadrature(model: Model, hardware: Hardware, budget: Budget, context, precis
         sd.append(np.broadcast_to(np.sqrt(s2 + var)[..., None], log_r[-1].shape))
         weights.append(w_cn * w_g)
     return np.concatenate(log_r, axis=-1), np.concatenate(weights), np.concatenate(sd, axis=-1)
-
-
-def verdict(model: Model, hardware: Hardware, budget: Budget, context, precision: Precision = Precision(),
-            assumptions: Assumptions = Assumptions(), attn_hardware: Hardware | None = None,
-            validated_only: bool = False, tornado: bool = True, ep_hardware: Hardware | None = None) -> Verdict:
-    """P(AFD better), the ratio's interval and (``tornado``) the tornado rows for one pair, the
-    searches re-run at every quadrature setting of the shared assumptions (:func:`quadrature`).
-    ``ep_hardware``: EP's device where it differs from AFD's pools' (a what-if)."""
-    log_r, weights, sd = quadrature(model, hardware, budget, context, precision, assumptions, attn_hardware,
-                                    validated_only, ep_hardware)
-    p, interval, median = mixture(log_r, weights, sd)
-    rows = tornado_rows(model, hardware, attn_hardware, budget, context, precision, assumptions, validated_only,
-                    ep_hardware) if tornado else ()
-    return Verdict(p, interval, median, rows)
-
-
-def tornado_rows(model, hardware, attn_hardware, budget, context, precision, assumptions, validated_only,
-             ep_hardware=None) -> tuple[dict, ...]:
-    """Per assumption the ratio at its outer nodes, every other at its default (1; none of the
-    ``usable HBM`` and ``routing skew`` shares), widest first: one search of every end as a cell
-    (the gap's with the budget's gap scaled per cell, the last two)."""
-    u = {x.name: x for x in uncertainties()}
-    names = (NAMES[0], NAMES[1], *FIRST_ORDER, NAMES[2])
-    k = 1 + 2 * len(names)
-    values = {name: np.full(k, 0.0 if u[name].kind == "uniform" and name != NAMES[2] else 1.0) for name in names}
-    for j, name in enumerate(names):
-        values[name][1 + 2 * j: 3 + 2 * j] = u[name].ends()
-    r = setting_ratios(model, hardware, attn_hardware, budget, context, precision, assumptions,
-                       values[NAMES[0]], values[NAMES[1]], validated_only, ep_hardware, values[NAMES[3]],
-                       values[NAMES[4]], values[NAMES[5]], values[NAMES[2]])
-    nominal = float(r[0])
-    ends = {name: (r[1 + 2 * j], r[2 + 2 * j]) for j, name in enumerate(names)}
-    lo, hi = u[NAMES[6]].ends()                     # the ratio's own error, a factor on AFD / EP
-    ends[NAMES[6]] = (nominal * lo, nominal * hi)
-    rows = [{"assumption": name, "low": float(a), "high": float(b), "nominal": nominal,
-             "width": float(abs(b - a)), "at": u[name].percentiles(), "source": u[name].source}
-            for name, (a, b) in ends.items()]
-    return tuple(sorted(rows, key=lambda x: -x["width"]))

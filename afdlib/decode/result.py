@@ -84,6 +84,7 @@ class Step:
     afd: AFDPipeline | None = None
     hidden_share: np.ndarray | None = None
     t_dispatch: np.ndarray | None = None   # EP: the dispatch part of t_comm (same unit); AFD: None (one lane)
+    sbo_parts: tuple | None = None         # EP with single-batch overlap: (shared, up, down) of t_ffn, seconds
     bounds: Callable[[], tuple] | None = field(default=None, repr=False)   # () -> (attention, FFN, comm)
 
     @cached_property

@@ -344,9 +344,9 @@ def ep_step(model: Model, hardware: Hardware, ep_size: ArrayLike, requests: Arra
         t_d, t_cb = _dispatch_share((t_comm, comm), precision)
         total, hidden = ep_moe_time(t_att, t_d, t_ffn, t_cb, m, mode, n_layers, a.ep_overlap,
                                     a.single_batch_overlap, parts)
-        return total, m * t_att, m * t_ffn, m * t_comm, b_att, b_ffn, b_comm, sigma, hidden, m * t_d
+        return total, m * t_att, m * t_ffn, m * t_comm, b_att, b_ffn, b_comm, sigma, hidden, m * t_d, parts
 
-    moe, t_att, t_ffn, t_comm, b_att, b_ffn, b_comm, sigma, hidden, t_disp = moe_layers(q, model.moe_layers)
+    moe, t_att, t_ffn, t_comm, b_att, b_ffn, b_comm, sigma, hidden, t_disp, parts = moe_layers(q, model.moe_layers)
     layer = moe / max(model.moe_layers, 1)
     dense, head, mtp = _rest_of_step(model, precision, hardware, a, req, context, q, m, lambda x: moe_layers(x, 1))
     step = moe + model.dense_layers * dense + head + mtp + budget.t_gap_s
@@ -360,7 +360,7 @@ def ep_step(model: Model, hardware: Hardware, ep_size: ArrayLike, requests: Arra
     return Step("ep", *arrays, dense_layer_s=dense, lm_head_s=head, mtp_s=mtp, t_gap_s=budget.t_gap_s,
                 tokens_per_request=q, micro_batches=m, memory=(PoolMemory("GPU", weights, capacity),),
                 hidden_share=np.broadcast_to(hidden, np.shape(step)),
-                t_dispatch=np.broadcast_to(t_disp, np.shape(step)),
+                t_dispatch=np.broadcast_to(t_disp, np.shape(step)), sbo_parts=parts,
                 bounds=lambda: (b_att.bound, b_ffn.bound, b_comm.bound))
 
 

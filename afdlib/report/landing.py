@@ -6,7 +6,7 @@
   times the device's own bandwidth), each edge interpolated as that function does (linear ratio against
   log bandwidth).
 * :func:`p_afd_over_bandwidth` / :func:`probability_thresholds`: P(AFD better)
-  (:func:`afdlib.decision.uncertainty.verdict`) along the same axis, the shared assumptions' quadrature
+  (:func:`afdlib.decision.verdict.verdict`) along the same axis, the shared assumptions' quadrature
   settings and the bandwidths searched as the cells of one vectorised call per gap setting, and the
   bandwidths at which it crosses the decision levels.
 * :func:`departures`: the rows of the departures table, each with a status computed from the readings
@@ -21,9 +21,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from afdlib.decision.advise import FLIP_FACTORS, break_even_scale_out
+from afdlib.decode.search import compare
 from afdlib.decode.step import Assumptions
 from afdlib.decision.sweetspot import with_network
-from afdlib.decision.uncertainty import DECIDED, Verdict, mixture, quadrature, undecided_words
+from afdlib.decision.decision import undecided_words
+from afdlib.decision.jitter import with_jitter
+from afdlib.decision.uncertainty import DECIDED, Verdict, quadrature
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
 
@@ -130,13 +133,19 @@ def bandwidth_windows(models: list[Model], devices: list[Hardware], budget: Budg
 
 def p_afd_over_bandwidth(model: Model, hardware: Hardware, budget: Budget, context: float, bandwidths,
                          precision: Precision = Precision(), assumptions: Assumptions = Assumptions()) -> np.ndarray:
-    """P(AFD better) of :func:`afdlib.decision.uncertainty.verdict` for the device with its network at
+    """P(AFD better) of :func:`afdlib.decision.verdict.verdict` for the device with its network at
     each of ``bandwidths`` (:func:`afdlib.decision.sweetspot.with_network`): the bandwidths x the
-    kernel and network quadrature nodes are the cells of one search per gap setting."""
+    kernel and network quadrature nodes are the cells of one search, and each bandwidth's verdict takes
+    the communication jitter of its own best deployments (:func:`afdlib.decision.jitter.with_jitter`)."""
     bw = np.asarray(bandwidths, dtype=float)
     log_r, w, sd = quadrature(model, with_network(hardware, bw[:, None]), budget, context, precision,
                               assumptions, cells=bw.shape)
-    return np.array([mixture(row, w, s)[0] for row, s in zip(log_r, sd)])
+    ep, afd = compare(model, with_network(hardware, bw), budget, context, precision, assumptions, cell_shape=bw.shape)
+    bests = [tuple(b.at(k).on(with_network(hardware, float(bw[k]))).deployment for b in (ep, afd))
+             if float(ep.at(k).tokens_per_s_per_gpu) > 0 and float(afd.at(k).tokens_per_s_per_gpu) > 0 else None
+             for k in range(bw.size)]
+    return np.array([with_jitter(Verdict.of(log_r[k], w, sd[k]), model, bests[k], context, budget, precision,
+                                 assumptions).p_afd for k in range(bw.size)])
 
 
 @dataclass(frozen=True)

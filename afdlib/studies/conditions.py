@@ -17,7 +17,7 @@ on the same footing at every point (same device, SLO, kernels and schedule):
 Every point is read twice: under the schedule (each design hides what its max-plus schedule gives it)
 and with the overlap override at 1 for both (the paper's idealisation, equal overlap). The AFD search is
 extended where its best deployment sits on the bound (:func:`afdlib.decision.sweetspot.best_afd_open`),
-and the endpoints get P(AFD better) (:func:`afdlib.decision.uncertainty.verdict`).
+and the endpoints get P(AFD better) (:func:`afdlib.decision.verdict.verdict`).
 """
 from __future__ import annotations
 
@@ -28,7 +28,8 @@ import numpy as np
 from afdlib.decode.search import best_ep
 from afdlib.decode.step import Assumptions
 from afdlib.decision.sweetspot import best_afd_open, family, routed_parameters, shape_value, with_network
-from afdlib.decision.uncertainty import DECIDED, verdict
+from afdlib.decision.uncertainty import DECIDED
+from afdlib.decision.verdict import verdict
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
 EQUAL = Assumptions(ep_overlap=1.0, afd_overlap=1.0)

@@ -21,7 +21,8 @@ import numpy as np
 
 from afdlib.decision.advise import advice_table
 from afdlib.decode.step import Assumptions, afd_step
-from afdlib.decision.uncertainty import DECIDED, verdict
+from afdlib.decision.uncertainty import DECIDED
+from afdlib.decision.verdict import verdict
 from afdlib.errors import AfdError
 from afdlib.evaluator.attention import core_bytes_per_request, kv_cache_bytes, state_bytes_per_request
 from afdlib.inputs import layers
@@ -146,7 +147,7 @@ def hybrid_study(models: list[Model], hardware: list[Hardware], budget: Budget, 
                  precision: Precision = Precision(), assumptions: Assumptions = Assumptions(),
                  verdict_hardware: tuple[str, ...] = ()) -> HybridStudy:
     """Both readings of every model on every device at ``context`` (module docstring); P(AFD better)
-    (:func:`afdlib.decision.uncertainty.verdict`, about half a second a pair) on the devices whose slugs
+    (:func:`afdlib.decision.verdict.verdict`, about half a second a pair) on the devices whose slugs
     ``verdict_hardware`` names, else NaN."""
     unknown = sorted(set(verdict_hardware) - {h.slug for h in hardware})
     if unknown:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from afdlib.decision.uncertainty import verdict
+from afdlib.decision.verdict import verdict
 from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.sweep.evaluate import hardware_with, model_with, settings
 from afdlib.sweep.grid import dataset
@@ -150,7 +150,7 @@ class Surface:
                               else "EP more than AFD" if gain["ep"] > gain["afd"] else "AFD at least as much as EP")}
 
     def p_afd(self, width: float, sparsity: float, gb_per_s: float) -> float:
-        """P(AFD better) (:func:`afdlib.decision.uncertainty.verdict`) of the family member at ``width``
+        """P(AFD better) (:func:`afdlib.decision.verdict.verdict`) of the family member at ``width``
         and ``sparsity`` on the spec's device at ``gb_per_s`` along the surface's bandwidth axis, at the spec's
         fixed settings: how far a lead on the surface is from decided."""
         values = {**self.spec["fixed"], "expert_width": width, "sparsity": sparsity, self.axis: gb_per_s}

@@ -146,7 +146,7 @@ def _advice_mark(cells: pd.DataFrame, model: str, hardware: str) -> str:
 
 def tornado_figure(rows: list[dict], title: str):
     """The AFD / EP ratio with one uncertain assumption at a time at its two outer quadrature nodes
-    (:func:`afdlib.decision.uncertainty.verdict`'s tornado rows), widest first, around the ratio at
+    (:func:`afdlib.decision.verdict.verdict`'s tornado rows), widest first, around the ratio at
     the model's defaults (the vertical line)."""
     fig, ax = plt.subplots(figsize=(6.4, 0.45 * len(rows) + 1.3))
     y = np.arange(len(rows))

@@ -1,0 +1,48 @@
+"""Communication jitter as an uncertain assumption of the verdict (afdlib.decision.jitter)."""
+import numpy as np
+import pytest
+
+from afdlib.decision.jitter import call_cvs, cv_high, losses, term, with_jitter
+from afdlib.decision.uncertainty import Verdict
+from afdlib.decode.deployment import AFDDeployment, EPDeployment
+from afdlib.inputs.specs import Budget, Precision
+from afdlib.decode.step import Assumptions
+
+BUDGET = Budget(slo_s=0.05, l_accept=1.0, t_gap_s=0.003)
+
+
+def test_call_cvs_by_hand():
+    # xDeepServe per call: dispatch mean 234 us, min 185; combine mean 312, min 165 (data/jitter.yaml):
+    # an exponential tail above the floor has sd = mean - min: 49 / 234 = 0.209, 147 / 312 = 0.471
+    assert call_cvs() == pytest.approx({"dispatch": 49 / 234, "combine": 147 / 312})
+    assert cv_high() == pytest.approx(147 / 312)
+
+
+def test_a_pipeline_loses_to_jitter_a_serial_step_barely(ds, h800):
+    # mean-one factors on a serial chain leave the mean step as it is (only the overlap's max loses);
+    # AFD's three-stage pipeline waits on the slowest transfer of each turn where the transfer sets the
+    # pace (6A3F at 186 per attention GPU, DeepSeek-V3's best on H800: t_c near t_f): it loses more as
+    # the CV grows (a pool with slack, 4A2F at 128, loses nothing: the transfer never sets the pace there)
+    ep = EPDeployment(h800, 64, 0, 1, "low-latency", 64)
+    afd = AFDDeployment.of(h800, 6, 3, micro_batches=3, requests=186)
+    lep = losses(ds, ep, 4096, BUDGET, Precision(), Assumptions(), [0.1, 0.4])
+    lafd = losses(ds, afd, 4096, BUDGET, Precision(), Assumptions(), [0.1, 0.4])
+    assert np.all(np.abs(lep) < 0.005) and lafd[0] < lafd[1] and 0.01 < lafd[1] < 0.2
+    slack = losses(ds, AFDDeployment.of(h800, 4, 2, micro_batches=3, requests=128), 4096, BUDGET, Precision(),
+                   Assumptions(), [0.4])
+    assert abs(slack[0]) < 1e-3
+    shift, var, row = term(ds, ep, afd, 4096, BUDGET, Precision(), Assumptions(), 1.0)
+    factor = (1 - lafd) / (1 - lep)
+    # the first-order rule on the uniform CV's two Legendre nodes (not 0.1 / 0.4: the row's own nodes)
+    assert shift < 0 and var > 0 and row["high"] < row["low"] <= 1.0 and row["assumption"] == "communication jitter"
+    assert factor[1] < factor[0] < 1
+
+
+def test_with_jitter_moves_the_mixture(ds, h800):
+    log_r, w, sd = np.log([1.2, 0.9]), np.array([0.5, 0.5]), np.array([0.1, 0.1])
+    v = Verdict.of(log_r, w, sd)
+    assert with_jitter(v, ds, None, 4096, BUDGET, Precision(), Assumptions()) is v     # one design infeasible
+    down = v.with_term(-0.2, 0.0)
+    # every setting's log ratio 0.2 lower: P(AFD better) falls, and the median by a factor exp(-0.2)
+    assert down.p_afd < v.p_afd and down.ratio_median == pytest.approx(v.ratio_median * np.exp(-0.2), rel=1e-3)
+    assert v.with_term(0.0, 0.0).p_afd == pytest.approx(v.p_afd)
