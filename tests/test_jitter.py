@@ -25,17 +25,18 @@ def test_a_pipeline_loses_to_jitter_a_serial_step_barely(ds, h800):
     # the CV grows (a pool with slack, 4A2F at 128, loses nothing: the transfer never sets the pace there)
     ep = EPDeployment(h800, 64, 0, 1, "low-latency", 64)
     afd = AFDDeployment.of(h800, 6, 3, micro_batches=3, requests=186)
-    lep = losses(ds, ep, 4096, BUDGET, Precision(), Assumptions(), [0.1, 0.4])
-    lafd = losses(ds, afd, 4096, BUDGET, Precision(), Assumptions(), [0.1, 0.4])
+    # at 0.2 and 0.8 of the published per-call CVs
+    lep = losses(ds, ep, 4096, BUDGET, Precision(), Assumptions(), [0.2, 0.8])
+    lafd = losses(ds, afd, 4096, BUDGET, Precision(), Assumptions(), [0.2, 0.8])
     assert np.all(np.abs(lep) < 0.005) and lafd[0] < lafd[1] and 0.01 < lafd[1] < 0.2
     slack = losses(ds, AFDDeployment.of(h800, 4, 2, micro_batches=3, requests=128), 4096, BUDGET, Precision(),
-                   Assumptions(), [0.4])
+                   Assumptions(), [0.8])
     assert abs(slack[0]) < 1e-3
     shift, var, row = term(ds, ep, afd, 4096, BUDGET, Precision(), Assumptions(), 1.0)
     factor = (1 - lafd) / (1 - lep)
-    # the first-order rule on the uniform CV's two Legendre nodes (not 0.1 / 0.4: the row's own nodes)
+    # the first-order rule on the uniform share's two Legendre nodes (0.21 and 0.79, the row's own)
     assert shift < 0 and var > 0 and row["high"] < row["low"] <= 1.0 and row["assumption"] == "communication jitter"
-    assert factor[1] < factor[0] < 1
+    assert factor[1] < factor[0] < 1 and row["losses"]["share"] == pytest.approx([0.5 - 0.5 / 3 ** 0.5, 0.5 + 0.5 / 3 ** 0.5])
 
 
 def test_with_jitter_moves_the_mixture(ds, h800):

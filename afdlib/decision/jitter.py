@@ -3,9 +3,11 @@ their all-to-all, from the pipeline simulator on the one schedule, as an uncerta
 
 The decode model's stage times are means; a published deployment's dispatch and combine vary from call
 to call (``data/jitter.yaml``: xDeepServe's per-call minima, means and maxima). The assumption: every
-communication stage of both designs (EP's dispatch and combine, AFD's transfer) drawn per call with a
-lognormal factor of mean 1 and a coefficient of variation uniform from 0 (the model's default) to
-:func:`cv_high`, the compute stages held. Each design's best deployment at the defaults is simulated
+dispatch and combine of both designs drawn per call with a lognormal factor of mean 1, at a share u of
+their published coefficients of variation (:func:`call_cvs`: dispatch 0.21, combine 0.47), u uniform from
+0 (the model's default) to 1, the compute stages held. AFD's one transfer stage carries a dispatch and a
+combine, independent draws: its CV is that of their sum, sqrt((p c_d)^2 + ((1 - p) c_c)^2) with p the
+dispatch's share of the wire bytes. Each design's best deployment at the defaults is simulated
 (:func:`afdlib.simulation.pipeline.simulate`, seeded) at the uniform share's two Gauss-Legendre nodes,
 and AFD / EP moves by (1 - AFD's throughput loss) / (1 - EP's): a first-order term of the verdict
 (:func:`afdlib.decision.uncertainty.first_order`), its shift of the mean log ratio and its variance.
@@ -40,30 +42,37 @@ def call_cvs() -> dict[str, float]:
 
 
 def uncertainty() -> Uncertainty:
-    """The assumption as the verdict's others are stated: a CV uniform from 0 to :func:`cv_high`."""
-    hi = max(call_cvs().values())
-    return Uncertainty(NAME, "uniform", 0.0, 0.0, hi, "every communication stage's per-call time, both designs",
-                       f"CV 0 to {hi:.2f}, the wider of xDeepServe's published per-call spreads of dispatch and "
-                       "combine (data/jitter.yaml)")
+    """The assumption as the verdict's others are stated: a share uniform from 0 to 1 of the published
+    per-call CVs (:func:`call_cvs`)."""
+    c = call_cvs()
+    return Uncertainty(NAME, "uniform", 0.0, 0.0, 1.0, "every dispatch's and combine's per-call time, both designs",
+                       f"0 to xDeepServe's published per-call spreads (CV {c['dispatch']:.2f} dispatch, "
+                       f"{c['combine']:.2f} combine; data/jitter.yaml), a share of the way")
 
 
 def cv_high() -> float:
-    return uncertainty().high
+    """The largest per-call CV the assumption reaches (combine's)."""
+    return max(call_cvs().values())
 
 
-def losses(model, deployment, context, budget, precision, assumptions, cvs, steps: int = STEPS) -> np.ndarray:
-    """Throughput loss of ``deployment`` (with its batch) at each CV of its communication stages."""
+def losses(model, deployment, context, budget, precision, assumptions, shares, steps: int = STEPS) -> np.ndarray:
+    """Throughput loss of ``deployment`` (with its batch) at each share of the per-call CVs."""
     step = decode_step(model, deployment, context, budget, precision, assumptions)
     st = stage_times_of(step, deployment.design, model.moe_layers)
+    c = call_cvs()
     if step.sbo_parts is not None:
-        return np.array([_sbo_loss(step, st, float(cv), steps) for cv in cvs])
+        return np.array([_sbo_loss(step, st, u * c["dispatch"], u * c["combine"], steps) for u in shares])
+    if deployment.design == "afd":
+        p = precision.bytes("dispatch") / precision.wire_bytes
+        jitters = [Jitter(cv_comm=float(u * np.hypot(p * c["dispatch"], (1 - p) * c["combine"]))) for u in shares]
+    else:
+        jitters = [Jitter(cv_dispatch=float(u * c["dispatch"]), cv_combine=float(u * c["combine"])) for u in shares]
     route = "afd" if deployment.design == "afd" else "ep-normal" if deployment.kernels == "normal" else "ep"
     return np.array([float(simulate(route, st["t_attn"], st["t_ffn"], st["t_comm"], st["micro_batches"],
-                                    st["n_layers"], steps, Jitter(cv_comm=float(cv)), 0, st["extra_s"]).throughput_loss)
-                     for cv in cvs])
+                                    st["n_layers"], steps, j, 0, st["extra_s"]).throughput_loss) for j in jitters])
 
 
-def _sbo_loss(step, st: dict, cv: float, steps: int, seed: int = 0) -> float:
+def _sbo_loss(step, st: dict, cv_dispatch: float, cv_combine: float, steps: int, seed: int = 0) -> float:
     """The loss of a single-batch-overlap step (route ``ep-sbo``): dispatch and combine drawn per call,
     the shared experts, up and down GEMMs beside them constant (the same seeded lognormal factors as
     :func:`afdlib.simulation.pipeline.simulate`)."""
@@ -71,9 +80,11 @@ def _sbo_loss(step, st: dict, cv: float, steps: int, seed: int = 0) -> float:
     times = (st["t_attn"], d, *(float(np.ravel(x)[0]) for x in step.sbo_parts), st["t_comm"] - d)
     route, rng = ROUTES["ep-sbo"], np.random.default_rng(seed)
 
+    cv = {"dispatch": cv_dispatch, "combine": cv_combine}
+
     def durations(k, layer, b):
-        stage = route[k][0]
-        return times[k] * lognormal_factors(cv, (steps,), rng) if stage in ("dispatch", "combine") and cv else times[k]
+        c = cv.get(route[k][0], 0.0)
+        return times[k] * lognormal_factors(c, (steps,), rng) if c else times[k]
     jittered = float(np.mean(run(route, durations, 1, st["n_layers"], (steps,)).makespan)) + st["extra_s"]
     const = float(run(route, lambda k, layer, b: times[k], 1, st["n_layers"]).makespan) + st["extra_s"]
     return 1.0 - const / jittered
@@ -84,14 +95,14 @@ def term(model, ep_deployment, afd_deployment, context, budget, precision, assum
     """(shift of the mean log ratio, its variance, the tornado row) of :data:`NAME` for the two best
     deployments (``nominal``: AFD / EP at the defaults, the tornado row's centre)."""
     u = uncertainty()
-    cvs = [u.low + x * (u.high - u.low) for x, _ in LEGENDRE]
-    ep = losses(model, ep_deployment, context, budget, precision, assumptions, cvs)
-    afd = losses(model, afd_deployment, context, budget, precision, assumptions, cvs)
+    shares = [u.low + x * (u.high - u.low) for x, _ in LEGENDRE]
+    ep = losses(model, ep_deployment, context, budget, precision, assumptions, shares)
+    afd = losses(model, afd_deployment, context, budget, precision, assumptions, shares)
     factor = (1 - afd) / (1 - ep)
     shift, var = first_order(1.0, [(factor[0], factor[-1])])
     row = {"assumption": NAME, "low": float(nominal * factor[0]), "high": float(nominal * factor[-1]),
            "nominal": float(nominal), "width": float(abs(nominal * (factor[-1] - factor[0]))), "at": u.percentiles(),
-           "source": u.source, "losses": {"ep": ep.tolist(), "afd": afd.tolist(), "cv": cvs}}
+           "source": u.source, "losses": {"ep": ep.tolist(), "afd": afd.tolist(), "share": [float(x) for x in shares]}}
     return float(shift), float(var), row
 
 

@@ -80,10 +80,14 @@ class Jitter:
     cv_comm: float = 0.0
     ffn_factors: np.ndarray | None = field(default=None, repr=False)
     distribution: str = "lognormal"
+    cv_dispatch: float | None = None    # EP's dispatch and combine stages where they differ (None: cv_comm)
+    cv_combine: float | None = None
 
     def __post_init__(self):
-        for name in ("cv_attn", "cv_ffn", "cv_comm"):
+        for name in ("cv_attn", "cv_ffn", "cv_comm", "cv_dispatch", "cv_combine"):
             v = getattr(self, name)
+            if v is None:
+                continue
             if not (np.isfinite(v) and 0 <= v <= 10):
                 raise AfdError(f"{name} must be in [0, 10], got {v}")
         if self.distribution not in DISTRIBUTIONS:
@@ -95,7 +99,8 @@ class Jitter:
 
     @property
     def none(self) -> bool:
-        return self.cv_attn == self.cv_ffn == self.cv_comm == 0 and self.ffn_factors is None
+        return (self.cv_attn == self.cv_ffn == self.cv_comm == 0 and not self.cv_dispatch and not self.cv_combine
+                and self.ffn_factors is None)
 
 
 def attention_cv(context_cv: ArrayLike, requests_per_microbatch: ArrayLike) -> np.ndarray:
@@ -200,8 +205,9 @@ def simulate(design: str, t_attn: ArrayLike, t_ffn: ArrayLike, t_comm: ArrayLike
         f = np.asarray(jitter.ffn_factors, dtype=float)
         f = np.atleast_2d(f)
         ffn_pool = (f / f.mean(axis=1, keepdims=True)).ravel()
-    cv = {"attention": jitter.cv_attn, "ffn": jitter.cv_ffn, "comm": jitter.cv_comm, "dispatch": jitter.cv_comm,
-          "combine": jitter.cv_comm}
+    cv = {"attention": jitter.cv_attn, "ffn": jitter.cv_ffn, "comm": jitter.cv_comm,
+          "dispatch": jitter.cv_comm if jitter.cv_dispatch is None else jitter.cv_dispatch,
+          "combine": jitter.cv_comm if jitter.cv_combine is None else jitter.cv_combine}
     total, busy_a, busy_f, makespans = 0.0, 0.0, 0.0, []
     done = 0
     while done < steps:
