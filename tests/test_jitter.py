@@ -47,3 +47,13 @@ def test_with_jitter_moves_the_mixture(ds, h800):
     # every setting's log ratio 0.2 lower: P(AFD better) falls, and the median by a factor exp(-0.2)
     assert down.p_afd < v.p_afd and down.ratio_median == pytest.approx(v.ratio_median * np.exp(-0.2), rel=1e-3)
     assert v.with_term(0.0, 0.0).p_afd == pytest.approx(v.p_afd)
+
+
+def test_a_cv_per_setting_is_each_cv_alone():
+    # the simulator takes one CV per setting: the same losses as one CV at a time, up to the draws
+    # (the settings share one random stream, so not bit for bit), and no jitter at a zero CV
+    from afdlib.simulation.pipeline import Jitter, simulate
+    both = simulate("afd", 1.0, 1.0, 1.0, 3, 20, 3000, Jitter(cv_comm=np.array([0.0, 0.3])), 0, np.zeros(2))
+    alone = simulate("afd", 1.0, 1.0, 1.0, 3, 20, 3000, Jitter(cv_comm=0.3), 0)
+    assert both.throughput_loss[0] == 0.0
+    assert both.throughput_loss[1] == pytest.approx(float(alone.throughput_loss), abs=0.01)

@@ -59,20 +59,20 @@ def losses(model, deployment, context, budget, precision, assumptions, shares, s
     """Throughput loss of ``deployment`` (with its batch) at each share of the per-call CVs."""
     step = decode_step(model, deployment, context, budget, precision, assumptions)
     st = stage_times_of(step, deployment.design, model.moe_layers)
-    c = call_cvs()
+    c, u = call_cvs(), np.asarray(shares, dtype=float)     # the shares as settings of one simulation
     if step.sbo_parts is not None:
-        return np.array([_sbo_loss(step, st, u * c["dispatch"], u * c["combine"], steps) for u in shares])
+        return _sbo_loss(step, st, u * c["dispatch"], u * c["combine"], steps)
     if deployment.design == "afd":
         p = precision.bytes("dispatch") / precision.wire_bytes
-        jitters = [Jitter(cv_comm=float(u * np.hypot(p * c["dispatch"], (1 - p) * c["combine"]))) for u in shares]
+        jitter = Jitter(cv_comm=u * np.hypot(p * c["dispatch"], (1 - p) * c["combine"]))
     else:
-        jitters = [Jitter(cv_dispatch=float(u * c["dispatch"]), cv_combine=float(u * c["combine"])) for u in shares]
+        jitter = Jitter(cv_dispatch=u * c["dispatch"], cv_combine=u * c["combine"])
     route = "afd" if deployment.design == "afd" else "ep-normal" if deployment.kernels == "normal" else "ep"
-    return np.array([float(simulate(route, st["t_attn"], st["t_ffn"], st["t_comm"], st["micro_batches"],
-                                    st["n_layers"], steps, j, 0, st["extra_s"]).throughput_loss) for j in jitters])
+    return np.asarray(simulate(route, st["t_attn"], st["t_ffn"], st["t_comm"], st["micro_batches"], st["n_layers"],
+                               steps, jitter, 0, np.full(u.shape, st["extra_s"])).throughput_loss, dtype=float)
 
 
-def _sbo_loss(step, st: dict, cv_dispatch: float, cv_combine: float, steps: int, seed: int = 0) -> float:
+def _sbo_loss(step, st: dict, cv_dispatch: np.ndarray, cv_combine: np.ndarray, steps: int, seed: int = 0) -> np.ndarray:
     """The loss of a single-batch-overlap step (route ``ep-sbo``): dispatch and combine drawn per call,
     the shared experts, up and down GEMMs beside them constant (the same seeded lognormal factors as
     :func:`afdlib.simulation.pipeline.simulate`)."""
@@ -81,11 +81,12 @@ def _sbo_loss(step, st: dict, cv_dispatch: float, cv_combine: float, steps: int,
     route, rng = ROUTES["ep-sbo"], np.random.default_rng(seed)
 
     cv = {"dispatch": cv_dispatch, "combine": cv_combine}
+    size = (steps,) + np.shape(cv_dispatch)
 
     def durations(k, layer, b):
         c = cv.get(route[k][0], 0.0)
-        return times[k] * lognormal_factors(c, (steps,), rng) if c else times[k]
-    jittered = float(np.mean(run(route, durations, 1, st["n_layers"], (steps,)).makespan)) + st["extra_s"]
+        return times[k] * lognormal_factors(c, size, rng) if np.any(c) else times[k]
+    jittered = run(route, durations, 1, st["n_layers"], size).makespan.mean(axis=0) + st["extra_s"]
     const = float(run(route, lambda k, layer, b: times[k], 1, st["n_layers"]).makespan) + st["extra_s"]
     return 1.0 - const / jittered
 

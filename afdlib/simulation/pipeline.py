@@ -47,20 +47,27 @@ def check_draws(steps: int, n_layers: int, n_microbatches: int, settings: int = 
 
 # ----------------------------------------------------------------------------- jitter
 
-def lognormal_factors(cv: float, size, rng: np.random.Generator) -> np.ndarray:
-    """Random factors of mean 1 and coefficient of variation ``cv`` (lognormal; 1 where cv = 0)."""
-    if cv == 0:
+def lognormal_factors(cv: ArrayLike, size, rng: np.random.Generator) -> np.ndarray:
+    """Random factors of mean 1 and coefficient of variation ``cv`` (lognormal; 1 where cv = 0; an
+    array broadcasting with ``size`` gives each setting its own)."""
+    cv = np.asarray(cv, dtype=float)
+    if not np.any(cv):
         return np.ones(size)
     s2 = np.log1p(cv * cv)
     return np.exp(rng.standard_normal(size) * np.sqrt(s2) - s2 / 2)
 
 
-def gamma_factors(cv: float, size, rng: np.random.Generator) -> np.ndarray:
-    """Random factors of mean 1 and coefficient of variation ``cv`` (gamma; cv = 1: exponential)."""
-    if cv == 0:
+def gamma_factors(cv: ArrayLike, size, rng: np.random.Generator) -> np.ndarray:
+    """Random factors of mean 1 and coefficient of variation ``cv`` (gamma; cv = 1: exponential; 1
+    where cv = 0; an array broadcasting with ``size`` gives each setting its own)."""
+    cv = np.asarray(cv, dtype=float)
+    if not np.any(cv):
         return np.ones(size)
-    k = 1.0 / (cv * cv)
-    return rng.gamma(k, 1.0 / k, size)
+    if cv.ndim == 0:
+        k = 1.0 / (cv * cv)
+        return rng.gamma(k, 1.0 / k, size)
+    k = 1.0 / np.where(cv > 0, cv * cv, 1.0)
+    return np.where(cv > 0, rng.gamma(np.broadcast_to(k, size), 1.0 / np.broadcast_to(k, size)), 1.0)
 
 
 DISTRIBUTIONS = {"lognormal": lognormal_factors, "gamma": gamma_factors}
@@ -88,7 +95,8 @@ class Jitter:
             v = getattr(self, name)
             if v is None:
                 continue
-            if not (np.isfinite(v) and 0 <= v <= 10):
+            v = np.asarray(v, dtype=float)         # a number, or one per setting of the simulation
+            if not (np.all(np.isfinite(v)) and np.all((v >= 0) & (v <= 10))):
                 raise AfdError(f"{name} must be in [0, 10], got {v}")
         if self.distribution not in DISTRIBUTIONS:
             raise AfdError(f"unknown distribution '{self.distribution}'; valid: {', '.join(DISTRIBUTIONS)}")
@@ -99,8 +107,8 @@ class Jitter:
 
     @property
     def none(self) -> bool:
-        return (self.cv_attn == self.cv_ffn == self.cv_comm == 0 and not self.cv_dispatch and not self.cv_combine
-                and self.ffn_factors is None)
+        return (not any(np.any(getattr(self, n)) for n in ("cv_attn", "cv_ffn", "cv_comm", "cv_dispatch", "cv_combine")
+                        if getattr(self, n) is not None) and self.ffn_factors is None)
 
 
 def attention_cv(context_cv: ArrayLike, requests_per_microbatch: ArrayLike) -> np.ndarray:
@@ -216,7 +224,7 @@ def simulate(design: str, t_attn: ArrayLike, t_ffn: ArrayLike, t_comm: ArrayLike
 
         def durations(k, layer, b, size=size):
             stage = route[k][0]
-            factor = draw(cv[stage], size, rng) if cv[stage] else 1.0
+            factor = draw(cv[stage], size, rng) if np.any(cv[stage]) else 1.0
             if stage == "ffn" and ffn_pool is not None:
                 factor = factor * ffn_pool[rng.integers(0, ffn_pool.size, size)]
             return times[stage] * factor
