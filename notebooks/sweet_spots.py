@@ -283,13 +283,13 @@ glue_all({
 
 # %% tags=["hide-input"]
 devices = [load_hardware(h, profile=hw_profile) for h in dict.fromkeys((ordinary, "h20", "b200"))]   # each once
-curves = bandwidth_curves(ref, devices, budget, context, 2 * map_size)
+curves = bandwidth_curves(ref, devices, budget, context)
 fig = ratio_bandwidth_figure({c.name: (c.bandwidth, c.ratio) for c in curves},
                              {c.name: (c.own_bandwidth, c.own_ratio) for c in curves})
 glue_figure(fig, "sweet_spots_ratio_bandwidth", output_dir)
 n_cross = next(c.crossings.size for c in curves if c.slug == hw_o.slug)
-glue("cross_note", f"on the grid drawn the ratio crosses 1 {n_cross} times, so no single bandwidth separates the "
-     "designs" if n_cross > 1 else "on the grid drawn this is the only crossing", display=False)
+glue("cross_note", f"on that grid the ratio crosses 1 {n_cross} times, so no single bandwidth separates the "
+     "designs" if n_cross > 1 else "on that grid this is the only crossing", display=False)
 glue("crossings", "; ".join(f"{c.name}: " + (", ".join(f"{x / 1e9:.0f}" for x in c.crossings) + " GB/s"
                                               if c.crossings.size else "never") for c in curves), display=False)
 
@@ -299,7 +299,8 @@ glue("crossings", "; ".join(f"{c.name}: " + (", ".join(f"{x / 1e9:.0f}" for x in
 #
 # The decision as a threshold. {glue:text}`ref_name` on three 8-GPU devices, AFD / EP
 # ratio against the NIC bandwidth per GPU (stars: each device as it is). The ratio crosses 1 (the
-# answer flips) at: {glue:text}`crossings` (first grid point past each crossing). Several
+# answer flips) at: {glue:text}`crossings` (sustained, interpolated on the bandwidths `afd advise`
+# searches for its break-even, the same grid and rule as its threshold above). Several
 # crossings mean the ratio wanders around 1 over that range: there the designs are even within
 # the model's resolution, not alternately ahead. The threshold
 # moves with the device (its compute, memory and NVLink set how much network each design can use),

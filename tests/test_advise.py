@@ -5,7 +5,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from afdlib.decision.advise import advise, break_even_scale_out, parse_prices
+from afdlib.decision.advise import advise, parse_prices
+from afdlib.decision.threshold import break_even_scale_out
 from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.cli import main
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions, ep_step

@@ -273,7 +273,7 @@ def test_the_same_options_with_their_own_design_answer(capsys):
 # ----------------------------------------------------------------------------- non-finite numbers
 
 def test_a_flip_next_to_an_infeasible_ep_is_finite():
-    from afdlib.decision.advise import _flip
+    from afdlib.decision.threshold import _flip
     # EP infeasible (ratio inf) at the first bandwidth, behind AFD from the second: the answer turns there
     assert _flip(np.log([10.0, 20.0, 40.0]), np.array([np.inf, 0.5, 0.4])) == pytest.approx(np.log(20.0))
     assert _flip(np.array([0.0, 1.0, 2.0]), np.array([0.5, 2.0, np.inf])) == pytest.approx(1 / 3)

@@ -4,7 +4,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from afdlib.decision.advise import break_even_scale_out
+from afdlib.decision.threshold import break_even_scale_out
 from afdlib.decode.step import DECODE_T_GAP_S
 from afdlib.decision.sweetspot import with_network
 from afdlib.decision.verdict import verdict
@@ -132,7 +132,7 @@ def test_one_grid_for_the_break_even():
     """The landing page's windows and thresholds search the grid `afd advise` finds its break-even on
     (one home, so the two report the same crossing): 41 bandwidths from 1/16 to 64 x the device's,
     (64 x 16)^(1/40) = 1.1892 apart."""
-    from afdlib.decision.advise import FLIP_FACTORS
+    from afdlib.decision.threshold import FLIP_FACTORS
     from afdlib.report import landing
     assert landing.FACTORS is FLIP_FACTORS and FLIP_FACTORS.size == 41
     assert FLIP_FACTORS[1] / FLIP_FACTORS[0] == pytest.approx(1024 ** (1 / 40)) == pytest.approx(1.18921, abs=1e-5)

@@ -10,7 +10,7 @@ import pytest
 from afdlib.decode.step import DECODE_T_GAP_S
 from afdlib.decision.sweetspot import RatioMap
 from afdlib.studies.sweetspot_study import (
-    PropertyMaps, advice_summary, break_even_side, design_named, error_spread, grid_crossings, heterogeneous_design,
+    PropertyMaps, advice_summary, break_even_side, design_named, error_spread, heterogeneous_design,
     duplex_gain, heterogeneous_price_reading, heterogeneous_prices, median_ratio_between, overlap_readings, pools_named, pools_rows,
     property_maps, ratio_of, ratio_span,
     top_form, twins,
@@ -78,11 +78,16 @@ def test_break_even_side():
     assert break_even_side(9.0, np.array([1.5, 1.2, 1.1, 1.2]), grid) == "below"     # nothing searched above
 
 
-def test_grid_crossings_are_the_first_points_past_each_crossing():
-    bw = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
-    assert list(grid_crossings(bw, np.array([0.8, 1.2, 1.3, 0.9, np.nan]))) == [2.0, 4.0]
-    assert grid_crossings(bw, np.full(5, 0.9)).size == 0
-    assert list(grid_crossings(bw, np.array([1.0, 1.0, 1.01, 1.0, 1.0]))) == [3.0, 4.0]   # 1 itself is not above
+def test_every_crossing_is_interpolated_by_the_break_evens_rule():
+    from afdlib.decision.threshold import flips
+    x = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    # 0.8 -> 1.2 crosses halfway (1.5); 1.3 -> 0.9 at 3 + 0.3 / 0.4 = 3.75; nan counts as below, and a
+    # crossing into nan is not interpolated
+    got = flips(x, np.array([0.8, 1.2, 1.3, 0.9, np.nan]))
+    assert list(got) == pytest.approx([1.5, 3.75])
+    assert flips(x, np.full(5, 0.9)).size == 0
+    # an infinite ratio (EP infeasible) turns at the grid point on EP's feasible side
+    assert list(flips(x, np.array([0.5, 0.9, np.inf, np.inf, np.inf]))) == [2.0]
 
 
 def _map(axis, bandwidth, values, ratio, ep=None, afd=None):

@@ -23,20 +23,14 @@ from afdlib.analysis.hfu import dead_zone_floor, hfu_sweep
 from afdlib.analysis.intensity import regime
 from afdlib.decode.bounds import search_reasons
 from afdlib.decode.search import AFD_NODES, EP_NODE_MULTIPLES, compare
-from afdlib.decision.sweetspot import with_network
 from afdlib.decision.stacked import device_groups, stacked, verdicts
+from afdlib.decision.threshold import FLIP_FACTORS, break_even_scale_out
 from afdlib.decision.decision import costs, decision, tornado_reason, uncertainty_reason
 from afdlib.decision.slo_axis import axis_json, axis_reason, holds_words, slo_verdicts
 from afdlib.decision.uncertainty import Verdict
 from afdlib.decision.verdict import tornado_rows, verdict
 from afdlib.decode.validation import case_labels, form_label, validated_by, validated_forms
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
-
-FLIP_FACTORS = np.geomspace(1 / 16, 64, 41)
-"""Scale-out bandwidth multipliers searched for the break-even point (1/16x .. 64x, 41 a factor 1.19
-apart): the one grid of every break-even the book and the command report (the landing page's
-windows and thresholds search the same, :mod:`afdlib.report.landing`), so they agree."""
-
 
 @dataclass(frozen=True)
 class Advice:
@@ -229,44 +223,6 @@ def _search_doc(best) -> dict:
     """How far the search went on each axis (``searched``: AFD nodes per pool, EP GPUs and redundant
     experts) and the bounds its best still sits on, in words (``on_bound``; empty: none binds)."""
     return {"searched": {k: int(_f(v)) for k, v in best.searched.items()}, "on_bound": best.bound_words()}
-
-
-def _flip(values: np.ndarray, ratios: np.ndarray, near: float | None = None) -> float | None:
-    """Where ``ratios`` (over increasing ``values``) crosses 1, linearly interpolated (the crossing
-    nearest to ``near`` when there are several); None if it never does."""
-    above = ratios > 1
-    change = np.flatnonzero(above[1:] != above[:-1])
-    if change.size == 0:
-        return None
-    r0, r1 = ratios[change], ratios[change + 1]
-    with np.errstate(invalid="ignore"):
-        x = values[change] + (1 - r0) * (values[change + 1] - values[change]) / (r1 - r0)
-    # an infinite ratio (EP has no feasible deployment there) cannot be interpolated: the answer
-    # turns where EP becomes feasible, taken at the grid value on EP's feasible side
-    x = np.where(np.isinf(r0), values[change + 1], np.where(np.isinf(r1), values[change], x))
-    return float(x[np.argmin(np.abs(x - near))] if near is not None else x[0])
-
-
-def break_even_scale_out(model, hardware, budget, context, precision, assumptions, attn_hardware=None,
-                         factors: np.ndarray = FLIP_FACTORS, validated_only: bool = False
-                         ) -> tuple[float | None, np.ndarray]:
-    """Scale-out bandwidth (bytes/s per GPU) at which AFD and EP give the same throughput per GPU,
-    searched over ``factors`` x the device's (both pools scaled alike); and the ratio at each factor.
-    On a Superpod-class device the whole fabric is scaled (scale-up in proportion, and the
-    inter-domain network), since its traffic rides the fabric."""
-    bw = hardware.scale_out_bytes_per_s * factors
-    hw, attn = (None if x is None else _scaled_network(x, factors) for x in (hardware, attn_hardware))
-    ep, afd = compare(model, hw, budget, context, precision, assumptions, attn, cell_shape=(len(factors),),
-                      validated_only=validated_only)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(ep.tokens_per_s_per_gpu > 0, afd.tokens_per_s_per_gpu / ep.tokens_per_s_per_gpu, np.inf)
-    x = _flip(np.log(bw), ratio, near=float(np.log(hardware.scale_out_bytes_per_s)))
-    return (None if x is None else float(np.exp(x))), ratio
-
-
-def _scaled_network(hw: Hardware, factors: np.ndarray) -> Hardware:
-    """The device with its network scaled by ``factors`` (:func:`afdlib.decision.sweetspot.with_network`)."""
-    return with_network(hw, hw.scale_out_bytes_per_s * np.asarray(factors, dtype=float))
 
 
 def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, cost, validated_only=False,

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from afdlib.decision.advise import Advice, advise, break_even_scale_out
+from afdlib.decision.advise import Advice, advise
+from afdlib.decision.threshold import break_even_scale_out
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.decision.uncertainty import DECIDED
 from afdlib.errors import AfdError

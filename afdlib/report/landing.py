@@ -2,7 +2,7 @@
 
 * :func:`lead_intervals` / :func:`bandwidth_windows`: the network bandwidths per GPU at which AFD gives
   more output tokens per second per GPU than EP (ratio above 1 at the model's defaults), over the range
-  :func:`afdlib.decision.advise.break_even_scale_out` searches, on its grid (:data:`FACTORS`
+  :func:`afdlib.decision.threshold.break_even_scale_out` searches, on its grid (:data:`FACTORS`
   times the device's own bandwidth), each edge interpolated as that function does (linear ratio against
   log bandwidth).
 * :func:`p_afd_over_bandwidth` / :func:`probability_thresholds`: P(AFD better)
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from afdlib.decision.advise import FLIP_FACTORS, break_even_scale_out
+from afdlib.decision.threshold import FLIP_FACTORS, break_even_scale_out, flips
 from afdlib.decode.search import compare
 from afdlib.decode.step import Assumptions
 from afdlib.decision.sweetspot import with_network
@@ -32,7 +32,7 @@ from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
 FACTORS = FLIP_FACTORS
 """The bandwidths searched, as factors of the device's own: the grid of
-:func:`afdlib.decision.advise.break_even_scale_out` (one home: the page's edges are the command's break-evens)."""
+:func:`afdlib.decision.threshold.break_even_scale_out` (one home: the page's edges are the command's break-evens)."""
 
 
 def _gb(x: float) -> str:
@@ -41,20 +41,9 @@ def _gb(x: float) -> str:
 
 
 def crossings(bandwidth, values, level: float = 1.0) -> list[float]:
-    """Every bandwidth where ``values`` (over increasing ``bandwidth``) crosses ``level``: linear in
-    the value against log bandwidth between the two grid points around it; where a value is infinite
-    (EP infeasible) the crossing is the grid point on the finite side."""
-    bw, v = np.log(np.asarray(bandwidth, dtype=float)), np.asarray(values, dtype=float)
-    above = v > level
-    out = []
-    for i in np.flatnonzero(above[1:] != above[:-1]):
-        v0, v1 = v[i], v[i + 1]
-        if np.isinf(v0) or np.isinf(v1):
-            x = bw[i + 1] if np.isinf(v0) else bw[i]
-        else:
-            x = bw[i] + (level - v0) * (bw[i + 1] - bw[i]) / (v1 - v0)
-        out.append(float(np.exp(x)))
-    return out
+    """Every bandwidth where ``values`` (over increasing ``bandwidth``) crosses ``level``, by the one rule
+    of every threshold (:func:`afdlib.decision.threshold.flips`, in log bandwidth)."""
+    return [float(x) for x in np.exp(flips(np.log(np.asarray(bandwidth, dtype=float)), values, level))]
 
 
 def lead_intervals(bandwidth, values, level: float = 1.0) -> list[tuple[float | None, float | None]]:
@@ -120,7 +109,7 @@ def bandwidth_windows(models: list[Model], devices: list[Hardware], budget: Budg
                       precision: Precision = Precision(), assumptions: Assumptions = Assumptions(),
                       factors=FACTORS) -> list[Window]:
     """:class:`Window` of every model on every device: the ratio that
-    :func:`afdlib.decision.advise.break_even_scale_out` computes over ``factors`` (:data:`FACTORS`) x the
+    :func:`afdlib.decision.threshold.break_even_scale_out` computes over ``factors`` (:data:`FACTORS`) x the
     device's network bandwidth (the NIC on 8-GPU nodes, the whole fabric on a Superpod)."""
     out = []
     for m in models:

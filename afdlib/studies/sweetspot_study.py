@@ -14,7 +14,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from afdlib.decision.advise import FLIP_FACTORS, advice_table, break_even_scale_out
+from afdlib.decision.advise import advice_table
+from afdlib.decision.threshold import FLIP_FACTORS, break_even_scale_out, flips
 from afdlib.decode.step import Assumptions
 from afdlib.decode.search import best_afd
 from afdlib.decision.sweetspot import RatioMap, ratio_map
@@ -148,7 +149,7 @@ def break_even(model: Model, hardware: Hardware, budget: Budget, context: float,
                precision: Precision = Precision(), assumptions: Assumptions = Assumptions()
                ) -> tuple[float | None, str]:
     """The scale-out bandwidth (bytes/s per GPU) nearest the device's own at which AFD and EP break
-    even (:func:`afdlib.decision.advise.break_even_scale_out`), and :func:`break_even_side` of it."""
+    even (:func:`afdlib.decision.threshold.break_even_scale_out`), and :func:`break_even_side` of it."""
     bw, ratio = break_even_scale_out(model, hardware, budget, context, precision, assumptions)
     return bw, break_even_side(bw, ratio, hardware.scale_out_bytes_per_s * FLIP_FACTORS)
 
@@ -291,12 +292,6 @@ def map_readings(maps: PropertyMaps) -> MapReadings:
 
 # --- the threshold, the pools, the overlap methods --------------------------------------------------
 
-def grid_crossings(bandwidth: np.ndarray, ratio: np.ndarray) -> np.ndarray:
-    """The first grid bandwidth past each place where ``ratio`` crosses 1 (nan counts as below)."""
-    above = np.asarray(ratio) > 1
-    return np.asarray(bandwidth)[1:][above[1:] != above[:-1]]
-
-
 @dataclass(frozen=True)
 class ThresholdCurve:
     """One device's AFD / EP ratio over the NIC bandwidth, with the device as it is."""
@@ -307,20 +302,21 @@ class ThresholdCurve:
     ratio: np.ndarray
     own_bandwidth: float
     own_ratio: float
-    crossings: np.ndarray          # :func:`grid_crossings`
+    crossings: np.ndarray          # where the ratio crosses 1 (:func:`afdlib.decision.threshold.flips`)
 
 
-def bandwidth_curves(model: Model, devices: list[Hardware], budget: Budget, context: float,
-                     points: int) -> list[ThresholdCurve]:
-    """The ratio of ``model``'s shape against the NIC bandwidth per GPU (10-640 GB/s sustained,
-    ``points`` log spaced) on each device, and at the device's own bandwidth (its advice)."""
-    sweep = np.geomspace(12.5e9, 800e9, points) * Efficiency().scale_out
+def bandwidth_curves(model: Model, devices: list[Hardware], budget: Budget, context: float) -> list[ThresholdCurve]:
+    """The ratio of ``model`` against the network bandwidth per GPU on each device, on the grid and by
+    the rule of ``afd advise``'s break-even (:func:`afdlib.decision.threshold.break_even_scale_out`:
+    :data:`~afdlib.decision.threshold.FLIP_FACTORS` x the device's own, sustained; crossings interpolated
+    by :func:`afdlib.decision.threshold.flips`), and at the device's own bandwidth (its advice)."""
     out = []
     for hw in devices:
-        rm = ratio_map(model, hw, budget, context, sweep, [model.moe_intermediate_size], "moe_intermediate_size")
-        own = advice_table([model], [hw], budget, context)[0]["ratio"]
-        out.append(ThresholdCurve(hw.name, hw.slug, rm.bandwidth, rm.ratio[:, 0], hw.scale_out_bytes_per_s, own,
-                                  grid_crossings(rm.bandwidth, rm.ratio[:, 0])))
+        _, ratio = break_even_scale_out(model, hw, budget, context, Precision(), Assumptions())
+        bw = hw.scale_out_bytes_per_s * FLIP_FACTORS
+        own = advice_table([model], [hw], budget, context, uncertain=False)[0]["ratio"]
+        out.append(ThresholdCurve(hw.name, hw.slug, bw, np.asarray(ratio, dtype=float), hw.scale_out_bytes_per_s,
+                                  own, np.exp(flips(np.log(bw), np.asarray(ratio, dtype=float)))))
     return out
 
 
