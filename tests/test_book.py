@@ -617,3 +617,25 @@ def test_cell_timeout_reaches_the_notebooks(fake_book, monkeypatch):
     monkeypatch.setattr(book, "execute_notebooks", execute)
     assert main(["book", "--cell-timeout", "900"]) == 0 and seen == [900.0]
     assert main(["book"]) == 0 and seen == [900.0, None]                  # default: no limit
+
+
+def test_a_kernel_that_dies_starting_is_started_again(tmp_path, monkeypatch, capsys):
+    # jupyter_client's start-up failure (no cell ran) is retried once; a notebook's own error is not
+    import papermill
+    from afdlib.report import book
+    real, calls = papermill.execute_notebook, []
+
+    def flaky(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("Kernel died before replying to kernel_info")
+        return real(*args, **kwargs)
+    monkeypatch.setattr(papermill, "execute_notebook", flaky)
+    src = tmp_path / "good.ipynb"
+    _notebook(src, "y = x + 1")
+    ok, _, why = book._run_notebook(str(src), str(tmp_path / "out.ipynb"), str(tmp_path))
+    assert ok and len(calls) == 2, why
+    monkeypatch.setattr(papermill, "execute_notebook",
+                        lambda *a, **k: (_ for _ in ()).throw(RuntimeError("Kernel died before replying to kernel_info")))
+    ok, _, why = book._run_notebook(str(src), str(tmp_path / "out2.ipynb"), str(tmp_path))
+    assert not ok and "kernel_info" in why          # twice in a row: reported, not retried forever

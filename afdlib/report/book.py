@@ -163,9 +163,15 @@ def _run_notebook(src: str, dst: str, cwd: str, parameters: dict | None = None,
         saved = os.dup(2)
         os.dup2(log.fileno(), 2)
         try:
-            pm.execute_notebook(src, dst, cwd=cwd, kernel_name="python3", progress_bar=False, log_output=False,
-                                execution_timeout=cell_timeout, start_timeout=KERNEL_START_S,
-                                parameters=parameters or {})
+            for attempt in range(1 + KERNEL_START_RETRIES):
+                try:
+                    pm.execute_notebook(src, dst, cwd=cwd, kernel_name="python3", progress_bar=False,
+                                        log_output=False, execution_timeout=cell_timeout,
+                                        start_timeout=KERNEL_START_S, parameters=parameters or {})
+                    break
+                except RuntimeError as e:   # a kernel that died starting ran no cell: start another
+                    if "before replying to kernel_info" not in str(e) or attempt == KERNEL_START_RETRIES:
+                        raise
         except Exception as e:  # the notebook failed (or the kernel died): report, do not raise
             os.dup2(saved, 2)
             log.seek(0)
@@ -181,6 +187,10 @@ def _run_notebook(src: str, dst: str, cwd: str, parameters: dict | None = None,
                                                  'glue each table with afdlib.report.style.glue_table')
     return True, time.perf_counter() - t0, slowest_cell(json.loads(text))
 
+
+KERNEL_START_RETRIES = 1
+"""Kernels started again when one dies before it answers (jupyter_client's "Kernel died before replying
+to kernel_info": no cell has run; seen once on a loaded 2-core machine)."""
 
 KERNEL_START_S = 600
 """Seconds a notebook's kernel may take to start (papermill's default, 60, is tripped by a loaded machine)."""
