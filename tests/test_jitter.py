@@ -57,3 +57,17 @@ def test_a_cv_per_setting_is_each_cv_alone():
     alone = simulate("afd", 1.0, 1.0, 1.0, 3, 20, 3000, Jitter(cv_comm=0.3), 0)
     assert both.throughput_loss[0] == 0.0
     assert both.throughput_loss[1] == pytest.approx(float(alone.throughput_loss), abs=0.01)
+
+
+def test_named_stage_times_are_the_three_times_where_they_say_the_same():
+    # EP's route with dispatch and combine at half the all-to-all each: the default reading of the three
+    # times, so the same seeded simulation; at another split the mean step moves, the constant one not
+    from afdlib.simulation.pipeline import Jitter, simulate
+    j = Jitter(cv_comm=0.3)
+    plain = simulate("ep", 2.0, 1.0, 1.0, 2, 10, 500, j, 0)
+    named = simulate("ep", 2.0, 1.0, 1.0, 2, 10, 500, j, 0,
+                     stage_times={"attention": 2.0, "dispatch": 0.5, "ffn": 1.0, "combine": 0.5})
+    assert float(named.step_s) == float(plain.step_s) and float(named.step_const_s) == float(plain.step_const_s)
+    skewed = simulate("ep", 2.0, 1.0, 1.0, 2, 10, 500, j, 0,
+                      stage_times={"attention": 2.0, "dispatch": 0.2, "ffn": 1.0, "combine": 0.8})
+    assert float(skewed.step_s) != float(plain.step_s)

@@ -251,7 +251,7 @@ def add_decode_options(p: argparse.ArgumentParser) -> None:
     # the decode model itself is imported only by the command that runs it (every command builds this
     # parser); Assumptions' kernel profile defaults to PROFILES[0]
     from afdlib.evaluator.kernels import PROFILES
-    from afdlib.inputs.specs import Budget
+    from afdlib.inputs.specs import ATTENTION_COMPUTE, Budget
     p.add_argument("--model-profile", default="reference", choices=("paper", "reference"))
     p.add_argument("--attn-hardware", default=None, help="AFD attention pool, if other than --hardware")
     p.add_argument("--hw-profile", default="datasheet", choices=("paper", "datasheet"),
@@ -272,7 +272,7 @@ def add_decode_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--attention-dtype", default=None,
                    help="attention weights' data type (default: --weights; fp8 where the weights are NVFP4)")
     p.add_argument("--kv-cache", default="bf16", help="KV-cache data type (default bf16)")
-    p.add_argument("--attention-compute", default="bf16", choices=("bf16", "fp8"),
+    p.add_argument("--attention-compute", default=ATTENTION_COMPUTE[0], choices=ATTENTION_COMPUTE,
                    help="data type the core attention computes in, apart from the cache's: bf16 (the default; "
                         "FlashMLA dequantizes an FP8 cache) or fp8 (FP8 FlashMLA on Hopper, FP8 attention on "
                         "Blackwell: their published speedups over BF16, data/attention_kernels.yaml)")

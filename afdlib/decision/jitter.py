@@ -25,8 +25,7 @@ from afdlib.decision.uncertainty import LEGENDRE, Uncertainty, first_order
 from afdlib.decode.deployment import decode_step
 from afdlib.inputs.catalog import data_dir
 from afdlib.inputs.files import read_yaml
-from afdlib.analysis.schedule import ROUTES, run
-from afdlib.simulation.pipeline import Jitter, lognormal_factors, simulate, stage_times_of
+from afdlib.simulation.pipeline import Jitter, simulate, stage_times_of
 
 NAME = "communication jitter"
 STEPS = 300
@@ -56,39 +55,28 @@ def cv_high() -> float:
 
 
 def losses(model, deployment, context, budget, precision, assumptions, shares, steps: int = STEPS) -> np.ndarray:
-    """Throughput loss of ``deployment`` (with its batch) at each share of the per-call CVs."""
+    """Throughput loss of ``deployment`` (with its batch) at each share of the per-call CVs, the shares
+    as settings of one simulation on the deployment's own route: EP's dispatch and combine apart at the
+    step's own split (:attr:`afdlib.decode.result.Step.t_dispatch`), single-batch overlap with its
+    stages (``sbo_parts``), AFD's one transfer at the CV of a dispatch plus a combine."""
     step = decode_step(model, deployment, context, budget, precision, assumptions)
     st = stage_times_of(step, deployment.design, model.moe_layers)
-    c, u = call_cvs(), np.asarray(shares, dtype=float)     # the shares as settings of one simulation
-    if step.sbo_parts is not None:
-        return _sbo_loss(step, st, u * c["dispatch"], u * c["combine"], steps)
+    c, u = call_cvs(), np.asarray(shares, dtype=float)
+    times = None
     if deployment.design == "afd":
+        route = "afd"
         p = precision.bytes("dispatch") / precision.wire_bytes
         jitter = Jitter(cv_comm=u * np.hypot(p * c["dispatch"], (1 - p) * c["combine"]))
     else:
+        route = "ep-sbo" if step.sbo_parts is not None else "ep-normal" if deployment.kernels == "normal" else "ep"
+        d = float(np.ravel(step.t_dispatch)[0]) / st["micro_batches"]
+        times = {"attention": st["t_attn"], "dispatch": d, "ffn": st["t_ffn"], "combine": st["t_comm"] - d}
+        if step.sbo_parts is not None:
+            times.update(zip(("shared", "up", "down"), (float(np.ravel(x)[0]) for x in step.sbo_parts)))
         jitter = Jitter(cv_dispatch=u * c["dispatch"], cv_combine=u * c["combine"])
-    route = "afd" if deployment.design == "afd" else "ep-normal" if deployment.kernels == "normal" else "ep"
     return np.asarray(simulate(route, st["t_attn"], st["t_ffn"], st["t_comm"], st["micro_batches"], st["n_layers"],
-                               steps, jitter, 0, np.full(u.shape, st["extra_s"])).throughput_loss, dtype=float)
-
-
-def _sbo_loss(step, st: dict, cv_dispatch: np.ndarray, cv_combine: np.ndarray, steps: int, seed: int = 0) -> np.ndarray:
-    """The loss of a single-batch-overlap step (route ``ep-sbo``): dispatch and combine drawn per call,
-    the shared experts, up and down GEMMs beside them constant (the same seeded lognormal factors as
-    :func:`afdlib.simulation.pipeline.simulate`)."""
-    d = float(np.ravel(step.t_dispatch)[0])
-    times = (st["t_attn"], d, *(float(np.ravel(x)[0]) for x in step.sbo_parts), st["t_comm"] - d)
-    route, rng = ROUTES["ep-sbo"], np.random.default_rng(seed)
-
-    cv = {"dispatch": cv_dispatch, "combine": cv_combine}
-    size = (steps,) + np.shape(cv_dispatch)
-
-    def durations(k, layer, b):
-        c = cv.get(route[k][0], 0.0)
-        return times[k] * lognormal_factors(c, size, rng) if np.any(c) else times[k]
-    jittered = run(route, durations, 1, st["n_layers"], size).makespan.mean(axis=0) + st["extra_s"]
-    const = float(run(route, lambda k, layer, b: times[k], 1, st["n_layers"]).makespan) + st["extra_s"]
-    return 1.0 - const / jittered
+                               steps, jitter, 0, np.full(u.shape, st["extra_s"]), stage_times=times).throughput_loss,
+                      dtype=float)
 
 
 def term(model, ep_deployment, afd_deployment, context, budget, precision, assumptions, nominal: float
@@ -113,6 +101,6 @@ def with_jitter(v, model, bests, context, budget, precision, assumptions):
     feasible, ``v`` unchanged), its tornado row among the others where ``v`` has a tornado."""
     if bests is None:
         return v
-    nominal = v.tornado[0]["nominal"] if v.tornado else float(np.exp(np.log(v.ratio_median)))
+    nominal = v.tornado[0]["nominal"] if v.tornado else v.ratio_median   # the row's centre (shown with a tornado)
     shift, var, row = term(model, *bests, context, budget, precision, assumptions, nominal)
     return v.with_term(shift, var, row)

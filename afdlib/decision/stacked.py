@@ -15,6 +15,7 @@ from afdlib.decode.step import Assumptions
 from afdlib.decision.uncertainty import Verdict, quadrature
 from afdlib.decision.jitter import with_jitter
 from afdlib.decision.verdict import verdict
+from afdlib.decode.search import compare
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
 STACKED = ("flops", "hbm_bytes_per_s", "hbm_bytes", "scale_up_bytes_per_s", "scale_out_bytes_per_s", "bf16_flops",
@@ -53,13 +54,18 @@ def verdicts(model: Model, devices: list[Hardware], budget: Budget, context, pre
     """:func:`afdlib.decision.verdict.verdict` (without the tornado) on each of ``devices``, all of one
     :func:`structure`: their quadratures searched as leading cells of one call, with the results of each
     alone; ``bests``: per device (EP's, AFD's) best deployment at the defaults, whose communication jitter
-    each verdict takes (:func:`afdlib.decision.jitter.with_jitter`; None: searched per device)."""
+    each verdict takes (:func:`afdlib.decision.jitter.with_jitter`; None: searched, the devices as cells
+    of one call)."""
     if len(devices) == 1:
         return [verdict(model, devices[0], budget, context, precision, assumptions, None, validated_only, False,
                         bests=None if bests is None else bests[0])]
     log_r, weights, sd = quadrature(model, stacked(devices, trailing=1), budget, context, precision, assumptions,
                                     validated_only=validated_only, cells=(len(devices),))
     if bests is None:
-        return [verdict(model, d, budget, context, precision, assumptions, None, validated_only, False) for d in devices]
+        ep, afd = compare(model, stacked(devices), budget, context, precision, assumptions, cell_shape=(len(devices),),
+                          validated_only=validated_only)
+        bests = [tuple(b.at(c).on(d).deployment for b in (ep, afd))
+                 if float(ep.at(c).tokens_per_s_per_gpu) > 0 and float(afd.at(c).tokens_per_s_per_gpu) > 0 else None
+                 for c, d in enumerate(devices)]
     return [with_jitter(Verdict.of(log_r[c], weights, sd[c]), model, bests[c], context, budget, precision, assumptions)
             for c in range(len(devices))]

@@ -48,10 +48,10 @@ from numpy.typing import ArrayLike
 
 from afdlib.errors import AfdError
 from afdlib.evaluator.roofline import Work
+from afdlib.inputs.specs import ATTENTION_COMPUTE
 
 PROFILES = ("calibrated", "datasheet", "roofline")
-ATTENTION_COMPUTE = ("bf16", "fp8")
-"""The core attention's compute types (``Precision.attention_compute``), the default first."""
+
 """Kernel profiles, the default first."""
 
 DATASHEET_MATMUL = 0.75

@@ -38,6 +38,9 @@ means NVFP4, scales included: the one 4-bit weight format the library models (FP
 stored without block scales)."""
 
 FP4_DTYPES = ("nvfp4", "fp4")
+ATTENTION_COMPUTE = ("bf16", "fp8")
+"""The core attention's compute types (``Precision.attention_compute``), the default first: BF16 (FlashMLA
+dequantizes an FP8 cache), FP8 (FP8 FlashMLA on Hopper, FP8 attention on Blackwell)."""
 """Names of NVFP4: GEMMs whose weights are NVFP4 run W4A4 at the device's FP4 rate (:func:`matmul_tier`)."""
 
 ATTENTION_FAMILIES = ("mla", "gqa", "mha", "mfa")
@@ -286,8 +289,8 @@ class Precision:
             dtype_bytes(getattr(self, f.name))
             if str(getattr(self, f.name)).lower() in FP4_DTYPES:   # fp4 is NVFP4: one name
                 object.__setattr__(self, f.name, "nvfp4")
-        if str(self.attention_compute).lower() not in ("bf16", "fp8"):
-            raise AfdError(f"attention compute must be bf16 or fp8, got '{self.attention_compute}'")
+        if str(self.attention_compute).lower() not in ATTENTION_COMPUTE:
+            raise AfdError(f"attention compute must be {' or '.join(ATTENTION_COMPUTE)}, got '{self.attention_compute}'")
         object.__setattr__(self, "attention_compute", str(self.attention_compute).lower())
 
     @classmethod

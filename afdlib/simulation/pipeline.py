@@ -189,15 +189,22 @@ class Simulation:
 
 def simulate(design: str, t_attn: ArrayLike, t_ffn: ArrayLike, t_comm: ArrayLike, n_microbatches: int,
              n_layers: int, steps: int = 1000, jitter: Jitter = Jitter(), seed: int = 0,
-             extra_s: ArrayLike = 0.0, chunk: int = 1 << 16) -> Simulation:
+             extra_s: ArrayLike = 0.0, chunk: int = 1 << 16, stage_times: dict | None = None) -> Simulation:
     """Simulate ``steps`` decode steps (module docstring). Stage times are per micro-batch and
     layer (seconds), arrays broadcasting over settings; ``extra_s`` is added to every step (dense
-    layers, LM head, fixed gap). Seeded: the same arguments give the same result. Steps are
-    simulated in chunks of ``chunk`` to bound memory."""
+    layers, LM head, fixed gap). ``stage_times``: every stage of the route by name, where the three
+    times do not say them (EP's dispatch and combine apart, single-batch overlap's shared experts and
+    up and down GEMMs; stages without a CV of :class:`Jitter` are held). Seeded: the same arguments
+    give the same result. Steps are simulated in chunks of ``chunk`` to bound memory."""
     if not 1 <= steps <= MAX_STEPS:
         raise AfdError(f"steps must be in 1..{MAX_STEPS}, got {steps}")
     route = _route(design)
-    times = _stage_times(design, t_attn, t_ffn, t_comm)
+    if stage_times is None:
+        times = _stage_times(design, t_attn, t_ffn, t_comm)
+    else:
+        times = {stage: np.asarray(stage_times[stage], dtype=float) for stage, *_ in route}
+        if any(np.any(~np.isfinite(t)) or np.any(t < 0) for t in times.values()):
+            raise AfdError("stage times must be finite and >= 0")
     settings = np.broadcast(*times.values(), np.asarray(extra_s, dtype=float)).shape
     const = run(route, lambda k, layer, b: times[route[k][0]], n_microbatches, n_layers, settings)
     pools = POOLS[design]
@@ -224,7 +231,8 @@ def simulate(design: str, t_attn: ArrayLike, t_ffn: ArrayLike, t_comm: ArrayLike
 
         def durations(k, layer, b, size=size):
             stage = route[k][0]
-            factor = draw(cv[stage], size, rng) if np.any(cv[stage]) else 1.0
+            c = cv.get(stage, 0.0)
+            factor = draw(c, size, rng) if np.any(c) else 1.0
             if stage == "ffn" and ffn_pool is not None:
                 factor = factor * ffn_pool[rng.integers(0, ffn_pool.size, size)]
             return times[stage] * factor
