@@ -96,7 +96,8 @@ from afdlib.decision.decision import DECIDED, undecided_words
 from afdlib.decision.verdict import verdict
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.decision.sweetspot import overlap_methods, pools_table
-from afdlib.studies.sweetspot_study import (advice_summary, bandwidth_curves, break_even, error_spread, heterogeneous_design,
+from afdlib.studies.threshold_study import bandwidth_curves, threshold_words
+from afdlib.studies.sweetspot_study import (advice_summary, break_even, error_spread, heterogeneous_design,
                                            design_named, duplex_gain, overlap_readings, paper_side, pools_named, pools_rows, property_maps, ratio_of, ratio_span, top_form, twins)
 from afdlib.studies.conditions import table3_study
 from afdlib.decode.validation import form_label, validation_rows
@@ -287,18 +288,14 @@ curves = bandwidth_curves(ref, devices, budget, context)
 fig = ratio_bandwidth_figure({c.name: (c.bandwidth, c.ratio) for c in curves},
                              {c.name: (c.own_bandwidth, c.own_ratio) for c in curves})
 glue_figure(fig, "sweet_spots_ratio_bandwidth", output_dir)
-n_cross = next(c.crossings.size for c in curves if c.slug == hw_o.slug)
-glue("cross_note", f"on that grid the ratio crosses 1 {n_cross} times, so no single bandwidth separates the "
-     "designs" if n_cross > 1 else "on that grid this is the only crossing", display=False)
-glue("crossings", "; ".join(f"{c.name}: " + (", ".join(f"{x / 1e9:.0f}" for x in c.crossings) + " GB/s"
-                                              if c.crossings.size else "never") for c in curves), display=False)
+glue_all(threshold_words(curves, devices, hw_o.slug))
 
 # %% [markdown]
 # ```{glue:figure} fig_sweet_spots_ratio_bandwidth
 # :name: sweet-spots-ratio-bandwidth
 #
-# The decision as a threshold. {glue:text}`ref_name` on three 8-GPU devices, AFD / EP
-# ratio against the NIC bandwidth per GPU (stars: each device as it is). The ratio crosses 1 (the
+# The decision as a threshold. {glue:text}`ref_name` on {glue:text}`curve_devices`, AFD / EP
+# ratio against the network bandwidth per GPU (stars: each device as it is). The ratio crosses 1 (the
 # answer flips) at: {glue:text}`crossings` (sustained, interpolated on the bandwidths `afd advise`
 # searches for its break-even, the same grid and rule as its threshold above). Several
 # crossings mean the ratio wanders around 1 over that range: there the designs are even within

@@ -299,3 +299,18 @@ def test_verdict_table_labels_with_names_when_given_objects():
 def test_twins_are_named_by_the_rows_names():
     rows = [{**r, "hardware_name": r["hardware"].upper() + " GPU"} for r in ROWS]
     assert twins(rows) == [("X GPU", "Z GPU")]
+
+
+def test_threshold_words_name_each_devices_node_and_crossings(h800):
+    from dataclasses import replace
+
+    from afdlib.studies.threshold_study import ThresholdCurve, threshold_words
+    four = replace(h800, slug="lab", name="Lab", gpus_per_node=4)
+    bw = np.array([10e9, 20e9, 40e9])
+    curves = [ThresholdCurve("NVIDIA H800 SXM", "h800", bw, np.array([0.9, 1.1, 0.9]), 40e9, 0.9, np.array([15e9, 30e9])),
+              ThresholdCurve("Lab", "lab", bw, np.full(3, 0.9), 40e9, 0.9, np.array([]))]
+    words = threshold_words(curves, [h800, four], "h800")
+    assert words["curve_devices"] == "2 devices (NVIDIA H800 SXM: 8 GPUs per node, Lab: 4 GPUs per node)"
+    assert words["crossings"] == "NVIDIA H800 SXM: 15, 30 GB/s; Lab: never"
+    assert words["cross_note"].startswith("on that grid the ratio crosses 1 2 times")
+    assert threshold_words(curves, [four], "lab")["cross_note"] == "on that grid the ratio never crosses 1"

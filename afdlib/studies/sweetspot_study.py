@@ -14,8 +14,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from afdlib.decision.advise import advice_table
-from afdlib.decision.threshold import FLIP_FACTORS, break_even_scale_out, flips
+from afdlib.decision.threshold import FLIP_FACTORS, break_even_scale_out
 from afdlib.decode.step import Assumptions
 from afdlib.decode.search import best_afd
 from afdlib.decision.sweetspot import RatioMap, ratio_map
@@ -291,34 +290,6 @@ def map_readings(maps: PropertyMaps) -> MapReadings:
 
 
 # --- the threshold, the pools, the overlap methods --------------------------------------------------
-
-@dataclass(frozen=True)
-class ThresholdCurve:
-    """One device's AFD / EP ratio over the NIC bandwidth, with the device as it is."""
-
-    name: str
-    slug: str
-    bandwidth: np.ndarray
-    ratio: np.ndarray
-    own_bandwidth: float
-    own_ratio: float
-    crossings: np.ndarray          # where the ratio crosses 1 (:func:`afdlib.decision.threshold.flips`)
-
-
-def bandwidth_curves(model: Model, devices: list[Hardware], budget: Budget, context: float) -> list[ThresholdCurve]:
-    """The ratio of ``model`` against the network bandwidth per GPU on each device, on the grid and by
-    the rule of ``afd advise``'s break-even (:func:`afdlib.decision.threshold.break_even_scale_out`:
-    :data:`~afdlib.decision.threshold.FLIP_FACTORS` x the device's own, sustained; crossings interpolated
-    by :func:`afdlib.decision.threshold.flips`), and at the device's own bandwidth (its advice)."""
-    out = []
-    for hw in devices:
-        _, ratio = break_even_scale_out(model, hw, budget, context, Precision(), Assumptions())
-        bw = hw.scale_out_bytes_per_s * FLIP_FACTORS
-        own = advice_table([model], [hw], budget, context, uncertain=False)[0]["ratio"]
-        out.append(ThresholdCurve(hw.name, hw.slug, bw, np.asarray(ratio, dtype=float), hw.scale_out_bytes_per_s,
-                                  own, np.exp(flips(np.log(bw), np.asarray(ratio, dtype=float)))))
-    return out
-
 
 def pools_rows(pools: list[dict], slugs: list[str], priced: bool) -> list[dict]:
     """:func:`afdlib.decision.sweetspot.pools_table` rows flattened for a table: GPU-hours per million
