@@ -26,9 +26,10 @@ from afdlib.decode.search import AFD_NODES, EP_NODE_MULTIPLES, compare
 from afdlib.decision.stacked import device_groups, stacked, verdicts
 from afdlib.decision.threshold import FLIP_FACTORS, break_even_scale_out
 from afdlib.decision.decision import costs, decision, tornado_reason, uncertainty_reason
-from afdlib.decision.slo_axis import axis_json, axis_reason, holds_words, slo_verdicts
+from afdlib.decision.slo_axis import axis_json, axis_reason, holds_words
+from afdlib.decision.explain import explained
 from afdlib.decision.uncertainty import Verdict
-from afdlib.decision.verdict import tornado_rows, verdict
+from afdlib.decision.verdict import verdict
 from afdlib.decode.validation import case_labels, form_label, validated_by, validated_forms
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
@@ -137,13 +138,12 @@ def _advice_of(model, hardware, budget, context, precision, assumptions, ep, afd
     by_cost = cost is not None and cost.get("ratio") is not None
     axis = None
     if given is None and uncertain and e > 0 and a > 0 and explain:   # the asked SLO's verdict is one of the axis'
-        axis = slo_verdicts(model, hardware, budget, context, precision, assumptions, attn_hardware, validated_only,
-                            asked=((e, a), (ep.deployment, afd.deployment)))
+        axis, rows, even = explained(model, hardware, budget, context, precision, assumptions, attn_hardware,
+                                     validated_only, asked=((e, a), (ep.deployment, afd.deployment)))
         asked = next(r for r in axis if r["asked"])
-        v = replace(asked["verdict"], tornado=tuple(sorted(tornado_rows(
-            model, hardware, attn_hardware, budget, context, precision, assumptions, validated_only)
-            + (asked["jitter"],), key=lambda x: -x["width"])))
+        v = replace(asked["verdict"], tornado=tuple(sorted(rows + (asked["jitter"],), key=lambda x: -x["width"])))
     else:
+        even = None
         v = given if given is not None or not (uncertain and e > 0 and a > 0) else verdict(
             model, hardware, budget, context, precision, assumptions, attn_hardware, validated_only, tornado=False,
             bests=(ep.deployment, afd.deployment))
@@ -156,7 +156,7 @@ def _advice_of(model, hardware, budget, context, precision, assumptions, ep, afd
     what_ifs = (overlap_what_ifs(model, hardware, budget, context, precision, assumptions, e, a, attn_hardware,
                                  validated_only=validated_only) if explain and e > 0 and a > 0 else None)
     reasons = _reasons(model, hardware, attn, budget, context, precision, assumptions, ep_doc, afd_doc, ratio,
-                       cost, validated_only, what_ifs, v) if explain else []
+                       cost, validated_only, what_ifs, v, even) if explain else []
     bounds = [w for doc in (ep_doc, afd_doc) for w in doc.get("on_bound", [])]
     held = None
     if v is not None and v.decided and not bounds and not validated_only:
@@ -226,7 +226,7 @@ def _search_doc(best) -> dict:
 
 
 def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, cost, validated_only=False,
-             what_ifs=None, v: Verdict | None = None) -> list[str]:
+             what_ifs=None, v: Verdict | None = None, even: tuple | None = None) -> list[str]:
     r = []
     if ep.get("feasible"):
         r.append(f"EP: best is EP{ep['ep_size']} with {ep['redundant']} redundant experts at {ep['batch_per_gpu']} "
@@ -270,8 +270,8 @@ def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, co
                  f"defaults; {uncertainty_reason(v)}")
         r.append(tornado_reason(v))
         r.extend(what_if_reasons(what_ifs, ep, afd, a))
-        bw, _ = break_even_scale_out(model, ffn, budget, context, precision, a,
-                                     None if attn is ffn else attn, validated_only=validated_only)
+        bw, _ = even or break_even_scale_out(model, ffn, budget, context, precision, a,
+                                             None if attn is ffn else attn, validated_only=validated_only)
         now = ffn.scale_out_bytes_per_s
         what = "fabric (scale-out, scale-up in proportion)" if ffn.superpod else "scale-out"
         if bw is None:

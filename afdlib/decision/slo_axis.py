@@ -12,10 +12,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from afdlib.decode.search import compare
 from afdlib.decode.step import Assumptions
 from afdlib.decision.jitter import term
-from afdlib.decision.uncertainty import DECIDED, Verdict, quadrature
+from afdlib.decision.blocks import search_blocks
+from afdlib.decision.uncertainty import DECIDED, Verdict, quadrature_of, quadrature_settings, ratios_of
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
 SLOS_S = (0.030, 0.050, 0.075, 0.100)
@@ -31,29 +31,46 @@ def slo_verdicts(model: Model, hardware: Hardware, budget: Budget, context, prec
     whether it is the asked SLO (``asked``) and the communication jitter's tornado row of its verdict
     (``jitter``, :mod:`afdlib.decision.jitter`, at that SLO's best deployments). ``asked``: ((EP, AFD)
     tokens/s per GPU, (EP, AFD) best deployments) at the asked SLO where already searched (the other SLOs
-    are searched alone)."""
+    are searched alone). Every SLO's search and quadrature are blocks of one call (:func:`slo_blocks`)."""
+    s, blocks = slo_blocks(budget, slos, asked)
+    ep, afd, parts = search_blocks(model, hardware, attn_hardware, budget, context, precision, assumptions,
+                                   validated_only, blocks)
+    return slo_rows(model, hardware, attn_hardware, budget, context, precision, assumptions, s, asked, ep, afd, parts)
+
+
+def slo_blocks(budget: Budget, slos=SLOS_S, asked: tuple | None = None) -> tuple[np.ndarray, list[dict]]:
+    """(the SLOs, ascending, the asked one in; the blocks of settings
+    (:func:`afdlib.decision.blocks.search_blocks`): the defaults at each SLO not already searched, then
+    the quadrature's settings at every SLO, SLO-major)."""
     s = np.array(sorted({float(x) for x in slos} | {float(budget.slo_s)}))
+    todo = s[s != float(budget.slo_s)] if asked is not None else s
+    q = quadrature_settings()
+    size = q["gap"].size
+    quad = {k: np.tile(v, s.size) for k, v in q.items()} | {"slo": np.repeat(s, size)}
+    return s, ([{"slo": todo}] if todo.size else []) + [quad]
+
+
+def slo_rows(model, hardware, attn_hardware, budget, context, precision, assumptions, s, asked, ep, afd,
+             parts) -> list[dict]:
+    """:func:`slo_verdicts`' rows from the bests of :func:`slo_blocks`' blocks (``parts``: their slices,
+    the defaults' first where any)."""
     here = s == float(budget.slo_s)
-    todo = s[~here] if asked is not None else s
     e, a, bests = np.zeros(s.size), np.zeros(s.size), [None] * s.size
-    if todo.size:
-        ep, afd = compare(model, hardware, replace(budget, slo_s=todo[:, None]), context, precision, assumptions,
-                          attn_hardware, cell_shape=todo.shape, validated_only=validated_only)
-        where = np.flatnonzero(~here if asked is not None else np.ones(s.size, dtype=bool))
-        e[where], a[where] = (np.asarray(x.tokens_per_s_per_gpu, dtype=float).ravel() for x in (ep, afd))
+    where = np.flatnonzero(~here if asked is not None else np.ones(s.size, dtype=bool))
+    if where.size:
+        first = parts[0]
+        e[where], a[where] = (np.asarray(x.tokens_per_s_per_gpu, dtype=float)[first] for x in (ep, afd))
         for k, i in enumerate(where):
-            bests[i] = (ep.at(k).deployment, afd.at(k).deployment)
+            bests[i] = (ep.at(first.start + k).on(hardware).deployment,
+                        afd.at(first.start + k).on(hardware, attn_hardware).deployment)
     if asked is not None:
         (e[here], a[here]), bests[int(np.flatnonzero(here)[0])] = asked
-    both = np.flatnonzero((e > 0) & (a > 0))
+    log_r, w, sd = quadrature_of(ratios_of(ep, afd)[parts[-1]].reshape(s.size, -1))
     verdicts = {}
-    if both.size:
-        log_r, w, sd = quadrature(model, hardware, replace(budget, slo_s=s[both].reshape(-1, 1, 1)), context,
-                                  precision, assumptions, attn_hardware, validated_only, cells=(both.size,))
-        for j, i in enumerate(both):
-            b = replace(budget, slo_s=float(s[i]))
-            shift, var, row = term(model, *bests[i], context, b, precision, assumptions, float(a[i] / e[i]))
-            verdicts[int(i)] = (Verdict.of(log_r[j], w, sd[j]).with_term(shift, var), row)
+    for i in np.flatnonzero((e > 0) & (a > 0)):
+        b = replace(budget, slo_s=float(s[i]))
+        shift, var, row = term(model, *bests[i], context, b, precision, assumptions, float(a[i] / e[i]))
+        verdicts[int(i)] = (Verdict.of(log_r[i], w, sd[i]).with_term(shift, var), row)
     return [{"slo_ms": float(x * 1e3), "ratio": float(a[i] / e[i]) if e[i] > 0 else None,
              "ep_feasible": bool(e[i] > 0), "afd_feasible": bool(a[i] > 0), "verdict": verdicts.get(i, (None,))[0],
              "jitter": verdicts.get(i, (None, None))[1], "asked": bool(x == float(budget.slo_s))} for i, x in enumerate(s)]

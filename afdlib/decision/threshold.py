@@ -48,14 +48,24 @@ def break_even_scale_out(model, hardware, budget, context, precision, assumption
     searched over ``factors`` x the device's (both pools scaled alike); and the ratio at each factor.
     On a Superpod-class device the whole fabric is scaled (scale-up in proportion, and the
     inter-domain network), since its traffic rides the fabric."""
-    bw = hardware.scale_out_bytes_per_s * factors
     hw, attn = (None if x is None else _scaled_network(x, factors) for x in (hardware, attn_hardware))
     ep, afd = compare(model, hw, budget, context, precision, assumptions, attn, cell_shape=(len(factors),),
                       validated_only=validated_only)
+    ratio = ratio_or_inf(ep.tokens_per_s_per_gpu, afd.tokens_per_s_per_gpu)
+    return break_even_of(hardware, factors, ratio), ratio
+
+
+def ratio_or_inf(ep_rate, afd_rate) -> np.ndarray:
+    """AFD / EP tokens/s per GPU, infinite where EP has no feasible deployment."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(ep.tokens_per_s_per_gpu > 0, afd.tokens_per_s_per_gpu / ep.tokens_per_s_per_gpu, np.inf)
-    x = _flip(np.log(bw), ratio, near=float(np.log(hardware.scale_out_bytes_per_s)))
-    return (None if x is None else float(np.exp(x))), ratio
+        return np.where(ep_rate > 0, afd_rate / ep_rate, np.inf)
+
+
+def break_even_of(hardware: Hardware, factors: np.ndarray, ratio: np.ndarray) -> float | None:
+    """The break-even scale-out bandwidth (bytes/s per GPU) of the ratios ``ratio`` at ``factors`` x the
+    device's: the crossing of 1 (:func:`flips`, in log bandwidth) nearest the device's own; None if none."""
+    x = _flip(np.log(hardware.scale_out_bytes_per_s * factors), ratio, near=float(np.log(hardware.scale_out_bytes_per_s)))
+    return None if x is None else float(np.exp(x))
 
 
 def _scaled_network(hw: Hardware, factors: np.ndarray) -> Hardware:

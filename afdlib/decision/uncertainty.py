@@ -264,14 +264,17 @@ def hbm_factor(hardware: Hardware, assumptions: Assumptions, share) -> np.ndarra
     return (d + np.asarray(share, dtype=float) * (sglang - d)) / d
 
 
-def setting_ratios(model, hardware, attn_hardware, budget, context, precision, assumptions, compute, network,
-                   validated_only, ep_hardware=None, fixed=None, memory=None, skew=None, gap=None) -> np.ndarray:
-    """AFD / EP of the re-run searches at each cell's (compute, network) factors (inf where only AFD
-    is feasible, 0 where only EP is, 1 where neither); EP on ``ep_hardware`` where given. Per cell too
-    where given: ``fixed`` the factor on the fixed cost per kernel, ``memory`` the ``usable HBM``
-    share, ``skew`` the ``routing skew`` share and ``gap`` the share of the budget's gap per step
-    (:func:`uncertainties`; None: the defaults)."""
-    arrays = [np.asarray(x, dtype=float) for x in (compute, network, fixed, memory, skew, gap) if x is not None]
+def setting_bests(model, hardware, attn_hardware, budget, context, precision, assumptions, compute, network,
+                  validated_only, ep_hardware=None, fixed=None, memory=None, skew=None, gap=None, scale_out=None):
+    """(best EP, best AFD) of the searches re-run at each cell's (compute, network) factors; EP on
+    ``ep_hardware`` where given. Per cell too where given: ``fixed`` the factor on the fixed cost per
+    kernel, ``memory`` the ``usable HBM`` share, ``skew`` the ``routing skew`` share, ``gap`` the share of
+    the budget's gap per step (:func:`uncertainties`) and ``scale_out`` a factor on the scale-out bandwidth
+    of both pools (the whole fabric on a Superpod; None: the defaults). A setting at its default
+    (:data:`afdlib.decision.blocks.DEFAULTS`) gives the search at the defaults, to the bit."""
+    from afdlib.decision.sweetspot import with_network
+    arrays = [np.asarray(x, dtype=float) for x in (compute, network, fixed, memory, skew, gap, scale_out)
+              if x is not None]
     shape = np.broadcast_shapes(*(x.shape for x in arrays))
     c, n = (np.broadcast_to(np.asarray(x, dtype=float), shape) for x in (compute, network))
     a = assumptions
@@ -285,16 +288,28 @@ def setting_ratios(model, hardware, attn_hardware, budget, context, precision, a
                     skew_share=np.broadcast_to(np.asarray(skew, dtype=float), shape)[..., None])
 
     def device(h):
-        return scaled(h, c, n, 1.0 if memory is None else hbm_factor(h, assumptions, np.broadcast_to(memory, shape)))
+        d = scaled(h, c, n, 1.0 if memory is None else hbm_factor(h, assumptions, np.broadcast_to(memory, shape)))
+        return d if scale_out is None else with_network(d, d.scale_out_bytes_per_s * np.broadcast_to(scale_out, shape))
     hw = device(hardware)
     attn = None if attn_hardware is None else device(attn_hardware)
     ep, afd = compare(model, hw, budget, context, precision, a, attn, cell_shape=shape,
                       validated_only=validated_only)
     if ep_hardware is not None:
         ep = best_ep(model, device(ep_hardware), budget, context, precision, a, shape, validated_only=validated_only)
+    return ep, afd
+
+
+def ratios_of(ep, afd) -> np.ndarray:
+    """AFD / EP of two bests' tokens/s per GPU (inf where only AFD is feasible, 0 where only EP is, 1
+    where neither)."""
     e, r = np.asarray(ep.tokens_per_s_per_gpu, dtype=float), np.asarray(afd.tokens_per_s_per_gpu, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(e > 0, r / np.where(e > 0, e, 1.0), np.where(r > 0, np.inf, 1.0))
+
+
+def setting_ratios(*args, **kwargs) -> np.ndarray:
+    """AFD / EP (:func:`ratios_of`) of :func:`setting_bests`."""
+    return ratios_of(*setting_bests(*args, **kwargs))
 
 
 @dataclass(frozen=True)
@@ -377,6 +392,46 @@ def first_order(mid, points) -> tuple[np.ndarray, np.ndarray]:
     return shift, var
 
 
+def quadrature_settings() -> dict[str, np.ndarray]:
+    """The quadrature's settings of the shared assumptions (module docstring), gap-major: per gap node
+    the compute x network grid (its (1, 1) setting in the middle) and each first-order assumption at its
+    two points, as arrays over the settings of ``compute``, ``network``, ``fixed``, ``memory``, ``skew``
+    and ``gap`` (:func:`setting_bests`)."""
+    u = {x.name: x for x in uncertainties()}
+    comp, net, gap = (u[n] for n in SHARED)
+    grid = np.array([(c, n) for c, _ in comp.nodes() for n, _ in net.nodes()])
+    k = len(grid) + 2 * len(FIRST_ORDER)
+    c, n = (np.concatenate([grid[:, i], np.ones(k - len(grid))]) for i in (0, 1))
+    fixed, memory, skew = np.ones(k), np.zeros(k), np.zeros(k)
+    for j, (arr, name) in enumerate(zip((fixed, memory, skew), FIRST_ORDER)):
+        arr[len(grid) + 2 * j: len(grid) + 2 * j + 2] = u[name].points()
+    g = len(gap.nodes())
+    return {"compute": np.tile(c, g), "network": np.tile(n, g), "fixed": np.tile(fixed, g),
+            "memory": np.tile(memory, g), "skew": np.tile(skew, g),
+            "gap": np.repeat([share for share, _ in gap.nodes()], k)}
+
+
+def quadrature_of(every: np.ndarray) -> tuple:
+    """(log ratio of every grid setting with the first-order shifts in, the weights, the log spreads:
+    :func:`quadrature`'s) of the AFD / EP ratios ``every`` at :func:`quadrature_settings` (last axis)."""
+    u = {x.name: x for x in uncertainties()}
+    comp, net, gap = (u[n] for n in SHARED)
+    n_grid = len(comp.nodes()) * len(net.nodes())
+    k, mid = n_grid + 2 * len(FIRST_ORDER), n_grid // 2          # mid: the (1, 1) setting
+    w_cn = np.outer([w for _, w in comp.nodes()], [w for _, w in net.nodes()]).ravel()
+    s2 = u[NAMES[6]].scale ** 2
+    log_r, weights, sd = [], [], []
+    for g, (_, w_g) in enumerate(gap.nodes()):
+        r = every[..., g * k:(g + 1) * k]
+        pts = [(r[..., n_grid + 2 * j], r[..., n_grid + 2 * j + 1]) for j in range(len(FIRST_ORDER))]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            shift, var = first_order(r[..., mid], pts)
+            log_r.append(np.log(r[..., :n_grid]) + shift[..., None])
+        sd.append(np.broadcast_to(np.sqrt(s2 + var)[..., None], log_r[-1].shape))
+        weights.append(w_cn * w_g)
+    return np.concatenate(log_r, axis=-1), np.concatenate(weights), np.concatenate(sd, axis=-1)
+
+
 def quadrature(model: Model, hardware: Hardware, budget: Budget, context, precision: Precision = Precision(),
                assumptions: Assumptions = Assumptions(), attn_hardware: Hardware | None = None,
                validated_only: bool = False, ep_hardware: Hardware | None = None, cells: tuple = ()):
@@ -384,31 +439,11 @@ def quadrature(model: Model, hardware: Hardware, budget: Budget, context, precis
     shape ``cells`` + (settings,), gap-major, the first-order assumptions' shifts in; the settings'
     weights; the log spread of each setting, the ratio's composition factor's and the first-order
     assumptions' variance, shape as the ratios). ``cells``: leading axes the device's fields already
-    carry (e.g. a sweep of its network), searched as cells too."""
-    u = {x.name: x for x in uncertainties()}
-    comp, net, gap = (u[n] for n in SHARED)
-    grid = np.array([(c, n) for c, _ in comp.nodes() for n, _ in net.nodes()])
-    mid = len(grid) // 2                                   # the (1, 1) setting
-    k = len(grid) + 2 * len(FIRST_ORDER)
-    c, n = (np.concatenate([grid[:, i], np.ones(k - len(grid))]) for i in (0, 1))
-    fixed, memory, skew = np.ones(k), np.zeros(k), np.zeros(k)
-    for j, (arr, name) in enumerate(zip((fixed, memory, skew), FIRST_ORDER)):
-        arr[len(grid) + 2 * j: len(grid) + 2 * j + 2] = u[name].points()
-    # every gap setting's k cells in one search: cells + (gap settings x k,)
-    shares = np.repeat([share for share, _ in gap.nodes()], k)
-    shape = cells + (len(shares),)
-    c, n, fixed, memory, skew = (np.broadcast_to(np.tile(x, len(gap.nodes())), shape) for x in (c, n, fixed, memory, skew))
-    w_cn = np.outer([w for _, w in comp.nodes()], [w for _, w in net.nodes()]).ravel()
-    s2 = u[NAMES[6]].scale ** 2
-    every = setting_ratios(model, hardware, attn_hardware, budget, context, precision, assumptions, c, n,
-                           validated_only, ep_hardware, fixed, memory, skew, np.broadcast_to(shares, shape))
-    log_r, weights, sd = [], [], []
-    for g, (_, w_g) in enumerate(gap.nodes()):
-        r = every[..., g * k:(g + 1) * k]
-        pts = [(r[..., len(grid) + 2 * j], r[..., len(grid) + 2 * j + 1]) for j in range(len(FIRST_ORDER))]
-        shift, var = first_order(r[..., mid], pts)
-        with np.errstate(divide="ignore"):
-            log_r.append(np.log(r[..., :len(grid)]) + shift[..., None])
-        sd.append(np.broadcast_to(np.sqrt(s2 + var)[..., None], log_r[-1].shape))
-        weights.append(w_cn * w_g)
-    return np.concatenate(log_r, axis=-1), np.concatenate(weights), np.concatenate(sd, axis=-1)
+    carry (e.g. a sweep of its network), searched as cells too (:func:`quadrature_settings`,
+    :func:`quadrature_of`)."""
+    settings = quadrature_settings()
+    shape = cells + (settings["gap"].size,)
+    every = setting_ratios(model, hardware, attn_hardware, budget, context, precision, assumptions,
+                           validated_only=validated_only, ep_hardware=ep_hardware,
+                           **{k: np.broadcast_to(v, shape) for k, v in settings.items()})
+    return quadrature_of(every)

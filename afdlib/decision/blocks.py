@@ -1,0 +1,33 @@
+"""Blocks of settings searched as the cells of one call: every search one explained answer needs (the
+SLO axis' defaults and quadratures, the tornado's ends, the break-even's bandwidth grid) pays one
+search's fixed cost instead of one each, with each block's results those of searching it alone
+(tests/test_explain.py)."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from afdlib.decision.uncertainty import setting_bests
+
+DEFAULTS = {"compute": 1.0, "network": 1.0, "fixed": 1.0, "memory": 0.0, "skew": 0.0, "gap": 1.0, "scale_out": 1.0}
+"""Each setting's value at the model's defaults (factors 1, the HBM and skew shares 0, all of the gap;
+``scale_out``: a factor on the scale-out, :func:`afdlib.decision.sweetspot.with_network`)."""
+
+
+def search_blocks(model, hardware, attn_hardware, budget, context, precision, assumptions, validated_only,
+                  blocks: list[dict], ep_hardware=None) -> tuple:
+    """(best EP, best AFD, one slice per block) of blocks of settings searched as the cells of one
+    :func:`afdlib.decision.uncertainty.setting_bests` call: each block a dict of equal-length arrays over its cells, keys of
+    :data:`DEFAULTS` and ``slo`` (seconds; a key left out at its default, the budget's SLO; ``{}``: one
+    cell at the defaults). The bests
+    run over every block's cells in order; a block's are those of its slice, as if searched alone
+    (``ep_hardware``: EP's device, :func:`~afdlib.decision.uncertainty.setting_bests`)."""
+    sizes = [max((np.size(v) for v in b.values()), default=1) for b in blocks]
+    cells = {k: np.concatenate([np.broadcast_to(np.asarray(b.get(k, d), dtype=float), (m,)) for b, m in zip(blocks, sizes)])
+             for k, d in (*DEFAULTS.items(), ("slo", budget.slo_s))}
+    slo = cells.pop("slo")
+    ep, afd = setting_bests(model, hardware, attn_hardware, replace(budget, slo_s=slo[:, None]), context, precision,
+                            assumptions, validated_only=validated_only, ep_hardware=ep_hardware, **cells)
+    ends = np.cumsum([0, *sizes])
+    return ep, afd, [slice(int(a), int(b)) for a, b in zip(ends[:-1], ends[1:])]
