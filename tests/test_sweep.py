@@ -248,7 +248,8 @@ def test_family_axes_are_the_sweet_spot_maps_members():
 def test_the_narrowed_batch_search_finds_the_largest_feasible_batch():
     """afdlib.decode.batch.largest against a brute-force scan of 1..hi on made-up steps: TPOT a + s b + q b^2
     (flat, linear, convex; with a kink where a tile fills), memory w + k b against a capacity; points
-    where one request is over the SLO or over memory give 0, points feasible at the bound give it."""
+    where one request is over the SLO or over memory give 0, points feasible at the bound give it; the
+    search below the memory's own bound (afdlib.decode.batch.memory_bound) finds the same batches."""
     from types import SimpleNamespace
 
     from afdlib.decode.batch import largest
@@ -262,7 +263,7 @@ def test_the_narrowed_batch_search_finds_the_largest_feasible_batch():
         t = a[at] + s[at] * b + q[at] * b ** 2 + np.where(b > 64, 1e-3, 0.0)
         mem = w[at] + k[at] * b
         return SimpleNamespace(tpot_s=t, fits_memory=mem <= 72e9, tokens_per_s_per_gpu=b / t, memory_bytes=mem,
-                               memory=(SimpleNamespace(capacity_bytes=72e9),))
+                               requests=b, memory=(SimpleNamespace(capacity_bytes=72e9, weights_bytes=w[at]),))
     got, tokens, tpot = largest(step, slo, n, hi, "ep")
     b = np.arange(1, hi + 1, dtype=float)[:, None]
     every = step(b, np.arange(n))
@@ -273,6 +274,25 @@ def test_the_narrowed_batch_search_finds_the_largest_feasible_batch():
     assert {0, hi} <= set(got.astype(int)) and len(set(got)) > 100   # none, the bound, and many between
     at = np.maximum(got, 1.0)
     assert np.array_equal(tpot, step(at, np.arange(n)).tpot_s) and np.array_equal(tokens, at / tpot)
+
+
+@pytest.mark.parametrize("design", ["ep", "afd"])
+def test_the_memory_bound_is_one_above_the_largest_batch_that_fits(design):
+    """memory_bound from the step at one request: the cache's pool fits floor((capacity - weights) / per
+    request) requests and not two more (EP32 and 2A2F of DeepSeek-V3 on H800 at 4K and 32K)."""
+    from afdlib.decode.batch import memory_bound
+    from afdlib.decode.deployment import AFDDeployment, EPDeployment, Pool, decode_step
+    from afdlib.inputs.catalog import load_hardware, load_model
+    from afdlib.inputs.specs import Budget
+    ds, h800 = load_model("deepseek-v3"), load_hardware("h800")
+    for context in (4096.0, 32768.0):
+        def at(requests, context=context):
+            d = (EPDeployment(h800, 32, 0, 2, "low-latency", requests) if design == "ep"
+                 else AFDDeployment(Pool(h800, 2), Pool(h800, 2), 3, requests))
+            return decode_step(ds, d, context, Budget(slo_s=10.0))
+        bound = float(memory_bound(at(1.0), design))
+        assert 1 < bound < 1e5
+        assert bool(at(bound - 1).fits_memory) and not bool(at(bound + 1).fits_memory)
 
 
 @pytest.mark.parametrize("narrowed", [False, True])

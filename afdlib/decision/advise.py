@@ -23,7 +23,7 @@ from afdlib.analysis.hfu import dead_zone_floor, hfu_sweep
 from afdlib.analysis.intensity import regime
 from afdlib.decode.bounds import search_reasons
 from afdlib.decode.search import AFD_NODES, EP_NODE_MULTIPLES, compare
-from afdlib.decision.stacked import device_groups, stacked, verdicts
+from afdlib.decision.stacked import device_groups, searched, stacked
 from afdlib.decision.threshold import FLIP_FACTORS, break_even_scale_out
 from afdlib.decision.decision import costs, decision, tornado_reason, uncertainty_reason
 from afdlib.decision.slo_axis import axis_json, axis_reason, holds_words
@@ -323,9 +323,9 @@ def advices(model: Model, hardware: list[Hardware], budget: Budget, context: flo
             precision: Precision = Precision(), assumptions: Assumptions = Assumptions(), prices: dict | None = None,
             validated_only: bool = False, uncertain: bool = True) -> list[Advice | AfdError]:
     """:func:`advise` without the reasons (``explain`` False) on each of ``hardware``, in order, the
-    devices of one structure searched in one vectorised call (:func:`afdlib.decode.search.compare` over a
-    cell axis) and their verdicts' quadratures likewise (:func:`afdlib.decision.stacked.verdicts`): the
-    same advice as pair by pair. A pair that cannot be answered is its :class:`AfdError`; where a group's
+    devices of one structure searched in one vectorised call, their defaults and their verdicts'
+    quadratures as blocks of it (:func:`afdlib.decision.stacked.searched`; without ``uncertain``, the
+    defaults alone, :func:`afdlib.decode.search.compare` over a cell axis): the same advice as pair by pair. A pair that cannot be answered is its :class:`AfdError`; where a group's
     call fails, its pairs are answered one by one (so each error names its own device)."""
     out: list = [None] * len(hardware)
     for idx in device_groups(hardware):
@@ -333,9 +333,14 @@ def advices(model: Model, hardware: list[Hardware], budget: Budget, context: flo
         try:
             if model.attention is None:
                 raise AfdError(f"model '{model.slug}' has no attention description; add an attention: block")
-            hw = devices[0] if len(devices) == 1 else stacked(devices)
-            ep, afd = compare(model, hw, budget, context, precision, assumptions, None,
-                              cell_shape=() if len(devices) == 1 else (len(devices),), validated_only=validated_only)
+            if uncertain:     # the defaults and the verdicts' quadratures as blocks of one call
+                found = searched(model, devices, budget, context, precision, assumptions, validated_only)
+            else:
+                hw = devices[0] if len(devices) == 1 else stacked(devices)
+                ep, afd = compare(model, hw, budget, context, precision, assumptions, None,
+                                  cell_shape=() if len(devices) == 1 else (len(devices),), validated_only=validated_only)
+                found = [(ep, afd, None)] if len(devices) == 1 else [
+                    (*(b.at(c).on(hardware[i]) for b in (ep, afd)), None) for c, i in enumerate(idx)]
         except AfdError as e:
             if len(devices) == 1:
                 out[idx[0]] = e
@@ -344,17 +349,11 @@ def advices(model: Model, hardware: list[Hardware], budget: Budget, context: flo
                     out[i] = advices(model, [hardware[i]], budget, context, precision, assumptions, prices,
                                      validated_only, uncertain)[0]
             continue
-        bests = [(ep, afd)] if len(devices) == 1 else [tuple(b.at(c).on(hardware[i]) for b in (ep, afd))
-                                                       for c, i in enumerate(idx)]
-        # the verdicts of the devices where both designs are feasible, searched as cells of one call
-        both = [c for c, (e, a) in enumerate(bests) if _f(e.tokens_per_s_per_gpu) > 0 and _f(a.tokens_per_s_per_gpu) > 0]
-        given = dict(zip(both, verdicts(model, [devices[c] for c in both], budget, context, precision, assumptions,
-                                        validated_only, [tuple(b.deployment for b in bests[c]) for c in both])
-                         if uncertain and both else []))
         for c, i in enumerate(idx):
+            ep_c, afd_c, v = found[c]
             try:
-                out[i] = _advice_of(model, hardware[i], budget, context, precision, assumptions, *bests[c], None,
-                                    prices, validated_only=validated_only, uncertain=uncertain, given=given.get(c))
+                out[i] = _advice_of(model, hardware[i], budget, context, precision, assumptions, ep_c, afd_c, None,
+                                    prices, validated_only=validated_only, uncertain=uncertain, given=v)
             except AfdError as e:
                 out[i] = e
     return out

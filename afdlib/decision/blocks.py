@@ -16,18 +16,21 @@ DEFAULTS = {"compute": 1.0, "network": 1.0, "fixed": 1.0, "memory": 0.0, "skew":
 
 
 def search_blocks(model, hardware, attn_hardware, budget, context, precision, assumptions, validated_only,
-                  blocks: list[dict], ep_hardware=None) -> tuple:
+                  blocks: list[dict], ep_hardware=None, cells: tuple = ()) -> tuple:
     """(best EP, best AFD, one slice per block) of blocks of settings searched as the cells of one
-    :func:`afdlib.decision.uncertainty.setting_bests` call: each block a dict of equal-length arrays over its cells, keys of
-    :data:`DEFAULTS` and ``slo`` (seconds; a key left out at its default, the budget's SLO; ``{}``: one
-    cell at the defaults). The bests
-    run over every block's cells in order; a block's are those of its slice, as if searched alone
-    (``ep_hardware``: EP's device, :func:`~afdlib.decision.uncertainty.setting_bests`)."""
+    :func:`afdlib.decision.uncertainty.setting_bests` call: each block a dict of equal-length arrays over
+    its cells, keys of :data:`DEFAULTS` and ``slo`` (seconds; a key left out at its default, the budget's
+    SLO; ``{}``: one cell at the defaults). The bests run over every block's cells in order (the last
+    axis); a block's are those of its slice, as if searched alone (``ep_hardware``: EP's device).
+    ``cells``: leading axes the device's fields already carry (stacked devices,
+    :mod:`afdlib.decision.stacked`), in front of the blocks' axis."""
     sizes = [max((np.size(v) for v in b.values()), default=1) for b in blocks]
-    cells = {k: np.concatenate([np.broadcast_to(np.asarray(b.get(k, d), dtype=float), (m,)) for b, m in zip(blocks, sizes)])
-             for k, d in (*DEFAULTS.items(), ("slo", budget.slo_s))}
-    slo = cells.pop("slo")
+    settings = {k: np.concatenate([np.broadcast_to(np.asarray(b.get(k, d), dtype=float), (m,))
+                                   for b, m in zip(blocks, sizes)])
+                for k, d in (*DEFAULTS.items(), ("slo", budget.slo_s))}
+    slo = settings.pop("slo")
     ep, afd = setting_bests(model, hardware, attn_hardware, replace(budget, slo_s=slo[:, None]), context, precision,
-                            assumptions, validated_only=validated_only, ep_hardware=ep_hardware, **cells)
+                            assumptions, validated_only=validated_only, ep_hardware=ep_hardware,
+                            **{k: np.broadcast_to(v, cells + v.shape) for k, v in settings.items()})
     ends = np.cumsum([0, *sizes])
     return ep, afd, [slice(int(a), int(b)) for a, b in zip(ends[:-1], ends[1:])]

@@ -12,10 +12,10 @@ import numpy as np
 
 from afdlib.evaluator.kernels import architecture as kernel_architecture
 from afdlib.decode.step import Assumptions
-from afdlib.decision.uncertainty import Verdict, quadrature
+from afdlib.decision.blocks import search_blocks
+from afdlib.decision.uncertainty import Verdict, quadrature, quadrature_of, quadrature_settings, ratios_of
 from afdlib.decision.jitter import with_jitter
 from afdlib.decision.verdict import verdict
-from afdlib.decode.search import compare
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
 
 STACKED = ("flops", "hbm_bytes_per_s", "hbm_bytes", "scale_up_bytes_per_s", "scale_out_bytes_per_s", "bf16_flops",
@@ -54,18 +54,36 @@ def verdicts(model: Model, devices: list[Hardware], budget: Budget, context, pre
     """:func:`afdlib.decision.verdict.verdict` (without the tornado) on each of ``devices``, all of one
     :func:`structure`: their quadratures searched as leading cells of one call, with the results of each
     alone; ``bests``: per device (EP's, AFD's) best deployment at the defaults, whose communication jitter
-    each verdict takes (:func:`afdlib.decision.jitter.with_jitter`; None: searched, the devices as cells
-    of one call)."""
+    each verdict takes (:func:`afdlib.decision.jitter.with_jitter`; None: searched with the quadrature,
+    :func:`searched`)."""
+    if bests is None:
+        return [v for _, _, v in searched(model, devices, budget, context, precision, assumptions, validated_only)]
     if len(devices) == 1:
         return [verdict(model, devices[0], budget, context, precision, assumptions, None, validated_only, False,
-                        bests=None if bests is None else bests[0])]
+                        bests=bests[0])]
     log_r, weights, sd = quadrature(model, stacked(devices, trailing=1), budget, context, precision, assumptions,
                                     validated_only=validated_only, cells=(len(devices),))
-    if bests is None:
-        ep, afd = compare(model, stacked(devices), budget, context, precision, assumptions, cell_shape=(len(devices),),
-                          validated_only=validated_only)
-        bests = [tuple(b.at(c).on(d).deployment for b in (ep, afd))
-                 if float(ep.at(c).tokens_per_s_per_gpu) > 0 and float(afd.at(c).tokens_per_s_per_gpu) > 0 else None
-                 for c, d in enumerate(devices)]
     return [with_jitter(Verdict.of(log_r[c], weights, sd[c]), model, bests[c], context, budget, precision, assumptions)
             for c in range(len(devices))]
+
+
+def searched(model: Model, devices: list[Hardware], budget: Budget, context, precision: Precision = Precision(),
+             assumptions: Assumptions = Assumptions(), validated_only: bool = False) -> list[tuple]:
+    """Per device of ``devices`` (all of one :func:`structure`): (best EP, best AFD, the verdict without the
+    tornado, None where either design is infeasible at the defaults), the defaults and every quadrature
+    setting of every device searched as blocks of one call (:func:`afdlib.decision.blocks.search_blocks`):
+    :func:`afdlib.decode.search.compare` and :func:`afdlib.decision.verdict.verdict` of each alone."""
+    one = len(devices) == 1
+    hw, cells = (devices[0], ()) if one else (stacked(devices, trailing=1), (len(devices),))
+    ep, afd, (here, quad) = search_blocks(model, hw, None, budget, context, precision, assumptions, validated_only,
+                                          [{}, quadrature_settings()], cells=cells)
+    log_r, weights, sd = quadrature_of(ratios_of(ep, afd)[..., quad])
+    out = []
+    for c, d in enumerate(devices):
+        at = (here.start,) if one else (c, here.start)
+        e, a = ep.at(at).on(d), afd.at(at).on(d)
+        both = float(e.tokens_per_s_per_gpu) > 0 and float(a.tokens_per_s_per_gpu) > 0
+        v = (with_jitter(Verdict.of(log_r[at[:-1]], weights, sd[at[:-1]]), model, (e.deployment, a.deployment), context,
+                         budget, precision, assumptions) if both else None)
+        out.append((e, a, v))
+    return out

@@ -3,8 +3,8 @@ fits in memory (TPOT and memory grow with the batch, so the feasible batches are
 over any number of deployments at once.
 
 :func:`batches` is the one entry point: it chooses between the two searches by the number of
-points. :func:`largest` finds the same batch on large arrays with fewer evaluations per point: the
-same answer as :func:`largest_batch` (the largest integer batch
+points (:data:`NARROWED_FROM`: now always :func:`largest`). :func:`largest` finds the same batch with
+fewer evaluations per point: the same answer as :func:`largest_batch` (the largest integer batch
 whose step fits in memory and meets the SLO; 0 where one request does not), found by regula falsi
 with the Illinois correction on the step's own continuous excess over its limits, each round
 evaluating only the points whose bracket is still open.
@@ -12,7 +12,8 @@ evaluating only the points whose bracket is still open.
 Feasibility is decided by the step's own test (``fits_memory`` and ``tpot_s <= slo``) only; the
 excess (the larger of TPOT / SLO and the KV-cache pool's memory / its capacity, minus 1) only
 chooses where to look next. Each point keeps a bracket: its largest batch known to be feasible
-(``lo``; 0 at first) and its smallest known not to be (``up``; one past the bound at first). A
+(``lo``; 0 at first) and its smallest known not to be (``up``; one past the bound at first, then one
+past the memory's own bound, :func:`memory_bound`, read from the first probe at one request). A
 probe inside the bracket moves one end; the search ends when the ends are adjacent, so the answer
 is exact wherever TPOT and memory grow with the batch (the library's assumption too). Bisection
 needs log2(bound) rounds over every point; here a point's excess is smooth in the batch (a
@@ -98,12 +99,13 @@ def best_batch(step_of, slo_s: float, max_requests: int = MAX_REQUESTS) -> tuple
     return int(best), step_of(np.array(best))
 
 
-NARROWED_FROM = 2048
+NARROWED_FROM = 0
 """Points (candidate-cells, a sweep chunk's points) from which :func:`batches` searches with
-:func:`largest`: about 5 step evaluations per point instead of the bisection's 17 up to
-:data:`MAX_REQUESTS` (16 rounds and the step at the answer; 11 up to :data:`FIRST_BOUND`), while
-each of its rounds cuts the inputs to the points left, which costs more than it saves on fewer
-points: a map's chunks and a sweep's, not one pair's search."""
+:func:`largest`: every search, since it brackets each point below its memory's own bound
+(:func:`memory_bound`, from its first round at one request): about 3.4 step evaluations per point
+(DeepSeek-V3 on H800, an explained answer's 206 cells), against two grids of 16 and a bisection in
+:func:`largest_batch`; measured faster at every size, one pair's search (256 AFD candidates) included
+(``scripts/benchmark.py``). :func:`largest_batch` stays the reference the tests hold it to."""
 
 
 def batches(whole, step_at, slo, shape: tuple, design: str, hi: int = MAX_REQUESTS,
@@ -151,7 +153,7 @@ def largest(step_at, slo, n: int, hi: int, design: str) -> tuple[np.ndarray, np.
     ``step_at(requests, index)`` evaluates the step at the points ``index`` (an index array) with
     ``requests`` of the same length; ``design`` ("ep" or "afd") says which pool holds the KV cache."""
     slo = np.broadcast_to(np.asarray(slo, dtype=float), (n,))
-    lo, up = np.zeros(n), np.full(n, hi + 1.0)
+    lo, up, top = np.zeros(n), np.full(n, hi + 1.0), np.full(n, float(hi))
     g_lo, g_up = np.full(n, -1.0), np.full(n, np.nan)
     moved = np.zeros(n, np.int8)                 # +1: lo moved last, -1: up moved last (Illinois)
     tokens, tpot = np.zeros(n), np.full(n, np.nan)
@@ -165,6 +167,9 @@ def largest(step_at, slo, n: int, hi: int, design: str) -> tuple[np.ndarray, np.
         g = _excess(st, design, slo[at], at.shape)
         r = np.broadcast_to(np.asarray(st.tokens_per_s_per_gpu, dtype=float), at.shape)
         first = lo[at] == 0
+        if rounds == 0:        # the cache's memory bounds every batch (memory_bound): search below it
+            top = np.minimum(top, np.broadcast_to(memory_bound(st, design), at.shape))
+            up = np.minimum(up, top + 1.0)
         tokens[at] = np.where(ok | first, r, tokens[at])      # the step at lo (at 1 until one fits)
         tpot[at] = np.where(ok | first, t, tpot[at])
         i_ok, i_no = at[ok], at[~ok]
@@ -180,14 +185,27 @@ def largest(step_at, slo, n: int, hi: int, design: str) -> tuple[np.ndarray, np.
             x[at] = np.floor((lo[at] + up[at]) / 2)
             continue
         a, b, ga, gb = lo[at], up[at], g_lo[at], g_up[at]
-        open_top = b > hi                        # nothing infeasible found yet: try the bound
+        open_top = b > top[at]                   # nothing infeasible found yet: try the bound
         with np.errstate(divide="ignore", invalid="ignore"):
             guess = a + (b - a) * (-ga) / (gb - ga)
         guess = np.where(np.isfinite(guess), guess, (a + b) / 2)
         # just past the root after a feasible probe, just short of it after an infeasible one
         guess = np.where(moved[at] == 1, np.ceil(guess), np.floor(guess))
-        x[at] = np.where(open_top, float(hi), np.clip(guess, a + 1, b - 1))
+        x[at] = np.where(open_top, top[at], np.clip(guess, a + 1, b - 1))
     return lo, tokens, tpot
+
+
+def memory_bound(st, design: str) -> np.ndarray:
+    """Per point of the step ``st``, a batch above which no batch fits in memory: the pool that holds the
+    KV cache (EP: the GPU; AFD: the attention GPU) holds its weights and ``requests`` times one
+    request's cache, affine in the batch, so every batch that fits is at most floor((capacity -
+    weights) / per request); one more against rounding (the search still decides every batch by the
+    step's own test). Infinite where a request needs no cache (or the step has no requests)."""
+    cap, w = st.memory[0].capacity_bytes, st.memory[0].weights_bytes
+    mem = st.memory_bytes if design == "ep" else st.afd.attn_memory_bytes
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per = (np.asarray(mem, dtype=float) - w) / np.asarray(st.requests, dtype=float)
+        return np.where(per > 0, np.floor(np.maximum(cap - w, -per) / per) + 1.0, np.inf)
 
 
 def _excess(st, design, slo, shape) -> np.ndarray:
