@@ -23,17 +23,16 @@
 #
 # **Result.** With equal stages, the simulator reproduces the paper's Figure 1(b): two
 # micro-batches leave every pool idle a third of the time, three close the bubble. Under jitter
-# the relative loss peaks at three micro-batches, as the paper says: with the FFN and network
+# {glue:text}`ideal_peak`: with the FFN and network
 # stage times varying by a coefficient of variation of 0.2, equal stages lose
 # {glue:text}`ideal_loss_2` (2BO), {glue:text}`ideal_loss_3` (3BO) and {glue:text}`ideal_loss_4`
-# (4BO) of their throughput; in absolute terms more micro-batches still deliver more
+# (4BO) of their throughput; {glue:text}`ideal_more`
 # ({glue:text}`ideal_thr_2`, {glue:text}`ideal_thr_3` and {glue:text}`ideal_thr_4` of the
 # jitter-free 3BO's throughput).
 # For the decode model's best AFD deployment of {glue:text}`model_name` on {glue:text}`hw_name`
 # (its stages are nearly equal: that is what the search optimises), 3BO loses
 # {glue:text}`dep_loss_3_01` at CV 0.1 and {glue:text}`dep_loss_3_02` at 0.2. Under the
-# {glue:text}`slo_ms` ms SLO it stays the best AFD choice up to CV {glue:text}`dep_cross`
-# ({glue:text}`dep_after`); {glue:text}`dep_last`.
+# {glue:text}`slo_ms` ms SLO {glue:text}`dep_choice`; {glue:text}`dep_last`.
 # Routing itself jitters the FFN stage little: the sampled straggler factors vary by
 # {glue:text}`straggler_cv` from step to step after EPLB placement, and with them alone the AFD
 # deployments lose at most {glue:text}`straggler_loss`. Other noise (network, kernels) costs
@@ -137,7 +136,7 @@ glue_all(readings.bubble_shares())
 # relative loss of {glue:text}`mva_loss_2`, {glue:text}`mva_loss_3` and {glue:text}`mva_loss_4`.
 # So the expectation is that the relative loss peaks at 3BO while the absolute throughput still
 # rises with $m$. The simulator matches the closed form within 2% (a test), and
-# {numref}`pipeline-ideal` shows the same ordering at realistic CVs.
+# {numref}`pipeline-ideal` shows {glue:text}`ideal_order` at realistic CVs.
 
 # %% tags=["hide-input"]
 glue_all(readings.mva_readings())
@@ -194,7 +193,8 @@ save_figure(fig, "pipeline_deployments", output_dir)
 glue("fig_pipeline_deployments", fig, display=False)
 plt.close(fig)
 glue_all(readings.deployment_readings(study))
-glue_all(readings.same_shape_tpot(m_, budget, context, deployments))
+glue_all(readings.deployment_headlines(study, same := readings.same_shape_tpot(m_, budget, context, deployments)))
+glue_all(same)
 glue_all(readings.ep_model_readings(m_, budget, context, study, deployments))
 glue_all(readings.validation_ep_readings())
 
@@ -236,30 +236,22 @@ glue_table("tab_pipeline_deployments", readings.deployment_table(study).style.hi
 #
 # Reading:
 #
-# - **3BO is the most fragile, as the paper says.** At the same batch the best 3BO deployment
+# - **{glue:text}`dep_fragile`** At the same batch the best 3BO deployment
 #   loses {glue:text}`dep_loss_3_01`, {glue:text}`dep_loss_3_02` and {glue:text}`dep_loss_3_03`
 #   at CV 0.1, 0.2 and 0.3, against {glue:text}`dep_loss_2_01`, {glue:text}`dep_loss_2_02` and
 #   {glue:text}`dep_loss_2_03` for the best 2BO deployment and {glue:text}`dep_loss_4_01`,
-#   {glue:text}`dep_loss_4_02` and {glue:text}`dep_loss_4_03` for the best 4BO one. The search
-#   for the best deployment makes the stages nearly equal for every micro-batch count; with three
-#   micro-batches on equal stages nothing is spare, while 2BO has its bubble and 4BO a queued
-#   micro-batch. The 3BO deployment's mean TPOT rises from {glue:text}`dep_tpot_3_00` ms to
+#   {glue:text}`dep_loss_4_02` and {glue:text}`dep_loss_4_03` for the best 4BO one.{glue:text}`dep_fragile_why`
+#   The 3BO deployment's mean TPOT rises from {glue:text}`dep_tpot_3_00` ms to
 #   {glue:text}`dep_tpot_3_02` ms at CV 0.2 and {glue:text}`dep_tpot_3_03` ms at 0.3 (SLO
 #   {glue:text}`slo_ms` ms).
-# - **It still delivers the most AFD throughput at moderate jitter.** Within the SLO, 3BO keeps
+# - **{glue:text}`dep_most`** Within the SLO, 3BO keeps
 #   {glue:text}`dep_slo_3_00`, {glue:text}`dep_slo_3_01`, {glue:text}`dep_slo_3_02` and
-#   {glue:text}`dep_slo_3_03` tokens/s per GPU at CV 0, 0.1, 0.2 and 0.3 (batch
-#   {glue:text}`dep_batch_3_00` shrinking to {glue:text}`dep_batch_3_03`), against
+#   {glue:text}`dep_slo_3_03` tokens/s per GPU at CV 0, 0.1, 0.2 and 0.3 ({glue:text}`dep_batch_3`), against
 #   {glue:text}`dep_slo_2_00` to {glue:text}`dep_slo_2_03` for 2BO and {glue:text}`dep_slo_4_00`
-#   to {glue:text}`dep_slo_4_03` for 4BO; it is the best AFD choice up to CV
-#   {glue:text}`dep_cross` on this grid ({glue:text}`dep_after`). 4BO absorbs jitter better but
-#   starts {glue:text}`dep_4_behind` behind without any: each extra micro-batch re-reads the
-#   experts' weights and pays every kernel's fixed cost again (at the 3BO deployment's own shape
-#   and batch, four micro-batches take {glue:text}`same_shape_4` ms per token in the decode model
-#   instead of {glue:text}`same_shape_3`).
-# - **EP is robust in relative terms.** With one batch nothing overlaps and the step is a sum of
-#   stage times: mean-one noise leaves the mean unchanged (loss {glue:text}`ep_loss_1`). With two
-#   micro-batches the network stage has slack behind the GPUs' compute. (Its absolute figures in
+#   to {glue:text}`dep_slo_4_03` for 4BO; {glue:text}`dep_choice`. {glue:text}`dep_4`.
+# - **{glue:text}`ep_robust`** With one batch nothing overlaps and the step is a sum of
+#   stage times: mean-one noise leaves the mean unchanged (loss {glue:text}`ep_loss_1`).
+#   {glue:text}`ep_slack` (Its absolute figures in
 #   {numref}`tab-pipeline-deployments` are the simulator's; without jitter they are within {glue:text}`ep_sim_gap` of the
 #   decode model's, which runs the same schedule.)
 #

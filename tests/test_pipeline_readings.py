@@ -68,8 +68,12 @@ def _study(slo_tokens: dict, cvs=(0.0, 0.1, 0.2)):
                          "t_comm_us": 200.0})
         for m in (1, 2):
             rows.append({"design": "ep", "micro_batches": m, "cv": cv, "throughput_loss": cv / 100 * (m - 1) - 1e-4,
-                         "tokens_per_s_per_gpu_slo": 1.0, "batch_slo": 1, "tpot_ms": 1.0, "straggler_cv": 0.03})
+                         "tokens_per_s_per_gpu_slo": 1.0, "batch_slo": 1, "tpot_ms": 1.0, "straggler_cv": 0.03,
+                         "t_attn_us": 230.0, "t_ffn_us": 200.0, "t_comm_us": 200.0 + 300.0 * (m == 1)})
     return pd.DataFrame(rows)
+
+
+SAME = {"same_shape_3": "40.0", "same_shape_4": "44.0"}
 
 
 def test_deployment_readings_find_where_3bo_stops_being_best():
@@ -77,10 +81,21 @@ def test_deployment_readings_find_where_3bo_stops_being_best():
     tokens = {(2, 0.0): 2000, (3, 0.0): 2800, (4, 0.0): 2200, (2, 0.1): 1900, (3, 0.1): 2700, (4, 0.1): 2100,
               (2, 0.2): 1800, (3, 0.2): 2000, (4, 0.2): 2020}
     got = r.deployment_readings(_study(tokens))
-    assert got["dep_cross"] == "0.1"
-    assert got["dep_after"] == ("at CV 0.2 the best 4-micro-batch deployment is 1.0% ahead, "
-                                "a tie within the simulation's noise")
-    assert got["dep_4_behind"] == "21%"                      # 1 - 2200 / 2800
+    head = r.deployment_headlines(_study(tokens), SAME)
+    assert head["dep_choice"] == ("it is the best AFD choice up to CV 0.1; at CV 0.2 the best 4-micro-batch deployment "
+                                  "is 1.0% ahead, a tie within the simulation's noise")
+    # the synthetic losses grow with m (cv m / 10): 4BO loses most, not 3BO, and absorbs no better; it
+    # starts 1 - 2200 / 2800 = 21% behind, and the extra micro-batch costs (44 > 40 ms)
+    assert head["dep_fragile"] == "4BO is the most fragile here (CV 0.2), not 3BO as the paper says."
+    assert head["dep_fragile_why"] == ""
+    assert head["dep_4"].startswith("4BO absorbs jitter no better and starts 21% behind without any: each extra")
+    # moderate jitter: 3BO leads at 0.1 (2700), 4BO at 0.2 (2020)
+    assert head["dep_most"] == "The most AFD throughput at moderate jitter comes from 3BO at CV 0.1 and 4BO at CV 0.2."
+    assert head["dep_batch_3"] == "batch 103 at every CV"
+    # EP's largest loss 0.2% is below every AFD loss at CV 0.2; its two-batch comm (t_comm 200 us) sits
+    # below its compute (230 + 200 us)
+    assert head["ep_robust"] == "EP is robust in relative terms."
+    assert head["ep_slack"].startswith("With two micro-batches the network stage has slack")
     assert got["dep_last"] == "the best 2BO deployment comes last at every CV"
     tokens[(4, 0.2)], tokens[(2, 0.2)] = 1700, 1800
     assert r.deployment_readings(_study(tokens))["dep_last"] == "the last at each CV: 2BO at 0, 2BO at 0.1, 4BO at 0.2"
@@ -90,13 +105,36 @@ def test_deployment_readings_find_where_3bo_stops_being_best():
     assert got["ep_loss_max"] == "0.2%"                      # 0.2 / 100 - 1e-4
 
 
-def test_deployment_readings_when_3bo_wins_everywhere_or_nowhere():
+def test_deployment_headlines_when_3bo_wins_everywhere_or_nowhere():
     best3 = {(m, cv): 3000 if m == 3 else 2000 for m in (2, 3, 4) for cv in (0.0, 0.1, 0.2)}
-    got = r.deployment_readings(_study(best3))
-    assert (got["dep_cross"], got["dep_after"]) == ("0.2", "on the whole grid")
+    head = r.deployment_headlines(_study(best3), SAME)
+    assert head["dep_choice"] == "it is the best AFD choice up to CV 0.2 on the whole grid"
+    assert head["dep_most"] == "3BO still delivers the most AFD throughput at moderate jitter (CV 0.1 and 0.2)."
+    # 4BO starts 1 - 2000 / 3000 = 33% behind
+    assert "starts 33% behind" in head["dep_4"]
     never = {(m, cv): 3000 if m == 2 else 2000 for m in (2, 3, 4) for cv in (0.0, 0.1, 0.2)}
-    got = r.deployment_readings(_study(never))
-    assert (got["dep_cross"], got["dep_after"]) == ("0", "on the whole grid")
+    head = r.deployment_headlines(_study(never), SAME)
+    # never "the best AFD choice up to CV 0": 3BO is not the best at any CV
+    assert head["dep_choice"] == ("it is not the best AFD choice at any CV studied (the best 2BO deployment leads "
+                                  "without jitter)")
+    assert head["dep_most"] == "2BO, not 3BO, delivers the most AFD throughput at moderate jitter (CV 0.1 and 0.2)."
+    # 4BO level with 3BO at CV 0 (2000 each): not behind, so no cost explanation
+    assert head["dep_4"] == "4BO absorbs jitter no better but starts 0% ahead without any"
+
+
+def test_deployment_headlines_in_the_paper_s_outcome():
+    """3BO loses most and EP loses more than AFD: the paper's wording with its reason, and EP not robust."""
+    tokens = {(m, cv): 3000 if m == 3 else 2000 for m in (2, 3, 4) for cv in (0.0, 0.1, 0.2)}
+    study = _study(tokens)
+    study.loc[(study.design == "afd") & (study.micro_batches == 3), "throughput_loss"] *= 3
+    study.loc[study.design == "ep", "throughput_loss"] = 0.5
+    head = r.deployment_headlines(study, SAME)
+    assert head["dep_fragile"] == "3BO is the most fragile, as the paper says (CV 0.2)."
+    assert "nothing is spare" in head["dep_fragile_why"]
+    assert head["ep_robust"] == "EP is not more robust than AFD here in relative terms."
+    # two-batch EP whose all-to-all outlasts its compute: the network sets the pace
+    study.loc[(study.design == "ep") & (study.micro_batches == 2), "t_comm_us"] = 500.0
+    assert "sets the pace" in r.deployment_headlines(study, SAME)["ep_slack"]
 
 
 def test_context_and_kernel_readings_at_the_3bo_deployment():
@@ -182,3 +220,19 @@ def test_validation_ep_readings_count_the_over_predicted_cases():
     got = r.validation_ep_readings()
     ep = [c for c in validation_rows() if c["design"] == "ep"]
     assert got["val_ep_n"] == len(ep) and got["val_ep_over"] == sum(c["predicted"] > c["published"] for c in ep)
+
+
+def test_ideal_readings_word_where_the_loss_peaks():
+    # _ideal's loss 0.01 m + cv / 10 grows with m: largest at 4, not 3; its throughput min(1, m / 3)
+    # (1 - cv / 10) is 2/3, 1, 1 at CV 0.2 x 0.98: not increasing from 3 to 4, so 3BO delivers the most
+    got = r.ideal_readings(_ideal())
+    assert got["ideal_peak"] == "the relative loss is largest at 4 micro-batches, not three as the paper says"
+    assert got["ideal_more"] == "in absolute terms 3BO delivers the most"
+    assert got["ideal_order"].startswith("another ordering (the relative loss is largest at 4")
+    peaked = _ideal()
+    peaked.loc[peaked.micro_batches == 3, "throughput_loss"] += 0.1
+    peaked.loc[peaked.micro_batches == 4, "throughput"] *= 1.1
+    got = r.ideal_readings(peaked)
+    assert got["ideal_peak"] == "the relative loss peaks at three micro-batches, as the paper says"
+    assert got["ideal_more"] == "in absolute terms more micro-batches still deliver more"
+    assert got["ideal_order"] == "the same ordering"

@@ -59,8 +59,8 @@ def _at_cv(table: pd.DataFrame, cv: float) -> pd.DataFrame:
 
 def ideal_readings(ideal: pd.DataFrame, cv: float = 0.2, micro_batches=MICRO_BATCHES) -> dict:
     """Equal stages under jitter (:func:`afdlib.simulation.studies.ideal_sweep`): at ``cv`` each
-    micro-batch count's loss and throughput (jitter-free 3BO = 1), 3BO's jitter-free throughput,
-    and 3BO's loss at the smallest CV above zero (glued as ``ideal_loss_3_005``) with that CV."""
+    micro-batch count's loss and throughput (jitter-free 3BO = 1), where the loss peaks and which
+    count delivers the most (each worded for its outcome), 3BO's jitter-free throughput, and 3BO's loss at the smallest CV above zero (glued as ``ideal_loss_3_005``) with that CV."""
     at = _at_cv(ideal, cv).set_index("micro_batches")
     const = _at_cv(ideal, 0.0).set_index("micro_batches")
     small_cv = float(ideal.cv[ideal.cv > 0].min())
@@ -69,6 +69,15 @@ def ideal_readings(ideal: pd.DataFrame, cv: float = 0.2, micro_batches=MICRO_BAT
     for m in micro_batches:
         out[f"ideal_loss_{m}"] = f"{at.throughput_loss[m]:.1%}"
         out[f"ideal_thr_{m}"] = f"{at.throughput[m]:.2f}"
+    worst = max(micro_batches, key=lambda m: at.throughput_loss[m])
+    out["ideal_peak"] = ("the relative loss peaks at three micro-batches, as the paper says" if worst == 3 else
+                         f"the relative loss is largest at {worst} micro-batches, not three as the paper says")
+    thr = [at.throughput[m] for m in micro_batches]
+    top = micro_batches[int(np.argmax(thr))]
+    out["ideal_more"] = ("in absolute terms more micro-batches still deliver more" if all(np.diff(thr) > 0) else
+                         f"in absolute terms {top}BO delivers the most")
+    out["ideal_order"] = ("the same ordering" if worst == 3 and all(np.diff(thr) > 0) else
+                          f"another ordering ({out['ideal_peak']}; {out['ideal_more']})")
     out.update({"ideal_thr_3_const": f"{const.throughput[3]:.2f}",
                 "ideal_loss_3_005": f"{small.throughput_loss[3]:.1%}", "ideal_small_cv": f"{small_cv:g}"})
     return out
@@ -103,13 +112,12 @@ def best_afd_crossing(study: pd.DataFrame) -> tuple[float | None, tuple[float, i
     return max(still), (cv_a, m_a, lead)
 
 
-def deployment_readings(study: pd.DataFrame, tie: float = 0.02) -> dict:
+def deployment_readings(study: pd.DataFrame) -> dict:
     """The best deployments under jitter (:func:`afdlib.simulation.studies.jitter_study`): per
     AFD micro-batch count at CV 0.1, 0.2 and 0.3 (those in the study) the loss, tokens/s per GPU
-    and batch within the SLO, 3BO's TPOT (also at CV 0); up to which CV 3BO stays the best AFD
-    choice and what overtakes it next (a lead below ``tie`` is called a tie); which micro-batch
-    count has the fewest tokens/s within the SLO at each CV (``dep_last``); how far 4BO starts
-    behind 3BO; the routing stragglers' spread and loss; EP's largest loss and its loss with one batch."""
+    and batch within the SLO, 3BO's TPOT (also at CV 0); which micro-batch count has the fewest
+    tokens/s within the SLO at each CV (``dep_last``); the routing stragglers' spread and loss; EP's
+    largest loss and its loss with one batch. The conclusions drawn from them: :func:`deployment_headlines`."""
     afd, ep = study[study.design == "afd"], study[study.design == "ep"]
     out = {}
     for cv, tag in ((0.1, "01"), (0.2, "02"), (0.3, "03")):
@@ -123,23 +131,75 @@ def deployment_readings(study: pd.DataFrame, tie: float = 0.02) -> dict:
         out[f"dep_slo_{m}_00"] = f"{_value(afd, m, 0.0, 'tokens_per_s_per_gpu_slo'):,.0f}"
         out[f"dep_batch_{m}_00"] = f"{_value(afd, m, 0.0, 'batch_slo'):.0f}"
     out["dep_tpot_3_00"] = f"{_value(afd, 3, 0.0, 'tpot_ms'):.1f}"
-    cross, after = best_afd_crossing(study)
-    out["dep_cross"] = "0" if cross is None else f"{cross:g}"
-    if after is None:
-        out["dep_after"] = "on the whole grid"
-    else:
-        cv_a, m_a, lead = after
-        out["dep_after"] = (f"at CV {cv_a:g} the best {m_a:.0f}-micro-batch deployment is {lead:.1%} ahead"
-                            + (", a tie within the simulation's noise" if lead < tie else ""))
     last = afd.loc[afd.groupby("cv").tokens_per_s_per_gpu_slo.idxmin()].set_index("cv").micro_batches
     out["dep_last"] = (f"the best {last.iloc[0]:.0f}BO deployment comes last at every CV" if last.nunique() == 1
                        else "the last at each CV: " + ", ".join(f"{m:.0f}BO at {cv:g}" for cv, m in last.items()))
-    behind = 1 - _value(afd, 4, 0.0, "tokens_per_s_per_gpu_slo") / _value(afd, 3, 0.0, "tokens_per_s_per_gpu_slo")
-    out.update({"dep_4_behind": f"{behind:.0%}",
-                "straggler_cv": f"{study.straggler_cv.min():.1%}-{study.straggler_cv.max():.1%}",
+    out.update({"straggler_cv": f"{study.straggler_cv.min():.1%}-{study.straggler_cv.max():.1%}",
                 "straggler_loss": f"{afd[afd.cv == 0].throughput_loss.max():.2%}",
                 "ep_loss_max": f"{ep.throughput_loss.max():.1%}",
                 "ep_loss_1": f"{ep[ep.micro_batches == 1].throughput_loss.abs().max():.2%}"})
+    return out
+
+
+def deployment_headlines(study: pd.DataFrame, same_shape: dict, tie: float = 0.02) -> dict:
+    """The pipeline chapter's conclusions about the best deployments under jitter, each worded for the
+    outcome the study's own numbers give (``same_shape``: :func:`same_shape_tpot`'s): which AFD
+    micro-batch count loses most at CV 0.2 (the largest CV studied below it where 0.2 is not) and whether
+    that is 3BO, as the paper says (the paper's reason given only then); which delivers the most tokens/s
+    within the SLO at moderate jitter (CV 0.1 and 0.2); 3BO's batch under jitter; up to which CV 3BO
+    is the best AFD choice and what overtakes it next (a lead below ``tie`` is called a tie); whether 4BO absorbs jitter better and starts behind or ahead; whether EP
+    loses less than every AFD deployment, and whether its two-batch network stage has slack."""
+    afd, ep = study[study.design == "afd"], study[study.design == "ep"]
+    cvs = sorted({float(c) for c in afd.cv})
+    moderate = [c for c in cvs if 0 < c <= 0.2 + 1e-9] or [max(cvs)]
+    at = moderate[-1]
+    loss = {m: _value(afd, m, at, "throughput_loss") for m in MICRO_BATCHES}
+    worst = max(loss, key=loss.get)
+    why = (" The search for the best deployment makes the stages nearly equal for every micro-batch count; with "
+           "three micro-batches on equal stages nothing is spare, while 2BO has its bubble and 4BO a queued micro-batch.")
+    out = {"dep_fragile": (f"3BO is the most fragile, as the paper says (CV {at:g})." if worst == 3 else
+                           f"{worst}BO is the most fragile here (CV {at:g}), not 3BO as the paper says."),
+           "dep_fragile_why": why if worst == 3 else ""}
+    best = {c: max(MICRO_BATCHES, key=lambda m: _value(afd, m, c, "tokens_per_s_per_gpu_slo")) for c in moderate}
+    names = " and ".join(f"{c:g}" for c in moderate)
+    if set(best.values()) == {3}:
+        out["dep_most"] = f"3BO still delivers the most AFD throughput at moderate jitter (CV {names})."
+    elif len(set(best.values())) == 1:
+        out["dep_most"] = f"{best[moderate[0]]}BO, not 3BO, delivers the most AFD throughput at moderate jitter (CV {names})."
+    else:
+        out["dep_most"] = ("The most AFD throughput at moderate jitter comes from "
+                           + " and ".join(f"{m}BO at CV {c:g}" for c, m in best.items()) + ".")
+    b0, b1 = _value(afd, 3, 0.0, "batch_slo"), _value(afd, 3, max(cvs), "batch_slo")
+    out["dep_batch_3"] = (f"batch {b0:.0f} at every CV" if b0 == b1 else
+                          f"batch {b0:.0f} {'shrinking' if b1 < b0 else 'growing'} to {b1:.0f}")
+    cross, after = best_afd_crossing(study)
+    if cross is None:
+        lead = max(MICRO_BATCHES, key=lambda m: _value(afd, m, 0.0, "tokens_per_s_per_gpu_slo"))
+        out["dep_choice"] = f"it is not the best AFD choice at any CV studied (the best {lead}BO deployment leads without jitter)"
+    else:
+        out["dep_choice"] = (f"it is the best AFD choice up to CV {cross:g}"
+                             + (" on the whole grid" if after is None else
+                                f"; at CV {after[0]:g} the best {after[1]:.0f}-micro-batch deployment is {after[2]:.1%} ahead"
+                                + (", a tie within the simulation's noise" if after[2] < tie else "")))
+    absorbs = _value(afd, 4, at, "throughput_loss") < loss[3]
+    gap = 1 - _value(afd, 4, 0.0, "tokens_per_s_per_gpu_slo") / _value(afd, 3, 0.0, "tokens_per_s_per_gpu_slo")
+    behind = gap > 0
+    costs = float(same_shape["same_shape_4"]) > float(same_shape["same_shape_3"])
+    out["dep_4"] = (f"4BO absorbs jitter {'better' if absorbs else 'no better'} {'but' if absorbs == behind else 'and'} "
+                    f"starts {abs(gap):.0%} {'behind' if behind else 'ahead'} without any"
+                    + (": each extra micro-batch re-reads the experts' weights and pays every kernel's fixed cost again "
+                       f"(at the 3BO deployment's own shape and batch, four micro-batches take {same_shape['same_shape_4']} ms "
+                       f"per token in the decode model instead of {same_shape['same_shape_3']})" if behind and costs else ""))
+    top = max(cvs)
+    robust = ep.throughput_loss.max() < min(_value(afd, m, top, "throughput_loss") for m in MICRO_BATCHES)
+    out["ep_robust"] = ("EP is robust in relative terms." if robust else
+                        "EP is not more robust than AFD here in relative terms.")
+    two = ep[(ep.micro_batches == 2) & (ep.cv == 0)]
+    comm, compute = ((float(two.t_comm_us.iloc[0]), float(two.t_attn_us.iloc[0] + two.t_ffn_us.iloc[0]))
+                     if not two.empty else (np.nan, np.nan))
+    out["ep_slack"] = ("" if not np.isfinite(comm + compute) else      # no two-batch EP studied: not said
+                       "With two micro-batches the network stage has slack behind the GPUs' compute." if comm < compute
+                       else "With two micro-batches the network stage sets the pace, so its jitter shows in the step.")
     return out
 
 
