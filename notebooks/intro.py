@@ -95,7 +95,7 @@ from afdlib.report.figures import advice_heatmap
 from afdlib.report.style import glue_all, glue_figure, glue_table, save_data
 from afdlib.routing.provenance import routing_data
 
-from afdlib.report.own_book import PAPER_HARDWARE, PAPER_MODELS   # the paper's grid (its models' printed layers)
+from afdlib.report.own_book import PAPER_MODELS, grid_words   # the paper's grid (its models' printed layers)
 
 budget = Budget(slo_s=slo_ms / 1e3)
 ds, kimi, glm = (load_model(m) for m in ("deepseek-v3", "kimi-k2", "glm-4.7"))
@@ -206,8 +206,7 @@ glue_table("tab_intro_results", shown.style.hide(axis="index"))
 # question the paper does not measure.
 
 # %% tags=["hide-input"]
-grid = ("the paper's six models on its eight GPUs" if (models, hardware) == (PAPER_MODELS, PAPER_HARDWARE)
-        else f"{len(models)} models on {len(hardware)} GPUs")
+grid = grid_words(models, hardware)
 glue_all({"r_slo": f"{slo_ms:g} ms", "r_printed": f"{printed:.1f}", "r_pair_grid": grid,
           "r_answer": recommendation_words(pairs, grid)})
 glue_figure(advice_heatmap(pd.DataFrame(pairs), [h.slug for h in sweet_hw], [m.slug for m in sweet]), "intro_pairs", output_dir)

@@ -151,8 +151,7 @@ glue_figure(fig, "sweeps_break_even", output_dir)
 # from there to the top of the range EP's tokens/s per GPU grow by {glue:text}`ref_ep_gain` and
 # AFD's by {glue:text}`ref_afd_gain`: past the peak more network helps {glue:text}`ref_helps` (the
 # sweet-spot chapter reads the same ratio along bandwidth for the model itself,
-# {glue:text}`so_eff`). A lead of a few percent is not a
-# decision: at that peak P(AFD better) is {glue:text}`ref_peak_p` under the model's uncertain
+# {glue:text}`so_eff`). {glue:text}`ref_peak_words` under the model's uncertain
 # assumptions ({doc}`sweet_spots`), so read the surface for where AFD can lead, not where it will.
 
 # %% tags=["hide-input"]

@@ -30,7 +30,7 @@
 # each design's resources (previous chapter). Each verdict is a probability: the share of the
 # model's uncertain assumptions ({glue:text}`assumption_list`) under which AFD gives more
 # tokens/s per GPU, P(AFD better); a pair is decided when it is {glue:text}`decided`. Under the
-# schedule the paper's six models on its eight GPUs give {glue:text}`n_afd` of {glue:text}`n_pairs`
+# schedule {glue:text}`pair_grid` give {glue:text}`n_afd` of {glue:text}`n_pairs`
 # pairs to AFD and {glue:text}`n_ep` to EP (the more likely design), with P(AFD better) from
 # {glue:text}`p_range`, and {glue:text}`n_decisive` are decided: the model's error in AFD / EP against
 # published head-to-heads (one standard deviation: {glue:text}`ratio_spread`) enters every verdict
@@ -97,6 +97,7 @@ from afdlib.decision.verdict import verdict
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.decision.sweetspot import overlap_methods, pools_table
 from afdlib.studies.threshold_study import bandwidth_curves, threshold_words
+from afdlib.studies.sweetspot_words import afd_form_words, break_even_words, equal_share_words
 from afdlib.studies.sweetspot_study import (advice_summary, break_even, error_spread, heterogeneous_design,
                                            design_named, duplex_gain, overlap_readings, paper_side, pools_named, pools_rows, property_maps, ratio_of, ratio_span, top_form, twins)
 from afdlib.studies.conditions import table3_study
@@ -106,6 +107,7 @@ from afdlib.inputs.specs import Budget
 from afdlib.report.figures import advice_heatmap, conditions_figure, ratio_bandwidth_figure, ratio_maps_figure, tornado_figure
 from afdlib.peers.comparison import lean_readings
 from afdlib.report.landing import verdict_glue
+from afdlib.report.own_book import grid_words
 from afdlib.report.style import glue_all, glue_figure, glue_table, save_data, setup_style
 
 setup_style()
@@ -124,7 +126,7 @@ save_data(pd.DataFrame(val_rows), "sweet_spots_advice_validated", output_dir)
 (n, sym, val), err = (advice_summary(x) for x in (rows, sym_rows, val_rows)), error_spread(validation_rows())
 top, sym_normal = top_form(rows, "ep"), sum(r.get("ep_form") == form_label("ep", 2, "normal") for r in sym_rows)
 glue_all({
-        "n_pairs": n.pairs, "n_afd": n.afd, "n_ep": n.ep, "n_decisive": n.decisive, "n_ep_sym": sym.ep,
+        "n_pairs": n.pairs, "pair_grid": grid_words(models, hardware), "n_afd": n.afd, "n_ep": n.ep, "n_decisive": n.decisive, "n_ep_sym": sym.ep,
         "n_afd_val": val.afd, "n_ep_val": val.ep, "n_decisive_val": val.decisive, "sym_normal": sym_normal,
         "range_val": f"{val.ratio_min:.2f} to {val.ratio_max:.2f}", "ep_top_form": f"{top[0]}, in {top[1]}",
         "ep_top_validated": "validated by a published deployment" if top[2] else "stated by no published deployment",
@@ -170,12 +172,9 @@ glue_all({
         "tornado_top": " and ".join(t["assumption"] for t in ref_v.tornado[:2]), "ref_why": undecided_words(ref_v, ref_v.tornado[0]["nominal"]),
         "ref_ordinary_ep_form": next(r["ep_form"] for r in rows if (r["model"], r["hardware"]) == (ref.slug, hw_o.slug)),
         "ref_ordinary_paper_like": f"{ratio_of(sym_rows, ref.slug, hw_o.slug):.2f}", "ref_superpod_ratio": f"{ratio_of(rows, ref.slug, hw_s.slug):.2f}", "coarse_superpod": f"{coarse[0]:.2f} to {coarse[1]:.2f}",
-        "ref_break_even": "none in range" if bw_even is None else f"{bw_even / 1e9:.0f}",
-        "break_even_side": {"never": "AFD never ahead in the range searched",
-                            "always": "AFD ahead throughout the range searched",
-                            "above": "the ratio above 1 just above it",
-                            "below": "the ratio above 1 just below it"}[side],
-        "ordinary_bw": f"{hw_o.scale_out_bytes_per_s / 1e9:.0f}", "duplex_gain": f"{duplex_gain(ref, hw_o, budget, context):.0%}"})
+        "break_even_words": break_even_words(bw_even, side, hw_o.scale_out_bytes_per_s),
+        "equal_share_words": equal_share_words(ratio_of(sym_rows, ref.slug, hw_o.slug), half[0]["ratio"]),
+        "duplex_gain": f"{duplex_gain(ref, hw_o, budget, context):.0%}"})
 
 # %% [markdown]
 # ## The reference cases
@@ -194,11 +193,9 @@ glue_all({
 #   {glue:text}`ep_2bo_hidden` of what could overlap ({numref}`tab-sweet-methods`). With the overlap override at the same share for both designs it gives
 #   {glue:text}`ref_ordinary_paper_like` with all hidden (the paper's own models: $t_B = t_a + t_f$
 #   for EP, the steady 3BO pipeline for AFD) and {glue:text}`ref_ordinary_half` with half hidden:
-#   EP ahead, as the paper says, when both designs hide the same share, and
+#   {glue:text}`equal_share_words`, and
 #   {glue:text}`ref_ordinary_ratio` when each hides what the schedule gives it.
-#   Under the schedule `afd advise` finds the ratio crossing 1 nearest today's NIC at about
-#   {glue:text}`ref_break_even` GB/s per GPU ({glue:text}`break_even_side`; interpolated between the
-#   bandwidths it searches; sustained, now {glue:text}`ordinary_bw`); {glue:text}`cross_note` ({numref}`sweet-spots-ratio-bandwidth` shows
+#   {glue:text}`break_even_words`; {glue:text}`cross_note` ({numref}`sweet-spots-ratio-bandwidth` shows
 #   every crossing).
 # - **Superpods with coarse experts**: the paper finds AFD competitive on GB200/GB300 with Step3 and
 #   ERNIE-4.5; under the schedule the model gives ratios of {glue:text}`coarse_superpod` there: competitive,
@@ -340,9 +337,8 @@ methods = pd.DataFrame(method_rows)
 save_data(methods, "sweet_spots_overlap_methods", output_dir)
 o = overlap_readings(method_rows)
 hidden = {r["method"]: r["note"].split()[0] for r in method_rows[::-1] if r["design"] == "EP" and r["note"]}  # first 2BO
-glue_all({"attn_pool": attn_hw.name, "ffn_pool_name": ffn_hw.name, "afd_3_over_2": f"{o.afd_3_over_2:.2f}x",
-          "afd_3_over_4": f"{o.afd_3_over_4:.2f}x", "ep_2bo_change": f"{o.ep_2bo_change:+.0%}",
-          "ep_2bo_gain": f"{o.ep_2bo_gain:+.0%}", "ep_best": o.ep_best, "ep_sbo_change": f"{o.ep_sbo_change:+.0%}",
+glue_all({"attn_pool": attn_hw.name, "ffn_pool_name": ffn_hw.name, "afd_3bo_words": afd_form_words(o), "ep_2bo_change": f"{o.ep_2bo_change:+.0%}",
+          "ep_2bo_gain": f"{o.ep_2bo_gain:+.0%}", "ep_best": o.ep_best,
           "ep_2bo_hidden": hidden["2BO"], "ep_sbo_hidden": hidden["SBO"]})
 methods.rename(columns={"tokens_per_s_per_gpu": "tokens/s per GPU", "batch_per_gpu": "requests per GPU"}).pipe(lambda t: glue_table(
     "tab_sweet_methods", t.style.hide(axis="index").format({"tokens/s per GPU": "{:,.0f}", "requests per GPU": "{:.0f}"})))
@@ -356,19 +352,18 @@ methods.rename(columns={"tokens_per_s_per_gpu": "tokens/s per GPU", "batch_per_g
 # ```
 # :::
 #
-# In {numref}`tab-sweet-methods`, NBO: one batch, nothing overlapped. SBO: one batch whose all-to-all
-# overlaps the shared experts only (a what-if: the schedule does not state the shared experts
-# beside dispatch; they hide {glue:text}`ep_sbo_hidden` of what could overlap, from the NBO
-# deployment's own stage times, whatever its kernels). 2BO: two micro-batches (EP as its schedule runs them, and with all of the
-# all-to-all hidden). 3BO, 4BO: AFD's pipeline as its schedule runs it. For AFD, three micro-batches beat two ({glue:text}`afd_3_over_2`) and
-# four ({glue:text}`afd_3_over_4`), as the paper's choice of 3BO implies. For EP, two
+# In {numref}`tab-sweet-methods`, NBO: one batch, nothing overlapped. SBO: one batch with single-batch
+# overlap as the schedule runs it (low-latency kernels; dispatch beside the shared experts, combine
+# beside the down GEMM), hiding {glue:text}`ep_sbo_hidden` of what could overlap. 2BO: two
+# micro-batches (EP as its schedule runs them, and with all of the all-to-all hidden). 3BO, 4BO:
+# AFD's pipeline as its schedule runs it. For AFD, {glue:text}`afd_3bo_words`. For EP, two
 # micro-batches as scheduled (overlapping {glue:text}`ep_2bo_hidden` of what could overlap) change
 # the throughput by {glue:text}`ep_2bo_change` against one plain batch (the second micro-batch reads
 # the weights and launches the kernels again, against the share of the all-to-all it hides), and by
 # {glue:text}`ep_2bo_gain` with all hidden (a what-if that also lets the normal kernels overlap,
 # which the schedule does not); short of that what-if the fastest EP row is
-# {glue:text}`ep_best`, where the EP search, which leaves SBO out (Limitations), picks
-# {glue:text}`ref_ordinary_ep_form`. Every row but SBO and the all-hidden one comes from the same schedule.
+# {glue:text}`ep_best`, where the EP search picks {glue:text}`ref_ordinary_ep_form`. Every row but
+# the all-hidden one comes from the same schedule.
 #
 # ## The paper's Table 3, like for like
 
@@ -473,9 +468,7 @@ glue_table("tab_sweet_table3", t3.style.hide(axis="index"))
 #   does not, and the equal-overlap search picks two micro-batches with normal kernels in
 #   {glue:text}`sym_normal` pairs). Whether AFD's transfers cross the NIC once
 #   per FFN node (the paper's two-stage forwarding) decides others.
-# - Smaller asymmetries, found by an independent recomputation: the EP search does not combine one
-#   batch with shared-expert overlap (SBO, {numref}`tab-sweet-methods`), {glue:text}`ep_sbo_change` against one plain batch
-#   here (favours AFD);
+# - Smaller asymmetries, found by an independent recomputation:
 #   AFD's dispatch and combine share one link as in the paper's Eq. 2, although they run in
 #   opposite directions (favours EP: AFD alone at 1.5 times its network bandwidth, which carrying
 #   them at once would amount to, gains {glue:text}`duplex_gain` for {glue:text}`ref_name` on

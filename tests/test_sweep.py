@@ -341,3 +341,10 @@ def test_crossing_counts_the_stretches_afd_leads_over():
     c = crossing(r, "bw")
     assert c.stretches.tolist() == [2, 1, 0]
     assert 10 < c.overtake[0] < 20 and 80 < c.retake[0] < 160   # the band's ends span the dip
+
+
+def test_the_peak_is_worded_for_a_lead_or_none():
+    from afdlib.sweep.study import peak_words
+    assert peak_words(1.05, 0.47) == "A lead of 5% is not a decision: at that peak P(AFD better) is 0.47"
+    # the own-pair book's "a lead of a few percent" where the ratio peaks at 0.96
+    assert peak_words(0.96, 0.2) == "Even at its peak AFD does not lead (AFD / EP 0.96): there P(AFD better) is 0.20"

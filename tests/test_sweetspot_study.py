@@ -175,6 +175,20 @@ def test_overlap_readings():
     assert overlap_readings(methods).ep_best == "2BO" and overlap_readings(methods).ep_2bo_change == pytest.approx(0.15)
 
 
+def test_afd_form_words_follow_the_ratios():
+    from afdlib.studies.sweetspot_study import OverlapReadings
+    from afdlib.studies.sweetspot_words import afd_form_words
+
+    def words(r2, r4):
+        return afd_form_words(OverlapReadings(r2, r4, 0.0, 0.0, "NBO", 0.0))
+    assert words(1.05, 1.2) == "three micro-batches beat two (1.05x) and four (1.20x), as the paper's choice of 3BO implies"
+    # the own-pair book's "three micro-batches beat two (0.98x)": two beat three there
+    assert words(0.98, 1.2).startswith("two micro-batches beat three (3BO gives 0.98x 2BO's throughput)")
+    assert words(0.98, 1.2).endswith("against the paper's choice of 3BO")
+    assert words(1.1, 0.9).startswith("four micro-batches beat three (3BO gives 0.90x 4BO's")
+    assert words(0.9, 0.95).startswith("three micro-batches give no more than two (0.90x) or four (0.95x)")
+
+
 def test_top_form():
     rows = [{"ep_form": f, "ep_validated": v} for f, v in (("one batch", False), ("two", True), ("one batch", False),
                                                             ("two", True), ("one batch", False))]
@@ -239,45 +253,6 @@ def test_a_mixed_pool_that_needs_more_ffn_hours_than_ep_is_never_cheaper():
     assert reading.startswith(f"never cheaper than EP on {h800.name}, at any price") and "under" not in reading
 
 
-def test_the_shared_experts_share_is_the_decode_models_own():
-    """SBO's share (Table 2) from the decode model's stage times, against a hand computation."""
-    from afdlib.decode.deployment import EPDeployment, decode_step
-    from afdlib.decode.step import Assumptions
-    from afdlib.decision.sweetspot import shared_experts_share
-    v3, h800 = load_model("deepseek-v3", profile="reference"), load_hardware("h800", profile="datasheet")
-    a = Assumptions(kernel_profile="datasheet", sigma=0.8)
-    mtp = Budget(slo_s=0.05, l_accept=2.0, t_gap_s=DECODE_T_GAP_S)     # MTP: 2 tokens per request per step
-    ep8 = EPDeployment(h800, 8, 0, 1, "low-latency", 32)               # one node, one batch of 32 requests
-    # 32 requests x 2 tokens = 64 tokens. Shared expert: 3 x 7168 x 2048 = 44,040,192 FP8 weights read once,
-    # 44,040,192 B / 2.68 TB/s = 16.433 us (the FLOPs, 2 x 44.04e6 x 64 / (0.75 x 1979 TFLOP/s) = 3.8 us, do not
-    # bind) + 3 kernels x 3 us = 25.433 us. All-to-all inside the node: 64 tokens x 8 experts x 7/8 remote x
-    # 3 x 7168 B (FP8 dispatch, BF16 combine) = 9,633,792 B, / sigma 0.8 = 12,042,240 B at 160 GB/s = 75.264 us
-    # (no scale-up latency in the catalogue). Compute (attention + 8 x 0.8 routed pairs per token over 32
-    # experts) is far longer, so the shorter is the all-to-all: 25.433 / 75.264 = 0.33792.
-    assert shared_experts_share(v3, ep8, 1024, mtp, assumptions=a) == pytest.approx(0.33792, abs=2e-5)
-    # without MTP half the tokens: 16.433 + 9 = 25.433 us against 75.264 / 2 = 37.632 us: 0.67584
-    one = Budget(slo_s=0.05, l_accept=1.0, t_gap_s=DECODE_T_GAP_S)
-    assert shared_experts_share(v3, ep8, 1024, one, assumptions=a) == pytest.approx(0.67584, abs=2e-5)
-    # a share in [0, 1] everywhere, also where the all-to-all is the longer (a share of the compute)
-    longer_comm = 0
-    for hw in ("h20", "h800", "b200", "gb200"):
-        dev = load_hardware(hw, profile="datasheet")
-        for size, req, kernels in ((1, 16, "normal"), (8, 1, "low-latency"), (64, 1, "low-latency"),
-                                   (64, 256, "normal"), (256, 64, "low-latency")):
-            d = EPDeployment(dev, size, 0, 1, kernels, req)
-            s = shared_experts_share(v3, d, 4096, one)
-            assert 0.0 <= s <= 1.0
-            st = decode_step(v3, d, 4096, one)
-            if st.t_attn + st.t_ffn < st.t_comm:
-                longer_comm += 1
-                assert s < 1.0                          # the shared experts are a part of the compute
-    assert longer_comm > 0
-    assert shared_experts_share(load_model("qwen3-30b-a3b"), EPDeployment(h800, 8, 0, 1, "normal", 64), 4096,
-                                one) == 0.0                                 # no shared experts: nothing hides
-    with pytest.raises(AfdError, match="one-batch EP deployment"):
-        shared_experts_share(v3, EPDeployment(h800, 8, 0, 2, "low-latency", 64), 4096, one)
-
-
 def test_verdict_table_writes_design_probability_and_undecided():
     from afdlib.studies.sweetspot_study import verdict_table
     # each cell: the design, AFD / EP, and the probability of the design it names (EP: 1 - P(AFD better))
@@ -314,3 +289,17 @@ def test_threshold_words_name_each_devices_node_and_crossings(h800):
     assert words["crossings"] == "NVIDIA H800 SXM: 15, 30 GB/s; Lab: never"
     assert words["cross_note"].startswith("on that grid the ratio crosses 1 2 times")
     assert threshold_words(curves, [four], "lab")["cross_note"] == "on that grid the ratio never crosses 1"
+
+
+def test_sweet_spot_words_for_every_outcome():
+    from afdlib.report.own_book import PAPER_HARDWARE, PAPER_MODELS, grid_words
+    from afdlib.studies.sweetspot_words import break_even_words, equal_share_words
+    assert equal_share_words(0.8, 0.9) == "EP ahead, as the paper says, when both designs hide the same share"
+    assert equal_share_words(1.1, 1.2).startswith("AFD ahead, against the paper")
+    assert equal_share_words(0.9, 1.1) == "EP ahead with all hidden and AFD with half: the lead turns with the share both hide"
+    # the own-pair book's "crossing 1 ... at about none in range GB/s": no number where there is none
+    none = break_even_words(None, "never", 40e9)
+    assert "no bandwidth at which the ratio crosses 1" in none and "none" not in none and "now 40 GB/s" in none
+    assert "at about 47 GB/s per GPU (the ratio above 1 just below it" in break_even_words(47e9, "below", 40e9)
+    assert grid_words(PAPER_MODELS, PAPER_HARDWARE) == "the paper's six models on its eight GPUs"
+    assert grid_words(["deepseek-v3"], ["h800", "gb200"]) == "1 model on 2 devices"

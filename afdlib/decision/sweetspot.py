@@ -144,8 +144,9 @@ def overlap_methods(model: Model, hardware: Hardware, budget: Budget, context: f
 
     * NBO: one batch, nothing overlapped (EP: the all-to-all between compute; AFD: one micro-batch,
       the pools take turns);
-    * SBO: one batch, the all-to-all overlapped with the shared experts only, at the share they
-      hide at the NBO deployment, every time the decode model's (:func:`shared_experts_share`);
+    * SBO: one batch with single-batch overlap on low-latency kernels, as the schedule runs it
+      (dispatch beside the shared experts, combine beside the down GEMM; the ``ep_overlap`` override
+      where one is given), with the share it hides;
     * 2BO: two micro-batches (EP as its schedule hides the all-to-all, or at the ``ep_overlap``
       override if one is given; and at 1: all hidden, the paper's EP);
     * 3BO, 4BO: AFD with three and four micro-batches (the paper's choice is 3).
@@ -154,10 +155,10 @@ def overlap_methods(model: Model, hardware: Hardware, budget: Budget, context: f
     nbo = replace(assumptions, ep_overlap=0.0)
     ep_nbo = best_ep(model, hardware, budget, context, precision, nbo, micro_batches=(1,))
     rows.append(_row("NBO", "EP", ep_nbo))
-    share = (shared_experts_share(model, ep_nbo.deployment, context, budget, precision, nbo)
-             if float(np.asarray(ep_nbo.tokens_per_s_per_gpu)) > 0 else 0.0)
-    rows.append(_row("SBO", "EP", _sbo(model, hardware, budget, context, precision, nbo, share),
-                     f"{share:.0%} hidden (shared experts)"))
+    sbo = best_ep(model, hardware, budget, context, precision, assumptions, modes=("low-latency",), micro_batches=(1,))
+    share = (float(decode_step(model, sbo.deployment, context, budget, precision, assumptions).hidden_share)
+             if float(np.asarray(sbo.tokens_per_s_per_gpu)) > 0 else 0.0)
+    rows.append(_row("SBO", "EP", sbo, f"{share:.0%} hidden ({'schedule' if assumptions.ep_overlap is None else 'override'})"))
     for h, note in ((assumptions.ep_overlap, "schedule" if assumptions.ep_overlap is None else "override"),
                     (1.0, "the paper's EP")):
         a = replace(assumptions, ep_overlap=h)
@@ -174,37 +175,6 @@ def overlap_methods(model: Model, hardware: Hardware, budget: Budget, context: f
 def _row(method: str, design: str, best, note: str = "") -> dict:
     return {"method": method, "design": design, "tokens_per_s_per_gpu": float(np.asarray(best.tokens_per_s_per_gpu)),
             "deployment": best.deployment.label, "batch_per_gpu": float(best.deployment.requests), "note": note}
-
-
-def _sbo(model, hardware, budget, context, precision, a, share):
-    """One batch whose all-to-all hides ``share`` behind the shared experts: the overlap formula with
-    one micro-batch (the step model forces nothing hidden for a single batch, so it is applied here)."""
-    return best_ep(model, hardware, budget, context, precision,
-                   replace(a, ep_overlap=share, single_batch_overlap=True), micro_batches=(1,))
-
-
-def shared_experts_share(model: Model, deployment, context: float, budget: Budget,
-                         precision: Precision = Precision(), assumptions: Assumptions = Assumptions()) -> float:
-    """What the shared experts can hide of a one-batch EP deployment's all-to-all, in the unit of
-    ``ep_overlap`` (the share of the shorter of compute and all-to-all hidden):
-    ``min(t_shared, t_comm) / min(t_attn + t_ffn, t_comm)``, in [0, 1] (1 where there is nothing to hide).
-
-    Every time is the decode model's own for ``deployment`` (:func:`afdlib.decode.deployment.decode_step`),
-    so the Table 2 row and the rest of the EP side stand on one footing: its MoE layer's attention,
-    FFN stage and dispatch + combine (the deployment's DeepEP kernels, the fixed cost per kernel, the
-    message latency, the MTP tokens per request, the FFN side's balancedness). ``t_shared`` is the
-    shared experts' part of the FFN stage: the stage less that of the same step without shared experts
-    (a stage's operators run one after another and each kernel pays its fixed cost, so the difference
-    is the shared experts' GEMMs with their kernels' fixed cost)."""
-    d = deployment
-    if d.design != "ep" or int(d.micro_batches) != 1:
-        raise AfdError(f"the shared experts' overlap is of a one-batch EP deployment, not {d.label}")
-    step = decode_step(model, d, context, budget, precision, assumptions)
-    plain = decode_step(replace(model, shared_experts=0), d, context, budget, precision, assumptions)
-    t_shared = float(step.t_ffn) - float(plain.t_ffn)
-    t_comm, t_compute = float(step.t_comm), float(step.t_attn) + float(step.t_ffn)
-    shorter = min(t_compute, t_comm)
-    return min(1.0, min(t_shared, t_comm) / shorter) if shorter > 0 else 1.0
 
 
 def pools_table(model: Model, pairs: list[tuple[Hardware, Hardware]], budget: Budget, context: float,

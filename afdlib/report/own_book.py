@@ -23,6 +23,15 @@ PAPER_HARDWARE = ["h20", "h800", "h100", "h200", "b200", "b300", "gb200", "gb300
 PAPER_MODELS = ["deepseek-v3", "kimi-k2", "step3", "qwen3-coder", "ernie-4.5", "glm-4.7"]
 
 
+def grid_words(models: list[str], hardware: list[str]) -> str:
+    """The pairs a chapter's table covers, in words: "the paper's six models on its eight GPUs" for
+    exactly the paper's grid, else the counts ("1 model on 2 devices")."""
+    if (list(models), list(hardware)) == (PAPER_MODELS, PAPER_HARDWARE):
+        return "the paper's six models on its eight GPUs"
+    return (f"{len(models)} model{'s' if len(models) != 1 else ''} on {len(hardware)} "
+            f"device{'s' if len(hardware) != 1 else ''}")
+
+
 def custom_parameters(hardware: str | None, model: str | None) -> dict[str, dict]:
     """Papermill parameters of every notebook whose parameters admit the given hardware and/or
     model (catalogue slugs or absolute paths), keyed by notebook name."""

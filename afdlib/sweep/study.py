@@ -132,8 +132,9 @@ class Surface:
         return getattr(hw, f"{tier}_bytes_per_s") / eff / 1e9
 
     def reference_readings(self) -> dict:
-        """At the spec's own model's cell: its M and E / K, the ratio's peak and its bandwidth, and how
-        much EP's and AFD's tokens/s per GPU grow from the peak to the top of the range."""
+        """At the spec's own model's cell: its M and E / K, the ratio's peak and its bandwidth with P(AFD
+        better) there (``ref_peak_words``: worded for a peak above or at most 1), and how much EP's and
+        AFD's tokens/s per GPU grow from the peak to the top of the range."""
         ref = load_model(self.spec["model"], profile="reference")
         i, j = self.cell(ref.moe_intermediate_size, ref.sparsity)
         cell = self.ds.isel(expert_width=i, sparsity=j)
@@ -142,9 +143,10 @@ class Surface:
         t = cell.tokens_per_s_per_gpu
         gain = {d: float(t.sel(design=d).values[-1] / t.sel(design=d).values[k] - 1) for d in ("ep", "afd")}
         bw = float(cell[self.axis].values[k])
+        p = self.p_afd(float(cell.expert_width), float(cell.sparsity), bw)
         return {"ref_m": f"{float(cell.expert_width):.0f}", "ref_s": f"{float(cell.sparsity):.0f}",
-                "ref_peak": f"{r[k]:.2f}", "ref_peak_bw": f"{bw:.0f}",
-                "ref_peak_p": f"{self.p_afd(float(cell.expert_width), float(cell.sparsity), bw):.2f}",
+                "ref_peak": f"{r[k]:.2f}", "ref_peak_bw": f"{bw:.0f}", "ref_peak_p": f"{p:.2f}",
+                "ref_peak_words": peak_words(float(r[k]), p),
                 "ref_ep_gain": f"{gain['ep']:.0%}", "ref_afd_gain": f"{gain['afd']:.0%}",
                 "ref_helps": ("neither design (both have stopped gaining from it)" if max(gain.values()) < 0.005
                               else "EP more than AFD" if gain["ep"] > gain["afd"] else "AFD at least as much as EP")}
@@ -231,3 +233,11 @@ def break_even_surface(spec: dict, models: list[str], scheduler: str = "synchron
         r = dataset(parse(one)).compute(scheduler=scheduler).afd_over_ep
         own[m.name] = (float(m.moe_intermediate_size), float(m.sparsity), crossing(r, axis))
     return Surface(spec, ds, cross, own)
+
+
+def peak_words(peak: float, p_afd: float) -> str:
+    """The surface's peak ratio AFD / EP at the model's own cell and P(AFD better) there, worded for a
+    lead (above 1) or none."""
+    if peak > 1:
+        return f"A lead of {peak - 1:.0%} is not a decision: at that peak P(AFD better) is {p_afd:.2f}"
+    return f"Even at its peak AFD does not lead (AFD / EP {peak:.2f}): there P(AFD better) is {p_afd:.2f}"

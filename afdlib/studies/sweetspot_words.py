@@ -1,0 +1,46 @@
+"""The sweet-spot chapter's conclusions in words, each chosen by the chapter's own numbers with a
+wording for every outcome (issue 31): who leads at an equal hidden share, the break-even bandwidth,
+and how AFD's micro-batch counts compare (Table 2)."""
+from __future__ import annotations
+
+from afdlib.studies.sweetspot_study import OverlapReadings
+
+
+def equal_share_words(all_hidden: float, half_hidden: float) -> str:
+    """Which design leads when both hide the same share of their communication (AFD / EP with all of it
+    hidden and with half), against the paper's reading that EP keeps the lead there."""
+    lead = ["EP" if r < 1 else "AFD" for r in (all_hidden, half_hidden)]
+    if lead == ["EP", "EP"]:
+        return "EP ahead, as the paper says, when both designs hide the same share"
+    if lead == ["AFD", "AFD"]:
+        return "AFD ahead, against the paper, even when both designs hide the same share"
+    return f"{lead[0]} ahead with all hidden and {lead[1]} with half: the lead turns with the share both hide"
+
+
+def break_even_words(bandwidth: float | None, side: str, now: float) -> str:
+    """``afd advise``'s break-even bandwidth in a sentence (bytes/s per GPU; ``side``:
+    :func:`break_even_side`'s), or that there is none in the bandwidths searched."""
+    where = {"never": "AFD never ahead in the range searched", "always": "AFD ahead throughout the range searched",
+             "above": "the ratio above 1 just above it", "below": "the ratio above 1 just below it"}[side]
+    if bandwidth is None:
+        return (f"Under the schedule afd advise finds no bandwidth at which the ratio crosses 1 ({where}; "
+                f"sustained, now {now / 1e9:.0f} GB/s)")
+    return (f"Under the schedule afd advise finds the ratio crossing 1 nearest today's NIC at about "
+            f"{bandwidth / 1e9:.0f} GB/s per GPU ({where}; interpolated between the bandwidths it searches; "
+            f"sustained, now {now / 1e9:.0f} GB/s)")
+
+
+def afd_form_words(o: OverlapReadings) -> str:
+    """Table 2's AFD reading worded by its outcome: how three micro-batches compare with two and with
+    four (ratios of tokens/s per GPU), and whether that agrees with the paper's choice of 3BO."""
+    r2, r4 = o.afd_3_over_2, o.afd_3_over_4
+    if r2 > 1 and r4 > 1:
+        return f"three micro-batches beat two ({r2:.2f}x) and four ({r4:.2f}x), as the paper's choice of 3BO implies"
+    if r4 > 1:
+        return (f"two micro-batches beat three (3BO gives {r2:.2f}x 2BO's throughput) and three beat four "
+                f"({r4:.2f}x), against the paper's choice of 3BO")
+    if r2 > 1:
+        return (f"four micro-batches beat three (3BO gives {r4:.2f}x 4BO's throughput) and three beat two "
+                f"({r2:.2f}x), against the paper's choice of 3BO")
+    return (f"three micro-batches give no more than two ({r2:.2f}x) or four ({r4:.2f}x), against the paper's "
+            "choice of 3BO")
