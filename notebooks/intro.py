@@ -257,7 +257,7 @@ glue_table("tab_intro_conditions", conditions.style.hide(axis="index"))
 #
 # {numref}`tab-intro-conditions` compares each design's best deployment (at the settings of
 # {numref}`tab-intro-verdicts`) along the network bandwidth per GPU of the ordinary and the
-# Superpod device (the NIC on 8-GPU nodes, the whole fabric on a Superpod; sustained; the range
+# Superpod device (the NIC between an ordinary device's nodes, the whole fabric on a Superpod; sustained; the range
 # `afd advise` searches for its break-even, {glue:text}`r_grid_step`, edges interpolated between them;
 # near 1 a finer grid can split a stretch, chapter {glue:text}`ch_sweet`'s threshold figure), and,
 # for the heterogeneous pools of {glue:text}`r_ref_name`, the price windows in which AFD costs less per

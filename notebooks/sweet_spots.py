@@ -221,7 +221,7 @@ glue_figure(fig, "sweet_spots_maps", output_dir)
 save_data(pd.concat([pd.DataFrame(c) for c in maps.columns()]), "sweet_spots_maps", output_dir)
 r = maps.readings()
 glue_all({
-        "superpod_name": hw_s.name, "map_points": f"{maps.points:,}", "map_on_bound": f"{maps.on_bound()}",
+        "superpod_name": hw_s.name, "ordinary_nodes": f"{hw_o.name}'s {hw_o.gpus_per_node}-GPU nodes", "map_points": f"{maps.points:,}", "map_on_bound": f"{maps.on_bound()}",
         "search_bounds": bounds_reading(rows, maps.titled().values(), {"held to validated forms": val_rows, "with equal overlap": sym_rows}),
         "model_numbers": ", ".join(f"{k + 1} {m.name}" for k, m in enumerate(catalogue)),
         "m_small": f"{r.m_small:.0f}", "m_large": f"{r.m_large:.0f}", "s_low": f"{r.s_low:.0f}", "s_high": f"{r.s_high:.0f}",
@@ -245,7 +245,7 @@ glue_all({
 #
 # AFD / EP ratio for members of {glue:text}`ref_name`'s family at the same total routed
 # parameters (the paper's method; M: E and K scaled with 1 / M; E / K: K varied), over the
-# network bandwidth per GPU (8-GPU nodes: the NIC; Superpod: the whole fabric); black line:
+# network bandwidth per GPU ({glue:text}`ordinary_nodes`: the NIC; Superpod: the whole fabric); black line:
 # break-even; dots: the catalogue models ({glue:text}`model_numbers`) at their own expert size or
 # sparsity and the device's bandwidth (their other dimensions differ from the reference, so a dot
 # reads the map, not the model). The best AFD deployment sits on the search's bound of 16 nodes per
@@ -271,8 +271,8 @@ glue_all({
 #   {glue:text}`ss_row_low` to {glue:text}`ss_row_high`, {glue:text}`ss_side`.
 # - **Bandwidth** (at the grid's M = {glue:text}`ref_m_grid`): on the Superpod the fabric
 #   bandwidth moves the ratio from {glue:text}`fabric_low` at {glue:text}`fabric_low_bw` GB/s to
-#   {glue:text}`fabric_high` at {glue:text}`fabric_high_bw`. On 8-GPU
-#   nodes: {glue:text}`o_low` at {glue:text}`o_low_bw` GB/s, a peak of
+#   {glue:text}`fabric_high` at {glue:text}`fabric_high_bw`. On {glue:text}`ordinary_nodes`:
+#   {glue:text}`o_low` at {glue:text}`o_low_bw` GB/s, a peak of
 #   {glue:text}`o_peak` at {glue:text}`o_peak_bw`, {glue:text}`o_high` at {glue:text}`o_high_bw`:
 #   from the peak to the top of the range AFD gains {glue:text}`afd_gain` (its attention GPUs'
 #   memory caps the batch) and EP {glue:text}`ep_gain`. Whether a Superpod favours AFD is read
@@ -375,7 +375,8 @@ fig = conditions_figure(t3s.panels(), {design_named(r["design"], [attn_hw, ffn_h
                                        for r in pool_rows}, f"price ratio {attn_hw.name} / {ffn_hw.name}")
 glue_figure(fig, "sweet_spots_conditions", output_dir)
 save_data(t3 := pd.DataFrame(t3s.rows()), "sweet_spots_table3", output_dir)
-glue_all(t3s.glue() | {"twin_name": t3s.interconnect.device})
+glue_all(t3s.glue() | {"twin_name": t3s.interconnect.device,
+                        "twin_nodes": f"{load_hardware(superpod_twin, profile=hw_profile).gpus_per_node}-GPU nodes"})
 glue_table("tab_sweet_table3", t3.style.hide(axis="index"))
 
 # %% [markdown]
@@ -393,10 +394,10 @@ glue_table("tab_sweet_table3", t3.style.hide(axis="index"))
 # parameters, the paper's method: coarser experts merge experts (E and K scale with 1 / M, so the
 # activated parameters and E / K stay too); lower sparsity activates more of the same experts (K
 # grows; E and M kept). The Superpod condition keeps one chip's compute and memory
-# ({glue:text}`twin_name`) and gives it two networks: 8-GPU nodes with its board's NIC, swept up
+# ({glue:text}`twin_name`) and gives it two networks: {glue:text}`twin_nodes` with its board's NIC, swept up
 # to its NVLink bandwidth, and its Superpod fabric; then the fabric alone, over the GPUs its
 # scale-up domain spans (AFD's copies leaving a domain cross the inter-domain network once per
-# expert: the model forwards them in two stages only on 8-GPU nodes, an assumption that costs AFD on
+# expert: the model forwards them in two stages only between ordinary nodes, an assumption that costs AFD on
 # small domains). Every point is read under the schedule and
 # with the overlap override at 1 for both designs (equal overlap); the AFD search is extended past
 # 16 nodes per pool wherever its best sits on that bound.
@@ -416,7 +417,7 @@ glue_table("tab_sweet_table3", t3.style.hide(axis="index"))
 #
 # The paper's conditions one at a time for {glue:text}`ref_name`: AFD / EP under the schedule
 # (solid) and with equal overlap (dashed), P(AFD better) at the ends; the Superpod panel's last
-# point is the device as it is (its fabric), the others its compute on 8-GPU nodes; the domain
+# point is the device as it is (its fabric), the others its compute on {glue:text}`twin_nodes`; the domain
 # panel keeps the fabric and varies the GPUs it spans. Last panel: the
 # cost of each design of {numref}`tab-sweet-pools` per million tokens, in GPU-hours of the FFN-pool device, against
 # the price ratio of the two devices (where lines cross, the cheaper design changes). Data:

@@ -134,7 +134,8 @@ def test_readings_directions_on_the_reference_model():
 def test_table3_rows_read_the_superpod_gain_by_hand():
     from afdlib.studies.conditions import Table3
     up = _cond([0.8, 0.9, 1.1], [0.7, 0.8, 0.9], +1)
-    gain = {"per_model": {"A": (1.2, 1.3), "B": (0.9, 1.1), "C": (0.95, 1.05)}, "median": 0.95, "median_equal": 1.1}
+    gain = {"per_model": {"A": (1.2, 1.3), "B": (0.9, 1.1), "C": (0.95, 1.05)}, "nodes": 8, "median": 0.95,
+            "median_equal": 1.1}
     t = Table3((up,), up, up, gain, [], ("h1", "h2"))
     rows = t.rows()
     # median 0.95 < 1 under the schedule, 1.1 with equal overlap: the overlap decides
@@ -142,6 +143,8 @@ def test_table3_rows_read_the_superpod_gain_by_hand():
                                   "(with equal overlap it agrees): the Superpod over the same device with 8-GPU nodes, "
                                   "median 0.95 (equal overlap 1.10); AFD gains on it for 1 (A)")
     assert [r["reading"] for r in rows[4:]] == ["h1", "h2"]
+    # the node size is the twin's own: 4-GPU nodes read as such
+    assert "same device with 4-GPU nodes" in Table3((up,), up, up, gain | {"nodes": 4}, [], ("h1", "h2")).rows()[3]["reading"]
 
 
 def test_a_larger_scale_up_domain_favours_afd():

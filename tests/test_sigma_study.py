@@ -128,8 +128,10 @@ def test_like_with_like_study_sensitivity_and_dp(study):
     # leads between values rounded to three decimals: 0.9126 -> 0.913, 0.9004 -> 0.900; 0.8 - 0.7996 -> 0.800 - 0.800
     lead = study.printed_lead({"AFD alpha": [0.9126, 0.8], "EP12 alpha": [0.9004, 0.7996]})
     assert lead == pytest.approx((0.0, 0.013))
-    with pytest.raises(AfdError, match="at least one EP size"):
-        like_with_like_study(np.ones((1, 8)), 2, 1, 1, 2, [], 0, 1.0, 10, 1, 0, [0])
+    # the like-for-like size is AFD's own GPU count, (N_A + N_F) g = (1 + 1) x 2 = 4, whatever is given
+    alone = like_with_like_study(np.ones((1, 8)), 2, 1, 1, 2, [], 0, 1.0, 10, 1, 0, [0])
+    assert alone.equal == 4 and list(alone.runs) == [4]
+    assert list(like_with_like_study(np.ones((1, 8)), 2, 1, 1, 2, [8, 4], 0, 1.0, 10, 1, 0, [0]).runs) == [4, 8]
 
 
 def test_one_replica_rule_for_both_designs():

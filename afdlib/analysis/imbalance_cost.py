@@ -27,7 +27,6 @@ from numpy.typing import ArrayLike
 
 from afdlib.analysis.hfu import hfu_sweep
 from afdlib.analysis.imbalance import alpha_afd, alpha_dp_afd, alpha_dp_ep, alpha_ep
-from afdlib.errors import AfdError
 from afdlib.inputs.specs import Budget
 from afdlib.routing.balance import (balance_sweep, balancedness, effective_balancedness, eplb_placement,
                                     placement_replicas, route_tokens)
@@ -306,11 +305,12 @@ def like_with_like_study(counts: ArrayLike, experts_per_token: int, n_attn: int,
                          seed: int, layers: ArrayLike) -> LikeWithLikeStudy:
     """:func:`like_with_like` for each EP size R at AFD's tokens per GPU: ``afd_tokens`` per step over
     its (N_A + N_F) g GPUs, so R x afd_tokens / ((N_A + N_F) g) tokens per step (rounded). The first
-    size is the one compared like with like (AFD's GPU count in the chapter)."""
-    if not ep_sizes:
-        raise AfdError("give at least one EP size to compare with")
-    tokens_per_gpu = afd_tokens / ((n_attn + n_ffn) * gpus_per_node)
+    size is the one compared like with like, AFD's own GPU count (N_A + N_F) g, derived here; then
+    ``ep_sizes``, the others (a size equal to AFD's count is not run twice)."""
+    equal = (n_attn + n_ffn) * gpus_per_node
+    tokens_per_gpu = afd_tokens / equal
+    sizes = [equal] + [int(r) for r in dict.fromkeys(ep_sizes) if int(r) != equal]
     runs = {r: like_with_like(counts, experts_per_token, n_attn, n_ffn, gpus_per_node, [r], redundant, lambda_ep,
-                              int(round(tokens_per_gpu * r)), trials, seed, layers) for r in ep_sizes}
+                              int(round(tokens_per_gpu * r)), trials, seed, layers) for r in sizes}
     return LikeWithLikeStudy(np.asarray(counts, dtype=float), experts_per_token, n_attn, n_ffn, gpus_per_node,
                              redundant, lambda_ep, seed, np.asarray(layers), runs)

@@ -137,7 +137,7 @@ def shape_condition(model: Model, hardware: Hardware, axis: str, values, budget:
 
 def interconnect_condition(model: Model, superpod: Hardware, ordinary: Hardware, budget: Budget, context: float,
                            points: int = 6, precision: Precision = Precision(), verdicts: bool = True) -> Condition:
-    """The Superpod condition on one device: ``superpod``'s compute with ``ordinary``'s 8-GPU nodes,
+    """The Superpod condition on one device: ``superpod``'s compute with ``ordinary``'s nodes,
     its NIC swept from ``ordinary``'s to the scale-up bandwidth (``points`` log spaced), then the
     device as it is (its x: its fabric's bandwidth, drawn last)."""
     hgx = with_interconnect(superpod, ordinary)
@@ -147,7 +147,7 @@ def interconnect_condition(model: Model, superpod: Hardware, ordinary: Hardware,
     pts = pts[:-1] + (replace(pts[-1], x=pts[-1].x * 1.25),)   # the Superpod drawn just past the sweep
     p = _verdict_ends([model, model], [devices[0], superpod], budget, context, precision) if verdicts else (np.nan,) * 2
     return Condition("Superpod-class interconnect", f"{superpod.name} compute", "NIC GB/s", pts, 1, p,
-                     (f"8-GPU nodes with {ordinary.name}'s NIC ({pts[0].x:.0f} GB/s)",
+                     (f"{hgx.gpus_per_node}-GPU nodes with {ordinary.name}'s NIC ({pts[0].x:.0f} GB/s)",
                       f"its {superpod.name} fabric"))
 
 
@@ -172,7 +172,7 @@ def superpod_gain(models: list[Model], superpod: Hardware, ordinary: Hardware, b
     hgx = with_interconnect(superpod, ordinary)
     rows = {m.name: [point(m, hw, budget, context, 0, precision) for hw in (hgx, superpod)] for m in models}
     gain = {k: (s.ratio / o.ratio, s.ratio_equal / o.ratio_equal) for k, (o, s) in rows.items()}
-    return {"per_model": gain, "median": float(np.median([g[0] for g in gain.values()])),
+    return {"per_model": gain, "nodes": hgx.gpus_per_node, "median": float(np.median([g[0] for g in gain.values()])),
             "median_equal": float(np.median([g[1] for g in gain.values()]))}
 
 
@@ -226,7 +226,7 @@ class Table3:
         gains = [k for k, (v, _) in g["per_model"].items() if v > 1]
         out.append({"condition (paper)": self.interconnect.name,
                     "reading": f"over the {len(g['per_model'])} models, {side}: the Superpod over the same device with "
-                               f"8-GPU nodes, median {g['median']:.2f} (equal overlap {g['median_equal']:.2f}); AFD gains "
+                               f"{g['nodes']}-GPU nodes, median {g['median']:.2f} (equal overlap {g['median_equal']:.2f}); AFD gains "
                                f"on it for {len(gains)} ({', '.join(gains) or 'none'})"})
         out += [{"condition (paper)": "heterogeneous hardware", "reading": s} for s in self.hetero]
         return out

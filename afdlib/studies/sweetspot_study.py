@@ -167,7 +167,7 @@ def _grids(size: int) -> dict[str, np.ndarray]:
 @dataclass(frozen=True)
 class PropertyMaps:
     """The reference model's shape with one property (M or E / K) changed, over the network bandwidth,
-    on an ordinary device (8-GPU nodes: the NIC) and on a Superpod (the whole fabric)."""
+    on an ordinary device (its nodes' NIC) and on a Superpod (the whole fabric)."""
 
     model: Model
     ordinary: Hardware
@@ -179,8 +179,8 @@ class PropertyMaps:
 
     def _panels(self):
         o, s = self.ordinary, self.superpod
-        return ((f"{o.name}, 8-GPU nodes: scale-out x M", o, self.m_ordinary),
-                (f"{o.name}, 8-GPU nodes: scale-out x E/K", o, self.sparsity_ordinary),
+        return ((f"{o.name}, {o.gpus_per_node}-GPU nodes: scale-out x M", o, self.m_ordinary),
+                (f"{o.name}, {o.gpus_per_node}-GPU nodes: scale-out x E/K", o, self.sparsity_ordinary),
                 (f"{s.name}: fabric x M", s, self.m_superpod), (f"{s.name}: fabric x E/K", s, self.sparsity_superpod))
 
     def titled(self) -> dict[str, RatioMap]:
