@@ -54,6 +54,8 @@ ep_tokens_per_request_step = 2.0
 ep_gpus = 144
 ep_redundant_experts = 32
 paper_ep_hfu = 0.60                 # "about 60%" measured grouped-GEMM HFU the paper prints
+slo_ms = 50.0                       # the model's own best EP deployment: per-token SLO ...
+context = 4096                      # ... and context (the decode model's defaults, as afd advise)
 output_dir = "figures"
 
 # %% tags=["hide-input"]
@@ -66,7 +68,8 @@ _p.check_parameters(
     focus_hardware=_p.text, ep_model=_p.text,
     ep_tokens_per_gpu_s=_p.positive, ep_tokens_per_user_s=_p.positive,
     ep_tokens_per_request_step=_p.positive, ep_gpus=_p.integer(1, 100_000),
-    ep_redundant_experts=_p.integer(0, 100_000), paper_ep_hfu=_p.fraction, output_dir=_p.text)
+    ep_redundant_experts=_p.integer(0, 100_000), paper_ep_hfu=_p.fraction, slo_ms=_p.positive, context=_p.positive,
+    output_dir=_p.text)
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -77,6 +80,9 @@ from afdlib.evaluator.grouped_gemm import ep_tokens_per_expert, grouped_gemm_hfu
 from afdlib.analysis.hfu import hfu_sweep
 from afdlib.report.figures import grouped_gemm_figure
 from afdlib.report.style import save_data, save_figure, setup_style
+from afdlib.studies.ep_load import own_ep_load
+from afdlib.inputs.specs import Budget
+from afdlib.decode.step import DECODE_T_GAP_S
 
 setup_style()
 hws = [load_hardware(h, profile=hw_profile) for h in hardware]
@@ -91,9 +97,12 @@ afd = {h.slug: hfu_sweep(model, h, np.arange(1, 65))[1].max_hfu for h in hws}
 frame = pd.concat([pd.DataFrame({"hardware": h, "zipf_exponent": s, "tokens_per_expert": tokens, "hfu": curves[h][k]})
                    for h in curves for k, s in enumerate(exponents)])
 save_data(frame, "fig3_grouped_gemm", output_dir);
+focus = hws[hardware.index(focus_hardware) if focus_hardware in hardware else 0]
+own = own_ep_load(model, focus, Budget(slo_s=slo_ms / 1e3, l_accept=1.0, t_gap_s=DECODE_T_GAP_S), context)
 
 # %% tags=["hide-input"]
-fig = grouped_gemm_figure(tokens, curves, exponents, hws, ep_tokens, afd, paper_ep_hfu, experts_per_gpu, ofu, model.name)
+fig = grouped_gemm_figure(tokens, curves, exponents, hws, ep_tokens, afd, paper_ep_hfu, experts_per_gpu, ofu, model.name,
+                          (focus.slug, own["own_tokens"]))
 save_figure(fig, "fig3_grouped_gemm", output_dir)
 glue("fig_gemm", fig, display=False)
 plt.close(fig)
@@ -112,9 +121,10 @@ plt.close(fig)
 from afdlib.report.hfu_readings import as_markdown, grouped_gemm_readings
 from afdlib.report.style import glue_all
 
-glue_all(as_markdown(grouped_gemm_readings(
-    hws, hws[hardware.index(focus_hardware) if focus_hardware in hardware else 0].slug, afd, model, deployed, ep_tokens, experts_per_gpu,
-    exponents, ofu, paper_ep_hfu, ep_tokens_per_request_step, ep_gpus, deployed.routed_experts + ep_redundant_experts)))
+glue_all(as_markdown({"own_md": own["own_md"]} | grouped_gemm_readings(
+    hws, focus.slug, afd, model, deployed, ep_tokens, experts_per_gpu,
+    exponents, ofu, paper_ep_hfu, ep_tokens_per_request_step, ep_gpus, deployed.routed_experts + ep_redundant_experts,
+    tuple(filter(None, [own["own_mark"]])))))
 
 # %% [markdown]
 # ## Reading
@@ -126,6 +136,10 @@ glue_all(as_markdown(grouped_gemm_readings(
 # {glue:text}`ep_balanced` balanced and {glue:text}`ep_skewed` with Zipf skew $s$ = {glue:text}`skew_s` on
 # {glue:text}`hw_focus`: {glue:text}`skew_cost`, while at the ridge itself the same skew drops HFU to
 # {glue:text}`ridge_skewed`.
+#
+# ```{glue:md} own_md
+# :format: myst
+# ```
 #
 # ```{glue:md} measured_md
 # :format: myst
@@ -141,6 +155,7 @@ glue_all(as_markdown(grouped_gemm_readings(
 #   decode-model chapter applies a measured matmul efficiency instead.
 # - The **skew** is an assumed Zipf law over one GPU's local experts; the imbalance chapters
 #   measure it from DeepSeek-V3's routing and find it per layer and per step.
-# - The tokens per expert come from one published deployment; the sweep shows any other load.
+# - The tokens per expert come from one published deployment and the decode model's own best EP
+#   deployment of the chapter's model; the sweep shows any other load.
 #
 # Data: {download}`fig3_grouped_gemm.csv <figures/fig3_grouped_gemm.csv>`.

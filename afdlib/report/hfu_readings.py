@@ -63,11 +63,11 @@ def relation(value: float, span) -> str:
 
 def grouped_gemm_readings(hws, focus: str, afd: dict, afd_model, ep_model, ep_tokens: float, experts_per_gpu: int,
                           exponents, ofu: float, paper_ep_hfu: float, tokens_per_request_step: float,
-                          ep_gpus: int, physical_experts: int) -> dict[str, str]:
+                          ep_gpus: int, physical_experts: int, extra_marks: tuple = ()) -> dict[str, str]:
     """The Figure 3 chapter's glue. ``focus``: the device the text reads (a slug of ``hws``);
     ``afd``: each device's AFD ceiling for ``afd_model`` (None where no N_F is feasible);
     ``exponents``: 0 (balanced) then the Zipf exponents; ``ep_model``: the model of the published
-    EP deployment whose load is marked."""
+    EP deployment whose load is marked; ``extra_marks``: more marks of the figure, in words."""
     by = {h.slug: h for h in hws}
     hw = by[focus]
     exponents = np.asarray(exponents, dtype=float)
@@ -109,6 +109,7 @@ def grouped_gemm_readings(hws, focus: str, afd: dict, afd_model, ep_model, ep_to
     ceilings = [short(h) for h in hws if afd.get(h.slug) is not None]
     marks += ([f"the AFD ceiling of {afd_model.name} from the previous chapter"
                + ("" if len(ceilings) == len(hws) else f" ({', '.join(ceilings)})")] if ceilings else [])
+    marks += list(extra_marks)
     f["marked"] = ", ".join(marks[:-1]) + (" and " if len(marks) > 1 else "") + marks[-1]
     f["result_md"] = _fig3_result(f, paper_device)
     f["measured_md"] = _fig3_measured(f, paper_device, ceiling, paper_ep_hfu, afd_model, hw,

@@ -127,8 +127,10 @@ def coinciding(curves: list[np.ndarray], j: int) -> int:
 
 
 def grouped_gemm_figure(tokens, curves: dict, exponents, hardware, ep_tokens: float, afd_ceiling: dict,
-                        paper_ep_hfu: float, experts_per_gpu: int, ofu: float, afd_model_name: str):
-    """Fig. 3: grouped-GEMM HFU against tokens per expert, balanced and Zipf-skewed, one panel per device."""
+                        paper_ep_hfu: float, experts_per_gpu: int, ofu: float, afd_model_name: str,
+                        own: tuple | None = None):
+    """Fig. 3: grouped-GEMM HFU against tokens per expert, balanced and Zipf-skewed, one panel per device;
+    ``own``: (device slug, tokens per expert) of the model's own best EP deployment, marked in that panel."""
     from afdlib.evaluator.grouped_gemm import ridge_tokens_per_expert
     cols = min(PANELS_PER_ROW, len(hardware))
     rows = int(np.ceil(len(hardware) / cols))
@@ -151,6 +153,9 @@ def grouped_gemm_figure(tokens, curves: dict, exponents, hardware, ep_tokens: fl
                 transform=ax.get_xaxis_transform())   # above the frame: not on the 100% line
         if h.slug == "h800":
             ax.plot([ep_tokens], [paper_ep_hfu], "k*", ms=11, label=f"paper, measured EP (~{paper_ep_hfu:.0%})")
+        if own is not None and own[0] == h.slug and own[1] is not None:
+            ax.axvline(own[1], color="#a50000", lw=1.2, ls="-.",
+                       label=f"{afd_model_name}'s own best EP ({own[1]:.0f} tok/expert, decode model)")
         ax.set_xscale("log")
         ax.set_ylim(0, 1.08)
         ax.set_title(f"{h.name}: {experts_per_gpu} experts per GPU", pad=20)
