@@ -54,6 +54,16 @@ def test_the_landing_page_answers_for_deepseek_v3_on_h200():
     prose = _prose(text)
     assert not re.search(r"\b(h200|deepseek-v3)\b", prose)        # names from the files, slugs only as code
     assert "Built with only" not in text                            # both were given
+    # the sweet-spot chapter's heterogeneous pools (its H20 attention pool with H200's FFN nodes, and the
+    # reverse), read on the landing page as the chapter's own price reading of them
+    from afdlib.decision.sweetspot import pools_table
+    from afdlib.studies.sweetspot_study import heterogeneous_price_reading, pools_rows
+    h20, h200 = load_hardware("h20", profile="datasheet"), load_hardware("h200", profile="datasheet")
+    pools = pools_rows(pools_table(load_model("deepseek-v3", profile="reference"), [(h20, h200), (h200, h20), (h200, h200),
+                                                                                    (h20, h20)],
+                                   Budget(slo_s=0.05, l_accept=1.0, t_gap_s=DECODE_T_GAP_S), 4096), ["h20", "h200"], priced=False)
+    sweet = next(r for r in rows if "generated/sweet_spots`" in r)
+    assert "heterogeneous pools: " in sweet and heterogeneous_price_reading(pools, h20, h200) in sweet
 
 
 def test_a_device_file_with_its_own_name_appears_by_that_name(tmp_path):

@@ -70,7 +70,7 @@ class Pair:
         self.model = load_model(self.model_arg, profile="reference")
         self.slo_ms, self.context, self.mtp = float(s["slo_ms"]), float(s["context"]), float(s["mtp"])
         self.budget = Budget(slo_s=self.slo_ms / 1e3, l_accept=self.mtp, t_gap_s=DECODE_T_GAP_S)
-        self.folder, self.params = folder, params
+        self.folder, self.params, self.settings = folder, params, s
         try:
             self.advice: Advice | None = advise(self.model, self.hw, self.budget, self.context)
             self.refused = ""
@@ -235,7 +235,31 @@ def _sweet(pair: Pair, p: dict) -> str:
     flip = (f"AFD and EP break even at a {what} bandwidth of {_gb(bw)} GB/s per GPU (now {_gb(now)} GB/s)"
             if bw is not None else f"no {what} bandwidth from 1/16 to 64 times today's {_gb(now)} GB/s per GPU "
                                    "flips the answer")
-    return f"{a.words()}; {flip}"
+    return f"{a.words()}; {flip}{_pools(pair)}"
+
+
+def _pools(pair: Pair) -> str:
+    """The sweet-spot chapter's heterogeneous pools for the pair (its ``attention_pool`` device's attention
+    nodes with the pair's device's FFN nodes, and the reverse), in words: when they cost less per output
+    token than EP on either device alone (one AFD-favourable result the answer above does not hold)."""
+    from afdlib.decision.sweetspot import pools_table
+    from afdlib.report.computed import shared
+    from afdlib.studies.sweetspot_study import design_named, heterogeneous_design, heterogeneous_price_reading, pools_rows
+    other = load_hardware(pair.settings["attention_pool"], profile=pair.settings["hw_profile"])
+    if other.slug == pair.hw.slug:
+        return ""
+    try:
+        pools = shared(pools_table, pair.model, [(other, pair.hw), (pair.hw, other), (pair.hw, pair.hw), (other, other)],
+                       pair.budget, pair.context)
+    except AfdError:
+        return ""
+    rows = pools_rows(pools, [other.slug, pair.hw.slug], priced=False)
+    words = []
+    for attn, ffn in ((other, pair.hw), (pair.hw, other)):
+        design = heterogeneous_design(rows, attn.slug, ffn.slug)
+        if design != "none":
+            words.append(f"{design_named(design, [other, pair.hw])} is {heterogeneous_price_reading(rows, attn, ffn)}")
+    return ("; heterogeneous pools: " + "; ".join(words)) if words else ""
 
 
 def _sweeps(pair: Pair, p: dict) -> str:

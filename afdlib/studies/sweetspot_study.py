@@ -343,11 +343,11 @@ def heterogeneous_price_reading(pools: list[dict], attention: Hardware, ffn: Har
     low, high = heterogeneous_prices(pools, attention.slug, ffn.slug)
     if np.isnan(low):
         return f"not comparable here: the table lacks a feasible design with {attention.name} attention"
-    price = f"an {attention.name} GPU-hour costs"
+    price, per = f"one {attention.name} GPU-hour costs", f"one {ffn.name} GPU-hour"    # no article to guess
     if low < high:
-        return f"cheaper than EP on either device alone when {price} between {low:.2g} and {high:.2g} times an {ffn.name} one"
+        return f"cheaper than EP on either device alone when {price} between {low:.2g} and {high:.2g} times {per}"
     against_ffn = (f"never cheaper than EP on {ffn.name}, at any price" if high <= 0 else
-                   f"cheaper than EP on {ffn.name} only if {price} under {high:.2g} times an {ffn.name} one")
+                   f"cheaper than EP on {ffn.name} only if {price} under {high:.2g} times {per}")
     return f"{against_ffn}, and than EP on {attention.name} only above {low:.2g} times: at no price cheaper than both"
 
 
