@@ -19,8 +19,8 @@
 # **Result.** DeepSeek-V3's routing ({glue:text}`loads`) gives each design its own balancedness, set by how many
 # GPUs share the experts and how many tokens each sees. Compared like with like at the paper's
 # $\lambda$ = {glue:text}`lambda_value`, at {glue:text}`afd_gpus_total` GPUs and the same tokens per
-# GPU, expert imbalance costs AFD {glue:text}`afd_name` and EP{glue:text}`ep_equal` within a point of
-# each other (AFD {glue:text}`like_gap` points; {glue:text}`sens_range` as tokens per step vary), and
+# GPU, expert imbalance costs AFD {glue:text}`afd_name` and EP{glue:text}`ep_equal` {glue:text}`like_closeness`
+# (AFD {glue:text}`like_gap` points; {glue:text}`sens_range` as tokens per step vary), and
 # DP imbalance on the attention side, which the data cannot measure, assumed equal for both designs,
 # {glue:text}`dp_tips`. At the $\lambda$ the
 # decode model itself gives, the designs stay within {glue:text}`own_max_gap` points of each other,
@@ -29,7 +29,7 @@
 # {glue:text}`alone_break_even`; the AFD deployment the decode model picks, {glue:text}`own_afd`, gets
 # {glue:text}`own_lead` points against {glue:text}`own_ep`, with a DP break-even of
 # {glue:text}`own_break_even`. So {glue:text}`own_verdict`; at the paper's own $\lambda$ and
-# deployment it is a near-tie.
+# deployment it is {glue:text}`like_tie`.
 #
 # The paper takes the balancedness $\sigma$ (mean/max per-rank load) as a given number. Here it is
 # derived: first for uniform top-K routing (analytic and Monte-Carlo), then for DeepSeek-V3's routing
@@ -332,8 +332,7 @@ glue_table("tab_sigma_like", like_table.style.hide(axis="index"))
 # layers' $\sigma$. At the
 # same {glue:text}`afd_gpus_total` GPUs and the same tokens per GPU, AFD keeps
 # {glue:text}`like_alpha_afd` and EP{glue:text}`ep_equal` {glue:text}`like_alpha_ep`
-# ({glue:text}`like_gap` points for AFD), although AFD's $\sigma$ ({glue:text}`like_sigma_afd`)
-# is far higher than EP's ({glue:text}`like_sigma_ep`): EP's penalty only stretches its FFN
+# ({glue:text}`like_gap` points for AFD), {glue:text}`like_although`: EP's penalty only stretches its FFN
 # part ($\lambda$ = {glue:text}`lambda_value`), and AFD's is set by whole attention nodes,
 # {glue:text}`afd_flat`. Other sizes at the same tokens per
 # GPU: {glue:text}`like_others`.
@@ -433,8 +432,8 @@ glue_table("tab_sigma_raw", chapter_findings({**cost_readings, **like.readings()
 # {glue:text}`own_lead_range` points (DP break-even {glue:text}`own_be_range`).
 #
 # **What the numbers support.** At AFD's own size and tokens per GPU, expert imbalance
-# ({glue:text}`loads`) costs the two designs within a few points of each other. At the paper's $\lambda$ it is a
-# near-tie: AFD {glue:text}`like_gap` points against EP{glue:text}`ep_equal`, {glue:text}`sens_range`
+# ({glue:text}`loads`) costs the two designs within a few points of each other. At the paper's $\lambda$ it is
+# {glue:text}`like_tie`: AFD {glue:text}`like_gap` points against EP{glue:text}`ep_equal`, {glue:text}`sens_range`
 # across tokens per step; against other EP sizes at the same tokens per GPU, AFD's lead is
 # {glue:text}`ep_sizes_others` points: it grows with EP's size (more ranks to balance), not with a
 # difference between the designs at equal size. AFD's high $\sigma$ buys it little because its

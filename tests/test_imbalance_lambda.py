@@ -142,7 +142,8 @@ def test_own_lambda_study_rows_and_readings():
 
 def test_break_even_text():
     assert break_even_text(0.9331) == "0.933"
-    assert break_even_text(1.0).startswith("none, EP keeping more")
+    # never "a DP break-even of none": 1, the table's own convention, with what it means
+    assert break_even_text(1.0) == "1 (EP keeps more at any DP balancedness)"
 
 
 def test_the_lambda_table_is_shown_in_eight_columns_with_every_number():
@@ -154,3 +155,13 @@ def test_the_lambda_table_is_shown_in_eight_columns_with_every_number():
     assert len(shown.columns) == 8
     assert shown.iloc[0].tolist() == ["the paper (4)", "8A2F (λ 4)", "EP80 (λ 4.00)", "7,115", "0.973 / 0.878",
                                       "0.973 / 0.973", "+0.1", "0.995"]
+
+
+def test_closeness_and_sigma_contrast_follow_the_numbers():
+    from afdlib.analysis.imbalance_cost import closeness_words, sigma_contrast
+    assert closeness_words(-0.4) == {"like_closeness": "within a point of each other", "like_tie": "a near-tie"}
+    assert closeness_words(2.34) == {"like_closeness": "2.3 points apart", "like_tie": "no tie: AFD keeps 2.3 points more"}
+    assert closeness_words(-1.5)["like_tie"] == "no tie: EP keeps 1.5 points more"
+    assert sigma_contrast(0.984, 0.876).startswith("although AFD's σ (0.984) is far higher")
+    assert sigma_contrast(0.90, 0.89).startswith("although AFD's σ (0.900) is a little higher")
+    assert sigma_contrast(0.85, 0.89) == "with AFD's σ (0.850) no higher than EP's (0.890)"

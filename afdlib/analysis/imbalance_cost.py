@@ -282,7 +282,8 @@ class LikeWithLikeStudy:
                 "like_trials": int(self.first.sigma.shape[1]), "like_layers": int(self.layers.size),
                 "like_alpha_afd": f"{a_afd:.3f}", "like_alpha_ep": f"{a_eq:.3f}",
                 "like_sigma_afd": f"{med['sigma_afd']:.3f}", "like_sigma_ep": f"{med['sigma_ep']:.3f}",
-                "like_gap": f"{100 * (a_afd - a_eq):+.1f}",
+                "like_gap": f"{100 * (a_afd - a_eq):+.1f}", **closeness_words(100 * (a_afd - a_eq)),
+                "like_although": sigma_contrast(med["sigma_afd"], med["sigma_ep"]),
                 "like_others": "; ".join(f"EP{r} {ae:.3f}" for r, ae in self.others()) + f" (AFD {a_afd:.3f})",
                 "afd_flat": (f"which pin its α for any σ from {flat[0]:.3f} to {flat[1]:.3f}" if flat else
                              "which at this size leave no range of σ where its α stays put"),
@@ -314,3 +315,23 @@ def like_with_like_study(counts: ArrayLike, experts_per_token: int, n_attn: int,
                               int(round(tokens_per_gpu * r)), trials, seed, layers) for r in sizes}
     return LikeWithLikeStudy(np.asarray(counts, dtype=float), experts_per_token, n_attn, n_ffn, gpus_per_node,
                              redundant, lambda_ep, seed, np.asarray(layers), runs)
+
+
+def closeness_words(gap_points: float, tie: float = 1.0) -> dict[str, str]:
+    """AFD's lead in alpha (points) in words: ``like_closeness`` ("within a point of each other" or
+    "2.3 points apart") and ``like_tie`` ("a near-tie" or which design keeps how much more), a lead of at
+    most ``tie`` points being a near-tie."""
+    g = abs(gap_points)
+    if g <= tie:
+        return {"like_closeness": "within a point of each other", "like_tie": "a near-tie"}
+    return {"like_closeness": f"{g:.1f} points apart",
+            "like_tie": f"no tie: {'AFD' if gap_points > 0 else 'EP'} keeps {g:.1f} points more"}
+
+
+def sigma_contrast(sigma_afd: float, sigma_ep: float) -> str:
+    """How AFD's step balancedness compares with EP's, worded for the clause after the alphas."""
+    if sigma_afd > sigma_ep + 0.02:
+        return f"although AFD's σ ({sigma_afd:.3f}) is far higher than EP's ({sigma_ep:.3f})"
+    if sigma_afd > sigma_ep:
+        return f"although AFD's σ ({sigma_afd:.3f}) is a little higher than EP's ({sigma_ep:.3f})"
+    return f"with AFD's σ ({sigma_afd:.3f}) no higher than EP's ({sigma_ep:.3f})"

@@ -190,7 +190,7 @@ def _range_text(even: list[float]) -> str:
 def break_even_text(value: float) -> str:
     """A DP break-even as printed: three decimals, or where it is 1 (EP keeps more at any DP
     balancedness, :func:`afdlib.analysis.imbalance_cost.dp_break_even`) saying so."""
-    return f"{value:.3f}" if value < 1 else "none, EP keeping more at any DP balancedness"
+    return f"{value:.3f}" if value < 1 else "1 (EP keeps more at any DP balancedness)"
 
 
 def own_lambda_study(counts: ArrayLike, model: Model, hardware: Hardware, budget: Budget, context: float,
