@@ -372,7 +372,7 @@ glue("ordinary_name", hw_o.name, display=False)
 t3s = shared(table3_study, ref, ms, hw_o, hw_s, load_hardware(superpod_twin, profile=hw_profile), pool_rows, attn_hw, ffn_hw,
                    budget, context)
 fig = conditions_figure(t3s.panels(), {design_named(r["design"], [attn_hw, ffn_hw]): (r[f"{attn_hw.slug} GPU-h/Mtok"], r[f"{ffn_hw.slug} GPU-h/Mtok"])
-                                       for r in pool_rows}, f"price ratio {attn_hw.name} / {ffn_hw.name}")
+                                       for r in pool_rows}, f"price ratio {attn_hw.name} / {ffn_hw.name}", ffn_hw.name)
 glue_figure(fig, "sweet_spots_conditions", output_dir)
 save_data(t3 := pd.DataFrame(t3s.rows()), "sweet_spots_table3", output_dir)
 glue_all(t3s.glue() | {"twin_name": t3s.interconnect.device,

@@ -267,20 +267,21 @@ def kernel_curves_figure(points: pd.DataFrame, curves: pd.DataFrame, attention):
     return fig
 
 
-def conditions_figure(panels: dict, costs: dict, price_label: str):
+def conditions_figure(panels: dict, costs: dict, price_label: str, unit_device: str = "the FFN-pool device"):
     """The paper's Table 3 conditions one at a time. ``panels``: title -> (x label, {curve: (x, ratio
     under the schedule, ratio with equal overlap, (P(AFD better) at the two ends))}): solid the
-    schedule, dashed equal overlap, the ends' P written beside them. ``costs``: design -> (GPU-hours per
-    Mtok on device a, on device b); the last panel draws their cost in device b's GPU-hours against the
-    price ratio p_a / p_b (``price_label``)."""
-    n = len(panels) + 1
+    schedule, dashed equal overlap, the ends' P written beside them, two panels a row. ``costs``: design
+    -> (GPU-hours per Mtok on the attention-pool device, on ``unit_device``); the last row draws their cost
+    in ``unit_device``'s GPU-hours against the price ratio (``price_label``), its legend beside it: EP
+    dashed, AFD solid, a marker at each end, so that designs of equal cost stay apart."""
     cols = 2                            # two panels a row at the page's width: the text stays legible
-    rows = int(np.ceil(n / cols))
-    fig, grid = plt.subplots(rows, cols, figsize=(PAGE_WIDTH_IN, 3.3 * rows), layout="constrained", squeeze=False)
-    axes = list(grid.flat)
-    for ax in axes[n:]:
-        ax.set_visible(False)
-    axes = axes[:n]
+    rows = int(np.ceil(len(panels) / cols))
+    fig = plt.figure(figsize=(PAGE_WIDTH_IN, 3.3 * (rows + 1)), layout="constrained")
+    grid = fig.add_gridspec(rows + 1, cols)
+    axes = [fig.add_subplot(grid[i // cols, i % cols]) for i in range(len(panels))]
+    if len(panels) % cols:              # an odd panel takes the row's width: no empty slot
+        axes[-1].remove()
+        axes[-1] = fig.add_subplot(grid[rows - 1, :])
     for ax, (title, (xlabel, curves)) in zip(axes, panels.items()):
         for k, (name, (x, r, req, p)) in enumerate(curves.items()):
             line, = ax.plot(x, r, "-o", ms=3, label=wrapped(name, PAGE_WIDTH_IN / cols))
@@ -294,17 +295,19 @@ def conditions_figure(panels: dict, costs: dict, price_label: str):
         ax.margins(x=0.22)                # room beside the ends for the labels
         ax.axhline(1.0, color="black", lw=1)
         ax.set_xscale("log", base=2)
-        ax.set(xlabel=xlabel, title=title)
+        ax.set(xlabel=xlabel, title=title, ylabel="AFD / EP tokens/s per GPU")
         ax.title.set_fontsize(9)
         ax.legend(fontsize=9)
-    for ax in grid[:, 0]:
-        ax.set_ylabel("AFD / EP tokens/s per GPU")
-    ax = axes[-1]
+    ax, key = fig.add_subplot(grid[rows, 0]), fig.add_subplot(grid[rows, 1])
     price = np.geomspace(0.01, 10, 200)
     for name, (a, b) in costs.items():
-        ax.plot(price, a * price + b, label=wrapped(name, PAGE_WIDTH_IN / cols), lw=1.2)
-    ax.set(xscale="log", yscale="log", xlabel=price_label, ylabel="cost per Mtok (GPU-hours of device b)",
-           title="heterogeneous pools")
+        cost = a * price + b
+        line, = ax.plot(price, cost, ls="--" if name.startswith("EP") else "-", lw=1.4, label=name)
+        ax.plot(price[[0, -1]], cost[[0, -1]], "o", ms=4, color=line.get_color())
+    ax.set(xscale="log", yscale="log", xlabel=price_label, ylabel=f"cost per Mtok\n({unit_device} GPU-hours)",
+           title="heterogeneous pools: cost per million output tokens")
     ax.title.set_fontsize(9)
-    ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.22))   # below: the designs' names are long
+    key.axis("off")                        # the legend in the row's other slot: the designs' names are long
+    key.legend(*ax.get_legend_handles_labels(), fontsize=9, loc="center left", title="design (cost panel)",
+               title_fontsize=9)
     return fig
