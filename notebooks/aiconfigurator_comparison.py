@@ -22,7 +22,7 @@
 # deployments both can express.
 #
 # **Result.** Over {glue:text}`n_settings` settings (on the grid the same GPUs, batch, context and
-# data types; neither tool adds a gap per step), our TPOT is a median {glue:text}`ep_median` of
+# data types; neither tool adds a gap per step), our TPOT (time per output token) is a median {glue:text}`ep_median` of
 # aiconfigurator's for EP ({glue:text}`ep_n` settings, {glue:text}`ep_within` within 20%) and
 # {glue:text}`afd_median` for AFD ({glue:text}`afd_n` settings, {glue:text}`afd_within` within
 # 20%). Both designs run in the form the tool models: its EP step is one batch (it has no

@@ -16,7 +16,7 @@
 # %% [markdown]
 # # The communication ceiling against expert size and bandwidth (the paper's Appendix A)
 #
-# **Result.** The FFN side's HFU ceiling grows with the expert's intermediate size $M$ and the
+# **Result.** The ceiling on the FFN side's HFU (hardware FLOP utilisation: FLOP/s reached over peak across the whole stage budget) grows with the expert's intermediate size $M$ and the
 # bandwidth per FLOP, and, on ordinary clusters, with the top-$K$ fan-out
 # ({numref}`appendix-a-ceiling`). To reach 100% an expert needs $M \ge$
 # {glue:text}`m_full_superpod` on {glue:text}`superpod_name` and $M \ge$
@@ -90,7 +90,7 @@ plt.close(fig)
 # The communication ceiling $2 BW_\text{eff} M / \text{FLOPS}$ against the expert's intermediate
 # size $M$ for an ordinary cluster ({glue:text}`ordinary_name`: best point and dead zone) and a
 # Superpod ({glue:text}`superpod_name`), with each catalogue model's best feasible bound at an SLO
-# of {glue:text}`slo_a` (OFU 100%, FP8 weights, uniform routing, `paper` hardware profile); the
+# of {glue:text}`slo_a` (OFU (operator FLOP utilisation: FLOP/s reached over peak while computing) 100%, FP8 weights, uniform routing, `paper` hardware profile); the
 # numbers under the 0% line are the models' rows in {numref}`tab-ceiling-models`. Right: the dotted lines a, b, c mark the devices named in its legend.
 # ```
 

@@ -122,7 +122,7 @@ glue("n_at_max", int(at.intensity.idxmax()), display=False)
 #    number).
 # 3. **Scale-out bound, the dead zone.** From $N_F = K$ a token reaches each node at most once:
 #    $B_\text{rank} = B_\text{out}$, the FLOPs per rank stop growing, and only the shrinking $G$
-#    lifts intensity ({glue:text}`i_dead` at the border). This is where the HFU bound of the next
+#    lifts intensity ({glue:text}`i_dead` at the border). This is where the bound on the HFU (hardware FLOP utilisation: FLOP/s reached over peak across the whole stage budget) of the next
 #    chapter is pinned to the scale-out network, whatever is added.
 # 4. **Maximum intensity.** One expert per GPU: intensity {glue:text}`i_max` from
 #    $N_F$ = {glue:text}`n_at_max` on; more nodes only add replicas.

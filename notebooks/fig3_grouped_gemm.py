@@ -32,7 +32,7 @@
 # $n^* = \text{FLOPS} / (2\,BW_\text{mem})$ tokens per expert.
 #
 # **Imbalance.** An expert below the ridge pays its full weight read however few tokens it has,
-# so a skewed split lowers HFU at the same average. The skew used here is a Zipf law over the
+# so a skewed split lowers HFU (hardware FLOP utilisation: FLOP/s reached over peak across the whole stage budget) at the same average. The skew used here is a Zipf law over the
 # GPU's local experts, $n_i \propto i^{-s}$ with a named exponent $s$ (0 = balanced). This is our
 # assumption, not the paper's (its Fig. 3 is measured); the imbalance chapter derives realistic
 # skews from DeepSeek-V3 routing data.
@@ -112,7 +112,7 @@ plt.close(fig)
 # :name: fig3-gemm
 #
 # Roofline HFU of one GPU's grouped GEMMs against tokens per expert, FP8 weights
-# ({glue:text}`experts_per_gpu` local experts, OFU {glue:text}`ofu_v`), balanced and with Zipf skew
+# ({glue:text}`experts_per_gpu` local experts, OFU (operator FLOP utilisation: FLOP/s reached over peak while computing) {glue:text}`ofu_v`), balanced and with Zipf skew
 # over the local experts (one line per exponent $s$). Marked: {glue:text}`marked`. This is the
 # roofline half of the paper's Figure 3, whose measured half is not reproduced.
 # ```

@@ -25,13 +25,14 @@
 #
 # Within one stage budget $t_B$ an FFN rank can only compute on the tokens the network brings it.
 # The two grouped GEMMs do $6 B_\text{rank} H M$ FLOPs on $B_\text{rank} = BW_\text{eff} t_B / 3H$
-# tokens, so $H$ and $t_B$ cancel and the HFU is bounded by the **communication ceiling**
+# tokens, so $H$ and $t_B$ cancel and the HFU (hardware FLOP utilisation: FLOP/s reached over peak across
+# the whole stage budget) is bounded by the **communication ceiling**
 # (Appendix A)
 #
 # $$\text{HFU}_\text{comm} = \frac{2\, BW_\text{eff}\, M}{\text{FLOPS}},\qquad
 #   BW_\text{eff} = \min\left(BW_\text{out}\max(1, K/N_F),\ BW_\text{up}\right),$$
 #
-# capped at 100% by compute (OFU = 100%, as the paper assumes). A point counts only if it is
+# capped at 100% by compute (OFU (operator FLOP utilisation: FLOP/s reached over peak while computing) = 100%, as the paper assumes). A point counts only if it is
 # feasible: the routed FP8 weights of all MoE layers fit in HBM, and one layer's weights
 # ($3 G H M$ bytes) can be read within $t_B$. From $N_F \ge K$ every token reaches a node at most
 # once, $BW_\text{eff} = BW_\text{out}$, and the bound sits on the floor $2 BW_\text{out} M / \text{FLOPS}$

@@ -35,7 +35,7 @@
 # in notebooks you can re-run with your own hardware and model.
 #
 # **The reproduction.** Every number the paper prints that this book can recompute is reproduced, with one
-# erratum in the paper's imbalance formula. With a 400 Gb/s NIC per GPU the network caps the HFU of
+# erratum in the paper's imbalance formula. With a 400 Gb/s NIC per GPU the network caps the HFU (hardware FLOP utilisation: FLOP/s reached over peak across the whole stage budget) of
 # the AFD FFN side of DeepSeek-V3 ({glue:text}`r_h800_max` on H800, {glue:text}`r_h800_floor` in the
 # dead zone), and Superpod-class fabrics remove the dead zone ({glue:text}`r_gb200_max` on GB200 at
 # any number of FFN nodes): a bound on one side's HFU, not an end-to-end verdict ({numref}`tab-intro-verdicts`

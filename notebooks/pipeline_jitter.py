@@ -205,7 +205,7 @@ glue_all(readings.validation_ep_readings())
 # The best deployments of {glue:text}`model_name` on {glue:text}`hw_name` at
 # {glue:text}`slo_ms` ms, {glue:text}`n_steps` simulated steps per point. (a) The loss at the
 # deployment's own batch; (b) tokens per second per GPU (all GPUs) at the largest batch whose
-# mean TPOT still meets the SLO with that jitter. The simulator and the decode model schedule
+# mean TPOT (time per output token) still meets the SLO with that jitter. The simulator and the decode model schedule
 # EP's micro-batches alike (without jitter their EP TPOTs differ by at most
 # {glue:text}`ep_sim_gap`; the decode model hides {glue:text}`ep_hidden_2` of the two-batch
 # deployment's all-to-all), so EP's absolute figures stand beside AFD's; whether deployments hide

@@ -21,7 +21,7 @@
 # $\lambda$ = {glue:text}`lambda_value`, at {glue:text}`afd_gpus_total` GPUs and the same tokens per
 # GPU, expert imbalance costs AFD {glue:text}`afd_name` and EP{glue:text}`ep_equal` {glue:text}`like_closeness`
 # (AFD {glue:text}`like_gap` points; {glue:text}`sens_range` as tokens per step vary), and
-# DP imbalance on the attention side, which the data cannot measure, assumed equal for both designs,
+# DP (data-parallel attention) imbalance across the attention GPUs, which the data cannot measure, assumed equal for both designs,
 # {glue:text}`dp_tips`. At the $\lambda$ the
 # decode model itself gives, the designs stay within {glue:text}`own_max_gap` points of each other,
 # and {glue:text}`own_sign`: EP's $\lambda$ alone ({glue:text}`own_lambda_ep`) gives AFD

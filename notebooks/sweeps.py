@@ -126,7 +126,7 @@ placed = {n: (m, s) for n, (m, s, _) in surface.models.items()}
 fig = break_even_figure(expert_widths, sparsities, {"AFD overtakes EP at": (c.overtake, c.where),
                                                      "EP leads again above": (c.retake, np.where(c.where == "never", "never", ""))}, placed,
                         what="scale-up fabric bandwidth" if superpod else "scale-out bandwidth")
-glue_figure(fig, "sweeps_break_even", output_dir)
+glue_figure(fig, "sweeps_break_even", output_dir);
 
 # %% [markdown]
 # ```{glue:figure} fig_sweeps_break_even

@@ -433,7 +433,7 @@ glue_table("tab_sweet_table3", t3.style.hide(axis="index"))
 #    tolerance of a 3-stage pipeline), or narrow the assumption that moves the ratio most (the
 #    command names the two widest of its tornado, and `--json` holds all of them).
 # 3. Otherwise read the reasons: the binding limit of each design, the AFD FFN side's regime and
-#    HFU ceiling, and the break-even points the command computes (the shares of hidden
+#    ceiling on its HFU (hardware FLOP utilisation: FLOP/s reached over peak across the whole stage budget), and the break-even points the command computes (the shares of hidden
 #    communication at which the answer flips, the same share for both designs and each design's
 #    alone, and the bandwidth at which it flips). Those are the thresholds; they
 #    are computed for the pair at hand because, as {numref}`sweet-spots-ratio-bandwidth` shows, they move with the hardware.
@@ -459,7 +459,7 @@ glue_table("tab_sweet_table3", t3.style.hide(axis="index"))
 #   only measured routing (DeepSeek-V3's per-layer Zipf exponents) to every model's experts. The EP spread
 #   includes a GB200 case whose batch is assumed (the previous chapter). Against
 #   NVIDIA aiconfigurator's composition of the same kernel measurements, each design in the form
-#   the tool models, our TPOT is a median {glue:text}`aic_ep_median` of the tool's for EP and
+#   the tool models, our TPOT (time per output token) is a median {glue:text}`aic_ep_median` of the tool's for EP and
 #   {glue:text}`aic_afd_median` for AFD ({doc}`aiconfigurator_comparison`): the model leans
 #   {glue:text}`aic_lean` against the tool. A ratio near 1 here is not a verdict.
 # - Both designs' overlap comes from one ideal schedule: a stage starts as soon as its input and its

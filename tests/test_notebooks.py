@@ -542,3 +542,21 @@ def test_papermill_ends_on_a_bad_parameter_with_one_line_and_status_2(tmp_path):
     # while the kernel shuts down (zmqstream.py), which is not the notebook's
     blocks = (proc.stderr + proc.stdout).split("Traceback (most recent call last):")[1:]
     assert [b for b in blocks if "zmq/eventloop/zmqstream.py" not in b] == []
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "notebooks").glob("*.py")), ids=lambda p: p.stem)
+def test_no_code_cell_shows_a_return_value_by_accident(path):
+    """A code cell whose last statement is an expression shows its value in the book (the sweeps chapter
+    once printed ``PosixPath('figures/sweeps_break_even.svg')``): such a cell ends in a ``;`` or in
+    a statement, except a display call meant to show (``glue_table`` renders nothing)."""
+    import ast
+    for cell in jupytext.read(path).cells:
+        if cell.cell_type != "code" or not cell.source.strip():
+            continue
+        tree = ast.parse(cell.source)
+        last = tree.body[-1] if tree.body else None
+        if isinstance(last, ast.Expr) and not cell.source.rstrip().endswith(";"):
+            call = last.value.func if isinstance(last.value, ast.Call) else None
+            name = getattr(call, "id", getattr(call, "attr", ""))
+            assert name not in {"save_data", "save_figure", "glue_figure", "write_text", "mkdir"}, (
+                f"{path.name}: a code cell ends in {name}(...), whose return value the book shows: end it with ';'")
