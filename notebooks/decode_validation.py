@@ -177,8 +177,8 @@ glue_table("tab_validation_sources", sources.style.hide(axis="index"))
 # ```
 # :::
 #
-# The words are as recorded in `data/deployments.yaml`, transcribed without network access
-# and not yet re-read against the sources: notes to check, not verified quotations.
+# The words are those `data/deployments.yaml` records for each case beside its source: read them as
+# pointers into the source, not as verbatim quotations.
 # A form counts as validated only where the case's source states it; the forms stated are
 # {glue:text}`forms_stated`. The searches of the next chapter range wider (EP with one batch or
 # with normal kernels, AFD with 2 or 4 micro-batches); `afd advise` says for each answer which
@@ -339,8 +339,8 @@ june, sept = readings.JUNE, readings.SEPT
 # ```{glue:figure} fig_decode_sensitivity
 # :name: decode-sensitivity
 #
-# Each case's error under one-at-a-time changes of the named assumptions and of the
-# facts that are uncertain (top row: the defaults). Three readings:
+# Each case's error (cases numbered as in {numref}`tab-validation-cases`) under one-at-a-time changes of
+# the named assumptions and of the facts that are uncertain (top row: the defaults). Three readings:
 # ```
 #
 # - **Which lever dominates EP depends on the network.** Where the all-to-all crosses the NIC

@@ -75,7 +75,7 @@ def sensitivity_figure(sens: pd.DataFrame, base: pd.DataFrame):
                 xticklabels=[f"{k + 1}" for k in range(table.shape[1])],
                 cbar_kws={"format": PercentFormatter(1.0), "label": "predicted / published - 1"})
     ax.tick_params(axis="y", labelsize=9)
-    ax.set_xlabel("case (numbered as in Table 1)")
+    ax.set_xlabel("case # (the table of cases' first column)")
     ax.set_ylabel("")
     fig.tight_layout()
     return fig
