@@ -110,22 +110,7 @@ plt.close(fig)
 # infeasible points, marked by the rule they fail (legend).
 # ```
 
-# %% tags=["hide-input"]
-fig = hfu_panels(grid_alt, hws, ms, n_ffn, ceiling_model=models.index(ceiling_model) if ceiling_model in models else 0,
-                 title=f"The same at SLO {slo_ms_alt:g} ms (L_accept {l_accept:g}, t_g {t_gap_ms:g} ms, "
-                       f"{g_title})")
-save_figure(fig, "fig4_dead_zone_alt", output_dir)
-glue("fig_hfu_alt", fig, display=False)
-plt.close(fig)
-
 # %% [markdown]
-# ```{glue:figure} fig_hfu_alt
-# :name: fig4-hfu-alt
-#
-# As {numref}`fig4-hfu` at an SLO of {glue:text}`slo_alt`. The maxima change only where the weight
-# read, not the network, decides feasibility.
-# ```
-#
 # ## Per-panel maxima
 #
 # The largest feasible bound of each model on each device ({numref}`tab-dead-zone-maxima`), and the
@@ -182,8 +167,8 @@ glue_all(as_markdown(dead_zone_readings(panels, hws[i].slug, ms[j].slug, budget,
 #
 # The paper prints the assumptions (L_accept = 1.7, $t_g$ = 15 ms, all layers equal, 8 GPUs per
 # node, OFU = 100%) but not the SLO; it is a parameter here ({glue:text}`slo` by default,
-# {glue:text}`slo_alt` drawn beside it in {numref}`fig4-hfu-alt`; the maxima depend on it only where the
-# weight read decides feasibility). This figure takes {glue:text}`g_node`. Its feasibility rule is not
+# and the maxima at {glue:text}`slo_alt` read beside it in the bullets above: they depend on it only where
+# the weight read decides feasibility, so a second figure would repeat the first). This figure takes {glue:text}`g_node`. Its feasibility rule is not
 # printed either. The rule used is: routed FP8 weights per GPU (MoE layers x $3 G H M$) within HBM
 # (parameter `hbm_usable_fraction`, 1.0), and the weight read of one layer within $t_B$.
 #

@@ -270,7 +270,7 @@ def _slo_min(p: Panels, budget) -> str:
         return ""
     slo = _slo_min_ms(p, budget)
     return say("One {h200} node reaches {v} for {dsv3}, if the SLO is at least {slo} ms; the maxima move with "
-               "the SLO only where the weight read decides feasibility ({{numref}}`fig4-hfu-alt`).",
+               "the SLO only where the weight read decides feasibility.",
                h200=p.hw("h200"), v=p.peak("h200", "deepseek-v3"), dsv3=p.model("deepseek-v3"), slo=slo)
 
 

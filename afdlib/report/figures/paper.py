@@ -67,7 +67,7 @@ _INFEASIBLE_NAMES = {1: "HBM capacity", 2: "weight read > t_B", 3: "both"}
 
 
 def hfu_panels(grid: dict[str, np.ndarray], hardware, models, n_ffn, ceiling_model: int = 0, title: str = ""):
-    """Fig. 4: one panel per device, the bound of each model against N_F; x marks infeasible points,
+    """Fig. 4: one panel per device, the bound of each model against N_F; black x marks infeasible points,
     labelled with the HBM rule that fails; the communication ceiling of ``models[ceiling_model]`` in bold red."""
     palette = [c for k, c in enumerate(plt.get_cmap("tab10").colors) if k != 3]   # no red beside the red ceiling
     colours = dict(zip([m.slug for m in models], palette))
@@ -90,7 +90,10 @@ def hfu_panels(grid: dict[str, np.ndarray], hardware, models, n_ffn, ceiling_mod
             for bits, marker in _INFEASIBLE_MARKERS.items():   # which rule fails: the marker, in the legend
                 hit = fails == bits
                 if hit.any():
-                    ax.plot(n_ffn[hit], y[hit], marker, ms=6, mew=1.4, color=colours[m.slug], ls="none", zorder=5)
+                    # black and larger than the dots, on a white halo: an infeasible point reads apart from
+                    # the feasible dots of any colour (the legend's markers are black too)
+                    ax.plot(n_ffn[hit], y[hit], marker, ms=9, mew=3.2, color="white", ls="none", zorder=5)
+                    ax.plot(n_ffn[hit], y[hit], marker, ms=8, mew=1.6, color="black", ls="none", zorder=6)
         ax.set_title(h.name.replace("NVIDIA ", ""), fontsize=10)
         ax.set_xscale("log", base=2)
         ax.set_ylim(0, 1.08)
