@@ -639,3 +639,12 @@ def test_a_kernel_that_dies_starting_is_started_again(tmp_path, monkeypatch, cap
                         lambda *a, **k: (_ for _ in ()).throw(RuntimeError("Kernel died before replying to kernel_info")))
     ok, _, why = book._run_notebook(str(src), str(tmp_path / "out2.ipynb"), str(tmp_path))
     assert not ok and "kernel_info" in why          # twice in a row: reported, not retried forever
+
+
+def test_the_book_refuses_fewer_than_one_job_in_one_line(capsys):
+    from afdlib.cli import main
+    from afdlib.report.book import JOBS
+    assert main(["book", "--jobs", "0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["afd: error: --jobs must be at least 1, got 0"]
+    assert JOBS >= 2                                    # one more than the cores: at least 2

@@ -141,7 +141,7 @@ def _only_chapters(out: Path, names: list[str], only: list[str], built_for: dict
     return [n for n in names if n in only]
 
 
-def build_custom_book(out: Path, hardware: str | None = None, model: str | None = None, jobs: int = 2,
+def build_custom_book(out: Path, hardware: str | None = None, model: str | None = None, jobs: int = book.JOBS,
                       only: list[str] | None = None, cell_timeout: float | None = None) -> int:
     """Build a separate book in ``out`` for ``hardware`` and/or ``model`` (slugs or files): every
     notebook whose parameters admit them, run with them, and a landing page that opens with the
