@@ -124,3 +124,64 @@ def test_model_layers_must_add_up(capsys, tmp_path):
     assert "exceed num_layers" in capsys.readouterr().err
     # the paper profile keeps GLM-4.7's printed 92 MoE + 3 dense layers of 92
     assert main(["hfu", "--model", "glm-4.7", "--hardware", "h800", "--json"]) == 0
+
+
+FLAT = "fp8_tflops: 1979\nhbm_tb_per_s: 3.35\nhbm_gb: 80\nscale_up_gb_per_s: 160\nscale_out_gb_per_s: 50\nsource: x\n"
+
+
+@pytest.mark.parametrize("text, message", [
+    # a misspelt optional field is named with the nearest known one, not dropped
+    (FLAT + "scale_out_latency_usec: 10\n", "unknown field 'scale_out_latency_usec' (did you mean 'scale_out_latency_us'?)"),
+    (FLAT.replace("hbm_tb_per_s", "hbm_tb_per_sec"), "unknown field 'hbm_tb_per_sec' (did you mean 'hbm_tb_per_s'?)"),
+    (FLAT + "colour: red\n", "unknown field 'colour'; known: "),
+    # a key given twice: an error, not the last value silently taken
+    (FLAT + "hbm_gb: 141\n", "key 'hbm_gb' given twice in one mapping (line 7)"),
+])
+def test_hardware_files_refuse_unknown_and_repeated_fields(capsys, tmp_path, text, message):
+    f = tmp_path / "hw.yaml"
+    f.write_text(text)
+    assert main(["hfu", "--model", "deepseek-v3", "--hardware", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err
+
+
+def test_model_files_and_json_refuse_unknown_and_repeated_fields(capsys, tmp_path):
+    import yaml
+
+    from afdlib.inputs.catalog import data_dir
+    entry = yaml.safe_load((data_dir() / "models.yaml").read_text())["models"]["deepseek-v3"]
+    entry = {k: v for k, v in entry.items() if k != "paper"}
+    f = tmp_path / "m.yaml"
+    f.write_text(yaml.safe_dump({**entry, "routed_expert": 256}))
+    assert main(["hfu", "--model", str(f), "--hardware", "h800"]) == 2
+    assert "unknown field 'routed_expert' (did you mean 'routed_experts'?)" in capsys.readouterr().err
+    counts = tmp_path / "c.json"
+    counts.write_text('{"a": [1, 2], "a": [3, 4]}')
+    assert main(["balance", "--counts", str(counts), "--ranks", "2"]) == 2
+    assert "key 'a' given twice in one object" in capsys.readouterr().err
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    assert main(["balance", "--counts", str(deep), "--ranks", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "nested too deeply" in err and err.count("\n") == 1
+
+
+def test_special_files_are_refused_without_reading_them(capsys, tmp_path):
+    import os
+    fifo = tmp_path / "hw.yaml"
+    os.mkfifo(fifo)                        # reading would block forever: refused at once
+    for argv, message in ((["hfu", "--model", "deepseek-v3", "--hardware", str(fifo)], "is a FIFO, not a regular file"),
+                          (["hfu", "--model", "deepseek-v3", "--hardware", "/dev/zero"], "is a device, not a regular file"),
+                          (["balance", "--counts", "/dev/urandom", "--ranks", "2"], "is a device, not a regular file")):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err
+
+
+def test_a_scale_up_domain_follows_the_node_size_unless_given(tmp_path):
+    from afdlib.inputs.catalog import load_hardware
+    f = tmp_path / "four.yaml"
+    f.write_text(FLAT + "gpus_per_node: 4\n")
+    assert load_hardware(str(f)).scale_up_domain == 4        # was 8: a 4-GPU node in an 8-GPU domain
+    f.write_text(FLAT + "gpus_per_node: 4\nscale_up_domain: 16\n")
+    assert load_hardware(str(f)).scale_up_domain == 16

@@ -43,6 +43,12 @@ _HW_NUMERIC = ("fp8_tflops", "bf16_tflops", "fp4_tflops", "hbm_tb_per_s", "hbm_g
                "scale_out_gb_per_s", "inter_domain_gb_per_s", "scale_out_latency_us", "scale_up_latency_us")
 _HW_REQUIRED = ("hbm_tb_per_s", "hbm_gb", "scale_up_gb_per_s", "scale_out_gb_per_s")
 _MODEL_INT = MODEL_INT_FIELDS
+_HW_ENTRY = ("name", "gpus_per_node", "scale_up_domain", "paper", "datasheet", "topology_source", "notes")
+"""Fields of a hardware entry outside its profile blocks."""
+_PROVENANCE = ("source", "sources", "uncertain", "notes")
+_MODEL_ENTRY = (*MODEL_INT_FIELDS, *MODEL_OPTIONAL_INT_FIELDS, "attention", "weights_dtype", "name", "hf_id", "paper",
+                *_PROVENANCE)
+"""Fields of a model entry."""
 NOTES_CHARS = 400
 """Longest ``notes`` kept from a file (the catalogue's are under 120 characters)."""
 
@@ -103,12 +109,24 @@ def _one_entry(path: Path, doc: dict, key: str) -> tuple[str, Any]:
     return path.stem, doc
 
 
+def unknown_fields(where: str, block: dict, known) -> None:
+    """AfdError naming every field of ``block`` not in ``known``, each with the nearest known name where
+    one is close (a misspelt field would otherwise be dropped without a word)."""
+    import difflib
+    unknown = [k for k in block if k not in known]
+    if not unknown:
+        return
+    def hint(k):
+        near = difflib.get_close_matches(str(k), list(known), n=1, cutoff=0.6)
+        return f"'{k}'" + (f" (did you mean '{near[0]}'?)" if near else "")
+    raise AfdError(f"{where}: unknown field{'s' if len(unknown) > 1 else ''} {', '.join(hint(k) for k in unknown)}; "
+                   f"known: {', '.join(sorted(set(known)))}")
+
+
 def _hardware_from_block(slug: str, entry: dict, block: dict, profile: str,
                          eff: Efficiency | None, where: str) -> Hardware:
     block = _mapping(where, profile if profile != "user" else "hardware", block, required=True)
-    unknown = set(block) - set(_HW_NUMERIC) - {"source", "sources", "uncertain", "notes"}
-    if unknown:
-        raise AfdError(f"{where}: unknown field(s) {sorted(unknown)}; valid: {sorted(_HW_NUMERIC)}")
+    unknown_fields(where, block, _HW_NUMERIC + _PROVENANCE)
     for req in _HW_REQUIRED:
         if req not in block:
             raise AfdError(f"{where}: missing field '{req}'")
@@ -154,7 +172,8 @@ def _hardware_from_block(slug: str, entry: dict, block: dict, profile: str,
         slug=slug, name=checks.label(entry.get("name", slug), "name", where), profile=profile, flops=flops, flops_dtype=dtype,
         hbm_bytes_per_s=hbm_bw, hbm_bytes=vals["hbm_gb"] * GIGA,
         scale_up_bytes_per_s=up, scale_out_bytes_per_s=out,
-        gpus_per_node=entry.get("gpus_per_node", 8), scale_up_domain=entry.get("scale_up_domain", 8),
+        gpus_per_node=entry.get("gpus_per_node", 8),      # a scale-up domain spans one node unless given
+        scale_up_domain=entry.get("scale_up_domain", entry.get("gpus_per_node", 8)),
         superpod=superpod, bf16_flops=bf16, fp4_flops=rates["fp4_tflops"], inter_domain_bytes_per_s=inter,
         scale_out_latency_s=latency["scale_out_latency_us"], scale_up_latency_s=latency["scale_up_latency_us"],
         efficiency=eff, sources=sources, uncertain=uncertain,
@@ -170,10 +189,11 @@ def _hardware_entry(slug: str, entry: Any, profile: str, eff: Efficiency | None,
         raise AfdError(f"unknown hardware profile '{profile}'; valid: {', '.join(HARDWARE_PROFILES)}")
     if not isinstance(entry, dict):
         raise AfdError(f"{where}: expected a mapping")
-    if "paper" not in entry and "datasheet" not in entry:
+    flat = "paper" not in entry and "datasheet" not in entry
+    unknown_fields(where, entry, _HW_ENTRY + (_HW_NUMERIC + _PROVENANCE if flat else ()))
+    if flat:
         # a user file may give one flat block of values (treated as sustained figures)
-        return _hardware_from_block(slug, entry, {k: v for k, v in entry.items() if k in _HW_NUMERIC
-                                                  or k in ("source", "sources", "uncertain", "notes")},
+        return _hardware_from_block(slug, entry, {k: v for k, v in entry.items() if k in _HW_NUMERIC + _PROVENANCE},
                                     "user", None, where)
     if profile == "paper" and "paper" in entry:
         return _hardware_from_block(slug, entry, entry["paper"], "paper", None, where + " (paper)")
@@ -231,7 +251,9 @@ def _model_entry(slug: str, entry: Any, profile: str, origin: str) -> Model:
     if not isinstance(entry, dict):
         raise AfdError(f"{where}: expected a mapping")
     values = dict(entry)
+    unknown_fields(where, entry, _MODEL_ENTRY)
     paper = _mapping(where, "paper", entry.get("paper"))
+    unknown_fields(f"{where} (paper)", paper, _MODEL_INT + MODEL_OPTIONAL_INT_FIELDS)
     if profile == "paper":
         values.update(paper)
     missing = [f_ for f_ in _MODEL_INT if f_ not in values and f_ != "shared_experts"]

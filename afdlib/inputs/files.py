@@ -1,13 +1,18 @@
-"""Reading user files with one clear error line each (missing file, malformed JSON or YAML, too large).
+"""Reading user files with one clear error line each (missing file, malformed JSON or YAML, too large,
+not a regular file, a key given twice, nested too deeply).
 
-A file is read only up to a size (:data:`MAX_YAML_BYTES`, :data:`MAX_JSON_BYTES`: far above any
-catalogue, config or counts file), and a YAML document only up to a number of values counted as
-its aliases expand them (:data:`MAX_YAML_VALUES`): a few lines of nested aliases ("billion
-laughs") would otherwise stand for more values than any machine can print or walk.
+Only regular files are read (a FIFO would block forever, ``/dev/zero`` never ends), and each only up
+to a size (:data:`MAX_YAML_BYTES`, :data:`MAX_JSON_BYTES`: far above any catalogue, config or counts
+file), counted as it is read; a YAML document only up to a number of values counted as its aliases
+expand them (:data:`MAX_YAML_VALUES`): a few lines of nested aliases ("billion laughs") would
+otherwise stand for more values than any machine can print or walk. A key given twice in one
+mapping is an error, in YAML and in JSON, not the last value silently taken.
 """
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +22,20 @@ from afdlib.errors import AfdError
 def read_json(path: str | Path) -> Any:
     """Parsed JSON of ``path``; :class:`AfdError` naming the file when it is missing or malformed."""
     path = Path(path)
+
+    def pairs(items):
+        out = {}
+        for key, value in items:
+            if key in out:
+                raise AfdError(f"{path}: key '{key}' given twice in one object; give each key once")
+            out[key] = value
+        return out
     try:
-        return json.loads(_text(path, MAX_JSON_BYTES))
+        return json.loads(_text(path, MAX_JSON_BYTES), object_pairs_hook=pairs)
     except json.JSONDecodeError as e:
         raise AfdError(f"{path}: not valid JSON ({e})") from None
+    except RecursionError:
+        raise AfdError(f"{path}: not valid JSON (nested too deeply)") from None
 
 
 MAX_YAML_BYTES = 8 << 20
@@ -51,7 +66,9 @@ def read_yaml(path: str | Path) -> Any:
         return copy.deepcopy(_PARSED[key])
     text = _text(path, MAX_YAML_BYTES)
     try:
-        doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        doc = yaml.load(text, Loader=_loader())
+    except _DuplicateKey as e:
+        raise AfdError(f"{path}: key '{e.args[0]}' given twice in one mapping (line {e.args[1]}); give each key once") from None
     except yaml.YAMLError as e:
         raise AfdError(f"{path}: not valid YAML ({str(e).splitlines()[0]})") from None
     except RecursionError:
@@ -80,17 +97,58 @@ def _values(doc: Any, limit: int) -> int:
     return seen
 
 
+class _DuplicateKey(Exception):
+    """A mapping key given twice (key, line)."""
+
+
+_LOADERS: dict = {}
+
+
+def _loader():
+    """The safe YAML loader (libyaml's where available) that refuses a key given twice in one mapping."""
+    if "strict" not in _LOADERS:
+        import yaml
+        base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+        class Strict(base):   # type: ignore[misc, valid-type]
+            def construct_mapping(self, node, deep=False):
+                seen = set()
+                for key_node, _ in node.value:
+                    key = self.construct_object(key_node, deep=True)
+                    try:
+                        twice = key in seen
+                    except TypeError:        # an unhashable key: the base constructor says so
+                        break
+                    if twice:
+                        raise _DuplicateKey(key, key_node.start_mark.line + 1)
+                    seen.add(key)
+                return super().construct_mapping(node, deep)
+        _LOADERS["strict"] = Strict
+    return _LOADERS["strict"]
+
+
 def _text(path: Path, limit: int) -> str:
-    """The file's text; AfdError for a missing file, a directory, a file over ``limit`` bytes,
-    unreadable or non-UTF-8 bytes."""
+    """The file's text; AfdError for a missing file, a directory or anything but a regular file (a
+    FIFO, a device), a file over ``limit`` bytes (counted as read, so a file that grows or lies about
+    its size stops there), unreadable or non-UTF-8 bytes."""
     try:
-        size = path.stat().st_size
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise AfdError(f"{path}: no such file") from None
     except OSError:
-        size = 0   # reading says why
-    if size > limit:
-        raise AfdError(f"{path}: {size / 2**20:,.1f} MiB, more than the {limit / 2**20:g} MiB read from such a file")
+        mode = None   # opening says why
+    if mode is not None and stat.S_ISDIR(mode):
+        raise AfdError(f"{path}: is a directory, not a file")
+    if mode is not None and not stat.S_ISREG(mode):
+        kind = "a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else \
+            "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
+        raise AfdError(f"{path}: is {kind}, not a regular file; give a file")
     try:
-        return path.read_text(encoding="utf-8")
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
+        if len(data) > limit:
+            raise AfdError(f"{path}: more than the {limit / 2**20:g} MiB read from such a file")
+        return data.decode("utf-8")
     except FileNotFoundError:
         raise AfdError(f"{path}: no such file") from None
     except IsADirectoryError:
