@@ -185,3 +185,22 @@ def test_a_scale_up_domain_follows_the_node_size_unless_given(tmp_path):
     assert load_hardware(str(f)).scale_up_domain == 4        # was 8: a 4-GPU node in an 8-GPU domain
     f.write_text(FLAT + "gpus_per_node: 4\nscale_up_domain: 16\n")
     assert load_hardware(str(f)).scale_up_domain == 16
+
+
+def test_a_tiny_sigma_prints_no_nan(capsys):
+    # sigma N_A = 8e-300 rounds to 0 whole nodes: both rounded forms are the exact one, 0, not 0 / 0
+    assert main(["penalty", "--sigma", "1e-300", "--n-attn", "8", "--n-ffn", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "nan" not in out and "ceil 0.0000" in out
+
+
+def test_a_given_batch_says_whether_it_meets_the_slo(capsys):
+    argv = ["throughput", "--model", "deepseek-v3", "--hardware", "h800", "--design", "ep", "--ep-size", "144",
+            "--batch-per-gpu", "64"]
+    assert main([*argv, "--slo-ms", "10", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["meets_slo"] is False and doc["slo_ms"] == 10 and doc["tpot_ms"] > 10
+    assert main([*argv, "--slo-ms", "10"]) == 0
+    assert "(given; over the 10 ms SLO)" in capsys.readouterr().out
+    assert main([*argv, "--slo-ms", "100", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["meets_slo"] is True

@@ -99,10 +99,11 @@ def alpha_afd(sigma: ArrayLike, n_attn: ArrayLike, n_ffn: ArrayLike, atol: float
     c = (na + nf) / na
     exact = s * (na + nf) / (a + nf)
     whole = np.isclose(a, np.round(a), rtol=0, atol=atol)
-    lo = np.where(whole, np.round(a), np.floor(a))
-    hi = np.where(whole, np.round(a), np.ceil(a))
-    floor_form = c * lo / (lo + nf)
-    ceil_form = c * hi / (hi + nf) * a / hi
+    lo, hi = np.floor(a), np.maximum(np.ceil(a), 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # a whole a: both forms are the exact one (also where a rounds to 0 nodes, which ceil(a) / 0 would not give)
+        floor_form = np.where(whole, exact, c * lo / (lo + nf))
+        ceil_form = np.where(whole, exact, c * hi / (hi + nf) * a / hi)
     alpha = np.where(whole, exact, np.maximum(floor_form, ceil_form))
     rounding = np.where(whole, np.int8(0), np.where(floor_form >= ceil_form, np.int8(1), np.int8(2)))
     return AfdPenalty(alpha, exact, floor_form, ceil_form, rounding)

@@ -74,6 +74,7 @@ def run(args) -> int:
         breakdown.update({k: float(getattr(st.afd, k)) for k in ("bubble_attn", "bubble_ffn")})
     doc = {"tokens_per_s_per_gpu": float(st.tokens_per_s_per_gpu), "tpot_ms": float(st.tpot_s) * ms,
            "batch_per_gpu": int(st.requests), "step_ms": float(st.step_s) * ms, "gpus": int(gpus),
+           "slo_ms": float(args.slo_ms), "meets_slo": bool(float(st.tpot_s) <= budget.slo_s),
            "design": args.design, "weights": {"dtype": precision.weights, "from": weights_from},
            "breakdown": breakdown, "floor": step_floor(model, d, args, budget, precision, a)}
     text = dumps(doc)   # every number printed, as text or JSON, is finite (else one line, status 2)
@@ -84,7 +85,8 @@ def run(args) -> int:
              f"AFD {d.label} ({d.attention.hardware.name} / {hw.name}, {d.micro_batches} micro-batches)")
     print(f"{model.name} on {hw.name} ({hw.profile}), {where}, {gpus} GPUs, context {args.context:g}, "
           f"MTP L_accept {args.mtp:g}, t_g {budget.t_gap_s * ms:g} ms; weights {precision.weights} ({weights_from})")
-    how = "given" if args.batch_per_gpu is not None else f"largest meeting {args.slo_ms:g} ms and memory"
+    how = (f"given; {'within' if doc['meets_slo'] else 'over'} the {args.slo_ms:g} ms SLO"
+           if args.batch_per_gpu is not None else f"largest meeting {args.slo_ms:g} ms and memory")
     print(f"{doc['tokens_per_s_per_gpu']:,.0f} output tokens/s per GPU at {doc['batch_per_gpu']} requests per "
           f"{'attention ' if args.design == 'afd' else ''}GPU ({how}); TPOT {doc['tpot_ms']:.1f} ms")
     b = breakdown
