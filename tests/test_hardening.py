@@ -204,3 +204,11 @@ def test_a_given_batch_says_whether_it_meets_the_slo(capsys):
     assert "(given; over the 10 ms SLO)" in capsys.readouterr().out
     assert main([*argv, "--slo-ms", "100", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["meets_slo"] is True
+
+
+def test_advise_refuses_a_sigma_no_ep_deployment_can_have(capsys):
+    # DeepSeek-V3's EP groups reach E + r = 256 + 32 = 288 GPUs: sigma below 1/288 describes no EP
+    # deployment (the answer was "AFD, P(AFD better) = 1.00" against an EP that cannot exist)
+    assert main(["advise", "--model", "deepseek-v3", "--hardware", "h800", "--sigma", "0.001"]) == 2
+    err = capsys.readouterr().err
+    assert "[1/288, 1]" in err and err.count("\n") == 1

@@ -7,11 +7,12 @@ from afdlib.cli.options import add_decode_options, check_sigma, decode_setup, du
 
 
 def search_ranks(model, hardware) -> int:
-    """The most GPUs the FFN side of any deployment the search may try spreads over (EP's largest
-    group, AFD's largest FFN pool, at the caps its widening stops at): ``--sigma`` applies to every
-    candidate, and none can be less balanced than 1 / this."""
+    """The most GPUs the FFN side of a deployment of each design may spread over, the smaller of the two
+    (EP's largest group, AFD's largest FFN pool, at the caps their widening stops at): ``--sigma`` applies
+    to every candidate, none can be less balanced than 1 / its ranks, so below 1 / this one design would
+    have no deployment the given sigma can describe and the comparison would rest on none."""
     from afdlib.decode.search import AFD_NODE_CAP, EP_MULTIPLE_CAP, ep_candidates
-    return int(max(ep_candidates(model, hardware, EP_MULTIPLE_CAP)[0].max(), AFD_NODE_CAP * hardware.gpus_per_node))
+    return int(min(ep_candidates(model, hardware, EP_MULTIPLE_CAP)[0].max(), AFD_NODE_CAP * hardware.gpus_per_node))
 
 
 def answer_line(doc: dict) -> str:
