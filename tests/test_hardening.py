@@ -212,3 +212,13 @@ def test_advise_refuses_a_sigma_no_ep_deployment_can_have(capsys):
     assert main(["advise", "--model", "deepseek-v3", "--hardware", "h800", "--sigma", "0.001"]) == 2
     err = capsys.readouterr().err
     assert "[1/288, 1]" in err and err.count("\n") == 1
+
+
+def test_balance_refuses_unbounded_sampling_before_running(capsys, tmp_path):
+    counts = tmp_path / "c.json"
+    counts.write_text(json.dumps({"logical_count": [[10 + i + j for j in range(16)] for i in range(4)]}))
+    # 10^7 tokens x 8 x 1000 trials x 4 layers = 3.2e11 choices: refused at once (it ran for hours)
+    assert main(["balance", "--counts", str(counts), "--ranks", "4", "--tokens", "10000000", "--trials", "1000"]) == 2
+    err = capsys.readouterr().err
+    assert "= 3.2e+11 sampled expert choices, more than the 1e+09" in err and err.count("\n") == 1
+    assert main(["balance", "--counts", str(counts), "--ranks", "4", "--tokens", "1000", "--trials", "3"]) == 0

@@ -5,6 +5,11 @@ import argparse
 
 from afdlib.cli.options import MAX_BALANCE_RANKS, MAX_BALANCE_TOKENS, bounded_int, dumps
 
+MAX_PICKS = 10 ** 9
+"""Most expert choices one ``afd balance`` run samples (tokens x top-K x trials x MoE layers): about 40 s
+on one core (10^6 tokens x 8 x 5 trials x 58 layers, 2.3 x 10^9, took 97 s); more is refused before
+anything runs."""
+
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("balance", help="balancedness of measured expert loads over ranks, with redundant experts")
@@ -32,6 +37,14 @@ def run(args) -> int:
     counts = load_counts(args.counts)
     if args.tokens is not None and args.top_k > counts.shape[1]:
         raise AfdError(f"--top-k ({args.top_k}) exceeds the experts in the file ({counts.shape[1]})")
+    if args.tokens is not None:
+        from afdlib.routing.measured import moe_layers
+        layers = int(moe_layers(counts).size)
+        picks = args.tokens * args.top_k * args.trials * layers
+        if picks > MAX_PICKS:
+            raise AfdError(f"--tokens {args.tokens:,} x --top-k {args.top_k} x --trials {args.trials} x {layers} MoE layers "
+                           f"= {picks:.2g} sampled expert choices, more than the {MAX_PICKS:.0e} one run samples (about "
+                           "40 s); give fewer tokens or trials")
     rep = balance_report(counts, args.ranks, args.redundant, tokens=args.tokens, experts_per_token=args.top_k,
                          trials=args.trials, seed=args.seed)
     doc = {"median_contiguous": round(rep.median_contiguous, 6), "median_redundant": round(rep.median_redundant, 6),
