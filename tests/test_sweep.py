@@ -199,6 +199,7 @@ def test_the_issue_spec_on_a_local_cluster_of_processes(tmp_path, capsys):
     out = tmp_path / "issue.zarr"
     assert main(["sweep", _spec_file(tmp_path, doc), "--out", str(out), "--workers", "1"]) == 0
     assert "24 points" in capsys.readouterr().out
+    assert not list(tmp_path.glob(".issue.partial-*"))      # written beside, renamed to --out when whole
     got = xr.open_zarr(out).isel(scale_out_gb_per_s=2, hbm_tb_per_s=1, slo_ms=0, n_ffn=1).load()
     hw = replace(load_hardware("h800", "datasheet"), scale_out_bytes_per_s=400 * 0.8e9, hbm_bytes_per_s=8 * 0.8e12)
     rates = [_single(load_model("deepseek-v3", "reference"), hw, AFDDeployment.of(hw, na, 4), {"slo_ms": 50})
@@ -348,3 +349,19 @@ def test_the_peak_is_worded_for_a_lead_or_none():
     assert peak_words(1.05, 0.47) == "A lead of 5% is not a decision: at that peak P(AFD better) is 0.47"
     # the own-pair book's "a lead of a few percent" where the ratio peaks at 0.96
     assert peak_words(0.96, 0.2) == "Even at its peak AFD does not lead (AFD / EP 0.96): there P(AFD better) is 0.20"
+
+
+def test_a_sweep_refuses_what_it_cannot_finish_in_one_line(tmp_path, capsys):
+    """Before any worker starts: a scheduler that is no address, an --out whose folder does not exist, a
+    grid whose task graph would hold more than MAX_TASKS blocks (10^12 points took minutes to build)."""
+    small = {"model": "deepseek-v3", "hardware": "h800", "design": "ep", "vary": {"slo_ms": [50, 100]},
+             "fixed": {"ep_size": 64, "context": 4096}}
+    huge = {**small, "vary": {k: {"from": 1, "to": 2, "num": 1000} for k in ("scale_out_gb_per_s", "slo_ms", "hbm_tb_per_s", "hbm_gb")}}
+    for doc, extra, message in (
+            (small, ["--out", str(tmp_path / "a.zarr"), "--scheduler", "garbage"], "is not a Dask scheduler address"),
+            (small, ["--out", str(tmp_path / "no" / "a.zarr")], "does not exist"),
+            (huge, ["--out", str(tmp_path / "b.zarr")], "tasks, more than the 2e+05 a sweep builds; give --chunk")):
+        assert main(["sweep", _spec_file(tmp_path, doc), *extra]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err
+    assert not list(tmp_path.glob("*.zarr")) and not list(tmp_path.glob(".*partial*"))
