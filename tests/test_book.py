@@ -648,3 +648,23 @@ def test_the_book_refuses_fewer_than_one_job_in_one_line(capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["afd: error: --jobs must be at least 1, got 0"]
     assert JOBS >= 2                                    # one more than the cores: at least 2
+
+
+def test_a_refused_own_pair_rebuild_says_the_published_book_is_the_previous_one(tmp_path):
+    import json
+
+    import pytest
+
+    from afdlib.errors import AfdError
+    from afdlib.report.own_book import BUILT_FOR, build_custom_book
+    out = tmp_path / "mine"
+    (out / "_build" / "html").mkdir(parents=True)
+    (out / "_build" / "html" / "index.html").write_text("<html>an earlier book</html>")
+    (out / "book").mkdir()
+    (out / "book" / BUILT_FOR).write_text(json.dumps({"hardware": "h800", "model": None}))
+    with pytest.raises(AfdError, match=r"no such file; the book at .*_build/html is the previous build's, for "
+                                       r"hardware h800, not this run's"):
+        build_custom_book(out, hardware=str(tmp_path / "missing.yaml"))
+    with pytest.raises(AfdError) as fresh:                 # no book there: the error alone
+        build_custom_book(tmp_path / "other", hardware=str(tmp_path / "missing.yaml"))
+    assert "previous build" not in str(fresh.value)

@@ -143,6 +143,25 @@ def _only_chapters(out: Path, names: list[str], only: list[str], built_for: dict
 
 def build_custom_book(out: Path, hardware: str | None = None, model: str | None = None, jobs: int = book.JOBS,
                       only: list[str] | None = None, cell_timeout: float | None = None) -> int:
+    """:func:`_build_custom_book`; where it is refused (one ``afd: error`` line) and ``out`` already holds a
+    published book, the line says that book is the previous build's and for which pair, so it is not read
+    as this run's."""
+    try:
+        return _build_custom_book(out, hardware, model, jobs, only, cell_timeout)
+    except AfdError as e:
+        published = Path(out) / "_build" / "html" / "index.html"
+        if not published.exists():
+            raise
+        try:
+            before = json.loads((Path(out) / "book" / BUILT_FOR).read_text())
+            pair = ", ".join(f"{k} {v}" for k, v in sorted(before.items()) if v) or "an unknown pair"
+        except (OSError, ValueError, AttributeError):
+            pair = "an unknown pair"
+        raise AfdError(f"{e}; the book at {published.parent} is the previous build's, for {pair}, not this run's") from None
+
+
+def _build_custom_book(out: Path, hardware: str | None = None, model: str | None = None, jobs: int = book.JOBS,
+                      only: list[str] | None = None, cell_timeout: float | None = None) -> int:
     """Build a separate book in ``out`` for ``hardware`` and/or ``model`` (slugs or files): every
     notebook whose parameters admit them, run with them, and a landing page that opens with the
     answer for the pair and what each chapter finds for it (:mod:`afdlib.report.custom_landing`). Published at ``out/_build/html`` only when whole (:func:`publish_whole`); the
