@@ -139,3 +139,20 @@ def test_the_tornado_figure_wraps_a_long_pair_name():
     fig = tornado_figure(rows, "Qwen/Qwen3.5-397B-A17B on Lab node (4 x H200-class, never in the catalogue)")
     assert small_texts(fig) == [] and "\n" in fig.axes[0].get_title()
     plt.close(fig)
+
+
+def test_the_conditions_figure_stays_legible_with_long_device_names():
+    """An own-pair book names its device from the file (long names): the conditions figure still passes
+    the book's legibility check (it once shrank every text under 9 px when the names took a legend column)."""
+    import numpy as np
+
+    from afdlib.report.figures import conditions_figure
+    from afdlib.report.style import check_legible
+    long = "Lab node (4 x H200-class, never in the catalogue)"
+    x = np.array([512.0, 1024, 2048, 4096])
+    curve = (x, np.array([1.1, 1.0, 0.9, 0.8]), np.array([0.9, 0.85, 0.8, 0.7]), (0.6, 0.3))
+    panels = {f"panel {k}": ("x", {long: curve, "NVIDIA GB200 NVL72": curve}) for k in range(4)}
+    costs = {f"AFD {k}A ({long}) 3F (NVIDIA H20)": (0.1 * k, 0.05) for k in range(1, 5)} | {f"EP on {long}": (0.0, 0.07)}
+    fig = conditions_figure(panels, costs, f"price ratio NVIDIA H20 / {long}", long)
+    check_legible(fig, "conditions")                    # raises where a text is under 9 px at the page's width
+    plt.close(fig)

@@ -272,8 +272,8 @@ def conditions_figure(panels: dict, costs: dict, price_label: str, unit_device: 
     under the schedule, ratio with equal overlap, (P(AFD better) at the two ends))}): solid the
     schedule, dashed equal overlap, the ends' P written beside them, two panels a row. ``costs``: design
     -> (GPU-hours per Mtok on the attention-pool device, on ``unit_device``); the last row draws their cost
-    in ``unit_device``'s GPU-hours against the price ratio (``price_label``), its legend beside it: EP
-    dashed, AFD solid, a marker at each end, so that designs of equal cost stay apart."""
+    in ``unit_device``'s GPU-hours against the price ratio (``price_label``) across the page, its legend
+    below: EP dashed, AFD solid, a marker at each end, so that designs of equal cost stay apart."""
     cols = 2                            # two panels a row at the page's width: the text stays legible
     rows = int(np.ceil(len(panels) / cols))
     fig = plt.figure(figsize=(PAGE_WIDTH_IN, 3.3 * (rows + 1)), layout="constrained")
@@ -298,16 +298,16 @@ def conditions_figure(panels: dict, costs: dict, price_label: str, unit_device: 
         ax.set(xlabel=xlabel, title=title, ylabel="AFD / EP tokens/s per GPU")
         ax.title.set_fontsize(9)
         ax.legend(fontsize=9)
-    ax, key = fig.add_subplot(grid[rows, 0]), fig.add_subplot(grid[rows, 1])
+    ax = fig.add_subplot(grid[rows, :])
     price = np.geomspace(0.01, 10, 200)
     for name, (a, b) in costs.items():
         cost = a * price + b
-        line, = ax.plot(price, cost, ls="--" if name.startswith("EP") else "-", lw=1.4, label=name)
+        line, = ax.plot(price, cost, ls="--" if name.startswith("EP") else "-", lw=1.4,
+                        label=wrapped(name, PAGE_WIDTH_IN / cols))   # the legend fits its half of the page
         ax.plot(price[[0, -1]], cost[[0, -1]], "o", ms=4, color=line.get_color())
-    ax.set(xscale="log", yscale="log", xlabel=price_label, ylabel=f"cost per Mtok\n({unit_device} GPU-hours)",
+    ax.set(xscale="log", yscale="log", xlabel=wrapped(price_label, PAGE_WIDTH_IN),   # long device names wrap
+           ylabel=wrapped(f"cost per Mtok ({unit_device} GPU-hours)", 2.6),
            title="heterogeneous pools: cost per million output tokens")
     ax.title.set_fontsize(9)
-    key.axis("off")                        # the legend in the row's other slot: the designs' names are long
-    key.legend(*ax.get_legend_handles_labels(), fontsize=9, loc="center left", title="design (cost panel)",
-               title_fontsize=9)
+    ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2)   # below: the names are long
     return fig
