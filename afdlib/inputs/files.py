@@ -113,15 +113,11 @@ def _loader():
         class Strict(base):   # type: ignore[misc, valid-type]
             def construct_mapping(self, node, deep=False):
                 seen = set()
-                for key_node, _ in node.value:
-                    key = self.construct_object(key_node, deep=True)
-                    try:
-                        twice = key in seen
-                    except TypeError:        # an unhashable key: the base constructor says so
-                        break
-                    if twice:
-                        raise _DuplicateKey(key, key_node.start_mark.line + 1)
-                    seen.add(key)
+                for key_node, _ in node.value:     # a key as written (scalars: all this project's keys)
+                    if isinstance(key_node, yaml.ScalarNode):
+                        if key_node.value in seen:
+                            raise _DuplicateKey(key_node.value, key_node.start_mark.line + 1)
+                        seen.add(key_node.value)
                 return super().construct_mapping(node, deep)
         _LOADERS["strict"] = Strict
     return _LOADERS["strict"]
