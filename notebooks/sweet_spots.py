@@ -32,7 +32,7 @@
 # tokens/s per GPU, P(AFD better); a pair is decided when it is {glue:text}`decided`. Under the
 # schedule {glue:text}`pair_grid` give {glue:text}`n_afd` of {glue:text}`n_pairs`
 # pairs to AFD and {glue:text}`n_ep` to EP (the more likely design), with P(AFD better) from
-# {glue:text}`p_range`, and {glue:text}`n_decisive` are decided: the model's error in AFD / EP against
+# {glue:text}`p_range`, and {glue:text}`n_decided_words`: the model's error in AFD / EP against
 # published head-to-heads (one standard deviation: {glue:text}`ratio_spread`) enters every verdict
 # ({glue:text}`tornado_top` move the reference pair's ratio most, {numref}`sweet-spots-tornado`), so a
 # pair is decided only where AFD / EP lies below {glue:text}`band_lo` or above {glue:text}`band_hi` with
@@ -126,7 +126,8 @@ save_data(pd.DataFrame(val_rows), "sweet_spots_advice_validated", output_dir)
 (n, sym, val), err = (advice_summary(x) for x in (rows, sym_rows, val_rows)), error_spread(validation_rows())
 top, sym_normal = top_form(rows, "ep"), sum(r.get("ep_form") == form_label("ep", 2, "normal") for r in sym_rows)
 glue_all({
-        "n_pairs": n.pairs, "pair_grid": grid_words(models, hardware), "n_afd": n.afd, "n_ep": n.ep, "n_decisive": n.decisive, "n_ep_sym": sym.ep,
+        "n_pairs": n.pairs, "n_decided_words": "none is decided" if n.decisive == 0 else
+        f"{n.decisive} {'is' if n.decisive == 1 else 'are'} decided", "pair_grid": grid_words(models, hardware), "n_afd": n.afd, "n_ep": n.ep, "n_decisive": n.decisive, "n_ep_sym": sym.ep,
         "n_afd_val": val.afd, "n_ep_val": val.ep, "n_decisive_val": val.decisive, "sym_normal": sym_normal,
         "range_val": f"{val.ratio_min:.2f} to {val.ratio_max:.2f}", "ep_top_form": f"{top[0]}, in {top[1]}",
         "ep_top_validated": "validated by a published deployment" if top[2] else "stated by no published deployment",
