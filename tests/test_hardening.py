@@ -222,3 +222,13 @@ def test_balance_refuses_unbounded_sampling_before_running(capsys, tmp_path):
     err = capsys.readouterr().err
     assert "= 3.2e+11 sampled expert choices, more than the 1e+09" in err and err.count("\n") == 1
     assert main(["balance", "--counts", str(counts), "--ranks", "4", "--tokens", "1000", "--trials", "3"]) == 0
+
+
+def test_long_numbers_are_shortened_in_error_lines(capsys):
+    digits = "9" * 300
+    assert main(["throughput", "--model", "deepseek-v3", "--hardware", "h800", "--design", "ep", "--ep-size", digits]) == 2
+    err = capsys.readouterr().err
+    assert "got 99999999... (300 digits)" in err and len(err) < 300 and err.count("\n") == 1
+    from afdlib.inputs.checks import shortened
+    assert shortened("1e400") == "1e400" and shortened("x" * 50) == "x" * 50           # a path stays whole
+    assert shortened("x" * 400) == "x" * 297 + "..."

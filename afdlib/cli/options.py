@@ -13,6 +13,7 @@ import numpy as np
 
 from afdlib.errors import AfdError
 from afdlib.inputs import checks
+from afdlib.inputs.checks import shortened
 
 DISPATCH_TYPES = ("fp8", "bf16", "fp4")
 """The data types ``--dispatch`` takes (fp4: NVFP4, scales included: :data:`afdlib.inputs.specs.NVFP4_BYTES`)."""
@@ -42,11 +43,11 @@ def n_ffn_list(text: str) -> list[int]:
             else:
                 out.append(int(part))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected N, A..B or a comma list, got '{text}'") from None
+        raise argparse.ArgumentTypeError(f"expected N, A..B or a comma list, got '{shortened(text)}'") from None
     if not out or min(out) < 1:
-        raise argparse.ArgumentTypeError(f"FFN node counts must be >= 1, got '{text}'")
+        raise argparse.ArgumentTypeError(f"FFN node counts must be >= 1, got '{shortened(text)}'")
     if max(out) > MAX_NODES:
-        raise argparse.ArgumentTypeError(f"FFN node counts must be <= {MAX_NODES:,}, got '{text}'")
+        raise argparse.ArgumentTypeError(f"FFN node counts must be <= {MAX_NODES:,}, got '{shortened(text)}'")
     if len(out) > MAX_POINTS:
         raise argparse.ArgumentTypeError(f"at most {MAX_POINTS:,} values, got {len(out):,}")
     return out
@@ -57,9 +58,9 @@ def argument(check: Callable, convert: Callable[[str], Any] = float, **bounds) -
     with ``bounds``); a refusal becomes argparse's one-line error, in the checker's words."""
     def parse(text: str):
         try:
-            value, shown = convert(text), text
+            value, shown = convert(text), shortened(text)
         except ValueError:
-            value, shown = text, repr(text)  # not even a number: the checker says so
+            value, shown = text, shortened(repr(text))  # not even a number: the checker says so
         try:
             return check(value, **bounds)
         except checks.Refused as e:  # the line as typed: "got 1e400", not "got inf"

@@ -59,11 +59,28 @@ def line(rule: str, shown: str, name: str = "", where: str = "") -> str:
     return f"{where}: " * bool(where) + f"{name} " * bool(name) + f"must be {rule}, got {shown}"
 
 
+SHOWN_DIGITS = 40
+"""Longest run of digits an error line prints whole; a longer one is shortened (:func:`shortened`)."""
+SHOWN_CHARS = 300
+"""Longest other value (a path, a name) an error line prints whole."""
+
+
 def show(value: Any) -> str:
-    """A value as the error line prints it: numbers plainly (``-1.0``, ``nan``), anything else by repr."""
+    """A value as the error line prints it: numbers plainly (``-1.0``, ``nan``), anything else by repr;
+    shortened (:func:`shortened`: a 300-digit integer reads as its first digits and its length)."""
     if isinstance(value, np.ndarray) or (isinstance(value, numbers.Number) and not isinstance(value, bool)):
-        return str(value)
-    return repr(value)
+        return shortened(str(value))
+    return shortened(repr(value))
+
+
+def shortened(text: str) -> str:
+    """``text`` as an error line prints it: a number of more than :data:`SHOWN_DIGITS` digits as
+    "99999999... (300 digits)", other text whole up to :data:`SHOWN_CHARS` characters (a path stays
+    readable), then cut with "..."."""
+    digits = text.strip("'\"").lstrip("+-")
+    if digits.isdigit() and len(digits) > SHOWN_DIGITS:
+        return f"{text[:8]}... ({len(digits)} digits)"
+    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS - 3] + "..."
 
 
 def _is_real(value: Any) -> bool:
