@@ -498,8 +498,8 @@ plt.close(fig)
 # - No data-parallel imbalance: every EP GPU is given the same requests and context, where real
 #   batches differ in length and the slowest attention sets the all-to-all's start.
 #
-# Reproduce any row with `afd throughput`, for instance
-# `afd throughput --model deepseek-v3 --hardware h800 --design ep --ep-size 144 --redundant 32
+# Reproduce any row with `afd throughput`, for instance (from the repository root)
+# `.venv/bin/afd throughput --model deepseek-v3 --hardware h800 --design ep --ep-size 144 --redundant 32
 # --context 4989 --batch-per-gpu 88 --mtp 1.875`.
 #
 # Data: {download}`decode_validation.csv <figures/decode_validation.csv>`,

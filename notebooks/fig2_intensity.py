@@ -136,6 +136,7 @@ glue("n_at_max", int(at.intensity.idxmax()), display=False)
 # - Scale-up and scale-out bandwidths are sustained values of the `paper` profile; the regimes
 #   depend on their ratio $r$ only.
 #
-# Re-run with another system: `papermill notebooks/fig2_intensity.ipynb out.ipynb -p hardware b200`,
-# or `afd intensity --model deepseek-v3 --hardware b200`. Data:
+# Re-run with another system, from the repository root:
+# `.venv/bin/papermill notebooks/fig2_intensity.ipynb /tmp/fig2.ipynb -p hardware b200 -p output_dir /tmp/fig2`,
+# or `.venv/bin/afd intensity --model deepseek-v3 --hardware b200`. Data:
 # {download}`fig2_intensity.csv <figures/fig2_intensity.csv>`.

@@ -141,7 +141,7 @@ glue_table("tab_penalty_check", check.style.hide(axis="index").format(precision=
 # corrected constant gives 1 for every $\lambda$, and it is also the one that makes the floor
 # and ceiling forms equal the exact form when $\sigma N_A$ is whole. Every number in this book uses
 # the corrected constant. Check any point with
-# `afd penalty --sigma 0.8 --n-attn 8 --n-ffn 2`.
+# `.venv/bin/afd penalty --sigma 0.8 --n-attn 8 --n-ffn 2` (from the repository root).
 #
 # ## Limitations
 #

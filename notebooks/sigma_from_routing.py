@@ -298,9 +298,9 @@ answer.rename(columns={"gpus": "GPUs", "tokens_per_step": "tokens per layer step
 # large deployment, where even replicas leave stragglers. And these two deployments differ in
 # size (16 FFN GPUs against 144 GPUs) and in tokens per GPU, so this comparison ({glue:text}`consequence`)
 # does not say which design suffers less from imbalance: the next section compares like with like.
-# Re-run with your own recorder dump:
-# `papermill notebooks/sigma_from_routing.ipynb out.ipynb -p counts_dir my_dumps -p counts_file run1`,
-# or `afd balance --counts my_dumps/run1.json --ranks 144 --redundant 32 --tokens 26640`.
+# Re-run with your own recorder dump, from the repository root:
+# `.venv/bin/papermill notebooks/sigma_from_routing.ipynb /tmp/sigma.ipynb -p counts_dir my_dumps -p counts_file run1 -p output_dir /tmp/sigma`,
+# or `.venv/bin/afd balance --counts my_dumps/run1.json --ranks 144 --redundant 32 --tokens 26640`.
 #
 # ## Like with like: the same GPUs and the same tokens per GPU
 #

@@ -427,7 +427,7 @@ glue_table("tab_sweet_table3", t3.style.hide(axis="index"))
 #
 # ## A decision flow
 #
-# 1. Run `afd advise --model M --hardware H` (add `--attn-hardware` for separate pools,
+# 1. Run `.venv/bin/afd advise --model M --hardware H` from the repository root (add `--attn-hardware` for separate pools,
 #    `--price-per-gpu-hour` for cost). It searches both designs and prints the ratio.
 # 2. If the verdict is undecided (P(AFD better) {glue:text}`undecided`), the designs tie on this
 #    measure: decide on what the model leaves out (operational cost, failure domains, the jitter
