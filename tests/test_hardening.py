@@ -232,3 +232,21 @@ def test_long_numbers_are_shortened_in_error_lines(capsys):
     from afdlib.inputs.checks import shortened
     assert shortened("1e400") == "1e400" and shortened("x" * 50) == "x" * 50           # a path stays whole
     assert shortened("x" * 400) == "x" * 297 + "..."
+
+
+def test_afd_model_lists_the_config_fields_it_ignored(capsys, tmp_path):
+    """A config.json keeps its many unrelated fields, but none is dropped unseen: afd model lists each
+    field the reader never looked at (a new field that would change the model shows there)."""
+    from pathlib import Path
+    src = Path(__file__).resolve().parent.parent / "data" / "hf_configs" / "Qwen--Qwen3.5-397B-A17B_config.json"
+    cfg = json.loads(src.read_text())
+    cfg["text_config"]["moe_router_new_field"] = 3
+    f = tmp_path / "config.json"
+    f.write_text(json.dumps(cfg))
+    assert main(["model", "--model", str(f), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert "moe_router_new_field" in doc["fields_ignored"] and "architectures" in doc["fields_ignored"]
+    assert not set(doc["fields_ignored"]) & set(doc["fields_read"])
+    assert "tie_word_embeddings" not in doc["fields_ignored"]          # read (the LM head's weights)
+    assert main(["model", "--model", str(f)]) == 0
+    assert "fields ignored  " in capsys.readouterr().out

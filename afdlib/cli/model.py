@@ -45,6 +45,8 @@ def summary(model) -> dict:
                     "shared": model.shared_experts, "intermediate_size": model.moe_intermediate_size},
         "weights": model.weights_dtype or "fp8 (default: none declared)",
         "fields_read": fields.split(", ") if fields else sorted(model.sources),
+        "fields_ignored": (model.sources.get("config_ignored") or "").split(", ") if model.sources.get("config_ignored")
+        else [],
     }
 
 
@@ -68,5 +70,7 @@ def run(args) -> int:
              + (f"; latent width {doc['moe_latent_size']}" if doc["moe_latent_size"] else ""),
              f"  weights         {doc['weights']}",
              f"  fields read     {', '.join(doc['fields_read'])}"]
+    if doc["fields_ignored"]:       # a config.json's fields the reader never looked at
+        lines.append(f"  fields ignored  {', '.join(doc['fields_ignored'])}")
     print("\n".join(lines))
     return 0

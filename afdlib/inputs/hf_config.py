@@ -362,10 +362,14 @@ def model_from_hf_config(path: str | Path, slug: str | None = None) -> Model:
         sources["weights_dtype"] = f"{where} (quantization_config)"
     sizes = f"L{n} H{h} E{values['routed_experts']} K{values['experts_per_token']}"
     name = hf_mixers.label(slug or hf_mixers.config_name(cfg, path, sizes), path)
+    tied = bool(cfg.get("tie_word_embeddings"))
     sources["config_fields"] = ", ".join(sorted(k for k in cfg.read if dict.__contains__(cfg, k)))
+    # the config's other fields (a multimodal wrapper's and its text_config's), which the reader never looked
+    # at: listed by ``afd model``, so a field that would change the model and is not read is seen, not dropped
+    sources["config_ignored"] = ", ".join(sorted(k for k in dict.keys(cfg) if k not in cfg.read and k != "text_config"))
     m = Model(slug=name.lower().replace("/", "--").replace(" ", "-"), name=name, dense_layers=dense,
               moe_layers=moe, shared_experts=shared, attention=attention, weights_dtype=weights, mixers=mixers,
-              moe_latent_size=latent, ffn_matrices=mats, tied_embeddings=bool(cfg.get("tie_word_embeddings")),
+              moe_latent_size=latent, ffn_matrices=mats, tied_embeddings=tied,
               profile="reference", sources=sources, **values, **extra)
     check_model(m)
     return m
