@@ -142,6 +142,14 @@ def run(args) -> int:
           f"attention {doc['stage_us']['attention']:.0f} us, FFN {doc['stage_us']['ffn']:.0f} us, "
           f"dispatch+combine {doc['stage_us']['comm']:.0f} us")
     print(f"TPOT {doc['tpot_ms']:.2f} ms (no jitter {doc['tpot_ms_no_jitter']:.2f} ms, p99 {doc['p99_tpot_ms']:.2f}); "
-          f"throughput loss {doc['throughput_loss']:.1%}; bubbles: attention {doc['bubble_attn']:.1%}, "
+          f"{loss_words(doc['throughput_loss'], args.steps)}; bubbles: attention {doc['bubble_attn']:.1%}, "
           f"FFN {doc['bubble_ffn']:.1%} ({args.steps} steps, seed {args.seed})")
     return 0
+
+
+def loss_words(loss: float, steps: int) -> str:
+    """The throughput lost to jitter in words; a negative loss (the jittered run a little faster than the
+    jitter-free one) is sampling noise, since mean-one noise cannot gain on average, and says so."""
+    if loss >= 0:
+        return f"throughput loss {loss:.1%}"
+    return f"throughput loss {loss:.1%} (a gain within the sampling noise of {steps:,} steps: mean-one jitter cannot gain on average)"
