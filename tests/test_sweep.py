@@ -218,14 +218,15 @@ def test_crossing_reads_the_overtake_and_the_retake():
     r = xr.DataArray([[0.5, 2.0, 2.0, 0.5], [1.5, 1.2, 0.9, 0.8], [0.5, 0.6, 0.7, 0.9], [0.5, 0.8, 1.0, 1.1]],
                      dims=["case", "bw"], coords={"bw": [10.0, 20.0, 40.0, 80.0]})
     c = crossing(r, "bw")
-    # log-linear: 0.5 -> 2.0 passes 1 halfway in log ratio, so halfway in log bandwidth: sqrt(10 * 20)
-    assert c.overtake[0] == pytest.approx(np.sqrt(200)) and c.retake[0] == pytest.approx(np.sqrt(40 * 80))
+    # the break-even's rule (afdlib.decision.threshold.flips), linear in the ratio and in log bandwidth:
+    # 0.5 -> 2.0 passes 1 a third of the way, 10 x 2^(1/3); 2.0 -> 0.5 two thirds of the way, 40 x 2^(2/3)
+    assert c.overtake[0] == pytest.approx(10 * 2 ** (1 / 3)) and c.retake[0] == pytest.approx(40 * 2 ** (2 / 3))
     assert c.overtake[1] == 10 and c.where[1] == "from the bottom"
-    # 1.2 -> 0.9: log(1.2) / (log(1.2) - log(0.9)) of the way from 20 to 40 in log bandwidth
-    f = np.log(1.2) / (np.log(1.2) - np.log(0.9))
-    assert c.retake[1] == pytest.approx(20 * 2 ** f)
+    # 1.2 -> 0.9: (1 - 1.2) / (0.9 - 1.2) = 2/3 of the way from 20 to 40 in log bandwidth
+    assert c.retake[1] == pytest.approx(20 * 2 ** (2 / 3))
     assert np.isnan(c.overtake[2]) and c.where[2] == "never"
-    assert c.overtake[3] == 40 and np.isnan(c.retake[3])   # reaches 1.0 exactly at 40, still ahead at 80
+    # 1.0 at 40 is not above 1: AFD ahead from 80 on, the crossing 0 of the way from 40; still ahead at 80
+    assert c.overtake[3] == pytest.approx(40) and np.isnan(c.retake[3])
 
 
 def test_family_axes_are_the_sweet_spot_maps_members():

@@ -88,6 +88,8 @@ def test_every_crossing_is_interpolated_by_the_break_evens_rule():
     assert flips(x, np.full(5, 0.9)).size == 0
     # an infinite ratio (EP infeasible) turns at the grid point on EP's feasible side
     assert list(flips(x, np.array([0.5, 0.9, np.inf, np.inf, np.inf]))) == [2.0]
+    # a NaN after a lead (counted below) turns at the last finite grid point, not at NaN
+    assert list(flips(x, np.array([0.5, 1.2, 1.3, np.nan, 0.5]))) == pytest.approx([1 + 0.5 / 0.7, 3.0])
 
 
 def _map(axis, bandwidth, values, ratio, ep=None, afd=None):

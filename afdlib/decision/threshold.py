@@ -22,15 +22,16 @@ windows and thresholds search the same, :mod:`afdlib.report.landing`), so they a
 def flips(values: np.ndarray, ratios: np.ndarray, level: float = 1.0) -> np.ndarray:
     """Every place where ``ratios`` (over increasing ``values``; a probability, with ``level``) crosses
     ``level``: linear in the ratio between the two grid points around it; where a ratio is infinite (EP
-    infeasible) the crossing is the grid point on the finite side; a NaN counts as below. The one rule
-    of every threshold the book and the command state (with ``values`` the log bandwidth)."""
+    infeasible) or NaN (counted as below) the crossing is the grid point on the other, finite side. The
+    one rule of every threshold the book and the command state (with ``values`` the log bandwidth: the
+    break-even, the landing page's windows, the threshold figure, the sweeps' overtake and retake)."""
     v, r = np.asarray(values, dtype=float), np.asarray(ratios, dtype=float)
     above = r > level
     change = np.flatnonzero(above[1:] != above[:-1])
     r0, r1 = r[change], r[change + 1]
     with np.errstate(invalid="ignore"):
         x = v[change] + (level - r0) * (v[change + 1] - v[change]) / (r1 - r0)
-    return np.where(np.isinf(r0), v[change + 1], np.where(np.isinf(r1), v[change], x))
+    return np.where(~np.isfinite(r0), v[change + 1], np.where(~np.isfinite(r1), v[change], x))
 
 
 def _flip(values: np.ndarray, ratios: np.ndarray, near: float | None = None) -> float | None:
