@@ -97,7 +97,7 @@ from afdlib.decision.verdict import verdict
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.decision.sweetspot import overlap_methods, pools_table
 from afdlib.studies.threshold_study import bandwidth_curves, threshold_words
-from afdlib.studies.sweetspot_words import afd_form_words, break_even_words, equal_share_words
+from afdlib.studies.sweetspot_words import afd_form_words, break_even_words, decided_words, equal_share_words
 from afdlib.studies.sweetspot_study import (advice_summary, break_even, error_spread, heterogeneous_design,
                                            design_named, duplex_gain, overlap_readings, paper_side, pools_named, pools_rows, property_maps, ratio_of, ratio_span, top_form, twins)
 from afdlib.studies.conditions import table3_study
@@ -126,8 +126,7 @@ save_data(pd.DataFrame(val_rows), "sweet_spots_advice_validated", output_dir)
 (n, sym, val), err = (advice_summary(x) for x in (rows, sym_rows, val_rows)), error_spread(validation_rows())
 top, sym_normal = top_form(rows, "ep"), sum(r.get("ep_form") == form_label("ep", 2, "normal") for r in sym_rows)
 glue_all({
-        "n_pairs": n.pairs, "n_decided_words": "none is decided" if n.decisive == 0 else
-        f"{n.decisive} {'is' if n.decisive == 1 else 'are'} decided", "pair_grid": grid_words(models, hardware), "n_afd": n.afd, "n_ep": n.ep, "n_decisive": n.decisive, "n_ep_sym": sym.ep,
+        "n_pairs": n.pairs, "n_decided_words": decided_words(n.decisive), "pair_grid": grid_words(models, hardware), "n_afd": n.afd, "n_ep": n.ep, "n_decisive": n.decisive, "n_ep_sym": sym.ep,
         "n_afd_val": val.afd, "n_ep_val": val.ep, "n_decisive_val": val.decisive, "sym_normal": sym_normal,
         "range_val": f"{val.ratio_min:.2f} to {val.ratio_max:.2f}", "ep_top_form": f"{top[0]}, in {top[1]}",
         "ep_top_validated": "validated by a published deployment" if top[2] else "stated by no published deployment",
@@ -377,7 +376,7 @@ fig = conditions_figure(t3s.panels(), {design_named(r["design"], [attn_hw, ffn_h
 glue_figure(fig, "sweet_spots_conditions", output_dir)
 save_data(t3 := pd.DataFrame(t3s.rows()), "sweet_spots_table3", output_dir)
 glue_all(t3s.glue() | {"twin_name": t3s.interconnect.device,
-                        "twin_nodes": f"{load_hardware(superpod_twin, profile=hw_profile).gpus_per_node}-GPU nodes"})
+                        "twin_nodes": f"{t3s.gain['nodes']}-GPU nodes"})
 glue_table("tab_sweet_table3", t3.style.hide(axis="index"))
 
 # %% [markdown]

@@ -164,4 +164,5 @@ def test_closeness_and_sigma_contrast_follow_the_numbers():
     assert closeness_words(-1.5)["like_tie"] == "no tie: EP keeps 1.5 points more"
     assert sigma_contrast(0.984, 0.876).startswith("although AFD's σ (0.984) is far higher")
     assert sigma_contrast(0.90, 0.89).startswith("although AFD's σ (0.900) is a little higher")
+    assert sigma_contrast(0.92, 0.89).startswith("although AFD's σ (0.920) is a little higher")   # 0.03: not far
     assert sigma_contrast(0.85, 0.89) == "with AFD's σ (0.850) no higher than EP's (0.890)"

@@ -305,3 +305,5 @@ def test_sweet_spot_words_for_every_outcome():
     assert "at about 47 GB/s per GPU (the ratio above 1 just below it" in break_even_words(47e9, "below", 40e9)
     assert grid_words(PAPER_MODELS, PAPER_HARDWARE) == "the paper's six models on its eight GPUs"
     assert grid_words(["deepseek-v3"], ["h800", "gb200"]) == "1 model on 2 devices"
+    from afdlib.studies.sweetspot_words import decided_words
+    assert [decided_words(n) for n in (0, 1, 3)] == ["none is decided", "1 is decided", "3 are decided"]

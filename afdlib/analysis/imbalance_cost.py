@@ -329,8 +329,9 @@ def closeness_words(gap_points: float, tie: float = 1.0) -> dict[str, str]:
 
 
 def sigma_contrast(sigma_afd: float, sigma_ep: float) -> str:
-    """How AFD's step balancedness compares with EP's, worded for the clause after the alphas."""
-    if sigma_afd > sigma_ep + 0.02:
+    """How AFD's step balancedness compares with EP's, worded for the clause after the alphas ("far"
+    only beyond 0.05, a twentieth of the whole range)."""
+    if sigma_afd > sigma_ep + 0.05:
         return f"although AFD's σ ({sigma_afd:.3f}) is far higher than EP's ({sigma_ep:.3f})"
     if sigma_afd > sigma_ep:
         return f"although AFD's σ ({sigma_afd:.3f}) is a little higher than EP's ({sigma_ep:.3f})"

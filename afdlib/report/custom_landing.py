@@ -250,7 +250,7 @@ def _pools(pair: Pair) -> str:
         return ""
     try:
         pools = shared(pools_table, pair.model, [(other, pair.hw), (pair.hw, other), (pair.hw, pair.hw), (other, other)],
-                       pair.budget, pair.context)
+                       pair.budget, pair.context, prices=pair.settings.get("prices"))   # the chapter's call: shared
     except AfdError:
         return ""
     rows = pools_rows(pools, [other.slug, pair.hw.slug], priced=False)

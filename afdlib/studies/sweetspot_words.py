@@ -44,3 +44,8 @@ def afd_form_words(o: OverlapReadings) -> str:
                 f"({r2:.2f}x), against the paper's choice of 3BO")
     return (f"three micro-batches give no more than two ({r2:.2f}x) or four ({r4:.2f}x), against the paper's "
             "choice of 3BO")
+
+
+def decided_words(n: int) -> str:
+    """How many pairs are decided, with the verb agreeing: "none is decided", "1 is decided", "3 are decided"."""
+    return "none is decided" if n == 0 else f"{n} {'is' if n == 1 else 'are'} decided"
