@@ -46,7 +46,7 @@
 # (largest {glue:text}`r_val_max`) over {glue:text}`r_val_n` published deployments; it
 # over-predicts {glue:text}`r_val_ep_over` of the {glue:text}`r_val_ep` EP deployments
 # ({glue:text}`r_val_ep_range`), where, if its stage times are right, its ideal schedule hides more
-# of the all-to-all than the deployments appear to, under-predicts the others ({glue:text}`r_val_ep_under`), and reads {glue:text}`r_val_afd` on the one AFD deployment (chapter
+# of the all-to-all than the deployments appear to, under-predicts the others ({glue:text}`r_val_ep_under`), and reads {glue:text}`r_val_afd` on {glue:text}`r_val_afd_n` (chapter
 # {glue:text}`ch_val`). With it come the verdicts of {numref}`intro-pairs` (P(AFD better) from
 # {glue:text}`r_p_range`, decided at P {glue:text}`r_decided_rule`; {numref}`tab-intro-verdicts`;
 # chapter {glue:text}`ch_sweet`); for {glue:text}`r_ref_pair`, the paper's case for EP on ordinary
@@ -89,6 +89,7 @@ from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.decision.sweetspot import pools_table
 from afdlib.studies.sweetspot_study import advice_summary, pools_rows, verdict_table
 from afdlib.studies.conditions import table3_study
+from afdlib.studies.validation_readings import counted
 from afdlib.report.landing import (bandwidth_windows, condition_table_rows, departure_table, landing_note,
                                    pairing_readings, probability_thresholds, recommendation_words)
 from afdlib.report.figures import advice_heatmap
@@ -134,7 +135,8 @@ glue_all({
         "r_val_ep_over": len(ep_over), "r_val_ep": len(ep_val), "r_val_n": len(val),
         "r_val_ep_range": f"{ep_over.error.min():+.0%} to {ep_over.error.max():+.0%}",
         "r_val_ep_under": ", ".join(f"{e:+.0%}" for e in ep_val[ep_val.error <= 0].error) or "none",
-        "r_val_afd": ", ".join(f"{e:+.1%}" for e in afd_val.error), "r_pairs": adv.pairs, "r_afd": adv.afd,
+        "r_val_afd": ", ".join(f"{e:+.1%}" for e in afd_val.error),
+        "r_val_afd_n": "the " + counted(len(afd_val), "AFD deployment"), "r_pairs": adv.pairs, "r_afd": adv.afd,
         "r_ep": adv.ep, "r_ratio_range": f"{adv.ratio_min:.2f} to {adv.ratio_max:.2f}",
         "r_decided": f"{adv.decisive} of them", "r_decided_rule": f"at most {DECIDED:g} or at least {1 - DECIDED:g}",
         "r_p_range": f"{np.nanmin([r['p_afd'] for r in pairs]):.2f} to {np.nanmax([r['p_afd'] for r in pairs]):.2f}"})

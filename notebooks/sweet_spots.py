@@ -97,7 +97,7 @@ from afdlib.decision.verdict import verdict
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.decision.sweetspot import overlap_methods, pools_table
 from afdlib.studies.threshold_study import bandwidth_curves, threshold_words
-from afdlib.studies.sweetspot_words import afd_form_words, break_even_words, decided_words, equal_share_words
+from afdlib.studies.sweetspot_words import afd_form_words, break_even_words, decided_words, equal_share_words, rests_on
 from afdlib.studies.sweetspot_study import (advice_summary, break_even, error_spread, heterogeneous_design,
                                            design_named, duplex_gain, overlap_readings, paper_side, pools_named, pools_rows, property_maps, ratio_of, ratio_span, top_form, twins)
 from afdlib.studies.conditions import table3_study
@@ -135,7 +135,7 @@ glue_all({
         "n_ep_validated": int(table.ep_validated.sum()), "n_afd_validated": int(table.afd_validated.sum()),
         "ep_forms": "; ".join(f"{f} in {k}" for f, k in table.ep_form.value_counts().items()),
         "max_validation_error": f"{err.high:+.1%}", "min_validation_error": f"{err.low:+.1%}",
-        "afd_validation_error": ", ".join(f"{e:+.1%}" for e in err.afd),
+        "afd_validation_error": ", ".join(f"{e:+.1%}" for e in err.afd), "afd_rests": rests_on(len(err.afd)),
         "ep_validation_errors": f"{err.ep_low:+.1%} to {err.ep_high:+.1%}", "afd_lean": f"{err.afd_lean[0]:+.0%} to {err.afd_lean[1]:+.0%}",
         "ratio_range": f"{n.ratio_min:.2f} to {n.ratio_max:.2f}", "median_sym": f"{sym.median_ep_over_afd:.2f}",
         "range_sym": f"{sym.ratio_min:.2f} to {sym.ratio_max:.2f}", "twins": "; ".join(f"{a} and {b}" for a, b in twins(rows)) or "none",
@@ -443,9 +443,8 @@ glue_table("tab_sweet_table3", t3.style.hide(axis="index"))
 # - The comparison is only as good as the decode model: its errors against published deployments
 #   run from {glue:text}`min_validation_error` to {glue:text}`max_validation_error` (each design's
 #   own; a verdict takes the ratio's error against {glue:text}`n_head_to_heads` published head-to-heads
-#   instead), and the AFD side rests on one published
-#   deployment, whose error is {glue:text}`afd_validation_error`: AFD's own spread, for its absolute
-#   tokens/s, is all cases'.
+#   instead), and the AFD side rests on {glue:text}`afd_rests` {glue:text}`afd_validation_error`:
+#   AFD's own spread, for its absolute tokens/s, is all cases'.
 #   Were AFD's predictions generally that far off against EP's ({glue:text}`ep_validation_errors`),
 #   every ratio here would be off by {glue:text}`afd_lean` (above zero: too favourable to AFD).
 # - The schedule serialises DeepEP's normal kernels with all compute (they hold SMs), while AFD's

@@ -146,12 +146,14 @@ def test_advise_with_counts(tmp_path, capsys):
 
 def test_overlap_what_ifs_vary_both_designs_alike(ds, h800):
     # DeepSeek-V3 on H800: AFD slightly ahead of EP's best by the schedule at the defaults (ratio above 1),
-    # EP the more likely design once the communication jitter is in the verdict (was AFD, P 0.51, before).
+    # EP the more likely design once the communication jitter is in the verdict (was AFD, P 0.51, before);
+    # AFD again (P 0.61) once its search takes attention domains (issue 28: 2 domains x 2 micro-batches,
+    # ratio 1.07) and the ratio's spread rests on three head-to-heads (0.19, was 0.27 on two).
     # The advice sweeps the same share for both designs, EP's alone (two micro-batches, low-latency
     # kernels) and AFD's alone
     from afdlib.decision.overlap_whatif import FLIP_OVERLAPS, WHAT_IFS
     adv = advise(ds, h800, BUDGET, 4096)
-    assert adv.recommendation == "EP" and adv.ratio > 1 and 0.4 < adv.p_afd < 0.5
+    assert adv.recommendation == "AFD" and adv.ratio > 1 and 0.55 < adv.p_afd < 0.7
     w = adv.overlap_what_ifs
     assert set(w) == set(WHAT_IFS) and adv.to_json()["overlap_what_ifs"] is w
     both, ep, afd = (np.array(w[k]["ratios"]) for k in ("both", "ep", "afd"))

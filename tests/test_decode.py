@@ -222,10 +222,20 @@ RECORDED_ERROR = {
     "deepseek-r1-h20-ep16-ant-pro": -0.048,
     "deepseek-r1-h20-ep16-ant-max": -0.076,
     "step3-h800-2a2f": -0.016,   # 0.055 at the 477 requests its SLO and HBM allow (the second column)
+    # issue 28: xDeepServe's pair on CloudMatrix384, per Ascend die (half a 910C: 376 TFLOPS BF16, INT8 at
+    # twice that, 1.6 TB/s, 64 GB), INT8 weights, MTP 1.9. Colocated: the model's all-to-all is 143 us per
+    # layer where the paper measures 234 + 312 us on average (its calls' maximum up to 10x their minimum):
+    # the step is 74 ms against 93. AFD: 3 domains x 2 micro-batches, 96 requests per attention die
+    "deepseek-r1-cloudmatrix384-xdeepserve-colocated": 0.278,
+    "deepseek-r1-cloudmatrix384-xdeepserve-afd": 0.180,
 }
-OUTSIDE_BAND = {"deepseek-r1-h20-ep16-ant-pro", "deepseek-r1-h20-ep16-ant-max"}
+ABOVE_BAND = {"deepseek-r1-h20-ep16-ant-pro", "deepseek-r1-h20-ep16-ant-max"}
 """EP cases at a published batch whose published figure lies above even the all-hidden reading (the
 model is slow there for reasons other than the overlap: recorded, not hidden)."""
+BELOW_BAND = {"deepseek-r1-cloudmatrix384-xdeepserve-colocated"}
+"""EP cases at a published batch whose published figure lies below even the serial reading (one batch,
+nothing hidden: the band is a point): xDeepServe's measured all-to-all is 3.8x the model's, stragglers
+included (recorded, not hidden)."""
 STEP3 = "step3-h800-2a2f"
 
 
@@ -243,7 +253,9 @@ def test_validation_table_does_not_drift():
     # overlapped readings (not so for GB200, whose batch is assumed), except where it lies above both
     outside = {r["case"] for r in rows.values() if r["design"] == "ep" and r["batch_from"] in ("published", "derived")
                and not r["band_low"] <= r["published"] <= r["band_high"]}
-    assert outside == OUTSIDE_BAND and all(rows[c]["published"] > rows[c]["band_high"] for c in outside)
+    assert outside == ABOVE_BAND | BELOW_BAND
+    assert all(rows[c]["published"] > rows[c]["band_high"] for c in ABOVE_BAND)
+    assert all(rows[c]["published"] < rows[c]["band_low"] for c in BELOW_BAND)
 
 
 def _rate(case, st):
@@ -276,9 +288,11 @@ def test_every_case_of_either_design_has_a_band_around_its_schedule():
                 layer = max(t_a + t_f, t_c) if share and not serial else t_a + t_f + t_c
             else:                     # per micro-batch: 1 the pipeline's steady state, 0 no transfer beside
                 # compute, with the schedule's fill and drain over the L layers
-                ideal, n = max(m * t_a, m * t_f, m * t_c, t_a + t_f + t_c), load_model(case.facts["model"]).moe_layers
-                fill = float(afd_moe_time(t_a, t_f, t_c, m, n)[0]) - n * ideal
-                layer = ideal if share else max(m * t_a, m * t_f, t_a + t_f) + m * t_c + fill / n
+                # (D attention domains: the FFN serves D m micro-batches, each domain runs m)
+                d, n = case.facts.get("domains", 1), load_model(case.facts["model"]).moe_layers
+                ideal = max(m * t_a, d * m * t_f, m * t_c, t_a + t_f + t_c)
+                fill = float(afd_moe_time(t_a, t_f, t_c, m, n, domains=d)[0]) - n * ideal
+                layer = ideal if share else max(m * t_a, d * m * t_f, t_a + t_f) + m * t_c + fill / n
             assert float(st.t_layer) == pytest.approx(layer, rel=1e-9), (r["case"], share)
             assert r[end] == pytest.approx(_rate(case, st), rel=1e-9), (r["case"], end)
 

@@ -186,3 +186,33 @@ def test_the_command_builds_its_deployment_in_one_place(ds, h800):
                                    "--attn-hardware", "h20"]), ds, h800)
         assert (afd.label, afd.micro_batches, afd.attention.hardware.slug, afd.ffn.hardware.slug) == ("6A3F", m, "h20",
                                                                                                       "h800")
+
+
+def test_attention_domains_split_what_reaches_the_ffn(ds, h800):
+    # D domains: the FFN stage of one micro-batch sees 1/D of the pool's tokens; attention per
+    # micro-batch is the same (each attention GPU runs its own m micro-batches); one domain is plain AFD
+    plain = AFDDeployment.of(h800, 6, 4, micro_batches=2, requests=96)
+    three = replace(plain, domains=3)
+    assert three.label == "6A4F/3" and three.record()["domains"] == 3 and "domains" not in plain.record()
+    assert from_record(three.record(), h800).domains == 3
+    a, b = (decode_step(ds, d, 4096, BUDGET) for d in (plain, three))
+    assert float(b.t_attn) == pytest.approx(float(a.t_attn))
+    assert float(b.t_ffn) < float(a.t_ffn) and float(b.t_comm) <= float(a.t_comm)
+    direct = afd_step(ds, h800, h800, 2, 4, 96, 4096, BUDGET, micro_batches=2)   # 2 nodes: one domain's share
+    assert float(b.t_ffn) == pytest.approx(float(direct.t_ffn), rel=1e-12)
+    with pytest.raises(AfdError, match="attention domains must be a positive integer"):
+        replace(plain, domains=0)
+    with pytest.raises(AfdError, match="equal domains"):
+        AFDDeployment.of(h800, 1, 1, domains=3)     # 8 attention GPUs in 3 domains
+
+
+def test_a_die_of_a_two_die_package():
+    # Ascend 910C: 752 TFLOPS BF16, INT8 at twice that (data/hardware.yaml), 3.2 TB/s, 128 GB, 8 per node:
+    # one die is half of each, 16 dies a node; 8-bit weights run INT8 at its rate, BF16 at the BF16 one
+    from afdlib.inputs.catalog import per_die
+    chip = load_hardware("ascend-910c", profile="datasheet")
+    die = per_die(chip, 2)
+    assert die.peak("bf16") == pytest.approx(chip.peak("bf16") / 2) and die.peak("int8") == pytest.approx(2 * die.peak("bf16"))
+    assert die.hbm_bytes == pytest.approx(chip.hbm_bytes / 2) and die.scale_up_bytes_per_s == pytest.approx(chip.scale_up_bytes_per_s / 2)
+    assert (die.gpus_per_node, die.scale_up_domain) == (16, 768) and per_die(chip, 1) is chip
+    assert load_hardware("h800", profile="datasheet").peak("int8") == load_hardware("h800", profile="datasheet").peak("fp8")

@@ -45,7 +45,11 @@ def test_explained_is_each_search_alone():
                                                                      for r in alone_rows]
     alone_bw, alone_ratio = break_even_scale_out(*args, factors=FACTORS)
     assert bw == alone_bw and np.array_equal(ratio, alone_ratio)
-    # a break-even lies between two grid points whose ratios straddle 1
+    # a break-even lies between two grid points whose ratios straddle 1; none where no two do
     grid = h.scale_out_bytes_per_s * FACTORS
-    k = np.searchsorted(grid, bw)
-    assert 0 < k < len(grid) and (ratio[k - 1] - 1) * (ratio[k] - 1) <= 0
+    straddle = (ratio[:-1] - 1) * (ratio[1:] - 1) <= 0
+    if bw is None:
+        assert not straddle.any()
+    else:
+        k = np.searchsorted(grid, bw)
+        assert 0 < k < len(grid) and straddle[k - 1]

@@ -67,7 +67,7 @@ def test_model_lambdas_take_the_search_s_afd_and_ep_on_as_many_gpus():
     m, h = load_model("deepseek-v3", profile="reference"), load_hardware("h800", profile="datasheet")
     budget = Budget(slo_s=0.05, l_accept=1.0, t_gap_s=DECODE_T_GAP_S)
     afd, ep = model_lambdas(m, h, budget, 4096, 32)
-    best = best_afd(m, h, h, budget, 4096).deployment
+    best = best_afd(m, h, h, budget, 4096, domain_forms=()).deployment   # the paper's AFD form: one domain
     assert afd.label == best.label and afd.requests == int(best.requests)
     assert ep.gpus == afd.gpus and (ep.deployment.micro_batches, ep.deployment.kernels) == EP_FORM
     assert ep.deployment.redundant == 32 and ep.label == f"EP{afd.gpus}+32"

@@ -211,7 +211,8 @@ def test_decode_validation_without_overlap(tmp_path):
     assert (table.predicted - table.band_low).abs().max() < 1e-6 * table.predicted.max()
     # a band is a point only where nothing can hide (EP's one micro-batch without single-batch overlap)
     serial = (table.design == "ep") & (table.micro_batches == 1) & ~table.sbo.astype(bool)
-    assert (table.band_high > table.band_low * 1.01)[~serial].all() and serial.sum() == 1
+    # (GB200 June and xDeepServe's colocated run: one batch, nothing overlapped)
+    assert (table.band_high > table.band_low * 1.01)[~serial].all() and serial.sum() == 2
     assert (out / "decode_deepep.csv").exists() and (out / "decode_gb200_batch.svg").exists()
 
 

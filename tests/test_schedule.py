@@ -147,3 +147,34 @@ def test_afd_override_ends_bracket_the_schedule():
             assert np.all(ends[0] >= ends[1]) and np.all(ends[1] >= ends[2])
     assert afd_moe_time(1.0, 1.0, 0.1, 3, 1)[0] == pytest.approx(4.1)
     assert afd_moe_time(1.0, 1.0, 0.1, 3, 1, override=0.0)[0] >= 4.1
+
+
+@pytest.mark.parametrize("domains", [2, 3])
+def test_attention_domains_makespan_equals_the_max_plus_schedule(domains):
+    """Property: with D data-parallel attention domains (xDeepServe's AFD), random stage times, 1-3
+    micro-batches per domain, 1-61 layers: the periodic recurrence gives run's makespan."""
+    rng = np.random.default_rng(28 + domains)
+    route = ROUTES["afd"]
+    for m in (1, 2, 3):
+        for layers in (1, 2, 5, 61):
+            t = rng.exponential(size=(3, 500))
+            expected = run(route, lambda k, layer, b, t=t: t[k], domains * m, layers, (500,), domains=domains).makespan
+            assert np.allclose(makespan(route, list(t), domains * m, layers, domains=domains), expected, rtol=1e-12)
+
+
+def test_attention_domains_by_hand():
+    # xDeepServe-like stage times per micro-batch (ms): attention 0.35, transfer 0.36, MoE 0.12; 3 domains
+    # x 2 micro-batches. Each domain's attention is busy 2 x 0.35 = 0.70 a layer, its links 2 x 0.36 =
+    # 0.72, the FFN 6 x 0.12 = 0.72; one micro-batch's round trip 0.35 + 0.36 + 0.12 = 0.83 binds: a
+    # layer tends to 0.83 (plus the fill). The same six micro-batches on one attention pool take
+    # 6 x 0.35 = 2.1 a layer at least.
+    t = (0.35, 0.36, 0.12)
+    per_layer = float(makespan(ROUTES["afd"], t, 6, 1000, domains=3)) / 1000
+    assert per_layer == pytest.approx(0.83, rel=1e-3)
+    assert float(makespan(ROUTES["afd"], t, 6, 1000)) / 1000 >= 2.1
+    total, hidden = afd_moe_time(0.35, 0.12, 0.36, 2, 1000, domains=3)
+    assert float(total) == pytest.approx(per_layer * 1000)
+    # serial m (t_a + D t_f + t_c) = 2 (0.35 + 0.36 + 0.36) = 2.14, bound 0.83: hidden (2.14 - 0.83...) / (2.14 - 0.83)
+    assert 0.99 < float(hidden) <= 1.0
+    with pytest.raises(AfdError, match="AFD route"):
+        makespan(ROUTES["ep"], (1.0, 1.0, 1.0, 1.0), 4, 2, domains=2)

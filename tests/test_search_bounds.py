@@ -51,8 +51,9 @@ def test_a_best_on_the_old_bound_is_widened_to_a_better_interior_one(coarse, h80
 def test_nothing_binds_nothing_changes(ds, h800):
     ep, afd = compare(ds, h800, BUDGET, 4096)
     old = best_afd(ds, h800, h800, BUDGET, 4096, cap=16)
-    # the deployments `afd advise --model deepseek-v3 --hardware h800` gave before the widening
-    assert (ep.deployment.label, afd.deployment.label) == ("EP32+0", "6A3F")
+    # the deployments `afd advise --model deepseek-v3 --hardware h800` gave before the widening (AFD 6A3F
+    # until its search took attention domains, issue 28: 9A5F in 2 domains of 2 micro-batches)
+    assert (ep.deployment.label, afd.deployment.label) == ("EP32+0", "9A5F/2")
     assert float(afd.tokens_per_s_per_gpu) == float(old.tokens_per_s_per_gpu)
     assert afd.searched == {"n_attn": 16, "n_ffn": 16} and ep.searched["ep_size"] == 8 * 64
     assert not ep.bound.any() and not afd.bound.any()

@@ -83,6 +83,14 @@ stages of the same micro-batch and layer the op waits for, as (stage index, "sta
 (default: the end of the stage before it). The first stage of a layer waits for every op of the
 micro-batch's previous layer."""
 
+DOMAIN_RESOURCES = {"afd": ("attention", "network")}
+"""The resources of a route that each **data-parallel attention domain** has for itself (xDeepServe's
+AFD, arXiv 2508.02520v6 section 5.2: "three DP domains" of attention dies against one MoE pool, "two
+microbatches per domain"): with D domains, micro-batch b belongs to domain b mod D and runs its
+attention and its transfers on that domain's GPUs and links (resource ``"attention/d"``,
+``"network/d"``), while the FFN pool serves every domain's micro-batches in turn. One domain is the
+plain route."""
+
 POOLS = {"afd": ("attention", "ffn"), "afd-duplex": ("attention", "ffn"), "ep": ("GPU", "GPU"),
          "ep-normal": ("GPU", "GPU"), "ep-sbo": ("GPU", "GPU")}
 """The resources whose idle share is reported as (attention bubble, FFN bubble)."""
@@ -96,34 +104,62 @@ class Run:
     busy: dict
     events: list | None = None
 
+    def busy_of(self, resource: str) -> np.ndarray:
+        """Busy time of a resource; of a resource split into attention domains (``"attention/d"``), the
+        domains' mean."""
+        if resource in self.busy:
+            return self.busy[resource]
+        parts = [v for k, v in self.busy.items() if k.startswith(resource + "/")]
+        if not parts:
+            raise AfdError(f"no resource '{resource}' in this schedule")
+        return sum(parts) / len(parts)
+
     def idle_share(self, resource: str) -> np.ndarray:
-        """Share of the makespan the resource is idle (its bubble)."""
+        """Share of the makespan the resource is idle (its bubble; of a domain-split one, the mean)."""
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(self.makespan > 0, 1.0 - self.busy[resource] / self.makespan, 0.0)
+            return np.where(self.makespan > 0, 1.0 - self.busy_of(resource) / self.makespan, 0.0)
+
+
+def resource_of(route, domains: int = 1) -> Callable[[int, int], str]:
+    """``(stage index, micro-batch) -> resource`` of ``route`` with ``domains`` data-parallel attention
+    domains (:data:`DOMAIN_RESOURCES`; one domain: the route's own names)."""
+    d = int(domains)
+    if d < 1:
+        raise AfdError(f"need at least one attention domain, got {domains}")
+    if d == 1:
+        return lambda k, b: route[k][1]
+    split = next((v for key, v in DOMAIN_RESOURCES.items() if ROUTES[key] == route), None)
+    if split is None:
+        raise AfdError("data-parallel attention domains take the AFD route (afd)")
+    return lambda k, b: f"{route[k][1]}/{b % d}" if route[k][1] in split else route[k][1]
 
 
 def run(route, durations: Callable[[int, int, int], ArrayLike], n_microbatches: int, n_layers: int,
-        shape: tuple = (), record: bool = False) -> Run:
+        shape: tuple = (), record: bool = False, domains: int = 1) -> Run:
     """Schedule ``n_layers`` repetitions of ``route`` ((stage, resource) pairs) for
     ``n_microbatches`` micro-batches in program order (module docstring).
 
     ``durations(k, layer, microbatch)`` (``k``: the stage's index in ``route``) returns the op's
     duration, a number or an array
     broadcasting to ``shape`` (the batch of independent runs). ``record`` keeps every event
-    (for drawing; use it with scalar durations).
+    (for drawing; use it with scalar durations). ``domains``: data-parallel attention domains
+    (:data:`DOMAIN_RESOURCES`; ``n_microbatches`` counts every domain's).
     """
     if n_microbatches < 1 or n_layers < 1:
         raise AfdError(f"need at least one micro-batch and one layer, got {n_microbatches} and {n_layers}")
+    res_of = resource_of(route, domains)
+    names = list(dict.fromkeys(res_of(k, b) for k in range(len(route)) for b in range(n_microbatches)))
     end = [np.zeros(shape) for _ in range(n_microbatches)]
-    free = {res: np.zeros(shape) for _, res, *_ in route}
-    busy = {res: np.zeros(shape) for _, res, *_ in route}
+    free = {res: np.zeros(shape) for res in names}
+    busy = {res: np.zeros(shape) for res in names}
     events = [] if record else None
     named = any(len(stage) > 2 for stage in route)
     for layer in range(n_layers):
         ops = [{} for _ in range(n_microbatches)]     # (k, "start" | "end") -> time, this layer
         done = list(end)                               # named routes: the end of every op so far
-        for k, (stage, res, *after) in enumerate(route):
+        for k, (stage, _, *after) in enumerate(route):
             for b in range(n_microbatches):
+                res = res_of(k, b)
                 d = np.asarray(durations(k, layer, b), dtype=float)
                 if not named:
                     ready = end[b]
@@ -173,10 +209,11 @@ def _stage_times(design: str, t_attn, t_ffn, t_comm) -> dict:
     return {"attention": ta, "dispatch": tc / 2, "ffn": tf, "combine": tc / 2}
 
 
-def makespan(route, times, n_microbatches: int, n_layers: int) -> np.ndarray:
+def makespan(route, times, n_microbatches: int, n_layers: int, domains: int = 1) -> np.ndarray:
     """Makespan of ``n_layers`` layers of ``route`` with constant stage times ``times`` (one array
     per stage of the route, per micro-batch, broadcasting), equal to :func:`run`'s (module
-    docstring: closed forms where they hold, else the periodic layer recurrence)."""
+    docstring: closed forms where they hold, else the periodic layer recurrence; with ``domains`` > 1
+    attention domains, :data:`DOMAIN_RESOURCES`, always the recurrence)."""
     m, n = int(n_microbatches), int(n_layers)
     if m < 1 or n < 1:
         raise AfdError(f"need at least one micro-batch and one layer, got {m} and {n}")
@@ -190,6 +227,8 @@ def makespan(route, times, n_microbatches: int, n_layers: int) -> np.ndarray:
             raise AfdError("a route whose stages wait for named stages (single-batch overlap) takes one micro-batch")
         # each layer waits for every op of the one before, whose resources are then free: n equal layers
         return n * run(route, lambda k, layer, b: t[k], 1, 1, t[0].shape).makespan
+    if int(domains) > 1:
+        return _periodic(route, t, m, n, domains=domains)
     if m == 1 or len(resources) == 1:
         return m * n * total
     if len(resources) == len(route):
@@ -198,16 +237,17 @@ def makespan(route, times, n_microbatches: int, n_layers: int) -> np.ndarray:
     return _periodic(route, t, m, n)
 
 
-def _layer(route, t, end: list, free: dict) -> None:
+def _layer(route, t, end: list, free: dict, res_of) -> None:
     """One layer of :func:`run`'s recurrence, in place (``end`` per micro-batch, ``free`` per resource)."""
-    for k, (_, res) in enumerate(route):
+    for k in range(len(route)):
         for b in range(len(end)):
+            res = res_of(k, b)
             e = np.maximum(end[b], free[res])
             e += t[k]
             end[b] = free[res] = e
 
 
-def _periodic(route, t, m: int, n: int, max_period: int = 4) -> np.ndarray:
+def _periodic(route, t, m: int, n: int, max_period: int = 4, domains: int = 1) -> np.ndarray:
     """:func:`run`'s makespan layer by layer until the state (micro-batches' ends, resources' free
     times) repeats up to a shift, then extrapolated: x_{l+p} = x_l + c 1 makes every later layer
     repeat (max-plus maps commute with adding a constant). Runs that have repeated leave the
@@ -216,7 +256,8 @@ def _periodic(route, t, m: int, n: int, max_period: int = 4) -> np.ndarray:
     times = [np.ravel(x) for x in t]
     out = np.full(times[0].size, np.nan)
     live = np.arange(out.size)                       # runs still iterating
-    names = list(dict.fromkeys(res for _, res in route))
+    res_of = resource_of(route, domains)
+    names = list(dict.fromkeys(res_of(k, b) for k in range(len(route)) for b in range(m)))
     end = [np.zeros(live.size) for _ in range(m)]
     free = {res: np.zeros(live.size) for res in names}
 
@@ -226,7 +267,7 @@ def _periodic(route, t, m: int, n: int, max_period: int = 4) -> np.ndarray:
         return rows
     states = [state()]                               # x_0, x_1, ...: the live runs' state after each layer
     for layer in range(1, n + 1):
-        _layer(route, times, end, free)
+        _layer(route, times, end, free, res_of)
         states.append(state())
         if layer == n:
             break
@@ -309,7 +350,7 @@ def ep_moe_time(t_att, t_dispatch, t_ffn, t_combine, m: int, kernels: str, n_lay
     return total, hidden_share(serial, total, bound)
 
 
-def afd_moe_time(t_a, t_f, t_c, m: int, n_layers: int, override=None) -> tuple[np.ndarray, np.ndarray]:
+def afd_moe_time(t_a, t_f, t_c, m: int, n_layers: int, override=None, domains: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """(seconds, hidden share) of AFD's ``n_layers`` MoE layers from per-micro-batch stage times:
     the schedule of route ``afd`` (one lane carries dispatch + combine, the paper's t_c), or, with
     an ``override`` share o, ``L (ideal + (1 - o) (serial - ideal)) + (1 - o) fill`` (ideal: the
@@ -317,13 +358,19 @@ def afd_moe_time(t_a, t_f, t_c, m: int, n_layers: int, override=None) -> tuple[n
     t_a + t_f) + m t_c, no transfer overlapping any compute; fill: what the schedule's fill and
     drain add to L ideal). So o = 1 is the steady state's lower bound and o = 0 an upper bound of
     the schedule (tests/test_schedule.py). The hidden share has EP's definition: serial m L (t_a +
-    t_f + t_c), bound L max(m t_a, m t_f, m t_c, t_a + t_f + t_c)."""
-    ideal = np.maximum.reduce(np.broadcast_arrays(m * t_a, m * t_f, m * t_c, t_a + t_f + t_c))
-    scheduled = makespan(ROUTES["afd"], (t_a, t_c, t_f), m, n_layers)
+    t_f + t_c), bound L max(m t_a, m t_f, m t_c, t_a + t_f + t_c).
+
+    With D ``domains`` (data-parallel attention domains, :data:`DOMAIN_RESOURCES`), each domain runs
+    ``m`` micro-batches on its own attention GPUs and links while the FFN pool serves all D m of them:
+    ``t_a`` and ``t_c`` are one domain's micro-batch, ``t_f`` the FFN stage of one; in the formulas
+    above the FFN's m t_f becomes D m t_f (one domain's serial path and the FFN's turns for all)."""
+    d = int(domains)
+    ideal = np.maximum.reduce(np.broadcast_arrays(m * t_a, d * m * t_f, m * t_c, t_a + t_f + t_c))
+    scheduled = makespan(ROUTES["afd"], (t_a, t_c, t_f), d * m, n_layers, domains=d)
     if override is not None:
-        serial = np.maximum.reduce(np.broadcast_arrays(m * t_a, m * t_f, t_a + t_f)) + m * t_c
+        serial = np.maximum.reduce(np.broadcast_arrays(m * t_a, d * m * t_f, t_a + t_f)) + m * t_c
         fill = np.maximum(scheduled - n_layers * ideal, 0.0)
         total = n_layers * (ideal + (1.0 - override) * (serial - ideal)) + (1.0 - override) * fill
     else:
         total = scheduled
-    return total, hidden_share(n_layers * m * (t_a + t_f + t_c), total, n_layers * ideal)
+    return total, hidden_share(n_layers * m * (t_a + d * t_f + t_c), total, n_layers * ideal)

@@ -149,7 +149,8 @@ def run(args) -> int:
                          "batch": None, "GPUs": None})
             continue
         cfg = (f"EP{d['ep_size']}+{d['redundant']} ({d['kernels']})" if name == "ep"
-               else f"{d['n_attn']}A{d['n_ffn']}F, {d['micro_batches']} micro-batches")
+               else f"{d['n_attn']}A{d['n_ffn']}F, " + (f"{d['domains']} domains x " if d.get("domains", 1) > 1 else "")
+               + f"{d['micro_batches']} micro-batches")
         rows.append({"design": name.upper(), "config": cfg, "tokens/s/GPU": d["tokens_per_s_per_gpu"],
                      "TPOT ms": d["tpot_ms"], "batch": float(d["batch_per_gpu"]), "GPUs": float(d["gpus"])})
     print_table(rows, ["design", "config", "tokens/s/GPU", "TPOT ms", "batch", "GPUs"],

@@ -137,6 +137,9 @@ def add_deployment_options(p: argparse.ArgumentParser, micro_batches: int | None
     p.add_argument("--n-ffn", type=bounded_int("--n-ffn", 1, MAX_NODES), default=None, help="AFD: FFN nodes")
     p.add_argument("--micro-batches", type=bounded_int("--micro-batches", 1, 64), default=micro_batches,
                    help=micro_batches_help)
+    p.add_argument("--attention-domains", type=bounded_int("--attention-domains", 1, 64), default=None,
+                   help="AFD: the attention pool in this many data-parallel domains, each running --micro-batches "
+                        "of its own against the one FFN pool (xDeepServe: 3 domains x 2; default 1)")
     p.add_argument("--batch-per-gpu", type=bounded_int("--batch-per-gpu", 1, 1_000_000), default=None,
                    help="requests per (attention) GPU; default: the largest meeting the SLO and memory")
 
@@ -163,7 +166,7 @@ def refuse_given(args, dests: Sequence[str], why: str) -> None:
             raise AfdError(f"{flag(dest)} {why}")
 
 
-AFD_ONLY = ("n_attn", "n_ffn", "attn_hardware", "afd_overlap")
+AFD_ONLY = ("n_attn", "n_ffn", "attn_hardware", "afd_overlap", "attention_domains")
 """Options of an AFD deployment, refused with ``--design ep``."""
 EP_ONLY = ("ep_size", "redundant", "ep_overlap", "ep_micro_batches", "all_to_all", "sbo")
 """Options of an EP deployment, refused with ``--design afd``."""
@@ -245,7 +248,7 @@ def _deployment(args, model, hardware, AFDDeployment, EPDeployment, load_hardwar
     attn = None if args.attn_hardware is None else load_hardware(args.attn_hardware, profile=args.hw_profile)
     return AFDDeployment.of(hardware, args.n_attn, args.n_ffn, attn,
                             micro_batches=args.micro_batches or AFDDeployment.micro_batches,
-                            requests=args.batch_per_gpu)
+                            requests=args.batch_per_gpu, domains=getattr(args, "attention_domains", None) or 1)
 
 
 def add_decode_options(p: argparse.ArgumentParser) -> None:

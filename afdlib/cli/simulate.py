@@ -124,7 +124,8 @@ def run(args) -> int:
                                         redundant, samples=STRAGGLER_SAMPLES, seed=args.seed)
     jitter = Jitter(cv_attn=args.cv_attn, cv_ffn=args.cv_ffn, cv_comm=args.cv_comm, ffn_factors=factors)
     sim = simulate(args.design if args.design == "ep" else "afd", st["t_attn"], st["t_ffn"], st["t_comm"],
-                   st["micro_batches"], st["n_layers"], args.steps, jitter, args.seed, st["extra_s"])
+                   st["micro_batches"], st["n_layers"], args.steps, jitter, args.seed, st["extra_s"],
+                   domains=st.get("domains", 1))
     ms = 1e3 / st["l_accept"]
     doc = {"tpot_ms": float(sim.step_s) * ms, "bubble_attn": float(sim.bubble_attn),
            "bubble_ffn": float(sim.bubble_ffn), "throughput_loss": float(sim.throughput_loss),

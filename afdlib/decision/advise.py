@@ -190,10 +190,11 @@ def _ep_doc(model, hw, budget, context, precision, a, best) -> dict:
             **_search_doc(best)}
 
 
-def _validation_doc(design: str, micro_batches: int, kernels: str | None = None, sbo: bool = False) -> dict:
+def _validation_doc(design: str, micro_batches: int, kernels: str | None = None, sbo: bool = False,
+                    domains: int = 1) -> dict:
     """The published deployments that validate the form (``validated_by``), or why none does."""
-    cases = validated_by(design, micro_batches, kernels, sbo=sbo)
-    doc: dict[str, Any] = {"form": form_label(design, micro_batches, kernels, sbo), "validated_by": list(cases)}
+    cases = validated_by(design, micro_batches, kernels, sbo=sbo, domains=domains)
+    doc: dict[str, Any] = {"form": form_label(design, micro_batches, kernels, sbo, domains), "validated_by": list(cases)}
     if not cases:
         others = [form_label(*f) for f in validated_forms() if f[0] == design]
         doc["not_validated"] = (f"no published deployment in data/deployments.yaml states this form; validated "
@@ -207,7 +208,7 @@ def _afd_doc(model, attn, ffn, budget, context, precision, a, best) -> dict:
     flat = decode_step(model, d, context, budget, precision, replace(a, sigma=1.0))
     stages = {"attention": _f(st.t_attn), "ffn": _f(st.t_ffn), "comm": _f(st.t_comm)}
     return {"feasible": True, "tokens_per_s_per_gpu": _f(st.tokens_per_s_per_gpu), "n_attn": int(d.attention.nodes),
-            "n_ffn": int(d.ffn.nodes), "micro_batches": d.micro_batches,
+            "n_ffn": int(d.ffn.nodes), "micro_batches": d.micro_batches, "domains": int(d.domains),
             "batch_per_gpu": int(d.requests), "gpus": int(d.gpus),
             "tpot_ms": _f(st.tpot_s) * 1e3, "attention_us": _us(st.t_attn), "ffn_us": _us(st.t_ffn),
             "comm_us": _us(st.t_comm), "pace": max(stages, key=stages.get),
@@ -216,7 +217,7 @@ def _afd_doc(model, attn, ffn, budget, context, precision, a, best) -> dict:
             "bubble_attn": _f(st.afd.bubble_attn), "bubble_ffn": _f(st.afd.bubble_ffn),
             "hidden_share": _f(st.hidden_share), "sigma": _f(st.sigma),
             "imbalance_alpha": _f(st.tokens_per_s_per_gpu / flat.tokens_per_s_per_gpu),
-            **_validation_doc("afd", d.micro_batches), **_search_doc(best)}
+            **_validation_doc("afd", d.micro_batches, domains=d.domains), **_search_doc(best)}
 
 
 def _search_doc(best) -> dict:
@@ -245,8 +246,10 @@ def _reasons(model, ffn, attn, budget, context, precision, a, ep, afd, ratio, co
     else:
         r.append(f"EP: no EP size meets the {budget.slo_s * 1e3:g} ms SLO and fits in memory")
     if afd.get("feasible"):
-        r.append(f"AFD: best is {afd['n_attn']}A{afd['n_ffn']}F ({afd['gpus']} GPUs) with {afd['micro_batches']} "
-                 f"micro-batches at {afd['batch_per_gpu']} requests per attention GPU: "
+        r.append(f"AFD: best is {afd['n_attn']}A{afd['n_ffn']}F ({afd['gpus']} GPUs) with "
+                 + (f"the attention pool in {afd['domains']} data-parallel domains of {afd['micro_batches']} "
+                    if afd.get("domains", 1) > 1 else f"{afd['micro_batches']} ")
+                 + f"micro-batches at {afd['batch_per_gpu']} requests per attention GPU: "
                  f"{afd['tokens_per_s_per_gpu']:,.0f} tokens/s per GPU (TPOT {afd['tpot_ms']:.1f} ms); per micro-batch "
                  f"t_a {afd['attention_us']:.0f} us ({afd['bound']['attention']}), t_f {afd['ffn_us']:.0f} us "
                  f"({afd['bound']['ffn']}), t_c {afd['comm_us']:.0f} us ({afd['bound']['comm']}); the {afd['pace']} "

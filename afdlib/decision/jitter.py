@@ -75,7 +75,8 @@ def losses(model, deployment, context, budget, precision, assumptions, shares, s
             times.update(zip(("shared", "up", "down"), (float(np.ravel(x)[0]) for x in step.sbo_parts)))
         jitter = Jitter(cv_dispatch=u * c["dispatch"], cv_combine=u * c["combine"])
     return np.asarray(simulate(route, st["t_attn"], st["t_ffn"], st["t_comm"], st["micro_batches"], st["n_layers"],
-                               steps, jitter, 0, np.full(u.shape, st["extra_s"]), stage_times=times).throughput_loss,
+                               steps, jitter, 0, np.full(u.shape, st["extra_s"]), stage_times=times,
+                               domains=st["domains"]).throughput_loss,
                       dtype=float)
 
 

@@ -82,7 +82,7 @@ def ep_rates_at(model, hardware, budget, context, precision, assumptions, shares
     kernels), against its other forms as the schedule runs them (``validated_only``: only the forms a
     published deployment validates); and the best of those other forms."""
     a = replace(assumptions, ep_overlap=None)
-    ok = {(k, mb) for (d, mb, k, _) in validated_forms() if d == "ep"}
+    ok = {(k, mb) for (d, mb, k, *_) in validated_forms() if d == "ep"}
     others = [(mode, mb) for mode in EP_MODES for mb in EP_MICRO_BATCHES
               if (mode, mb) != ("low-latency", 2) and (not validated_only or (mode, mb) in ok)]
     base = max((float(np.asarray(best_ep(model, hardware, budget, context, precision, a, modes=(mode,),
@@ -151,7 +151,7 @@ def _deployment_at(design, share, model, ffn, attn, budget, context, precision, 
     d = best.deployment
     scheduled = replace(assumptions, ep_overlap=None, afd_overlap=None)
     own = float(np.asarray(decode_step(model, d, context, budget, precision, scheduled).hidden_share).reshape(-1)[0])
-    form = form_label("ep", d.micro_batches, d.kernels, d.sbo) if design == "ep" else form_label("afd", d.micro_batches)
+    form = form_label("ep", d.micro_batches, d.kernels, d.sbo) if design == "ep" else form_label("afd", d.micro_batches, domains=d.domains)
     return {"label": d.label, "form": form, "requests": int(d.requests), "scheduled_share": own}
 
 

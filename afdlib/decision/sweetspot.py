@@ -168,7 +168,7 @@ def overlap_methods(model: Model, hardware: Hardware, budget: Budget, context: f
         rows.append(_row("2BO", "EP", best, f"{h or 0:.0%} hidden ({note})"))
     for m, name in ((1, "NBO"), (2, "2BO"), (3, "3BO"), (4, "4BO")):
         rows.append(_row(name, "AFD", best_afd(model, hardware, hardware, budget, context, precision, assumptions,
-                                               micro_batches=(m,))))
+                                               micro_batches=(m,), domain_forms=())))
     return rows
 
 

@@ -241,7 +241,7 @@ def decisive_band() -> tuple[float, float]:
     return float(np.exp(-z)), float(np.exp(z))
 
 
-_COMPUTE = ("flops", "bf16_flops", "fp4_flops", "hbm_bytes_per_s")
+_COMPUTE = ("flops", "bf16_flops", "fp4_flops", "int8_flops", "hbm_bytes_per_s")
 _NETWORK = ("scale_up_bytes_per_s", "scale_out_bytes_per_s", "inter_domain_bytes_per_s")
 
 

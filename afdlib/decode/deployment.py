@@ -159,19 +159,27 @@ class EPDeployment:
 class AFDDeployment:
     """AFD: an ``attention`` pool and an ``ffn`` pool, ``micro_batches`` cycling attention ->
     dispatch -> FFN -> combine; ``requests`` per attention GPU; ``superpod``: both pools in one
-    scale-up fabric (None: both devices Superpod-class and of the same kind)."""
+    scale-up fabric (None: both devices Superpod-class and of the same kind); ``domains``: the
+    attention pool in that many data-parallel domains, each with ``micro_batches`` of its own
+    against the one FFN pool (xDeepServe's 3 x 2, :func:`afdlib.decode.step.afd_step`)."""
 
     attention: Pool
     ffn: Pool
     micro_batches: ArrayLike = 3
     requests: ArrayLike | None = None
     superpod: bool | None = None
+    domains: ArrayLike = 1
     design: ClassVar[str] = "afd"
 
     def __post_init__(self):
         if not isinstance(self.attention, Pool) or not isinstance(self.ffn, Pool):
             raise AfdError("an AFD deployment needs an attention Pool and an FFN Pool")
         _check_common(self)
+        _count(self.domains, "attention domains", 1)
+        _scalar(self, "domains", int)
+        if np.ndim(self.domains) == 0 and np.ndim(self.attention.nodes) == 0 and self.attention.gpus % self.domains:
+            raise AfdError(f"{self.domains} attention domains need the attention GPUs in equal domains, "
+                           f"got {self.attention.gpus} GPUs")
         if self.superpod is not None and not isinstance(self.superpod, (bool, np.bool_)):
             raise AfdError(f"superpod must be True, False or None, got {self.superpod!r}")
 
@@ -187,14 +195,15 @@ class AFDDeployment:
 
     @property
     def label(self) -> str:
-        """``2A2F``: attention and FFN nodes (one deployment, not an array of them)."""
-        return f"{_int(self.attention.nodes)}A{_int(self.ffn.nodes)}F"
+        """``2A2F``: attention and FFN nodes (one deployment, not an array of them); ``6A4F/3``: in 3 attention domains."""
+        return f"{_int(self.attention.nodes)}A{_int(self.ffn.nodes)}F" + (f"/{_int(self.domains)}" if self.domains > 1 else "")
 
     def at(self, index) -> AFDDeployment:
         """The deployment of one cell (``index`` into every array field; the hardware unchanged)."""
         return AFDDeployment(Pool(self.attention.hardware, _take(self.attention.nodes, index)),
                              Pool(self.ffn.hardware, _take(self.ffn.nodes, index)),
-                             _take(self.micro_batches, index), _take(self.requests, index), self.superpod)
+                             _take(self.micro_batches, index), _take(self.requests, index), self.superpod,
+                             _take(self.domains, index))
 
     def on(self, hardware: Hardware, attn_hardware: Hardware | None = None) -> AFDDeployment:
         """The same deployment with its FFN pool on ``hardware``, its attention pool on
@@ -203,9 +212,11 @@ class AFDDeployment:
                        ffn=replace(self.ffn, hardware=hardware))
 
     def record(self) -> dict:
-        """The flat record of tables: design, micro-batches, N_A, N_F, requests."""
-        return {"design": "afd", "micro_batches": self.micro_batches, "n_attn": _int(self.attention.nodes),
-                "n_ffn": _int(self.ffn.nodes), "requests": _int(self.requests)}
+        """The flat record of tables: design, micro-batches, N_A, N_F, requests (and attention domains,
+        where more than one)."""
+        out = {"design": "afd", "micro_batches": self.micro_batches, "n_attn": _int(self.attention.nodes),
+               "n_ffn": _int(self.ffn.nodes), "requests": _int(self.requests)}
+        return {**out, "domains": _int(self.domains)} if self.domains > 1 else out
 
 
 Deployment = Union[EPDeployment, AFDDeployment]
@@ -224,7 +235,8 @@ def from_record(record: dict, hardware: Hardware, attn_hardware: Hardware | None
                             r.get("kernels", EPDeployment.kernels), r.get("requests"), bool(r.get("sbo", False)))
     if r.get("design") == "afd":
         return AFDDeployment.of(hardware, r["n_attn"], r["n_ffn"], attn_hardware,
-                                micro_batches=r.get("micro_batches", 3), requests=r.get("requests"))
+                                micro_batches=r.get("micro_batches", 3), requests=r.get("requests"),
+                                domains=int(r.get("domains", 1)))
     raise AfdError(f"a deployment record needs design ep or afd, got {r.get('design')!r}")
 
 
@@ -236,13 +248,15 @@ def step_function(model: Model, deployment: Deployment, context: ArrayLike, budg
     call with arrays; the deployment's own ``requests`` are not used. One micro-batch count and
     one kernel mode per call."""
     d = deployment
-    if np.ndim(d.micro_batches) or (d.design == "ep" and (np.ndim(d.kernels) or np.ndim(d.sbo))):
+    if np.ndim(d.micro_batches) or (d.design == "ep" and (np.ndim(d.kernels) or np.ndim(d.sbo))) or (
+            d.design == "afd" and np.ndim(d.domains)):
         raise AfdError("evaluate one micro-batch count and kernel mode at a time (Best.at(cell))")
     if d.design == "ep":
         return lambda r: ep_step(model, d.hardware, d.ep_size, r, context, budget, precision, assumptions,
                                  d.redundant, micro_batches=d.micro_batches, kernels=d.kernels, sbo=d.sbo)
     return lambda r: afd_step(model, d.attention.hardware, d.ffn.hardware, d.attention.nodes, d.ffn.nodes, r,
-                              context, budget, precision, assumptions, d.superpod, micro_batches=d.micro_batches)
+                              context, budget, precision, assumptions, d.superpod, micro_batches=d.micro_batches,
+                              domains=d.domains)
 
 
 def decode_step(model: Model, deployment: Deployment, context: ArrayLike, budget: Budget,

@@ -85,6 +85,7 @@ class Step:
     hidden_share: np.ndarray | None = None
     t_dispatch: np.ndarray | None = None   # EP: the dispatch part of t_comm (same unit); AFD: None (one lane)
     sbo_parts: tuple | None = None         # EP with single-batch overlap: (shared, up, down) of t_ffn, seconds
+    domains: int = 1                       # AFD: data-parallel attention domains, micro_batches each
     bounds: Callable[[], tuple] | None = field(default=None, repr=False)   # () -> (attention, FFN, comm)
 
     @cached_property
@@ -102,7 +103,8 @@ class Step:
         """(t_attn, t_ffn, t_comm) of one MoE layer over all its micro-batches, seconds, for either
         design: each stage's busy time per layer (AFD's fields hold one micro-batch's: multiplied)."""
         m = self.micro_batches if self.design == "afd" else 1
-        return tuple(np.asarray(t, dtype=float) * m for t in (self.t_attn, self.t_ffn, self.t_comm))
+        d = self.domains     # the FFN pool serves every domain's micro-batches
+        return tuple(np.asarray(t, dtype=float) * k for t, k in zip((self.t_attn, self.t_ffn, self.t_comm), (m, m * d, m)))
 
     @property
     def bound_attn(self) -> np.ndarray:

@@ -8,7 +8,9 @@ Candidates (each a named, documented grid):
   (normal: one copy per destination node, forwarded inside it, as AFD's two-stage transfer); one
   micro-batch or two (two-batch overlap re-reads the weights and launches the kernels twice, for
   the share of the all-to-all it hides);
-* **AFD**: N_A and N_F in 1..16 nodes, 2, 3 or 4 micro-batches.
+* **AFD**: N_A and N_F in 1..16 nodes, 2, 3 or 4 micro-batches, or the attention pool in 2 or 3
+  data-parallel domains of 2 micro-batches each against the one FFN pool (xDeepServe's form,
+  :data:`AFD_DOMAIN_FORMS`; only where the attention GPUs split into equal domains).
 
 No bound of these grids binds silently. Where a cell's best sits on the top of a searched axis
 (AFD: N_A or N_F at its largest node count; EP: the grid's largest EP size, while larger ones would
@@ -54,6 +56,9 @@ EP_NODE_MULTIPLES = (1, 2, 3, 4, 6, 8, 9, 12, 16, 18, 24, 32, 36, 48, 64)
 SUB_NODE_SIZES = (1, 2, 4)
 AFD_NODES = tuple(range(1, 17))
 AFD_MICRO_BATCHES = (2, 3, 4)
+AFD_DOMAIN_FORMS = ((2, 2), (3, 2))
+"""(attention domains, micro-batches per domain) AFD searches besides one domain: xDeepServe's 3 x 2
+(arXiv 2508.02520v6, data/deployments.yaml) and the 2 x 2 between it and plain two-batch AFD."""
 EP_MICRO_BATCHES = (1, 2)
 
 
@@ -165,7 +170,7 @@ def _forms(design: str, kernels, micro_batches, validated_only: bool) -> list[tu
              for sbo in ((False, True) if design == "ep" and k == "low-latency" and int(mb) == 1 else (False,))]
     if not validated_only:
         return [p for p in pairs if not (p[2] is False and (p[0], p[1], True) in pairs)]
-    ok = {(k, mb, sbo) for (d, mb, k, sbo) in validated_forms() if d == design}
+    ok = {(k, mb, sbo) for (d, mb, k, sbo, domains) in validated_forms() if d == design and domains == 1}
     kept = [p for p in pairs if p in ok]
     kept = [p for p in kept if not (p[2] is False and (p[0], p[1], True) in kept)]
     if not kept:
@@ -227,45 +232,65 @@ def _ep_search(model, hardware, context, assumptions, budget, precision, cell_sh
 def best_afd(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, budget: Budget, context,
              precision: Precision = Precision(), assumptions: Assumptions = Assumptions(),
              cell_shape: tuple = (), micro_batches=AFD_MICRO_BATCHES, max_nodes: int = AFD_NODES[-1],
-             validated_only: bool = False, cap: int | None = None) -> Best:
-    """The best AFD candidate per cell over N_A, N_F in 1..``max_nodes`` and the micro-batch counts
-    (``validated_only``: only those a published deployment validates); N_A or N_F widened up to
+             validated_only: bool = False, cap: int | None = None, domain_forms=AFD_DOMAIN_FORMS) -> Best:
+    """The best AFD candidate per cell over N_A, N_F in 1..``max_nodes``, the micro-batch counts and the
+    attention-domain forms (``domain_forms``; ``validated_only``: only the forms a published deployment
+    validates); N_A or N_F widened up to
     ``cap`` nodes (default :data:`AFD_NODE_CAP`) where the best sits on its bound (module docstring;
     ``cap=max_nodes``: never)."""
     cap = AFD_NODE_CAP if cap is None else cap
-    micro_batches = [mb for _, mb, _ in _forms("afd", (None,), micro_batches, validated_only)]
+    forms = _afd_forms(micro_batches, domain_forms, validated_only)
     cells = attn_hardware, ffn_hardware
 
     def search(inputs, shape, lims):
         (old_a, old_f), (new_a, new_f) = lims
         na, nf = afd_candidates(new_a, (old_a, old_f), new_f, max_nodes)
-        return _afd_search(*inputs, precision, shape, micro_batches, na, nf)
+        return _afd_search(*inputs, precision, shape, forms, na, nf)
     inputs = (model, attn_hardware, ffn_hardware, context, assumptions, budget)   # a widening takes its cells of each
     rate, c = search(inputs, cell_shape, ((0, 0), (max_nodes, max_nodes)))
     rate, c, lim, on = widen(rate, c, {"n_attn": max_nodes, "n_ffn": max_nodes},
                              {"n_attn": max(cap, max_nodes), "n_ffn": max(cap, max_nodes)}, cell_shape, inputs, search,
                              _ring_size)
     return Best("afd", rate, AFDDeployment(Pool(cells[0], c["n_attn"]), Pool(cells[1], c["n_ffn"]),
-                                           c["micro_batches"], c["requests"]), lim, on)
+                                           c["micro_batches"], c["requests"], domains=c["domains"]), lim, on)
+
+
+def _afd_forms(micro_batches, domain_forms, validated_only: bool) -> list[tuple[int, int]]:
+    """(micro-batches, attention domains) AFD searches: each micro-batch count in one domain and each
+    of ``domain_forms`` ((domains, micro-batches per domain)); ``validated_only``: only those a
+    published deployment validates (AfdError where none is)."""
+    forms = [(int(mb), 1) for mb in micro_batches] + [(int(mb), int(d)) for d, mb in domain_forms]
+    if not validated_only:
+        return forms
+    ok = {(mb, d) for (design, mb, _, _, d) in validated_forms() if design == "afd"}
+    kept = [f for f in forms if f in ok]
+    if not kept:
+        raise AfdError("no AFD form searched here is validated by a published deployment "
+                       "(data/deployments.yaml); drop the restriction to validated forms")
+    return kept
 
 
 def _afd_search(model, attn_hardware, ffn_hardware, context, assumptions, budget, precision, cell_shape,
-                micro_batches, na, nf):
-    """(best rate, its configuration) per cell over the AFD candidates (``na``, ``nf``: flat arrays)."""
+                forms, na, nf):
+    """(best rate, its configuration) per cell over the AFD candidates (``na``, ``nf``: flat arrays) and
+    ``forms`` ((micro-batches, attention domains)); a domain form only where the attention GPUs split
+    into equal domains (else rate 0)."""
     model, attn_hardware, ffn_hardware, context = (_with_candidate_axis(x) for x in
                                                    (model, attn_hardware, ffn_hardware, context))
     axis = (1,) * len(cell_shape)
     na, nf = na.reshape(axis + (-1,)), nf.reshape(axis + (-1,))
     shape = cell_shape + (na.shape[-1],)
     rates, configs = [], []
-    for m in micro_batches:
-        def make(mo, ha, hf, a_n, f_n, c, a, b, m=m):
-            return step_function(mo, AFDDeployment(Pool(ha, a_n), Pool(hf, f_n), int(m)), c, b, precision, a)
+    g_a = np.asarray(attn_hardware.gpus_per_node, dtype=float)
+    for m, d in forms:
+        def make(mo, ha, hf, a_n, f_n, c, a, b, m=m, d=d):
+            return step_function(mo, AFDDeployment(Pool(ha, a_n), Pool(hf, f_n), int(m), domains=d), c, b,
+                                 precision, a)
         n, tokens = _batches(make, (model, attn_hardware, ffn_hardware, na, nf, context, assumptions, budget), shape,
                              "afd")
-        rates.append(np.where(n > 0, tokens, 0.0))
+        rates.append(np.where((n > 0) & (np.mod(na * g_a, d) == 0), tokens, 0.0))
         configs.append({"n_attn": np.broadcast_to(na, shape), "n_ffn": np.broadcast_to(nf, shape),
-                        "micro_batches": np.full(shape, float(m)), "requests": n})
+                        "micro_batches": np.full(shape, float(m)), "requests": n, "domains": np.full(shape, float(d))})
     rate = np.concatenate(rates, axis=-1)
     return _pick(rate, {k: np.concatenate([c[k] for c in configs], axis=-1) for k in configs[0]})
 
@@ -333,7 +358,7 @@ def _join(bests: list[Best], hardware: Hardware, attn: Hardware) -> Best:
                          cat(lambda d: d.sbo))
     else:
         d = AFDDeployment(Pool(attn, cat(lambda d: d.attention.nodes)), Pool(hardware, cat(lambda d: d.ffn.nodes)),
-                          cat(lambda d: d.micro_batches), cat(lambda d: d.requests))
+                          cat(lambda d: d.micro_batches), cat(lambda d: d.requests), domains=cat(lambda d: d.domains))
     extra = [{k: np.concatenate([np.atleast_1d(getattr(b, f)[k]) for b in bests]) for k in getattr(bests[0], f)}
              for f in ("searched", "on_bound")]
     return Best(bests[0].design, rate, d, *extra)

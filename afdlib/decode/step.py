@@ -367,12 +367,15 @@ def ep_step(model: Model, hardware: Hardware, ep_size: ArrayLike, requests: Arra
 def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_attn: ArrayLike, n_ffn: ArrayLike,
              requests: ArrayLike, context: ArrayLike, budget: Budget, precision: Precision = Precision(),
              assumptions: Assumptions = Assumptions(), superpod: bool | None = None,
-             micro_batches: int | None = None) -> Step:
+             micro_batches: int | None = None, domains: int = 1) -> Step:
     """AFD with ``n_attn`` attention nodes of ``attn_hardware`` and ``n_ffn`` FFN nodes of
     ``ffn_hardware``; ``requests`` per attention GPU at ``context``; ``micro_batches``
     micro-batches (the deployment's, :class:`afdlib.decode.deployment.AFDDeployment`; None:
     ``budget.micro_batches``). ``superpod``: both pools in one scale-up fabric (default: both
-    devices are Superpod-class and of the same kind)."""
+    devices are Superpod-class and of the same kind). ``domains``: the attention pool split into
+    that many data-parallel domains, each running ``micro_batches`` of its own against the one FFN
+    pool (xDeepServe's 3 domains x 2 micro-batches, :func:`afdlib.analysis.schedule.afd_moe_time`): a
+    micro-batch then brings 1 / ``domains`` of the pool's tokens to the FFN GPUs."""
     a = assumptions
     na, nf = np.asarray(n_attn, dtype=float), np.asarray(n_ffn, dtype=float)
     req = _checks(requests, context, ("N_A", n_attn), ("N_F", n_ffn))
@@ -380,6 +383,9 @@ def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_at
         superpod = bool(attn_hardware.superpod and ffn_hardware.superpod and attn_hardware.slug == ffn_hardware.slug)
     q = 1 + draft_tokens(budget.l_accept)
     m = budget.micro_batches if micro_batches is None else micro_batches
+    d = int(domains)
+    if d < 1:
+        raise AfdError(f"attention domains must be >= 1, got {domains}")
     g_a, g_f = attn_hardware.gpus_per_node, ffn_hardware.gpus_per_node
     ffn_gpus = nf * g_f
     local = _afd_local(model, ffn_gpus)
@@ -388,17 +394,17 @@ def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_at
         req_mb = req / m
         t_mb = req_mb * tokens_per_request
         # tokens per FFN GPU per micro-batch, and the FFN side's sigma
-        arriving, _, sigma = _afd_ffn_side(model, a, t_mb * na * g_a, ffn_gpus)
+        arriving, _, sigma = _afd_ffn_side(model, a, t_mb * na * g_a / d, ffn_gpus)
         t_a, b_a = _attention_stage(model, precision, attn_hardware, a, req_mb, context, tokens_per_request)
         t_f, b_f, _ = _ffn_stage(model, precision, ffn_hardware, a, arriving, local, sigma)
         send, recv = afd_transfer_work(model, precision, attn_hardware, ffn_hardware, t_mb, na, nf, superpod,
-                                       a.afd_two_stage, a.afd_destinations)
+                                       a.afd_two_stage, a.afd_destinations, domains=d)
         recv = recv.network_scaled(1.0 / sigma)
         st_send, st_recv = _time(send, attn_hardware, a), _time(recv, ffn_hardware, a)
         t_c = np.maximum(st_send[0], st_recv[0])
         b_c = (st_send[0] >= st_recv[0], st_send[1], st_recv[1])      # the slower direction's bound, when asked
         # the paper's communication stage: dispatch and combine share one lane (Eq. 2: t_c <= t_B)
-        total, hidden = afd_moe_time(t_a, t_f, t_c, m, n_layers, a.afd_overlap)
+        total, hidden = afd_moe_time(t_a, t_f, t_c, m, n_layers, a.afd_overlap, d)
         return total, t_a, t_f, t_c, b_a, b_f, b_c, sigma, hidden
 
     moe, t_a, t_f, t_c, b_a, b_f, b_c, sigma, hidden = moe_layers(q, model.moe_layers)
@@ -418,14 +424,14 @@ def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_at
         rate = np.where(step > 0, attn_gpus * req * budget.l_accept / step / (attn_gpus + ffn_gpus), 0.0)
     # the pools' idle shares in the steady state (the fill and drain of the step are in its time,
     # not in a layer's bubbles); with an override, of the overridden layer
-    cycle = (np.maximum.reduce(np.broadcast_arrays(m * t_a, m * t_f, m * t_c, t_a + t_f + t_c))
+    cycle = (np.maximum.reduce(np.broadcast_arrays(m * t_a, d * m * t_f, m * t_c, t_a + t_f + t_c))
              if a.afd_overlap is None else layer)
-    pipeline = AFDPipeline(superpod, 1 - m * t_a / cycle, 1 - m * t_f / cycle, no_attention_bubble(t_a, t_f, t_c),
+    pipeline = AFDPipeline(superpod, 1 - m * t_a / cycle, 1 - d * m * t_f / cycle, no_attention_bubble(t_a, t_f, t_c),
                            no_ffn_bubble(t_a, t_f, t_c), np.maximum.reduce(np.broadcast_arrays(t_a, t_f, t_c)),
                            attn_memory, ffn_memory)
     arrays = np.broadcast_arrays(req, step, step / budget.l_accept, rate, t_a, t_f, t_c, layer, sigma, memory, fits)
     return Step("afd", *arrays, dense_layer_s=dense, lm_head_s=head, mtp_s=mtp, t_gap_s=budget.t_gap_s,
-                tokens_per_request=q, micro_batches=m,
+                tokens_per_request=q, micro_batches=m, domains=d,
                 memory=(PoolMemory("attention GPU", attn_weights, cap_a), PoolMemory("FFN GPU", ffn_memory, cap_f)),
                 afd=pipeline, hidden_share=np.broadcast_to(hidden, np.shape(step)), bounds=lambda: (b_a.bound, b_f.bound, np.where(b_c[0], b_c[1].bound, b_c[2].bound)))
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from afdlib.inputs.catalog import data_dir, load_hardware, load_model
+from afdlib.inputs.catalog import data_dir, load_hardware, load_model, per_die
 from afdlib.decode.deployment import AFDDeployment, Deployment, EPDeployment, decode_step
 from afdlib.decode.result import Step
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
@@ -41,9 +41,10 @@ _REQUIRED = {"ep": ("model", "hardware", "ep_size", "context", "l_accept", "publ
 BATCH_FROM = ("published", "derived", "assumed", "SLO and memory")
 """Where a case's batch comes from: its source states it; arithmetic on other published figures;
 our assumption (the reason under ``assumptions``); none: the largest meeting the SLO and memory."""
-FORM_FIELDS = {"ep": ("micro_batches", "kernels", "sbo"), "afd": ("micro_batches",)}
+FORM_FIELDS = {"ep": ("micro_batches", "kernels", "sbo"), "afd": ("micro_batches", "domains")}
 """What makes a deployment's form, per design: the choices the searches range over besides sizes and batch
-(EP's ``sbo``, single-batch overlap, is part of a case's form where the case sets it: :func:`form_fields`)."""
+(EP's ``sbo``, single-batch overlap, and AFD's ``domains``, data-parallel attention domains, are part of a
+case's form where the case sets them: :func:`form_fields`)."""
 OVERLAP_OVERRIDE = {"ep": "ep_overlap", "afd": "afd_overlap"}
 """Each design's what-if override of the share of its communication hidden
 (:class:`afdlib.decode.step.Assumptions`): the one the validation band and the overlap
@@ -115,8 +116,9 @@ def _check_batch_and_form(entry: dict, where: str) -> None:
 
 
 def form_fields(entry: dict) -> tuple[str, ...]:
-    """The fields that make one case's form (:data:`FORM_FIELDS`; ``sbo`` only where the case sets it)."""
-    return tuple(f for f in FORM_FIELDS[entry["design"]] if f != "sbo" or entry.get("sbo") is not None)
+    """The fields that make one case's form (:data:`FORM_FIELDS`; ``sbo`` and ``domains`` only where the case
+    sets them)."""
+    return tuple(f for f in FORM_FIELDS[entry["design"]] if f not in ("sbo", "domains") or entry.get(f) is not None)
 
 
 def deployment_of(case: Case, efficiency: Efficiency | None = None) -> Deployment:
@@ -125,15 +127,17 @@ def deployment_of(case: Case, efficiency: Efficiency | None = None) -> Deploymen
     profile's, if other than the default)."""
     f = case.facts
 
-    def device(slug):   # ``gpus_per_node``: the node the deployment counts in, where not the catalogue's
+    def device(slug):   # ``dies_per_chip``: the deployment counts dies (catalog.per_die); ``gpus_per_node``:
+        # the node the deployment counts in, where not the catalogue's
         hw = load_hardware(slug, profile=f.get("hw_profile", "datasheet"), efficiency=efficiency)
+        hw = per_die(hw, int(f.get("dies_per_chip", 1)))
         return hw if f.get("gpus_per_node") is None else hw.with_overrides(gpus_per_node=int(f["gpus_per_node"]))
     batch = f.get("batch_per_gpu")
     if case.design == "ep":
         return EPDeployment(device(f["hardware"]), f["ep_size"], f.get("redundant_experts", 0),
                             int(f["micro_batches"]), f["kernels"], batch, bool(f.get("sbo", False)))
     return AFDDeployment.of(device(f["ffn_hardware"]), f["n_attn"], f["n_ffn"], device(f["attn_hardware"]),
-                            micro_batches=int(f["micro_batches"]), requests=batch)
+                            micro_batches=int(f["micro_batches"]), requests=batch, domains=int(f.get("domains", 1)))
 
 
 def _step(case: Case, assumptions: Assumptions, requests=None, efficiency: Efficiency | None = None) -> Step:
@@ -163,11 +167,12 @@ def predict_at_slo(case: Case, assumptions: Assumptions = Assumptions()) -> Step
 
 
 def form_of(case: Case) -> tuple:
-    """The case's form: ("ep", micro-batches, kernels, single-batch overlap) or ("afd", micro-batches,
-    None, False)."""
+    """The case's form: ("ep", micro-batches, kernels, single-batch overlap, 1) or ("afd", micro-batches,
+    None, False, attention domains)."""
     f = case.facts
     ep = case.design == "ep"
-    return (case.design, int(f["micro_batches"]), f["kernels"] if ep else None, bool(ep and f.get("sbo", False)))
+    return (case.design, int(f["micro_batches"]), f["kernels"] if ep else None, bool(ep and f.get("sbo", False)),
+            1 if ep else int(f.get("domains", 1)))
 
 
 def form_stated(case: Case) -> bool:
@@ -186,9 +191,10 @@ def validated_forms(cases: dict[str, Case] | None = None) -> dict[tuple, tuple[s
 
 
 def validated_by(design: str, micro_batches: int, kernels: str | None = None,
-                 cases: dict[str, Case] | None = None, sbo: bool = False) -> tuple[str, ...]:
+                 cases: dict[str, Case] | None = None, sbo: bool = False, domains: int = 1) -> tuple[str, ...]:
     """The cases that validate one form (empty: none does)."""
-    key = (design, int(micro_batches), kernels if design == "ep" else None, bool(design == "ep" and sbo))
+    key = (design, int(micro_batches), kernels if design == "ep" else None, bool(design == "ep" and sbo),
+           1 if design == "ep" else int(domains))
     return validated_forms(cases).get(key, ())
 
 
@@ -198,11 +204,13 @@ def case_labels(slugs) -> list[str]:
     return [cases[s].label if s in cases else s for s in slugs]
 
 
-def form_label(design: str, micro_batches: int, kernels: str | None = None, sbo: bool = False) -> str:
+def form_label(design: str, micro_batches: int, kernels: str | None = None, sbo: bool = False,
+               domains: int = 1) -> str:
     """``EP, 2 micro-batches, low-latency kernels`` / ``EP, one batch with single-batch overlap,
-    low-latency kernels`` / ``AFD, 3 micro-batches``."""
+    low-latency kernels`` / ``AFD, 3 micro-batches`` / ``AFD, 3 attention domains x 2 micro-batches``."""
     mb = "one batch" if int(micro_batches) == 1 else f"{int(micro_batches)} micro-batches"
     mb += " with single-batch overlap" if sbo else ""
+    mb = f"{int(domains)} attention domains x {mb}" if int(domains) > 1 else mb
     return f"{design.upper()}, {mb}" + (f", {kernels} kernels" if design == "ep" else "")
 
 

@@ -114,7 +114,7 @@ def ep_all_to_all_work(model, precision, hardware, tokens: ArrayLike, ep_size: A
 
 def afd_transfer_work(model, precision, attn_hardware, ffn_hardware, tokens_per_attn_gpu: ArrayLike,
                       n_attn: ArrayLike, n_ffn: ArrayLike, superpod: bool, two_stage: bool = True,
-                      destinations: str = "expected") -> tuple[Work, Work]:
+                      destinations: str = "expected", domains: int = 1) -> tuple[Work, Work]:
     """(attention GPU, FFN GPU) sides of one micro-batch's dispatch + combine under AFD.
 
     ``tokens_per_attn_gpu`` tokens leave each of the ``n_attn`` x g attention GPUs; with
@@ -123,13 +123,15 @@ def afd_transfer_work(model, precision, attn_hardware, ffn_hardware, tokens_per_
     experts over scale-up; without it, one copy per expert crosses scale-out straight to the
     expert's GPU. ``superpod``: the two pools share one scale-up fabric (scale-out = scale-up).
     ``destinations``: how the FFN nodes a token crosses to are counted (:data:`DESTINATION_RULES`).
+    ``domains``: the attention pool in that many data-parallel domains, one of whose micro-batches is
+    in flight: each FFN GPU receives from 1 / ``domains`` of the attention GPUs.
     """
     t = np.asarray(tokens_per_attn_gpu, dtype=float)
     na, nf = np.asarray(n_attn, dtype=float), np.asarray(n_ffn, dtype=float)
     k, h = model.experts_per_token, model.routed_width
     g_a, g_f = attn_hardware.gpus_per_node, ffn_hardware.gpus_per_node
     per_copy = token_wire_bytes(1, h, precision)
-    share = na * g_a / (nf * g_f)                         # attention GPUs per FFN GPU
+    share = na * g_a / (nf * g_f) / domains               # attention GPUs (of one domain) per FFN GPU
     expert_copies = t * k * per_copy                      # one copy per expert a token visits
     tier = "scale-up" if superpod else "scale-out"
     lat_a, lat_f = 2 * _latency(attn_hardware, tier), 2 * _latency(ffn_hardware, tier)

@@ -39,7 +39,7 @@ GIGA = 1e9
 HARDWARE_PROFILES = ("paper", "datasheet")
 MODEL_PROFILES = ("paper", "reference")
 
-_HW_NUMERIC = ("fp8_tflops", "bf16_tflops", "fp4_tflops", "hbm_tb_per_s", "hbm_gb", "scale_up_gb_per_s",
+_HW_NUMERIC = ("fp8_tflops", "bf16_tflops", "fp4_tflops", "int8_tflops", "hbm_tb_per_s", "hbm_gb", "scale_up_gb_per_s",
                "scale_out_gb_per_s", "inter_domain_gb_per_s", "scale_out_latency_us", "scale_up_latency_us")
 _HW_REQUIRED = ("hbm_tb_per_s", "hbm_gb", "scale_up_gb_per_s", "scale_out_gb_per_s")
 _MODEL_INT = MODEL_INT_FIELDS
@@ -152,7 +152,7 @@ def _hardware_from_block(slug: str, entry: dict, block: dict, profile: str,
             raise AfdError(f"{where}: {field_} = {block.get(field_)} is out of range")
     sheet = _mapping(where, "datasheet", entry.get("datasheet"))
     rates = {}
-    for key in ("bf16_tflops", "fp4_tflops"):
+    for key in ("bf16_tflops", "fp4_tflops", "int8_tflops"):
         rate = vals.get(key)
         if rate is None and key in sheet:  # the paper lists FP8 only: BF16 and FP4 from the datasheet
             rate = _positive(where, key, sheet[key])
@@ -174,7 +174,8 @@ def _hardware_from_block(slug: str, entry: dict, block: dict, profile: str,
         scale_up_bytes_per_s=up, scale_out_bytes_per_s=out,
         gpus_per_node=entry.get("gpus_per_node", 8),      # a scale-up domain spans one node unless given
         scale_up_domain=entry.get("scale_up_domain", entry.get("gpus_per_node", 8)),
-        superpod=superpod, bf16_flops=bf16, fp4_flops=rates["fp4_tflops"], inter_domain_bytes_per_s=inter,
+        superpod=superpod, bf16_flops=bf16, fp4_flops=rates["fp4_tflops"],
+        int8_flops=rates["int8_tflops"], inter_domain_bytes_per_s=inter,
         scale_out_latency_s=latency["scale_out_latency_us"], scale_up_latency_s=latency["scale_up_latency_us"],
         efficiency=eff, sources=sources, uncertain=uncertain,
         notes=checks.label(block.get("notes", entry.get("notes", "")), "notes", where, limit=NOTES_CHARS),
@@ -201,6 +202,25 @@ def _hardware_entry(slug: str, entry: Any, profile: str, eff: Efficiency | None,
         raise AfdError(f"{where}: no datasheet profile")
     return _hardware_from_block(slug, entry, entry["datasheet"], "datasheet", eff or Efficiency(),
                                 where + " (datasheet)")
+
+
+def per_die(hw: Hardware, dies: int) -> Hardware:
+    """One of the ``dies`` compute dies of a multi-die package run as a device of its own (Ascend 910C:
+    two dies, which CloudMatrix384's serving papers count as the unit, arXiv 2508.02520): every rate,
+    the memory and every bandwidth divided by ``dies`` (the package's links shared evenly), a node and a
+    scale-up domain holding ``dies`` times as many; latencies as the package's."""
+    n = checks.integer(dies, "dies per package", lo=1)
+    if n == 1:
+        return hw
+
+    def part(x):
+        return None if x is None else x / n
+    return hw.with_overrides(
+        name=f"{hw.name}, one of {n} dies", flops=hw.flops / n, bf16_flops=part(hw.bf16_flops),
+        fp4_flops=part(hw.fp4_flops), int8_flops=part(hw.int8_flops), hbm_bytes_per_s=hw.hbm_bytes_per_s / n,
+        hbm_bytes=hw.hbm_bytes / n, scale_up_bytes_per_s=hw.scale_up_bytes_per_s / n,
+        scale_out_bytes_per_s=hw.scale_out_bytes_per_s / n, inter_domain_bytes_per_s=part(hw.inter_domain_bytes_per_s),
+        gpus_per_node=hw.gpus_per_node * n, scale_up_domain=hw.scale_up_domain * n)
 
 
 def hardware_names(path: Path | None = None) -> list[str]:
@@ -362,6 +382,7 @@ def hardware_row(hw: Hardware) -> dict:
     return {"slug": hw.slug, "name": hw.name, "profile": hw.profile, "peak_tflops": hw.flops / TERA,
             "dtype": hw.flops_dtype, "bf16_tflops": None if hw.bf16_flops is None else hw.bf16_flops / TERA,
             "fp4_tflops": None if hw.fp4_flops is None else hw.fp4_flops / TERA,
+            "int8_tflops": None if hw.int8_flops is None else hw.int8_flops / TERA,
             "hbm_tb_per_s": hw.hbm_bytes_per_s / TERA, "hbm_gb": hw.hbm_bytes / GIGA,
             "scale_up_gb_per_s": hw.scale_up_bytes_per_s / GIGA,
             "scale_out_gb_per_s": hw.scale_out_bytes_per_s / GIGA, "gpus_per_node": hw.gpus_per_node,

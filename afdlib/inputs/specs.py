@@ -111,6 +111,7 @@ class Hardware:
     superpod: bool = False
     bf16_flops: float | None = None
     fp4_flops: float | None = None
+    int8_flops: float | None = None                 # a device without FP8 units: its INT8 (W8A8) rate
     inter_domain_bytes_per_s: float | None = None  # between scale-up domains (racks) when superpod
     scale_out_latency_s: float | None = None       # fixed cost of one message over scale-out
     scale_up_latency_s: float | None = None
@@ -126,8 +127,9 @@ class Hardware:
 
     def peak(self, dtype: str = "fp8"):
         """Peak dense FLOP/s for matmuls in ``dtype``: NVFP4 at ``fp4_flops`` (refused on a device
-        without FP4 tensor cores), FP8/INT8 at ``flops`` (devices without FP8 units run them at their
-        BF16 rate), BF16/FP16 at ``bf16_flops``."""
+        without FP4 tensor cores), FP8/INT8 at ``flops`` (a device without FP8 units serves 8-bit
+        weights as INT8, W8A8, at ``int8_flops`` where its file gives one, else at its BF16 rate),
+        BF16/FP16 at ``bf16_flops``."""
         tier = matmul_tier(dtype)
         if tier == "fp4":
             if self.fp4_flops is None:
@@ -137,7 +139,7 @@ class Hardware:
                                "use --weights fp8 (Hopper's weight-only W4A8/W4A16 kernels are not modelled)")
             return self.fp4_flops
         if tier == "fp8":
-            return self.flops
+            return self.int8_flops if self.flops_dtype != "fp8" and self.int8_flops is not None else self.flops
         if self.bf16_flops is not None:
             return self.bf16_flops
         if self.flops_dtype == "bf16":
@@ -363,7 +365,7 @@ def check_hardware(hw: Hardware) -> None:
     where = f"hardware '{hw.slug}'"
     for f_ in ("flops", "hbm_bytes_per_s", "hbm_bytes", "scale_up_bytes_per_s", "scale_out_bytes_per_s"):
         _positive(where, f_, getattr(hw, f_))
-    for f_ in ("bf16_flops", "fp4_flops", "inter_domain_bytes_per_s"):
+    for f_ in ("bf16_flops", "fp4_flops", "int8_flops", "inter_domain_bytes_per_s"):
         if getattr(hw, f_) is not None:
             _positive(where, f_, getattr(hw, f_))
     for f_ in ("scale_out_latency_s", "scale_up_latency_s"):

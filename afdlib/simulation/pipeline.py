@@ -159,6 +159,7 @@ def stage_times_of(step, design: str, moe_layers: int) -> dict:
         raise AfdError(f"a {step.design.upper()} step cannot be simulated as {design.upper()}")
     m = int(step.micro_batches)
     per = dict(zip(("t_attn", "t_ffn", "t_comm"), step.per_micro_batch()))
+    per["domains"] = int(step.domains)
     extra = np.maximum(np.asarray(step.step_s, dtype=float) - moe_layers * np.asarray(step.t_layer, dtype=float), 0)
     out = {**per, "micro_batches": m, "n_layers": int(moe_layers), "extra_s": extra,
            "l_accept": float(np.ravel(np.asarray(step.step_s) / np.asarray(step.tpot_s))[0])}
@@ -189,13 +190,17 @@ class Simulation:
 
 def simulate(design: str, t_attn: ArrayLike, t_ffn: ArrayLike, t_comm: ArrayLike, n_microbatches: int,
              n_layers: int, steps: int = 1000, jitter: Jitter = Jitter(), seed: int = 0,
-             extra_s: ArrayLike = 0.0, chunk: int = 1 << 16, stage_times: dict | None = None) -> Simulation:
+             extra_s: ArrayLike = 0.0, chunk: int = 1 << 16, stage_times: dict | None = None,
+             domains: int = 1) -> Simulation:
     """Simulate ``steps`` decode steps (module docstring). Stage times are per micro-batch and
     layer (seconds), arrays broadcasting over settings; ``extra_s`` is added to every step (dense
     layers, LM head, fixed gap). ``stage_times``: every stage of the route by name, where the three
     times do not say them (EP's dispatch and combine apart, single-batch overlap's shared experts and
     up and down GEMMs; stages without a CV of :class:`Jitter` are held). Seeded: the same arguments
-    give the same result. Steps are simulated in chunks of ``chunk`` to bound memory."""
+    give the same result. Steps are simulated in chunks of ``chunk`` to bound memory. ``domains``: AFD's
+    attention pool in that many data-parallel domains of ``n_microbatches`` each
+    (:data:`afdlib.analysis.schedule.DOMAIN_RESOURCES`)."""
+    n_microbatches = int(n_microbatches) * int(domains)
     if not 1 <= steps <= MAX_STEPS:
         raise AfdError(f"steps must be in 1..{MAX_STEPS}, got {steps}")
     route = _route(design)
@@ -206,7 +211,7 @@ def simulate(design: str, t_attn: ArrayLike, t_ffn: ArrayLike, t_comm: ArrayLike
         if any(np.any(~np.isfinite(t)) or np.any(t < 0) for t in times.values()):
             raise AfdError("stage times must be finite and >= 0")
     settings = np.broadcast(*times.values(), np.asarray(extra_s, dtype=float)).shape
-    const = run(route, lambda k, layer, b: times[route[k][0]], n_microbatches, n_layers, settings)
+    const = run(route, lambda k, layer, b: times[route[k][0]], n_microbatches, n_layers, settings, domains=domains)
     pools = POOLS[design]
     extra = np.asarray(extra_s, dtype=float)
     if jitter.none:
@@ -237,11 +242,11 @@ def simulate(design: str, t_attn: ArrayLike, t_ffn: ArrayLike, t_comm: ArrayLike
                 factor = factor * ffn_pool[rng.integers(0, ffn_pool.size, size)]
             return times[stage] * factor
 
-        r = run(route, durations, n_microbatches, n_layers, size)
+        r = run(route, durations, n_microbatches, n_layers, size, domains=domains)
         makespans.append(r.makespan)
         total = total + r.makespan.sum(axis=0)
-        busy_a = busy_a + r.busy[pools[0]].sum(axis=0)
-        busy_f = busy_f + r.busy[pools[1]].sum(axis=0)
+        busy_a = busy_a + r.busy_of(pools[0]).sum(axis=0)
+        busy_f = busy_f + r.busy_of(pools[1]).sum(axis=0)
         done += n
     span = np.concatenate(makespans, axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -35,7 +35,8 @@ def best_deployments(model, hardware, budget, context: float, design: str, micro
     out = []
     for m in micro_batches:
         if design == "afd":
-            best = best_afd(model, hardware, hardware, budget, context, precision, a, micro_batches=(int(m),))
+            best = best_afd(model, hardware, hardware, budget, context, precision, a, micro_batches=(int(m),),
+                            domain_forms=())
         else:
             best = best_ep(model, hardware, budget, context, precision, a, micro_batches=(int(m),))
         out.append(best.deployment)
@@ -80,7 +81,7 @@ def jitter_study(model, hardware, budget, context: float, deployments: list[Depl
         for cv in cvs:
             jit = Jitter(cv_ffn=cv, cv_comm=cv, ffn_factors=factors)
             sim = simulate(design, st["t_attn"], st["t_ffn"], st["t_comm"], m,
-                           st["n_layers"], steps, jit, seed, st["extra_s"])
+                           st["n_layers"], steps, jit, seed, st["extra_s"], domains=st["domains"])
             b_slo, step_slo = slo_batch_under_jitter(step_of, design, model.moe_layers, budget.slo_s, jit, batch_hi,
                                                      slo_steps, seed)
             rows.append({**cfg, "cv": float(cv), "gpus": gpus,
@@ -111,7 +112,7 @@ def slo_batch_under_jitter(step_of, design: str, moe_layers: int, slo_s: float, 
         step = step_of(grid)
         st = stage_times_of(step, design, moe_layers)
         sim = simulate(design, st["t_attn"], st["t_ffn"], st["t_comm"],
-                       st["micro_batches"], st["n_layers"], steps, jitter, seed, st["extra_s"])
+                       st["micro_batches"], st["n_layers"], steps, jitter, seed, st["extra_s"], domains=st["domains"])
         return (sim.step_s / st["l_accept"] <= slo_s) & np.asarray(step.fits_memory), sim.step_s
 
     coarse = np.unique(np.round(np.geomspace(1, max(batch_hi, 1), points)))

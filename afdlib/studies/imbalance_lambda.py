@@ -98,8 +98,10 @@ def model_lambdas(model: Model, hardware: Hardware, budget: Budget, context: flo
                   precision: Precision = Precision(), assumptions: Assumptions = Assumptions()
                   ) -> tuple[DeploymentLambda, DeploymentLambda]:
     """(AFD, EP) lambdas: AFD the deployment the search picks on ``hardware`` (both pools), EP on as
-    many GPUs in :data:`EP_FORM` with ``redundant`` replicas, each at the largest batch within the SLO."""
-    best = best_afd(model, hardware, hardware, budget, context, precision=precision, assumptions=assumptions)
+    many GPUs in :data:`EP_FORM` with ``redundant`` replicas, each at the largest batch within the SLO.
+    AFD in the paper's form (one attention pool, no data-parallel domains: lambda is its pools' balance)."""
+    best = best_afd(model, hardware, hardware, budget, context, precision=precision, assumptions=assumptions,
+                    domain_forms=())
     if float(best.tokens_per_s_per_gpu) <= 0:
         raise AfdError(f"no AFD deployment of {model.name} on {hardware.name} meets the "
                        f"{budget.slo_s * 1e3:g} ms SLO and fits in memory")

@@ -46,6 +46,12 @@ def afd_form_words(o: OverlapReadings) -> str:
             "choice of 3BO")
 
 
+def rests_on(n: int) -> str:
+    """'one published deployment, whose error is' / 'two published deployments, whose errors are'."""
+    from afdlib.studies.validation_readings import counted
+    return f"{counted(n, 'published deployment')}, whose error{' is' if n == 1 else 's are'}"
+
+
 def decided_words(n: int) -> str:
     """How many pairs are decided, with the verb agreeing: "none is decided", "1 is decided", "3 are decided"."""
     return "none is decided" if n == 0 else f"{n} {'is' if n == 1 else 'are'} decided"

@@ -16,6 +16,48 @@ from afdlib.inputs.catalog import load_hardware, load_model
 
 STEP3, JUNE, SEPT = ("step3-h800-2a2f", "deepseek-v3-gb200-ep48-sglang-june",
                      "deepseek-v3-gb200-ep48-sglang-september")
+XDS_EP, XDS_AFD = ("deepseek-r1-cloudmatrix384-xdeepserve-colocated", "deepseek-r1-cloudmatrix384-xdeepserve-afd")
+NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """'one AFD deployment', 'two AFD deployments' (digits from ten on)."""
+    word = NUMBER_WORDS[n] if 0 <= n < len(NUMBER_WORDS) else f"{n:,}"
+    return f"{word} {noun if n == 1 else plural or noun + 's'}"
+
+
+def afd_case_readings(table: pd.DataFrame) -> dict:
+    """The AFD cases in words: how many (``afd_cases``: 'one AFD deployment, Step-3, reads' / 'two AFD
+    deployments: Step-3 reads'), and every one but Step-3 with its error (``afd_others``, empty where
+    Step-3 is the only one)."""
+    afd = table[table.design == "afd"]
+    others = afd[afd.case != STEP3]
+    lead = (f"{counted(len(afd), 'AFD deployment')}, Step-3, reads" if len(afd) == 1
+            else f"{counted(len(afd), 'AFD deployment')}: Step-3 reads")
+    return {"afd_cases": lead,
+            "afd_others": "".join(f"; {lab} reads {e:+.1%}" for lab, e in zip(others.label, others.error))}
+
+
+def xdeepserve_readings(table: pd.DataFrame, cases: dict[str, Case]) -> dict:
+    """xDeepServe's pair on CloudMatrix384 (both cases per die): each error, the colocated run's step as
+    published (requests x tokens per step / published rate) and as predicted, its all-to-all per layer
+    as the model has it and as the paper measured it (the dispatch and combine means of
+    ``data/jitter.yaml``), and the AFD run's form and hidden share."""
+    from afdlib.inputs.catalog import data_dir
+    from afdlib.inputs.files import read_yaml
+    calls_us = read_yaml(data_dir() / "jitter.yaml")["calls_us"]
+    by = table.set_index("case")
+    if XDS_EP not in by.index or XDS_AFD not in by.index:
+        return {}
+    ep, afd, f = by.loc[XDS_EP], by.loc[XDS_AFD], cases[XDS_EP].facts
+    step_pub = float(f["batch_per_gpu"]) * float(f["l_accept"]) / ep.published
+    measured = float(calls_us["dispatch"]["mean"]) + float(calls_us["combine"]["mean"])
+    return {"xds_ep_err": f"{ep.error:+.1%}", "xds_afd_err": f"{afd.error:+.1%}",
+            "xds_ep_step": f"{ep.tpot_ms * float(f['l_accept']):.0f} ms", "xds_ep_step_published": f"{step_pub * 1e3:.0f} ms",
+            "xds_comm_model": f"{ep.t_comm_us:.0f} us", "xds_comm_measured": f"{measured:.0f} us",
+            "xds_comm_factor": f"{measured / ep.t_comm_us:.1f}",
+            "xds_afd_form": f"{int(cases[XDS_AFD].facts['domains'])} attention domains of {int(afd.micro_batches)} micro-batches",
+            "xds_afd_hidden": f"{afd.hidden_share:.0%}"}
 ONLINE, PROFILE, H100 = ("deepseek-v3-h800-ep144-online", "deepseek-v3-h800-ep128-profile",
                          "deepseek-v3-h100-ep72-sglang")
 

@@ -239,18 +239,19 @@ def _searched(design, model, hw, context, budget, precision, a, n) -> dict:
         best = best_afd(model, hw, hw, budget, context, precision, a, cell_shape=(n,))
         d = best.deployment
         choice = {"n_attn": d.attention.nodes, "n_ffn": d.ffn.nodes}
-        forms = {(int(m), "") for m in np.ravel(d.micro_batches)}
+        forms = {(int(m), int(k)) for m, k in zip(np.ravel(d.micro_batches), np.ravel(np.broadcast_to(d.domains, (n,))))}
     rate = np.asarray(best.tokens_per_s_per_gpu, dtype=float)
     req = np.asarray(d.requests, dtype=float)
     tpot = np.full(n, np.nan)
     for mb, kernels in forms:
         at = np.flatnonzero((np.broadcast_to(d.micro_batches, (n,)) == mb) & (rate > 0)
-                            & ((np.broadcast_to(d.kernels, (n,)) == kernels) if design == "ep" else True))
+                            & (np.broadcast_to(d.kernels if design == "ep" else d.domains, (n,)) == kernels))
         if not at.size:
             continue
         m, h, ctx = (_cells(x, at, n) for x in (model, hw, context))
         sub = (EPDeployment(h, _cells(d.ep_size, at, n), _cells(d.redundant, at, n), mb, kernels) if design == "ep"
-               else AFDDeployment.of(h, _cells(d.attention.nodes, at, n), _cells(d.ffn.nodes, at, n), micro_batches=mb))
+               else AFDDeployment.of(h, _cells(d.attention.nodes, at, n), _cells(d.ffn.nodes, at, n), micro_batches=mb,
+                                     domains=kernels))   # AFD's second part of the form: its attention domains
         tpot[at] = step_function(m, sub, ctx, budget, precision, a)(req[at]).tpot_s
     ok = rate > 0
     out = _result(ok, rate, tpot, req)
