@@ -141,8 +141,15 @@ def deployment_settings(cases: dict | None = None) -> tuple[list[Setting], dict[
     settings, refused = [], {}
     for slug, case in cases.items():
         f = case.facts
-        if case.design != "ep":
-            refused[slug] = f"aiconfigurator has no {f['model']} model (and no H800 system)"
+        if case.design != "ep":   # the cases' AFD runs: what the tool lacks for each, in its own terms
+            hw, lacks = f["ffn_hardware"], []
+            if f["model"] not in MODELS:
+                lacks.append(f"no {f['model']} model")
+            if hw not in SYSTEMS or hw == "h800":
+                lacks.append(f"no {hw} system" + (" (H100 is our proxy for EP only)" if hw == "h800" else ""))
+            if int(f.get("domains", 1)) > 1:
+                lacks.append(f"no {int(f['domains'])} attention domains")
+            refused[slug] = f"aiconfigurator's AFD mode has {' and '.join(lacks) or 'no such form'}"
             continue
         if f["model"] not in MODELS or f["hardware"] not in SYSTEMS:
             refused[slug] = f"aiconfigurator has no {f['model']} on {f['hardware']}"
