@@ -278,18 +278,24 @@ def _afd_search(model, attn_hardware, ffn_hardware, context, assumptions, budget
     model, attn_hardware, ffn_hardware, context = (_with_candidate_axis(x) for x in
                                                    (model, attn_hardware, ffn_hardware, context))
     axis = (1,) * len(cell_shape)
-    na, nf = na.reshape(axis + (-1,)), nf.reshape(axis + (-1,))
-    shape = cell_shape + (na.shape[-1],)
     rates, configs = [], []
     g_a = np.asarray(attn_hardware.gpus_per_node, dtype=float)
     for m, d in forms:
+        # a domain form only where the attention GPUs split into equal domains: the others are not
+        # evaluated (one node size for every cell) or count as infeasible (node sizes per cell)
+        keep = (np.mod(na * g_a, d) == 0) if np.ndim(g_a) == 0 else np.ones(na.shape, bool)
+        if not keep.any():
+            continue
+        a_n, f_n = na[keep].reshape(axis + (-1,)), nf[keep].reshape(axis + (-1,))
+        shape = cell_shape + (a_n.shape[-1],)
+
         def make(mo, ha, hf, a_n, f_n, c, a, b, m=m, d=d):
             return step_function(mo, AFDDeployment(Pool(ha, a_n), Pool(hf, f_n), int(m), domains=d), c, b,
                                  precision, a)
-        n, tokens = _batches(make, (model, attn_hardware, ffn_hardware, na, nf, context, assumptions, budget), shape,
+        n, tokens = _batches(make, (model, attn_hardware, ffn_hardware, a_n, f_n, context, assumptions, budget), shape,
                              "afd")
-        rates.append(np.where((n > 0) & (np.mod(na * g_a, d) == 0), tokens, 0.0))
-        configs.append({"n_attn": np.broadcast_to(na, shape), "n_ffn": np.broadcast_to(nf, shape),
+        rates.append(np.where((n > 0) & (np.mod(a_n * g_a, d) == 0), tokens, 0.0))
+        configs.append({"n_attn": np.broadcast_to(a_n, shape), "n_ffn": np.broadcast_to(f_n, shape),
                         "micro_batches": np.full(shape, float(m)), "requests": n, "domains": np.full(shape, float(d))})
     rate = np.concatenate(rates, axis=-1)
     return _pick(rate, {k: np.concatenate([c[k] for c in configs], axis=-1) for k in configs[0]})
