@@ -214,14 +214,23 @@ def makespan(route, times, n_microbatches: int, n_layers: int, domains: int = 1)
     per stage of the route, per micro-batch, broadcasting), equal to :func:`run`'s (module
     docstring: closed forms where they hold, else the periodic layer recurrence; with ``domains`` > 1
     attention domains, :data:`DOMAIN_RESOURCES`, always the recurrence)."""
-    m, n = int(n_microbatches), int(n_layers)
-    if m < 1 or n < 1:
-        raise AfdError(f"need at least one micro-batch and one layer, got {m} and {n}")
     t = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in times))
     total = t[0]
     for x in t[1:]:
         total = total + x
     resources = {res for _, res, *_ in route}
+    n = int(n_layers)
+    if np.ndim(n_microbatches):   # one count per run: only the closed form of a route whose stages each
+        # have a resource of their own (AFD's, one domain; at m = 1 it is the serial sum too)
+        m = np.asarray(n_microbatches, dtype=float)
+        if len(resources) != len(route) or int(domains) != 1 or np.any(m < 1) or n < 1:
+            raise AfdError("micro-batch counts per run take a route whose stages each have a resource (afd), "
+                           "one domain, at least one micro-batch and one layer")
+        longest = np.maximum.reduce(t)
+        return np.maximum(n * total + (m - 1) * longest, total + (n * m - 1) * longest)
+    m = int(n_microbatches)
+    if m < 1 or n < 1:
+        raise AfdError(f"need at least one micro-batch and one layer, got {m} and {n}")
     if any(len(stage) > 2 for stage in route):     # stages that wait for named ones: SBO, one micro-batch
         if m != 1:
             raise AfdError("a route whose stages wait for named stages (single-batch overlap) takes one micro-batch")

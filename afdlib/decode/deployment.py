@@ -246,10 +246,11 @@ def step_function(model: Model, deployment: Deployment, context: ArrayLike, budg
     """The deployment's step as a function of its requests per (attention) GPU, which the batch
     searches (:func:`afdlib.decode.batch.largest_batch`, :func:`~afdlib.decode.batch.best_batch`)
     call with arrays; the deployment's own ``requests`` are not used. One micro-batch count and
-    one kernel mode per call."""
+    one kernel mode per call (AFD in one attention domain may take a micro-batch count per candidate:
+    its schedule has a closed form in it)."""
     d = deployment
-    if np.ndim(d.micro_batches) or (d.design == "ep" and (np.ndim(d.kernels) or np.ndim(d.sbo))) or (
-            d.design == "afd" and np.ndim(d.domains)):
+    if (d.design == "ep" and (np.ndim(d.micro_batches) or np.ndim(d.kernels) or np.ndim(d.sbo))) or (
+            d.design == "afd" and (np.ndim(d.domains) or (np.ndim(d.micro_batches) and d.domains != 1))):
         raise AfdError("evaluate one micro-batch count and kernel mode at a time (Best.at(cell))")
     if d.design == "ep":
         return lambda r: ep_step(model, d.hardware, d.ep_size, r, context, budget, precision, assumptions,

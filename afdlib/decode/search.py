@@ -280,23 +280,30 @@ def _afd_search(model, attn_hardware, ffn_hardware, context, assumptions, budget
     axis = (1,) * len(cell_shape)
     rates, configs = [], []
     g_a = np.asarray(attn_hardware.gpus_per_node, dtype=float)
-    for m, d in forms:
+    plain = [m for m, d in forms if d == 1]
+    # the one-domain forms in one evaluation, a micro-batch count per candidate (the schedule's closed
+    # form takes it); each domain form apart (its schedule is the recurrence, one count per call)
+    groups = ([(np.repeat(np.asarray(plain, dtype=float), na.size), 1)] if plain else []) + \
+        [(float(m), d) for m, d in forms if d != 1]
+    for m, d in groups:
+        a_n, f_n = (np.tile(na, len(plain)), np.tile(nf, len(plain))) if d == 1 else (na, nf)
         # a domain form only where the attention GPUs split into equal domains: the others are not
         # evaluated (one node size for every cell) or count as infeasible (node sizes per cell)
-        keep = (np.mod(na * g_a, d) == 0) if np.ndim(g_a) == 0 else np.ones(na.shape, bool)
+        keep = (np.mod(a_n * g_a, d) == 0) if np.ndim(g_a) == 0 else np.ones(a_n.shape, bool)
         if not keep.any():
             continue
-        a_n, f_n = na[keep].reshape(axis + (-1,)), nf[keep].reshape(axis + (-1,))
+        a_n, f_n = a_n[keep].reshape(axis + (-1,)), f_n[keep].reshape(axis + (-1,))
+        mb = m[keep].reshape(axis + (-1,)) if np.ndim(m) else int(m)
         shape = cell_shape + (a_n.shape[-1],)
 
-        def make(mo, ha, hf, a_n, f_n, c, a, b, m=m, d=d):
-            return step_function(mo, AFDDeployment(Pool(ha, a_n), Pool(hf, f_n), int(m), domains=d), c, b,
-                                 precision, a)
-        n, tokens = _batches(make, (model, attn_hardware, ffn_hardware, a_n, f_n, context, assumptions, budget), shape,
-                             "afd")
+        def make(mo, ha, hf, a_n, f_n, c, a, mb, b, d=d):
+            return step_function(mo, AFDDeployment(Pool(ha, a_n), Pool(hf, f_n), mb, domains=d), c, b, precision, a)
+        inputs = (model, attn_hardware, ffn_hardware, a_n, f_n, context, assumptions, mb, budget)
+        n, tokens = _batches(make, inputs, shape, "afd")
         rates.append(np.where((n > 0) & (np.mod(a_n * g_a, d) == 0), tokens, 0.0))
         configs.append({"n_attn": np.broadcast_to(a_n, shape), "n_ffn": np.broadcast_to(f_n, shape),
-                        "micro_batches": np.full(shape, float(m)), "requests": n, "domains": np.full(shape, float(d))})
+                        "micro_batches": np.broadcast_to(np.asarray(mb, dtype=float), shape), "requests": n,
+                        "domains": np.full(shape, float(d))})
     rate = np.concatenate(rates, axis=-1)
     return _pick(rate, {k: np.concatenate([c[k] for c in configs], axis=-1) for k in configs[0]})
 

@@ -27,7 +27,9 @@ def validation_figure(table: pd.DataFrame):
     for k, r in enumerate(table.itertuples()):
         colour = "#2c7fb8" if r.design == "ep" else "#d95f02"
         marker = {"published": "o", "derived": "o", "assumed": "s"}.get(r.batch_from, "D")
-        ax.errorbar(r.published, r.predicted, yerr=[[r.predicted - r.band_low], [r.band_high - r.predicted]],
+        # (a band that is a point, one serial batch, may sit a rounding error off its prediction)
+        ax.errorbar(r.published, r.predicted, yerr=[[max(r.predicted - r.band_low, 0.0)],
+                                                    [max(r.band_high - r.predicted, 0.0)]],
                     fmt=marker, color=colour, ms=7, capsize=4, lw=1.2)
         ax.annotate(str(k + 1), (r.published, r.predicted), xytext=(7, -4), textcoords="offset points", fontsize=9)
     ax.set_xscale("log")
