@@ -151,11 +151,24 @@ def _config(tmp_path, quant):
 @pytest.mark.parametrize("quant, declared", [
     (MODELOPT, "nvfp4"), (COMPRESSED, "nvfp4"), (COMPRESSED_GROUP_ONLY, "nvfp4"),
     ({"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [128, 128]}, "fp8"),   # DeepSeek-V3's own
-    ({"quant_method": "mxfp4"}, "mxfp4"), (None, None)])
+    ({"quant_method": "mxfp4"}, "mxfp4"), (None, None),
+    # Kimi-K2.5's routed experts: compressed-tensors, 4-bit symmetric integers in groups of 32, weight-only
+    ({"quant_method": "compressed-tensors", "format": "pack-quantized", "config_groups": {"group_0": {
+        "input_activations": None, "weights": {"num_bits": 4, "type": "int", "group_size": 32, "symmetric": True}}}},
+     "int4"),
+    ({"quant_method": "awq", "bits": 4, "group_size": 128}, "int4")])
 def test_config_reader_takes_nvfp4_from_quantization_config(tmp_path, quant, declared):
     m = model_from_hf_config(_config(tmp_path, quant))
     assert m.weights_dtype == declared
     assert ("weights_dtype" in m.sources) == (declared is not None)
+
+
+def test_int4_weights_are_weight_only():
+    # 4 bits + one BF16 scale per 32 = 4.5 bits = 0.5625 bytes; W4A16: the GEMM at the BF16 rate; the
+    # attention projections stay BF16 (Kimi-K2.5 leaves self_attn unquantized)
+    from afdlib.inputs.specs import Precision, dtype_bytes, matmul_tier
+    assert dtype_bytes("int4") == 0.5625 and matmul_tier("int4") == "bf16" and matmul_tier("int8") == "fp8"
+    assert Precision.for_weights("int4").attention == "bf16"
 
 
 def test_a_malformed_quantization_config_is_refused(tmp_path):

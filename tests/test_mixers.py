@@ -320,6 +320,26 @@ def test_a_hybrid_whose_layers_are_not_placed_is_refused(tmp_path, capsys, drop,
     assert "\n" not in err and f"'{field}'" in err, err
 
 
+def test_an_attn_type_list_of_full_attention_only_is_read(tmp_path, capsys):
+    """MiniMax-M2's configs list attn_type_list as 1 (softmax attention) for each of their layers: read
+    as all full attention, the same model as without the field; a 0 (lightning attention) anywhere,
+    or a list of the wrong length, is still refused naming the field."""
+    base = {k: v for k, v in QWEN3_NEXT.items() if k != "full_attention_interval" and not k.startswith("linear_")}
+    plain = tmp_path / "plain.json"
+    plain.write_text(json.dumps(base))
+    full = tmp_path / "full.json"
+    full.write_text(json.dumps({**base, "attn_type_list": [1] * base["num_hidden_layers"]}))
+    a, b = summary(model_from_hf_config(plain)), summary(model_from_hf_config(full))
+    assert a == {**b, **{k: a[k] for k in a if k in ("slug", "name", "source", "fields_ignored", "fields_read")}}
+    assert "attn_type_list" in b["fields_read"]
+    assert b["layers"]["mixer"] == {"attention": base["num_hidden_layers"]}
+    for bad in ([1] * (base["num_hidden_layers"] - 1) + [0], [1] * (base["num_hidden_layers"] - 1)):
+        p = tmp_path / "bad.json"
+        p.write_text(json.dumps({**base, "attn_type_list": bad}))
+        assert main(["model", "--model", str(p)]) == 2
+        assert "'attn_type_list'" in capsys.readouterr().err
+
+
 def test_a_tied_model_holds_one_embedding_matrix():
     """Gemma-4 ties its embedding and LM head (tie_word_embeddings): the dense side's weights hold
     vocab x hidden once (BF16: 2 B each), not an embedding plus an LM head (2 + 2 B)."""
@@ -329,3 +349,17 @@ def test_a_tied_model_holds_one_embedding_matrix():
     untied = replace(m, tied_embeddings=False)
     saved = _weights_dense_side(untied, Precision()) - _weights_dense_side(m, Precision())
     assert saved == pytest.approx(m.vocab_size * m.hidden_size * 2.0)
+
+
+def test_active_parameters_leave_out_the_input_embedding():
+    """DeepSeek-V3: 671.0B total and 36.6B active including the 0.9B LM head (tenstorrent/tt-metal
+    README_WEIGHTS, shared/reference/hardware-models-routing.md), so without its 0.9B input embedding
+    (129,280 x 7,168 = 0.927B, a row lookup per token). Tied, the one matrix is the head: active the
+    same, total one matrix less."""
+    from afdlib.inputs.catalog import load_model
+    from afdlib.inputs.layers import parameter_counts
+    m = load_model("deepseek-v3", profile="reference")
+    total, active = parameter_counts(m)
+    assert total / 1e9 == pytest.approx(671.0, abs=0.1) and active / 1e9 == pytest.approx(36.6, abs=0.1)
+    tied_total, tied_active = parameter_counts(replace(m, tied_embeddings=True))
+    assert tied_active == pytest.approx(active) and total - tied_total == pytest.approx(129280 * 7168)

@@ -37,6 +37,7 @@ def summary(model) -> dict:
                                              ("none", model.num_layers - model.moe_layers - model.dense_layers)) if v}},
         "attention_family": None if model.attention is None else model.attention.family,
         "total_params": total, "active_params": active,
+        "input_embedding_params": 0.0 if model.tied_embeddings else float(model.vocab_size * model.hidden_size),
         "kv_bytes_per_token": sum(g.layers * kv_elements_per_token(g) for g in groups) * bf16,
         "window_bytes_per_request": sum(g.layers * window_elements(g) for g in groups) * bf16,
         "state_bytes_per_request": sum(g.layers * state_bytes(g) for g in groups),
@@ -60,7 +61,9 @@ def run(args) -> int:
     lines = [f"{doc['name']} ({doc['slug']})",
              f"  layers          {doc['layers']['total']}: mixers " + ", ".join(f"{k} {v}" for k, v in doc["layers"]["mixer"].items())
              + "; FFN " + ", ".join(f"{k} {v}" for k, v in doc["layers"]["ffn"].items()),
-             f"  parameters      {doc['total_params'] / g:.1f}B total, {doc['active_params'] / g:.1f}B active per token",
+             f"  parameters      {doc['total_params'] / g:.1f}B total, {doc['active_params'] / g:.1f}B active per token"
+             + (f" (the input embedding's {doc['input_embedding_params'] / g:.2f}B, a lookup, not counted as active)"
+                if doc["input_embedding_params"] else " (the embedding is tied to the LM head, counted once)"),
              f"  KV cache        {doc['kv_bytes_per_token'] / 1e3:.1f} kB per token (BF16, all layers)"
              + (f" + {doc['window_bytes_per_request'] / 1e6:.1f} MB of windows per request"
                 if doc["window_bytes_per_request"] else ""),

@@ -270,7 +270,8 @@ def add_decode_options(p: argparse.ArgumentParser) -> None:
                    help="fixed gap per step, ms (default 3; the paper's 15 includes work this model computes)")
     p.add_argument("--weights", default=None,
                    help="experts' and dense FFN weights' data type: fp8, bf16, nvfp4 (or fp4: NVFP4, 0.5625 bytes "
-                        "per weight, W4A4 at the FP4 rate, Blackwell only), mxfp4 (0.53125 bytes, likewise); default: what "
+                        "per weight, W4A4 at the FP4 rate, Blackwell only), mxfp4 (0.53125 bytes, likewise), int4 "
+                        "(weight-only W4A16, 0.5625 bytes, at the BF16 rate); default: what "
                         "the model's config "
                         "declares, else fp8")
     p.add_argument("--attention-dtype", default=None,

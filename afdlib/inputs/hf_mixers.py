@@ -192,10 +192,22 @@ _HYBRID_FIELDS = ("attn_layer_period", "attn_layer_offset", "attn_type_list", "f
 _HYBRID_PREFIXES = ("linear_num_", "linear_key_", "linear_value_", "linear_conv_", "mamba_", "ssm_", "kda_")
 
 
+def _all_softmax(cfg: dict, key: str) -> bool:
+    """MiniMax's ``attn_type_list`` that places softmax (full) attention on every layer: one entry per
+    layer, each 1 (MiniMax-Text-01's convention: 0 lightning attention, 1 softmax; MiniMax-M2's
+    published configs list 1 for all their layers). Such a field places nothing but full attention."""
+    types, n = cfg.get(key), cfg.get("num_hidden_layers")
+    return (key == "attn_type_list" and isinstance(types, list) and isinstance(n, int) and len(types) == n
+            and all(t == 1 and not isinstance(t, bool) for t in types))
+
+
 def refuse_unplaced_mixers(cfg: dict, path: Path) -> None:
     """Refuse a config whose fields describe linear-attention, Mamba or interleaved layers that no
-    layout this reader understands places (the model would otherwise be read as all full attention)."""
+    layout this reader understands places (the model would otherwise be read as all full attention);
+    an ``attn_type_list`` of full attention only is read as what it says (:func:`_all_softmax`)."""
     for key in cfg:
+        if _all_softmax(cfg, key):
+            continue
         if key in _HYBRID_FIELDS or key.startswith(_HYBRID_PREFIXES):
             raise AfdError(f"{path}: field '{key}' describes layers other than full attention, but no layout "
                            "this reader handles says which layers they are")
@@ -274,7 +286,10 @@ def declared_weights(cfg: dict, path: Path) -> str | None:
 
     NVFP4: NVIDIA Model Optimizer's ``quant_algo: NVFP4``, compressed-tensors' ``nvfp4-pack-quantized``
     or 4-bit float groups of 16; MXFP4: ``mxfp4-pack-quantized``, ``quant_method: mxfp4`` or 4-bit float
-    groups of 32; FP8: ``quant_method: fp8`` (block-scaled, DeepSeek's) or ``quant_algo: FP8``.
+    groups of 32; INT4 (weight-only, W4A16): 4-bit integer groups (compressed-tensors, Kimi-K2.5's
+    experts) or ``quant_method`` AWQ or GPTQ with 4 bits (their group scales counted as Kimi's, one per
+    32: :data:`afdlib.inputs.dtypes.INT4_BYTES`); FP8: ``quant_method: fp8`` (block-scaled, DeepSeek's)
+    or ``quant_algo: FP8``.
     """
     q = cfg.get("quantization_config")
     expert = str(cfg.get("expert_dtype", "")).lower()
@@ -299,6 +314,10 @@ def declared_weights(cfg: dict, path: Path) -> str | None:
         if isinstance(w, dict) and w.get("num_bits") == 4 and w.get("type") == "float":
             if w.get("group_size") in (16, 32):
                 return "nvfp4" if w.get("group_size") == 16 else "mxfp4"
+        if isinstance(w, dict) and w.get("num_bits") == 4 and w.get("type") == "int":
+            return "int4"
+    if str(q.get("quant_method", "")).lower() in ("awq", "gptq") and q.get("bits", q.get("w_bit")) == 4:
+        return "int4"
     if expert == "fp4":   # DeepSeek-V4: FP4 experts beside FP8 block-scaled other weights
         return "mxfp4"
     if str(q.get("quant_method", "")).lower() == "fp8" or algo == "FP8":

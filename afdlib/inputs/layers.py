@@ -330,7 +330,10 @@ def parameter_counts(model) -> tuple[float, float]:
     """(total, active per token) parameters of a :class:`~afdlib.inputs.specs.Model`: embeddings
     (input and LM head, once where tied), every layer's mixer, dense FFNs, and per MoE layer the
     routed experts (all, or the K a token visits; in the latent width where there is one), the
-    shared experts, the router and the latent projections. MTP layers, norms and biases left out."""
+    shared experts, the router and the latent projections. MTP layers, norms and biases left out.
+    The active count leaves out the input embedding, a row lookup per token rather than a matmul (the
+    LM head stays; a tied matrix counts once, as the head): DeepSeek-V3's 37B active is its 36.6B with
+    the 0.9B head and without the 0.9B embedding."""
     h, mats = model.hidden_size, model.ffn_matrices
     groups = model_mixers(model)
     common = model.vocab_size * h * (1 if model.tied_embeddings else 2)
@@ -342,5 +345,6 @@ def parameter_counts(model) -> tuple[float, float]:
                  + 2 * h * model.moe_latent_size)
     expert = mats * model.routed_width * model.moe_intermediate_size
     total = common + model.moe_layers * (per_layer + model.routed_experts * expert)
-    active = common + model.moe_layers * (per_layer + model.experts_per_token * expert)
+    lookup = 0 if model.tied_embeddings else model.vocab_size * h
+    active = common - lookup + model.moe_layers * (per_layer + model.experts_per_token * expert)
     return float(total), float(active)

@@ -21,46 +21,10 @@ import numpy as np
 
 from afdlib.errors import AfdError
 from afdlib.inputs import checks
-
-NVFP4_BYTES = 0.5 + 1.0 / 16
-"""Bytes per NVFP4 weight: a 4-bit (E2M1) value plus one FP8 (E4M3) scale per block of 16 values,
-4.5 bits = 0.5625 bytes (shared/reference/kernels.md section 4); the one FP32 scale per tensor is
-negligible."""
-
-MXFP4_BYTES = 0.5 + 1.0 / 32
-"""Bytes per MXFP4 weight (OCP microscaling): a 4-bit (E2M1) value plus one 8-bit (E8M0) scale per
-block of 32 values, 4.25 bits (gpt-oss, DeepSeek-V4's and Kimi-K3's experts)."""
-
-DTYPE_BYTES = {"nvfp4": NVFP4_BYTES, "fp4": NVFP4_BYTES, "mxfp4": MXFP4_BYTES, "fp8": 1.0, "int8": 1.0, "bf16": 2.0, "fp16": 2.0,
-               "fp32": 4.0}
-"""Bytes per element of each data type name used in the catalogues and :class:`Precision`. ``fp4``
-means NVFP4, scales included: the one 4-bit weight format the library models (FP4 weights are never
-stored without block scales)."""
-
-FP4_DTYPES = ("nvfp4", "fp4")
-ATTENTION_COMPUTE = ("bf16", "fp8")
-"""The core attention's compute types (``Precision.attention_compute``), the default first: BF16 (FlashMLA
-dequantizes an FP8 cache), FP8 (FP8 FlashMLA on Hopper, FP8 attention on Blackwell)."""
-"""Names of NVFP4: GEMMs whose weights are NVFP4 run W4A4 at the device's FP4 rate (:func:`matmul_tier`)."""
+from afdlib.inputs.dtypes import (ATTENTION_COMPUTE, DTYPE_BYTES, FP4_DTYPES, MATMUL_TIERS, MXFP4_BYTES,  # noqa: F401
+                                  NVFP4_BYTES, dtype_bytes, matmul_tier)
 
 ATTENTION_FAMILIES = ("mla", "gqa", "mha", "mfa")
-MATMUL_TIERS = ("fp4", "fp8", "bf16")
-
-
-def dtype_bytes(name: str) -> float:
-    """Bytes per element of a data type name (``fp8``, ``bf16``, ...); AfdError for an unknown one."""
-    try:
-        return DTYPE_BYTES[str(name).lower()]
-    except KeyError:
-        raise AfdError(f"unknown data type '{name}'; valid: {', '.join(DTYPE_BYTES)}") from None
-
-
-def matmul_tier(dtype: str) -> str:
-    """The tensor-core rate (:data:`MATMUL_TIERS`) a GEMM whose operands are ``dtype`` runs at:
-    ``fp4`` for NVFP4 and MXFP4 (W4A4: the kernel quantizes the activations to FP4 as well, as the
-    Blackwell FP4 GEMM and grouped-GEMM kernels do), ``fp8`` for 1-byte types, else ``bf16``."""
-    b = dtype_bytes(dtype)
-    return "fp4" if str(dtype).lower() in FP4_DTYPES + ("mxfp4",) else "fp8" if b <= 1 else "bf16"
 
 
 @dataclass(frozen=True)
@@ -299,9 +263,11 @@ class Precision:
     def for_weights(cls, weights: str, attention: str | None = None, kv_cache: str = "bf16") -> Precision:
         """The precision of a deployment whose weights are ``weights``: the attention projections in
         ``attention``, else the weights' type, except NVFP4 (or MXFP4) weights, which cover the
-        experts and dense FFN layers only: their attention stays FP8."""
+        experts and dense FFN layers only: their attention stays FP8; and INT4 weight-only ones, whose
+        checkpoints keep attention in BF16 (Kimi-K2.5: ``ignore: re:.*self_attn.*``)."""
         if attention is None:
-            attention = "fp8" if matmul_tier(weights) == "fp4" else weights
+            attention = ("fp8" if matmul_tier(weights) == "fp4" else "bf16" if str(weights).lower() == "int4"
+                         else weights)
         return cls(weights=weights, attention=attention, kv_cache=kv_cache)
 
     def bytes(self, what: str) -> float:
