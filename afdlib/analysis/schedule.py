@@ -47,6 +47,13 @@ longest stage, m micro-batches and L layers:
   micro-batch's path through all layers plus the others' turns at the longest stage (the pipeline
   fills), or the longest stage's resource busy for all L m turns plus the fill and drain of the
   other stages; per layer in steady state max(S, m t_max), the paper's Eqs. 2-4;
+* ``afd`` with D data-parallel attention domains of m micro-batches each (:data:`DOMAIN_RESOURCES`),
+  S = t_a + t_c + t_f: the longest path through the ops, which either follows one micro-batch through
+  the L layers and crosses to the last micro-batch once, on a domain's attention or links (D
+  micro-batches a step) and the FFN (one a step), or the FFN alone, or stays on one resource all
+  along (a domain's attention, its links, the FFN) and takes the FFN's remaining turns at the end:
+  ``max(L S + max((m - 1) max(t_a, t_c) + (D - 1) t_f, (D m - 1) t_f), S + (L m - 1) t_a + (D - 1) t_f,
+  S + (L m - 1) t_c + (D - 1) t_f, S + (L D m - 1) t_f)`` (D = 1: the line above);
 * any other route (``ep`` with two micro-batches: attention and experts share the GPU, dispatch
   and combine the network): no closed form is used; the layers' max-plus recurrence (:func:`run`'s,
   on the state the next layer sees) runs until its state repeats up to a constant shift (period
@@ -237,13 +244,25 @@ def makespan(route, times, n_microbatches: int, n_layers: int, domains: int = 1)
         # each layer waits for every op of the one before, whose resources are then free: n equal layers
         return n * run(route, lambda k, layer, b: t[k], 1, 1, t[0].shape).makespan
     if int(domains) > 1:
-        return _periodic(route, t, m, n, domains=domains)
+        resource_of(route, domains)              # AfdError unless the AFD route
+        if m % int(domains):
+            raise AfdError(f"{m} micro-batches do not split over {domains} attention domains")
+        return _afd_domains(t[0], t[1], t[2], int(domains), m // int(domains), n)
     if m == 1 or len(resources) == 1:
         return m * n * total
     if len(resources) == len(route):
         longest = np.maximum.reduce(t)
         return np.maximum(n * total + (m - 1) * longest, total + (n * m - 1) * longest)
     return _periodic(route, t, m, n)
+
+
+def _afd_domains(t_a, t_c, t_f, d: int, m: int, n: int) -> np.ndarray:
+    """The makespan of route ``afd`` with ``d`` attention domains of ``m`` micro-batches each and ``n``
+    layers (module docstring), equal to :func:`run`'s (tests/test_schedule.py)."""
+    s = t_a + t_c + t_f
+    cross = np.maximum((m - 1) * np.maximum(t_a, t_c) + (d - 1) * t_f, (d * m - 1) * t_f)
+    return np.maximum.reduce(np.broadcast_arrays(n * s + cross, s + (n * m - 1) * t_a + (d - 1) * t_f,
+                                                 s + (n * m - 1) * t_c + (d - 1) * t_f, s + (n * d * m - 1) * t_f))
 
 
 def _layer(route, t, end: list, free: dict, res_of) -> None:
@@ -256,7 +275,7 @@ def _layer(route, t, end: list, free: dict, res_of) -> None:
             end[b] = free[res] = e
 
 
-def _periodic(route, t, m: int, n: int, max_period: int = 4, domains: int = 1) -> np.ndarray:
+def _periodic(route, t, m: int, n: int, max_period: int = 4) -> np.ndarray:
     """:func:`run`'s makespan layer by layer until the state (micro-batches' ends, resources' free
     times) repeats up to a shift, then extrapolated: x_{l+p} = x_l + c 1 makes every later layer
     repeat (max-plus maps commute with adding a constant). Runs that have repeated leave the
@@ -265,7 +284,7 @@ def _periodic(route, t, m: int, n: int, max_period: int = 4, domains: int = 1) -
     times = [np.ravel(x) for x in t]
     out = np.full(times[0].size, np.nan)
     live = np.arange(out.size)                       # runs still iterating
-    res_of = resource_of(route, domains)
+    res_of = resource_of(route)
     names = list(dict.fromkeys(res_of(k, b) for k in range(len(route)) for b in range(m)))
     end = [np.zeros(live.size) for _ in range(m)]
     free = {res: np.zeros(live.size) for res in names}
