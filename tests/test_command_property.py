@@ -45,7 +45,7 @@ DECODE = {   # options every command takes (afdlib.cli.options.add_decode_option
 EP = {"--ep-size": (["8", "64", "144"], ["1", "257", "300", "1000000", "0"]),
       "--redundant": (["0", "32"], ["1000000"])}
 AFD = {"--n-attn": (["1", "2", "4"], ["100000", "0"]), "--n-ffn": (["1", "3", "8"], ["100000"]),
-       "--attn-hardware": (["h20", "h800"], ["nope"])}
+       "--attn-hardware": (["h20", "h800"], ["nope"]), "--attention-domains": (["1", "2", "3"], ["0", "65"])}
 DEPLOYMENT = {"--micro-batches": (["1", "2", "3", "4"], ["64", "65"]),
               "--batch-per-gpu": (["1", "16", "64"], ["1000", "1000000", "0"])}
 THROUGHPUT = {"--gpus-per-node": (["4", "8"], ["1", "4096", "4097"]), "--all-to-all": (["low-latency", "normal"], []),
