@@ -31,10 +31,14 @@ def validation_figure(table: pd.DataFrame):
         ax.errorbar(r.published, r.predicted, yerr=[[max(r.predicted - r.band_low, 0.0)],
                                                     [max(r.band_high - r.predicted, 0.0)]],
                     fmt=marker, color=colour, ms=7, capsize=4, lw=1.2)
-        ax.annotate(str(k + 1), (r.published, r.predicted), xytext=(7, -4), textcoords="offset points", fontsize=9)
+        # a case sharing its published figure with an earlier one (a head-to-head's two sides) is
+        # numbered on the left, so the two numbers do not overprint
+        shared = any(abs(q.published / r.published - 1) < 0.03 for q in list(table.itertuples())[:k])
+        ax.annotate(str(k + 1), (r.published, r.predicted), xytext=(-16 if shared else 7, -4),
+                    textcoords="offset points", fontsize=9)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ticks = [t for t in (1000, 2000, 3000, 5000, 7000, 10000, 15000) if lo <= t <= hi]
+    ticks = [t for t in (300, 500, 1000, 2000, 3000, 5000, 7000, 10000, 15000) if lo <= t <= hi]
     fmt = FuncFormatter(lambda v, _: f"{v:,.0f}")
     for axis in (ax.xaxis, ax.yaxis):
         axis.set_major_locator(plt.FixedLocator(ticks))
