@@ -216,3 +216,11 @@ def test_a_die_of_a_two_die_package():
     assert die.hbm_bytes == pytest.approx(chip.hbm_bytes / 2) and die.scale_up_bytes_per_s == pytest.approx(chip.scale_up_bytes_per_s / 2)
     assert (die.gpus_per_node, die.scale_up_domain) == (16, 768) and per_die(chip, 1) is chip
     assert load_hardware("h800", profile="datasheet").peak("int8") == load_hardware("h800", profile="datasheet").peak("fp8")
+
+
+def test_the_bubble_flags_follow_the_domains(ds, h800):
+    # helper-5's finding: with 3 domains the paper's Eq. 3 (2 t_a >= t_f + t_c) said "no attention
+    # bubble" while the attention pool idled 59% of the layer; with domains the flags are the idle shares
+    st = decode_step(ds, AFDDeployment.of(h800, 6, 4, micro_batches=2, requests=96, domains=3), 4096, BUDGET)
+    assert float(st.afd.bubble_attn) > 0.5 and not bool(st.afd.no_attention_bubble)
+    assert bool(st.afd.no_ffn_bubble) == (float(st.afd.bubble_ffn) <= 1e-9)

@@ -426,8 +426,11 @@ def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_at
     # not in a layer's bubbles); with an override, of the overridden layer
     cycle = (np.maximum.reduce(np.broadcast_arrays(m * t_a, d * m * t_f, m * t_c, t_a + t_f + t_c))
              if a.afd_overlap is None else layer)
-    pipeline = AFDPipeline(superpod, 1 - m * t_a / cycle, 1 - d * m * t_f / cycle, no_attention_bubble(t_a, t_f, t_c),
-                           no_ffn_bubble(t_a, t_f, t_c), np.maximum.reduce(np.broadcast_arrays(t_a, t_f, t_c)),
+    idle_a, idle_f = 1 - m * t_a / cycle, 1 - d * m * t_f / cycle
+    # the paper's Eqs. 3-4 hold for one attention pool; with domains, whether a pool waits is its idle share
+    pipeline = AFDPipeline(superpod, idle_a, idle_f,
+                           no_attention_bubble(t_a, t_f, t_c) if d == 1 else idle_a <= 1e-9,
+                           no_ffn_bubble(t_a, t_f, t_c) if d == 1 else idle_f <= 1e-9, np.maximum.reduce(np.broadcast_arrays(t_a, t_f, t_c)),
                            attn_memory, ffn_memory)
     arrays = np.broadcast_arrays(req, step, step / budget.l_accept, rate, t_a, t_f, t_c, layer, sigma, memory, fits)
     return Step("afd", *arrays, dense_layer_s=dense, lm_head_s=head, mtp_s=mtp, t_gap_s=budget.t_gap_s,
