@@ -243,15 +243,15 @@ def _searched(design, model, hw, context, budget, precision, a, n) -> dict:
     rate = np.asarray(best.tokens_per_s_per_gpu, dtype=float)
     req = np.asarray(d.requests, dtype=float)
     tpot = np.full(n, np.nan)
-    for mb, kernels in forms:
+    for mb, second in forms:   # (micro-batches, EP kernels or AFD attention domains)
         at = np.flatnonzero((np.broadcast_to(d.micro_batches, (n,)) == mb) & (rate > 0)
-                            & (np.broadcast_to(d.kernels if design == "ep" else d.domains, (n,)) == kernels))
+                            & (np.broadcast_to(d.kernels if design == "ep" else d.domains, (n,)) == second))
         if not at.size:
             continue
         m, h, ctx = (_cells(x, at, n) for x in (model, hw, context))
-        sub = (EPDeployment(h, _cells(d.ep_size, at, n), _cells(d.redundant, at, n), mb, kernels) if design == "ep"
+        sub = (EPDeployment(h, _cells(d.ep_size, at, n), _cells(d.redundant, at, n), mb, second) if design == "ep"
                else AFDDeployment.of(h, _cells(d.attention.nodes, at, n), _cells(d.ffn.nodes, at, n), micro_batches=mb,
-                                     domains=kernels))   # AFD's second part of the form: its attention domains
+                                     domains=second))
         tpot[at] = step_function(m, sub, ctx, budget, precision, a)(req[at]).tpot_s
     ok = rate > 0
     out = _result(ok, rate, tpot, req)
