@@ -140,3 +140,124 @@ def test_yaml_with_an_unknown_attention_family_is_refused(tmp_path):
     p.write_text(base + "attention: {family: gqa, num_heads: 4, num_kv_heads: eight, head_dim: 16}\n")
     with pytest.raises(AfdError, match="num_kv_heads"):
         load_model(str(p))
+
+
+# --- fields that change the model: read, or refused naming them; misspellings refused ---------------
+
+def _shipped(name):
+    from pathlib import Path
+    return json.loads((Path(__file__).resolve().parent / "data" / "hf_configs" / name).read_text())
+
+
+def test_a_misspelt_config_field_is_refused_with_the_name_it_resembles(tmp_path):
+    cfg = dict(DEEPSEEK_V3)
+    cfg["n_shared_expert"] = cfg.pop("n_shared_experts")          # one letter short: read as 0 shared experts
+    with pytest.raises(AfdError, match="field 'n_shared_expert' is not one afd reads; did you mean 'n_shared_experts'"):
+        model_from_hf_config(_config(tmp_path, cfg))
+    cfg = dict(DEEPSEEK_V3, Num_NextN_Predict_Layer=1)               # case and a letter: still the same field
+    cfg.pop("num_nextn_predict_layers")
+    with pytest.raises(AfdError, match="did you mean 'num_nextn_predict_layers'"):
+        model_from_hf_config(_config(tmp_path, cfg))
+    # a field near a read one that the config also has is another field (MiMo-V2's sliding_window_size), and
+    # a field near nothing looked for (routed_scaling_factor) is only listed as ignored
+    m = model_from_hf_config(_config(tmp_path, dict(DEEPSEEK_V3, routed_scaling_factor=2.5)))
+    assert "routed_scaling_factor" in m.sources["config_ignored"]
+
+
+@pytest.mark.parametrize("field,value", [("use_double_wide_mlp", True),
+                                         ("hidden_size_per_layer_input", 256), ("mtp_use_dedicated_embeddings", True)])
+def test_a_field_that_changes_the_model_and_is_not_read_is_refused(tmp_path, field, value):
+    with pytest.raises(AfdError, match=f"field '{field}' .* changes the model, and afd does not read it"):
+        model_from_hf_config(_config(tmp_path, dict(DEEPSEEK_V3, **{field: value})))
+    # at the value that changes nothing it reads, and is listed as ignored
+    off = {"use_double_wide_mlp": False, "hidden_size_per_layer_input": 0,
+           "mtp_use_dedicated_embeddings": False}[field]
+    assert field in model_from_hf_config(_config(tmp_path, dict(DEEPSEEK_V3, **{field: off}))).sources["config_ignored"]
+
+
+def test_sliding_window_fields_are_read_or_their_conflict_refused(tmp_path):
+    gqa = dict(QWEN3_235B, sliding_window=4096, use_sliding_window=True)
+    # Gemma 3's sliding_window_pattern k: every k-th layer global, so 94 - 94 // 6 = 79 sliding layers
+    assert model_from_hf_config(_config(tmp_path, dict(gqa, sliding_window_pattern=6))).attention.local_layers == 79
+    # Qwen2's max_window_layers: the first 40 layers full, the other 54 sliding
+    assert model_from_hf_config(_config(tmp_path, dict(gqa, max_window_layers=40))).attention.local_layers == 54
+    # disabled (Qwen3's published use_sliding_window false): no sliding layer, max_window_layers unread
+    off = model_from_hf_config(_config(tmp_path, dict(QWEN3_235B, sliding_window=4096, max_window_layers=40)))
+    assert off.attention.local_layers == 0
+    with pytest.raises(AfdError, match="'sliding_window' \\(4096\\) and 'sliding_window_size' \\(128\\) disagree"):
+        model_from_hf_config(_config(tmp_path, dict(gqa, sliding_window_size=128)))
+    with pytest.raises(AfdError, match="'sliding_window' \\(4096\\) and 'attention_chunk_size' \\(8192\\)"):
+        model_from_hf_config(_config(tmp_path, dict(gqa, attention_chunk_size=8192)))
+    # an alias alone is the window
+    alias = dict(gqa, sliding_window=None, sliding_window_size=1024)
+    assert model_from_hf_config(_config(tmp_path, alias)).attention.local_window == 1024
+
+
+def test_output_gates_count_their_weights(tmp_path):
+    from afdlib.inputs.layers import parameter_counts
+    qwen = _shipped("Qwen--Qwen3.5-397B-A17B_config.json")
+    with_gate = parameter_counts(model_from_hf_config(_config(tmp_path, qwen)))[0]
+    qwen["text_config"]["attn_output_gate"] = False
+    without = parameter_counts(model_from_hf_config(_config(tmp_path, qwen)))[0]
+    # 15 full-attention layers (60, every 4th) x hidden 4096 x 32 heads x head_dim 256
+    assert with_gate - without == 15 * 4096 * 32 * 256
+    kimi = _shipped("moonshotai--Kimi-K3_config.json")
+    kimi_cfg = kimi.get("text_config", kimi)
+    gated = parameter_counts(model_from_hf_config(_config(tmp_path, kimi)))[0]
+    kimi_cfg["mla_use_output_gate"] = False
+    plain = parameter_counts(model_from_hf_config(_config(tmp_path, kimi)))[0]
+    # 24 MLA layers x hidden 7168 x 96 heads x value width 128
+    assert gated - plain == 24 * 7168 * 96 * 128
+
+
+def test_declared_weights_fields_are_read_not_listed_as_ignored():
+    from pathlib import Path
+    m = model_from_hf_config(Path(__file__).resolve().parent / "data" / "hf_configs" /
+                             "deepseek-ai--DeepSeek-V4-Flash_config.json")
+    assert m.weights_dtype == "mxfp4"
+    ignored = m.sources["config_ignored"].split(", ")
+    assert "quantization_config" not in ignored and "expert_dtype" not in ignored
+
+
+def test_minimax_and_step_names_for_the_shared_dense_and_mtp_sizes_are_read(tmp_path):
+    base = dict(DEEPSEEK_V3)
+    for k in ("n_shared_experts", "intermediate_size", "num_nextn_predict_layers"):
+        base.pop(k)
+    # MiniMax-M3: dense_intermediate_size is the dense layers' FFN, its intermediate_size the expert's
+    m = model_from_hf_config(_config(tmp_path, dict(base, dense_intermediate_size=12288, intermediate_size=2048,
+                                                    shared_intermediate_size=4096, num_mtp_modules=3,
+                                                    mtp_transformer_layers=2, use_mtp=True)))
+    assert (m.dense_intermediate_size, m.shared_expert_intermediate_size, m.shared_experts) == (12288, 4096, 1)
+    assert m.mtp_layers == 6                                          # 3 modules of 2 layers each
+    assert model_from_hf_config(_config(tmp_path, dict(base, num_mtp_modules=3, use_mtp=False))).mtp_layers == 0
+    # Step-3.7's share_expert_dim; MiniMax-M2's shared_intermediate_size 0: no shared expert
+    assert model_from_hf_config(_config(tmp_path, dict(base, share_expert_dim=1280))).shared_expert_intermediate_size == 1280
+    assert model_from_hf_config(_config(tmp_path, dict(base, shared_intermediate_size=0))).shared_experts == 0
+
+
+def test_two_names_of_one_moe_quantity_that_disagree_are_refused(tmp_path):
+    # gpt-oss gives experts_per_token and num_experts_per_tok, equal: read
+    assert model_from_hf_config(_config(tmp_path, dict(DEEPSEEK_V3, experts_per_token=8))).experts_per_token == 8
+    with pytest.raises(AfdError, match="'num_experts_per_tok' \\(8\\) and 'experts_per_token' \\(4\\) both give the "
+                                       "experts per token, and disagree"):
+        model_from_hf_config(_config(tmp_path, dict(DEEPSEEK_V3, experts_per_token=4)))
+    # Qwen3's intermediate_size (the dense FFN, 12288) beside moe_intermediate_size (1536) is no clash
+    assert model_from_hf_config(_config(tmp_path, QWEN3_235B)).moe_intermediate_size == 1536
+
+
+def test_block_sparse_attention_is_refused_and_shared_indexers_read(tmp_path):
+    with pytest.raises(AfdError, match="field 'sparse_attention_config' makes the attention block-sparse"):
+        model_from_hf_config(_config(tmp_path, dict(QWEN3_235B, sparse_attention_config={"use_sparse_attention": True})))
+    with pytest.raises(AfdError, match="field 'use_sparse_attention' \\(True\\) changes the model"):
+        model_from_hf_config(_config(tmp_path, dict(QWEN3_235B, use_sparse_attention=True)))
+    from afdlib.inputs.layers import core_flops_per_token, model_mixers
+    dsa = dict(DEEPSEEK_V3, index_topk=2048, index_n_heads=64, index_head_dim=128)
+    plain = model_mixers(model_from_hf_config(_config(tmp_path, dsa)))
+    types = ["full"] * 3 + ["full", "shared", "shared", "shared"] * 14 + ["full", "shared"]    # 61 layers, 18 full
+    shared = model_mixers(model_from_hf_config(_config(tmp_path, dict(dsa, indexer_types=types))))
+    assert [(g.layers, g.index_heads) for g in shared] == [(18, 64), (43, 0)]
+    # the shared layers skip the indexer: 43 x 2 x 64 x 128 FLOPs per cached token less at 10,000 tokens
+    total = lambda gs: sum(g.layers * float(core_flops_per_token(g, 1e4, 576, 512)) for g in gs)  # noqa: E731
+    assert total(plain) - total(shared) == pytest.approx(43 * 2 * 64 * 128 * 1e4)
+    with pytest.raises(AfdError, match="field 'indexer_types' must list 'full' or 'shared'"):
+        model_from_hf_config(_config(tmp_path, dict(dsa, indexer_types=["shared"] * 61)))

@@ -76,6 +76,15 @@ def _int(cfg: dict, keys: tuple[str, ...], path: Path) -> int | None:
 
 
 def _first(cfg: dict, quantity: str, path: Path) -> int:
+    """The first of the quantity's keys present; two of its names with different values refused
+    (``intermediate_size`` aside: beside ``moe_intermediate_size`` it is the dense FFN's)."""
+    given = {k: _int(cfg, (k,), path) for k in _KEYS[quantity] if k != "intermediate_size"}
+    given = {k: v for k, v in given.items() if v is not None}
+    clash = [(a, x, b, y) for a, x in given.items() for b, y in given.items() if x != y]
+    if clash:
+        a, x, b, y = clash[0]
+        raise AfdError(f"{path}: fields '{a}' ({x}) and '{b}' ({y}) both give the {quantity.replace('_', ' ')}, "
+                       "and disagree")
     v = _int(cfg, _KEYS[quantity], path)
     if v is None:
         raise AfdError(f"{path}: no field for {quantity} (looked for {', '.join(_KEYS[quantity])}); "
@@ -242,13 +251,23 @@ def _layout(cfg: dict, path: Path) -> tuple[int, int, int]:
     return n, len(moe), n - len(moe) - no_ffn
 
 
+def _mtp_layers(cfg: dict, path: Path) -> int | None:
+    """MTP layers: ``num_nextn_predict_layers`` (DeepSeek), ``mtp_num_hidden_layers``, or MiniMax-M2's
+    ``num_mtp_modules`` of ``mtp_transformer_layers`` each (where ``use_mtp`` is not false)."""
+    n = _int(cfg, ("num_nextn_predict_layers", "mtp_num_hidden_layers"), path)
+    if n is not None or cfg.get("use_mtp") is False:
+        return n
+    modules = _int(cfg, ("num_mtp_modules",), path)
+    return None if modules is None else modules * (_int(cfg, ("mtp_transformer_layers",), path) or 1)
+
+
 def _shared_experts(cfg: dict, path: Path) -> int:
     n = _int(cfg, ("n_shared_experts", "num_shared_experts", "moe_num_shared_experts"), path)
     if n is not None:
         return n
     if cfg.get("enable_moe_block") and cfg.get("intermediate_size"):  # Gemma-4: a dense MLP beside the experts
         return 1
-    if cfg.get("shared_expert_intermediate_size"):
+    if any(cfg.get(k) for k in ("shared_expert_intermediate_size", "share_expert_dim", "shared_intermediate_size")):
         return 1
     if cfg.get("intermediate_size_mlp") and cfg.get("num_local_experts"):  # Llama 4 shared expert
         return 1
@@ -259,9 +278,22 @@ def _local(cfg: dict, num_layers: int, path: Path) -> tuple[int, int]:
     """(window, layers) of sliding-window or chunked attention; (0, 0) where every layer is global."""
     types = _list(cfg, "layer_types", path)[:num_layers]
     window = _int(cfg, ("sliding_window",), path)
-    if window and cfg.get("use_sliding_window") is not False:  # Qwen configs carry a disabled window
-        return window, (types.count("sliding_attention") if types else num_layers)
+    alias = _int(cfg, ("sliding_window_size",), path)     # MiMo-V2 carries both, equal
+    if window and alias and alias != window:
+        raise AfdError(f"{path}: fields 'sliding_window' ({window}) and 'sliding_window_size' ({alias}) disagree")
+    window = window or alias
     chunk = _int(cfg, ("attention_chunk_size",), path)
+    if window and cfg.get("use_sliding_window") is not False:  # Qwen configs carry a disabled window
+        if chunk and chunk != window:
+            raise AfdError(f"{path}: fields 'sliding_window' ({window}) and 'attention_chunk_size' ({chunk}) both "
+                           "bound the attention's span, with different sizes: give one")
+        if types:
+            return window, types.count("sliding_attention")
+        every = _layout_int(cfg, "sliding_window_pattern", path, 1)   # Gemma 3: every k-th layer global
+        if every:
+            return window, num_layers - num_layers // every
+        full = _layout_int(cfg, "max_window_layers", path, 0) if cfg.get("use_sliding_window") else None
+        return window, (num_layers - min(full, num_layers) if full is not None else num_layers)  # Qwen2: full first
     if chunk:  # Llama 4: the RoPE layers are chunked, the NoPE ones (every 4th by default) global
         if types:
             return chunk, types.count("chunked_attention")
@@ -318,6 +350,64 @@ class _Recorder(dict):
         return super().__contains__(key)
 
 
+# Fields that change the model when set and that no reading here uses, each with the value at which it
+# changes nothing: refused naming the field, never dropped. Gemma 3n's KV-sharing layers' doubled MLP
+# (their shared cache: hf_mixers.refuse_unknown_layout), its per-layer input embeddings; an MTP
+# module's own embedding table; a gated attention where no hybrid layout places its full layers (mixers() reads the gate there); a
+# block-sparse attention (MiniMax-M3's use_sparse_attention, also nested in its sparse_attention_config).
+_UNREAD_CHANGES = {"use_double_wide_mlp": False, "hidden_size_per_layer_input": 0,
+                   "mtp_use_dedicated_embeddings": False, "attn_output_gate": False, "mla_use_output_gate": False,
+                   "attention_output_gate": False, "use_sparse_attention": False}
+_TYPO_EDITS = 2
+"""Edits (letters inserted, deleted or changed, case folded) within which an unread field is taken for a
+misspelling of a field the reader looked for and did not find: 'n_shared_expert' for 'n_shared_experts',
+'moe_intermediate_sise'. A field that is another one plus whole words ('intermediate_size' beside
+'intermediate_size_mlp') is a field of its own; fields of under 6 letters are never taken for one."""
+
+
+def _edits(a: str, b: str, most: int) -> int:
+    """Levenshtein distance of ``a`` and ``b``, or ``most + 1`` once it exceeds ``most``."""
+    if abs(len(a) - len(b)) > most:
+        return most + 1
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, y in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (x != y))
+        if min(row) > most:
+            return most + 1
+    return row[-1]
+
+
+def _misspelling(key: str, wanted: list[str]) -> str | None:
+    k = key.lower()
+    for w in wanted:
+        short, long = sorted((k, w.lower()), key=len)
+        words = long.startswith(short + "_") or long.endswith("_" + short)
+        if len(k) >= 6 and not words and _edits(k, w.lower(), _TYPO_EDITS) <= _TYPO_EDITS:
+            return w
+    return None
+
+
+def refuse_unread(cfg: "_Recorder", path: Path) -> None:
+    """Refuse a field that would change the model but is not read (:data:`_UNREAD_CHANGES`), and an unread
+    field that reads as a misspelling of one the reader looked for and did not find (:data:`_TYPO_EDITS`)."""
+    unread = [k for k in dict.keys(cfg) if k not in cfg.read and k != "text_config"]
+    sparse = dict.get(cfg, "sparse_attention_config")
+    if "sparse_attention_config" in unread and isinstance(sparse, dict) and sparse.get("use_sparse_attention"):
+        raise AfdError(f"{path}: field 'sparse_attention_config' makes the attention block-sparse, and afd does not "
+                       "read it; the model would be read as full attention")
+    for key in unread:
+        if key in _UNREAD_CHANGES and dict.get(cfg, key) not in (None, _UNREAD_CHANGES[key]):
+            raise AfdError(f"{path}: field '{key}' ({checks.show(dict.get(cfg, key))}) changes the model, and afd "
+                           "does not read it; the model would be wrong without it")
+    wanted = sorted(k for k in cfg.read if "." not in k and not dict.__contains__(cfg, k))
+    for key in unread:
+        near = _misspelling(key, wanted) if dict.get(cfg, key) is not None else None
+        if near:
+            raise AfdError(f"{path}: field '{key}' is not one afd reads; did you mean '{near}'?")
+
+
 def model_from_hf_config(path: str | Path, slug: str | None = None) -> Model:
     """A :class:`Model` from a Hugging Face ``config.json`` file."""
     path = Path(path)
@@ -333,11 +423,13 @@ def model_from_hf_config(path: str | Path, slug: str | None = None) -> Model:
     shared = _shared_experts(cfg, path)
     extra = {
         "vocab_size": _int(cfg, ("vocab_size",), path),
-        "mtp_layers": _int(cfg, ("num_nextn_predict_layers", "mtp_num_hidden_layers"), path),
-        "shared_expert_intermediate_size": _int(cfg, ("shared_expert_intermediate_size",
-                                                      "moe_shared_expert_intermediate_size"), path),
-        # the dense layers' FFN (Llama 4 names it intermediate_size_mlp; its intermediate_size is the expert's)
-        "dense_intermediate_size": _int(cfg, ("intermediate_size_mlp", "intermediate_size"), path) if dense else None,
+        "mtp_layers": _mtp_layers(cfg, path),
+        "shared_expert_intermediate_size": _int(cfg, ("shared_expert_intermediate_size", "moe_shared_expert_intermediate_size",
+                                                      "share_expert_dim", "shared_intermediate_size"), path) or None,
+        # the dense layers' FFN (MiniMax-M3 names it dense_intermediate_size, Llama 4 intermediate_size_mlp;
+        # their intermediate_size is the expert's)
+        "dense_intermediate_size": _int(cfg, ("dense_intermediate_size", "intermediate_size_mlp", "intermediate_size"),
+                                        path) if dense else None,
     }
     if cfg.get("enable_moe_block") and shared == 1 and extra["shared_expert_intermediate_size"] is None:
         extra["shared_expert_intermediate_size"] = _int(cfg, ("intermediate_size",), path)
@@ -354,7 +446,9 @@ def model_from_hf_config(path: str | Path, slug: str | None = None) -> Model:
     if mixers:
         sources["mixers"] = str(path)
     latent, mats = hf_mixers.latent_size(cfg, path), hf_mixers.ffn_matrices(cfg, path)
-    weights, where = hf_mixers.declared_weights(raw, path) or hf_mixers.declared_weights(cfg, path), path
+    outer = _Recorder(raw)          # a multimodal wrapper may declare the weights outside text_config
+    weights, where = hf_mixers.declared_weights(outer, path) or hf_mixers.declared_weights(cfg, path), path
+    cfg.read |= outer.read
     if weights is None and "quantization_config" not in cfg and hf_mixers.sibling_quantization(path):
         where = path.with_name(path.name.replace("config.json", "hf_quant_config.json"))
         weights = hf_mixers.declared_weights({"quantization_config": hf_mixers.sibling_quantization(path)}, path)
@@ -363,6 +457,7 @@ def model_from_hf_config(path: str | Path, slug: str | None = None) -> Model:
     sizes = f"L{n} H{h} E{values['routed_experts']} K{values['experts_per_token']}"
     name = hf_mixers.label(slug or hf_mixers.config_name(cfg, path, sizes), path)
     tied = bool(cfg.get("tie_word_embeddings"))
+    refuse_unread(cfg, path)
     sources["config_fields"] = ", ".join(sorted(k for k in cfg.read if dict.__contains__(cfg, k)))
     # the config's other fields (a multimodal wrapper's and its text_config's), which the reader never looked
     # at: listed by ``afd model``, so a field that would change the model and is not read is seen, not dropped

@@ -138,8 +138,14 @@ def _mamba(cfg: dict, path: Path, layers: int, hidden: int) -> Mixer:
 
 
 def _gate(cfg: dict, att: Attention, hidden: int) -> int:
-    """Extra query-projection weights of a gated full attention (``attn_output_gate``)."""
-    return hidden * att.num_heads * att.head_dim if cfg.get("attn_output_gate") else 0
+    """Extra projection weights of a gated full attention: ``attn_output_gate`` (Qwen3-Next: the query
+    projection doubled, one gate per query element) or ``mla_use_output_gate`` (Kimi-K3: a sigmoid gate
+    on each head's value output, hidden x heads x value width)."""
+    if cfg.get("attn_output_gate"):
+        return hidden * att.num_heads * att.head_dim
+    if cfg.get("mla_use_output_gate"):
+        return hidden * att.num_heads * (att.v_head_dim or att.head_dim)
+    return 0
 
 
 def mixers(cfg: dict, path: Path, n: int, mtp: int, hidden: int, att: Attention | None,
@@ -177,11 +183,29 @@ def mixers(cfg: dict, path: Path, n: int, mtp: int, hidden: int, att: Attention 
     if isinstance(types, list) and "sliding_attention" in types and cfg.get("global_head_dim"):
         return _gemma(cfg, path, n, att)
     if cfg.get("index_topk") and att is not None and att.family == "mla":   # DeepSeek-V3.2, GLM-5: DSA
-        return (Mixer("compressed", n, att, compress_ratio=1, index_topk=_int(cfg, "index_topk", path, lo=1),
-                      index_heads=_int(cfg, "index_n_heads", path, lo=1),
-                      index_head_dim=_int(cfg, "index_head_dim", path, lo=1)),), att
+        return _dsa(cfg, path, n, mtp, att), att
     refuse_unplaced_mixers(cfg, path)
     return (), att
+
+
+def _dsa(cfg: dict, path: Path, n: int, mtp: int, att: Attention) -> tuple[Mixer, ...]:
+    """DeepSeek sparse attention: an indexer of ``index_n_heads`` x ``index_head_dim`` selects the
+    ``index_topk`` entries each query attends to. GLM-5.2's ``indexer_types`` marks layers ``shared``
+    that reuse the selection of the last ``full`` one: no indexer, no index keys of their own."""
+    topk = _int(cfg, "index_topk", path, lo=1)
+    full = Mixer("compressed", n, att, compress_ratio=1, index_topk=topk, index_heads=_int(cfg, "index_n_heads", path, lo=1),
+                 index_head_dim=_int(cfg, "index_head_dim", path, lo=1))
+    types = cfg.get("indexer_types")
+    if types is None:
+        return (full,)
+    if not isinstance(types, list) or len(types) not in (n, n + mtp) or any(t not in ("full", "shared") for t in types) \
+            or types[0] != "full":
+        raise AfdError(f"{path}: field 'indexer_types' must list 'full' or 'shared' for each of the {n} layers, "
+                       "the first 'full'")
+    k = types[:n].count("full")
+    shared = Mixer("compressed", n - k, att, compress_ratio=1, index_topk=topk)
+    return tuple(m for m in (Mixer("compressed", k, att, compress_ratio=1, index_topk=topk, index_heads=full.index_heads,
+                                   index_head_dim=full.index_head_dim), shared) if m.layers)
 
 
 # fields that describe layers other than full attention, or where they sit: read as all-full-attention,
@@ -196,8 +220,10 @@ def _all_softmax(cfg: dict, key: str) -> bool:
     """MiniMax's ``attn_type_list`` that places softmax (full) attention on every layer: one entry per
     layer, each 1 (MiniMax-Text-01's convention: 0 lightning attention, 1 softmax; MiniMax-M2's
     published configs list 1 for all their layers). Such a field places nothing but full attention."""
+    if key != "attn_type_list":          # looked up only when it is: every other field stays unread
+        return False
     types, n = cfg.get(key), cfg.get("num_hidden_layers")
-    return (key == "attn_type_list" and isinstance(types, list) and isinstance(n, int) and len(types) == n
+    return (isinstance(types, list) and isinstance(types, list) and isinstance(n, int) and len(types) == n
             and all(t == 1 and not isinstance(t, bool) for t in types))
 
 
@@ -225,7 +251,7 @@ def _kimi_linear(cfg: dict, lin: dict, path: Path, n: int, hidden: int, att: Att
                  conv_kernel=_int(lin, "short_conv_kernel_size", path, 4), gate_params=gate,
                  state_dtype=state_dtype(cfg))] if kda else []
     if full:
-        out.append(Mixer("attention", len(full), att))
+        out.append(Mixer("attention", len(full), att, gate_params=_gate(cfg, att, hidden)))
     return tuple(out)
 
 

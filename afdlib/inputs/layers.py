@@ -232,6 +232,7 @@ def mixer_params(mixer: Mixer, hidden: int) -> tuple[int, int]:
         out = (att.num_heads * v * mixer.o_lora_rank + max(mixer.o_groups, 1) * mixer.o_lora_rank * h
                if mixer.o_lora_rank else att.num_heads * v * h)
         params = q + kv + out
+    params += mixer.gate_params          # an output gate (fused into the query projection: no GEMM of its own)
     if mixer.kind == "compressed" and mixer.compress_ratio:
         d = mixer.attention.head_dim
         if mixer.compress_ratio > 1:     # the compressor (ratio 1: every token its own entry, DSA)
