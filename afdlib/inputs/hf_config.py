@@ -35,6 +35,7 @@ from afdlib.inputs.specs import Attention, Model, check_model
 from afdlib.errors import AfdError
 from afdlib.inputs import checks, hf_mixers
 from afdlib.inputs.files import read_json
+from afdlib.inputs.hf_fields import Recorder, refuse_unread
 
 # quantity -> candidate keys, in order (dotted = nested)
 _KEYS = {
@@ -330,84 +331,6 @@ def _attention(cfg: dict, hidden: int, num_layers: int, path: Path) -> Attention
                      v_head_dim=_int(cfg, ("v_head_dim",), path) or 0, local_window=window, local_layers=local)
 
 
-class _Recorder(dict):
-    """The config, recording which of its fields the reader looked at (``afd model`` lists them)."""
-
-    def __init__(self, *a):
-        super().__init__(*a)
-        self.read: set[str] = set()
-
-    def get(self, key, default=None):
-        self.read.add(key)
-        return super().get(key, default)
-
-    def __getitem__(self, key):
-        self.read.add(key)
-        return super().__getitem__(key)
-
-    def __contains__(self, key):
-        self.read.add(key)
-        return super().__contains__(key)
-
-
-# Fields that change the model when set and that no reading here uses, each with the value at which it
-# changes nothing: refused naming the field, never dropped. Gemma 3n's KV-sharing layers' doubled MLP
-# (their shared cache: hf_mixers.refuse_unknown_layout), its per-layer input embeddings; an MTP
-# module's own embedding table; a gated attention where no hybrid layout places its full layers (mixers() reads the gate there); a
-# block-sparse attention (MiniMax-M3's use_sparse_attention, also nested in its sparse_attention_config).
-_UNREAD_CHANGES = {"use_double_wide_mlp": False, "hidden_size_per_layer_input": 0,
-                   "mtp_use_dedicated_embeddings": False, "attn_output_gate": False, "mla_use_output_gate": False,
-                   "attention_output_gate": False, "use_sparse_attention": False}
-_TYPO_EDITS = 2
-"""Edits (letters inserted, deleted or changed, case folded) within which an unread field is taken for a
-misspelling of a field the reader looked for and did not find: 'n_shared_expert' for 'n_shared_experts',
-'moe_intermediate_sise'. A field that is another one plus whole words ('intermediate_size' beside
-'intermediate_size_mlp') is a field of its own; fields of under 6 letters are never taken for one."""
-
-
-def _edits(a: str, b: str, most: int) -> int:
-    """Levenshtein distance of ``a`` and ``b``, or ``most + 1`` once it exceeds ``most``."""
-    if abs(len(a) - len(b)) > most:
-        return most + 1
-    row = list(range(len(b) + 1))
-    for i, x in enumerate(a, 1):
-        prev, row[0] = row[0], i
-        for j, y in enumerate(b, 1):
-            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (x != y))
-        if min(row) > most:
-            return most + 1
-    return row[-1]
-
-
-def _misspelling(key: str, wanted: list[str]) -> str | None:
-    k = key.lower()
-    for w in wanted:
-        short, long = sorted((k, w.lower()), key=len)
-        words = long.startswith(short + "_") or long.endswith("_" + short)
-        if len(k) >= 6 and not words and _edits(k, w.lower(), _TYPO_EDITS) <= _TYPO_EDITS:
-            return w
-    return None
-
-
-def refuse_unread(cfg: "_Recorder", path: Path) -> None:
-    """Refuse a field that would change the model but is not read (:data:`_UNREAD_CHANGES`), and an unread
-    field that reads as a misspelling of one the reader looked for and did not find (:data:`_TYPO_EDITS`)."""
-    unread = [k for k in dict.keys(cfg) if k not in cfg.read and k != "text_config"]
-    sparse = dict.get(cfg, "sparse_attention_config")
-    if "sparse_attention_config" in unread and isinstance(sparse, dict) and sparse.get("use_sparse_attention"):
-        raise AfdError(f"{path}: field 'sparse_attention_config' makes the attention block-sparse, and afd does not "
-                       "read it; the model would be read as full attention")
-    for key in unread:
-        if key in _UNREAD_CHANGES and dict.get(cfg, key) not in (None, _UNREAD_CHANGES[key]):
-            raise AfdError(f"{path}: field '{key}' ({checks.show(dict.get(cfg, key))}) changes the model, and afd "
-                           "does not read it; the model would be wrong without it")
-    wanted = sorted(k for k in cfg.read if "." not in k and not dict.__contains__(cfg, k))
-    for key in unread:
-        near = _misspelling(key, wanted) if dict.get(cfg, key) is not None else None
-        if near:
-            raise AfdError(f"{path}: field '{key}' is not one afd reads; did you mean '{near}'?")
-
-
 def model_from_hf_config(path: str | Path, slug: str | None = None) -> Model:
     """A :class:`Model` from a Hugging Face ``config.json`` file."""
     path = Path(path)
@@ -417,7 +340,7 @@ def model_from_hf_config(path: str | Path, slug: str | None = None) -> Model:
     cfg = dict(raw)
     if isinstance(raw.get("text_config"), dict):  # multimodal wrappers: the language model
         cfg = {**raw, **raw["text_config"]}
-    cfg = _Recorder(cfg)
+    cfg = Recorder(cfg)
     values = {q: _first(cfg, q, path) for q in _KEYS if q != "num_layers"}
     values["num_layers"], moe, dense = _layout(cfg, path)
     shared = _shared_experts(cfg, path)
@@ -446,7 +369,7 @@ def model_from_hf_config(path: str | Path, slug: str | None = None) -> Model:
     if mixers:
         sources["mixers"] = str(path)
     latent, mats = hf_mixers.latent_size(cfg, path), hf_mixers.ffn_matrices(cfg, path)
-    outer = _Recorder(raw)          # a multimodal wrapper may declare the weights outside text_config
+    outer = Recorder(raw)          # a multimodal wrapper may declare the weights outside text_config
     weights, where = hf_mixers.declared_weights(outer, path) or hf_mixers.declared_weights(cfg, path), path
     cfg.read |= outer.read
     if weights is None and "quantization_config" not in cfg and hf_mixers.sibling_quantization(path):
