@@ -650,21 +650,35 @@ def test_the_book_refuses_fewer_than_one_job_in_one_line(capsys):
     assert JOBS >= 2                                    # one more than the cores: at least 2
 
 
-def test_a_refused_own_pair_rebuild_says_the_published_book_is_the_previous_one(tmp_path):
+def test_a_refused_own_pair_rebuild_leaves_no_book_at_the_published_path(tmp_path):
     import json
 
     import pytest
 
     from afdlib.errors import AfdError
+    from afdlib.report.building import lock
     from afdlib.report.own_book import BUILT_FOR, build_custom_book
     out = tmp_path / "mine"
-    (out / "_build" / "html").mkdir(parents=True)
-    (out / "_build" / "html" / "index.html").write_text("<html>an earlier book</html>")
-    (out / "book").mkdir()
-    (out / "book" / BUILT_FOR).write_text(json.dumps({"hardware": "h800", "model": None}))
-    with pytest.raises(AfdError, match=r"no such file; the book at .*_build/html is the previous build's, for "
-                                       r"hardware h800, not this run's"):
+    html = out / "_build" / "html"
+
+    def earlier():
+        html.mkdir(parents=True, exist_ok=True)
+        (html / "index.html").write_text("<html>an earlier book</html>")
+        (out / "book").mkdir(exist_ok=True)
+        (out / "book" / BUILT_FOR).write_text(json.dumps({"hardware": "h800", "model": None}))
+    earlier()
+    with pytest.raises(AfdError, match=r"no such file; the previous build's book, for hardware h800, is no longer "
+                                       r"published: moved to .*_build/html.previous"):
         build_custom_book(out, hardware=str(tmp_path / "missing.yaml"))
+    assert not html.exists() and (out / "_build" / "html.previous" / "index.html").exists()
+    earlier()                                              # while another build holds the folder: left alone
+    with lock(out / "_build"), pytest.raises(AfdError, match="is the previous build's, for hardware h800, not this"):
+        build_custom_book(out, hardware=str(tmp_path / "missing.yaml"))
+    assert (html / "index.html").exists()
+    # a refused --only re-run keeps the book it would have updated, and says whose it is
+    with pytest.raises(AfdError, match="--only: the book in .* was built for .*; the book at .* is the previous"):
+        build_custom_book(out, model="deepseek-v3", only=["fig2_intensity"])
+    assert (html / "index.html").exists()
     with pytest.raises(AfdError) as fresh:                 # no book there: the error alone
         build_custom_book(tmp_path / "other", hardware=str(tmp_path / "missing.yaml"))
     assert "previous build" not in str(fresh.value)

@@ -361,6 +361,8 @@ def test_a_sweep_refuses_what_it_cannot_finish_in_one_line(tmp_path, capsys):
     for doc, extra, message in (
             (small, ["--out", str(tmp_path / "a.zarr"), "--scheduler", "garbage"], "is not a Dask scheduler address"),
             (small, ["--out", str(tmp_path / "no" / "a.zarr")], "does not exist"),
+            # /sys refuses a new file even to root, whom os.access would have let through
+            (small, ["--out", "/sys/a.zarr"], "its folder /sys is not writable"),
             (huge, ["--out", str(tmp_path / "b.zarr")], "tasks, more than the 2e+05 a sweep builds; give --chunk")):
         assert main(["sweep", _spec_file(tmp_path, doc), *extra]) == 2
         err = capsys.readouterr().err

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from afdlib.errors import AfdError
 from afdlib.report import book
-from afdlib.report.building import BuildFailed, publish_whole, rmtree, writable_folder
+from afdlib.report.building import BuildFailed, lock, publish_whole, rmtree, writable_folder
 
 PAPER_HARDWARE = ["h20", "h800", "h100", "h200", "b200", "b300", "gb200", "gb300"]
 PAPER_MODELS = ["deepseek-v3", "kimi-k2", "step3", "qwen3-coder", "ernie-4.5", "glm-4.7"]
@@ -143,21 +143,34 @@ def _only_chapters(out: Path, names: list[str], only: list[str], built_for: dict
 
 def build_custom_book(out: Path, hardware: str | None = None, model: str | None = None, jobs: int = book.JOBS,
                       only: list[str] | None = None, cell_timeout: float | None = None) -> int:
-    """:func:`_build_custom_book`; where it is refused (one ``afd: error`` line) and ``out`` already holds a
-    published book, the line says that book is the previous build's and for which pair, so it is not read
-    as this run's."""
+    """:func:`_build_custom_book`. Where a whole build is refused (one ``afd: error`` line) and ``out``
+    already publishes a book, that book is the previous build's, perhaps of other inputs: it is moved
+    out of the published path to ``_build/html.previous`` (the line says so and for which pair), so
+    nothing at ``out/_build/html`` is taken for this run's. A refused ``--only`` re-run keeps the book
+    it would have updated (the line says it is the previous build's), as does a refusal while another
+    build holds the folder."""
     try:
         return _build_custom_book(out, hardware, model, jobs, only, cell_timeout)
     except AfdError as e:
-        published = Path(out) / "_build" / "html" / "index.html"
-        if not published.exists():
+        build = Path(out) / "_build"
+        if not (build / "html" / "index.html").exists():
             raise
         try:
             before = json.loads((Path(out) / "book" / BUILT_FOR).read_text())
             pair = ", ".join(f"{k} {v}" for k, v in sorted(before.items()) if v) or "an unknown pair"
         except (OSError, ValueError, AttributeError):
             pair = "an unknown pair"
-        raise AfdError(f"{e}; the book at {published.parent} is the previous build's, for {pair}, not this run's") from None
+        if only is None:
+            try:
+                with lock(build):
+                    rmtree(build / "html.previous")
+                    os.replace(build / "html", build / "html.previous")
+            except AfdError:          # another build holds the folder: its book stays as it is
+                pass
+            else:
+                raise AfdError(f"{e}; the previous build's book, for {pair}, is no longer published: moved to "
+                               f"{build / 'html.previous'}") from None
+        raise AfdError(f"{e}; the book at {build / 'html'} is the previous build's, for {pair}, not this run's") from None
 
 
 def _build_custom_book(out: Path, hardware: str | None = None, model: str | None = None, jobs: int = book.JOBS,

@@ -13,6 +13,7 @@ import contextlib
 import logging
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -51,8 +52,10 @@ def run(spec: Spec, out: str | Path, workers: int | None = None, scheduler: str 
     parent = out.parent if str(out.parent) else Path(".")
     if not parent.is_dir():
         raise AfdError(f"{out}: its folder {parent} does not exist")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise AfdError(f"{out}: its folder {parent} is not writable")
+    try:      # a file written and removed, not os.access: root passes that on a read-only file system
+        tempfile.TemporaryFile(dir=parent).close()
+    except OSError as e:
+        raise AfdError(f"{out}: its folder {parent} is not writable ({e.strerror or e})") from None
     chunk = chunk or default_chunk(spec)
     tasks = 1
     for per_axis in chunks(spec, chunk):
