@@ -68,8 +68,8 @@ def test_finite_names_the_first_non_finite_entry():
     assert checks.finite(doc) is doc
     with pytest.raises(AfdError, match=r"\(b\[1\]\.c = inf\)"):
         checks.finite({"a": 1.0, "b": [0, {"c": math.inf}]})
-    with pytest.raises(AfdError, match=r"\(tpot_ms = nan\)"):
-        checks.finite({"tpot_ms": np.float64("nan")})
+    with pytest.raises(AfdError, match=r"\(tpot_ms = nan\): these inputs take the model beyond floating point"):
+        checks.finite({"tpot_ms": np.float64("nan")})     # the likely cause first, "please report" only if not
     assert checks.finite_text("infeasible at 2.0 GB/s; info") == "infeasible at 2.0 GB/s; info"
     for bad in ("break even at nan GB/s", "TPOT inf ms", "ratio -inf", "Infinity"):
         with pytest.raises(AfdError, match="not finite"):

@@ -260,3 +260,17 @@ def test_a_negative_jitter_loss_is_said_to_be_sampling_noise(capsys):
     assert main(["simulate", "--design", "ep", "--t-attn-us", "100", "--t-ffn-us", "100", "--t-comm-us", "50",
                  "--layers", "4", "--steps", "30", "--micro-batches", "2", "--cv-ffn", "0.3", "--seed", "1"]) == 0
     assert "a gain within the sampling noise of 30 steps" in capsys.readouterr().out
+
+
+def test_a_computed_number_in_an_error_line_is_never_hundreds_of_digits(capsys, tmp_path):
+    """A device of 10^-300 TFLOPS takes some 10^304 ms per token: the line says so in 3 figures."""
+    import re
+    f = tmp_path / "slow.yaml"
+    f.write_text("name: Slow\ngpus_per_node: 8\nbf16_tflops: 1.0e-300\nfp8_tflops: 1.0e-300\nhbm_tb_per_s: 3.35\n"
+                 "hbm_gb: 141\nscale_up_gb_per_s: 450\nscale_out_gb_per_s: 50\nscale_out_latency_us: 10\nsource: a test\n")
+    assert main(["throughput", "--model", "deepseek-v3", "--hardware", str(f), "--design", "ep", "--ep-size", "8"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and re.search(r"TPOT \d\.\d\de\+30\d ms", err) and not re.search(r"\d{16}", err), err
+    from afdlib.cli import readable_numbers
+    assert readable_numbers("/tmp/run12345678901234567890/x: 12345678901234567890.5 ms") == \
+        "/tmp/run12345678901234567890/x: 1.23e+19 ms"                     # the path as it is, the number shortened

@@ -11,6 +11,7 @@ when every number in it is finite. Ctrl-C ends any command with one line and sta
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import warnings
 from typing import Callable, Sequence
@@ -57,6 +58,16 @@ def given_options(argv: Sequence[str] | None, parser: argparse.ArgumentParser | 
     return set(vars(quiet.parse_args(argv))) - {"command"}
 
 
+_LONG_NUMBER = re.compile(r"(?<![\w/.\-])\d{16,}(?:\.\d+)?(?![\w/])")
+
+
+def readable_numbers(message: str) -> str:
+    """``message`` with each computed number of 16 or more digits written in 3 significant figures
+    (a TPOT of 10^300 ms from a rate of 10^-300 reads ``3.43e+303``, not 300 digits); names and paths
+    with digits in them are left as they are."""
+    return _LONG_NUMBER.sub(lambda m: f"{float(m.group()):.3g}", message)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from afdlib.errors import AfdError
     parser = build_parser()
@@ -71,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.simplefilter("ignore", RuntimeWarning)
             return int(func(args) or 0)
     except AfdError as e:
-        print(f"afd: error: {e}", file=sys.stderr)
+        print(f"afd: error: {readable_numbers(str(e))}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0

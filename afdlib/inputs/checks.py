@@ -201,6 +201,11 @@ def label(value: Any, name: str = "", where: str = "", limit: int = LABEL_CHARS)
     return out if len(out) <= limit else out[:limit - 3] + "..."
 
 
+OUT_OF_RANGE = ("these inputs take the model beyond floating point (a rate, size or count near 0 or near 1e308 "
+                "among them?); if none is, that is a bug: please report the command line")
+"""What a non-finite result says: the likely cause first, then where to send it."""
+
+
 def finite(doc: Any, name: str = "result") -> Any:
     """``doc`` unchanged when every number in it (nested dicts, lists and tuples) is finite; else
     :class:`AfdError` naming the first non-finite entry's path."""
@@ -212,8 +217,7 @@ def finite(doc: Any, name: str = "result") -> Any:
             for i, v in enumerate(x):
                 walk(v, f"{path}[{i}]")
         elif _is_real(x) and not (math.isfinite(x) if isinstance(x, (int, float)) else np.all(np.isfinite(x))):
-            raise AfdError(f"{name} is not finite for these inputs ({path or 'value'} = {x}); please report the "
-                           "command line")
+            raise AfdError(f"{name} is not finite ({path or 'value'} = {x}): {OUT_OF_RANGE}")
     walk(doc, "")
     return doc
 
@@ -227,6 +231,5 @@ def finite_text(sentence: str, name: str = "result") -> str:
     not for names read from files."""
     hit = _NON_FINITE.search(sentence)
     if hit:
-        raise AfdError(f"{name} is not finite for these inputs ('{hit.group()}' in: {sentence[:120]}); please report "
-                       "the command line")
+        raise AfdError(f"{name} is not finite ('{hit.group()}' in: {sentence[:120]}): {OUT_OF_RANGE}")
     return sentence
