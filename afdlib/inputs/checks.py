@@ -97,7 +97,10 @@ def number(value: Any, name: str = "", where: str = ""):
     """A finite real number (or real array, every element finite), returned unchanged."""
     if not _is_real(value):
         raise Refused("a number", value, name, where)
-    finite = math.isfinite(value) if isinstance(value, (int, float)) else np.all(np.isfinite(value))
+    try:        # an integer beyond float's range (10**400 from a file) is not finite for the model either
+        finite = math.isfinite(value) if isinstance(value, (int, float)) else np.all(np.isfinite(value))
+    except OverflowError:
+        finite = False
     if not finite:
         raise Refused("finite", value, name, where)
     return value
@@ -150,6 +153,11 @@ def integer_rule(lo: int | None = None, hi: int | None = None) -> str:
     return {None: "an integer", 0: "a non-negative integer", 1: "a positive integer"}.get(lo, f"an integer >= {lo}")
 
 
+MAX_INTEGER = 2 ** 53
+"""Largest integer any field takes: the largest a float holds exactly (every size and count is multiplied
+in floating point; 10**400 would overflow there)."""
+
+
 def integer(value: Any, name: str = "", where: str = "", lo: int | None = None, hi: int | None = None,
             integral_float: bool = False) -> int:
     """An integer in lo..hi (either bound optional), as ``int``. ``integral_float``: accept a float
@@ -159,6 +167,8 @@ def integer(value: Any, name: str = "", where: str = "", lo: int | None = None, 
         ok_type = True
     if not ok_type or (lo is not None and value < lo) or (hi is not None and value > hi):
         raise Refused(integer_rule(lo, hi), value, name, where)
+    if abs(value) > MAX_INTEGER:          # a count or size the model's float arithmetic cannot carry exactly
+        raise Refused(f"at most {MAX_INTEGER:.3g} in size", value, name, where)
     return int(value)
 
 

@@ -27,7 +27,7 @@ def load_counts(path: str | Path) -> np.ndarray:
         raise AfdError(f'{path}: expected a JSON object with key "logical_count" (layers x experts)')
     try:
         counts = np.asarray(doc["logical_count"], dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise AfdError(f"{path}: logical_count must be a list of equal-length lists of numbers") from None
     if counts.ndim == 1:
         counts = counts[None, :]
