@@ -369,6 +369,11 @@ def check_attention(att: Attention, where: str, num_layers: int) -> None:
         raise AfdError(f"{where}: attention.local_layers needs a local_window")
 
 
+MAX_MODEL_SIZE = 2 ** 24
+"""Largest size or count of a model field (16,777,216: 64x the largest published hidden size, vocabulary
+or expert count); a larger one overflows the 64-bit integer products of the parameter counts."""
+
+
 def check_model(m: Model, layer_sum: bool = True) -> None:
     """Raise :class:`AfdError` for non-integer counts, TopK > E, or more MoE and dense layers than
     layers (``layer_sum=False`` checks each alone: the paper's Table 4 prints GLM-4.7 with 92 MoE
@@ -378,6 +383,9 @@ def check_model(m: Model, layer_sum: bool = True) -> None:
         checks.integer(getattr(m, f_), f_, where, lo=0 if f_ in ("dense_layers", "shared_experts") else 1)
     for f_ in MODEL_OPTIONAL_INT_FIELDS:
         checks.integer(getattr(m, f_), f_, where, lo=0)
+    for f_ in (*MODEL_INT_FIELDS, *MODEL_OPTIONAL_INT_FIELDS):   # products of two stay exact in 64 bits
+        if getattr(m, f_) > MAX_MODEL_SIZE:
+            raise checks.Refused(f"at most {MAX_MODEL_SIZE:,}", getattr(m, f_), f_, where)
     if m.experts_per_token > m.routed_experts:
         raise AfdError(f"{where}: TopK ({m.experts_per_token}) exceeds the routed experts "
                        f"({m.routed_experts})")
