@@ -36,8 +36,8 @@ class Recorder(dict):
 # Fields that change the model when set and that no reading here uses, each with the value at which it
 # changes nothing: refused naming the field, never dropped. Gemma 3n's KV-sharing layers' doubled MLP
 # (their shared cache: hf_mixers.refuse_unknown_layout), its per-layer input embeddings; an MTP
-# module's own embedding table; a gated attention where no hybrid layout places its full layers (mixers() reads the gate there); a
-# block-sparse attention (MiniMax-M3's use_sparse_attention, also nested in its sparse_attention_config).
+# module's own embedding table; a gated attention where no hybrid layout places its full layers
+# (mixers() reads the gate there); a block-sparse attention (MiniMax-M3's use_sparse_attention, also nested in its sparse_attention_config).
 _UNREAD_CHANGES = {"use_double_wide_mlp": False, "hidden_size_per_layer_input": 0,
                    "mtp_use_dedicated_embeddings": False, "attn_output_gate": False, "mla_use_output_gate": False,
                    "attention_output_gate": False, "use_sparse_attention": False}

@@ -43,6 +43,7 @@ folder that merely collects configs.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -204,8 +205,7 @@ def _dsa(cfg: dict, path: Path, n: int, mtp: int, att: Attention) -> tuple[Mixer
                        "the first 'full'")
     k = types[:n].count("full")
     shared = Mixer("compressed", n - k, att, compress_ratio=1, index_topk=topk)
-    return tuple(m for m in (Mixer("compressed", k, att, compress_ratio=1, index_topk=topk, index_heads=full.index_heads,
-                                   index_head_dim=full.index_head_dim), shared) if m.layers)
+    return tuple(m for m in (replace(full, layers=k), shared) if m.layers)
 
 
 # fields that describe layers other than full attention, or where they sit: read as all-full-attention,
