@@ -188,12 +188,15 @@ def _balancedness(a: "Assumptions", tokens, k, e, ranks, redundant):
 
 
 def _attention_stage(model, precision, hardware, a, requests, context, tokens_per_request):
-    """(time, bound) of one attention layer of one micro-batch, with the router."""
+    """(time, bound, (projections, core)) of one attention layer of one micro-batch, with the router;
+    the projections' and core's work through the kernel profile, which a dense layer of the same
+    micro-batch runs again (:func:`_rest_of_step`)."""
     proj, core = attention_work(model, precision, requests, context, tokens_per_request)
     tokens = np.asarray(requests, dtype=float) * tokens_per_request
     k = a.kernels
-    return _time([k.gemm(proj, hardware, tokens), k.attention(core, hardware),
-                  k.gemm(router_work(model, tokens), hardware, tokens)], hardware, a, attention_kernels(model))
+    works = (k.gemm(proj, hardware, tokens), k.attention(core, hardware))
+    t, st = _time([*works, k.gemm(router_work(model, tokens), hardware, tokens)], hardware, a, attention_kernels(model))
+    return t, st, works
 
 
 def attention_layer_s(model: Model, precision: Precision, hardware: Hardware, assumptions: Assumptions,
@@ -263,17 +266,17 @@ def afd_ffn_parts(model: Model, ffn_hardware: Hardware, precision: Precision, as
             "fixed_s": np.asarray(kernels * a.kernels.fixed_s), "kernels": kernels}
 
 
-def _rest_of_step(model, precision, hardware, a, req, context, q: int, m: int, moe_layer):
+def _rest_of_step(model, precision, hardware, a, req, context, q: int, m: int, moe_layer, attention):
     """(one dense layer, the LM head, the MTP drafts) of a step, on the GPUs that hold attention.
 
     A dense layer is attention plus the dense FFN for each of the ``m`` micro-batches (no
     all-to-all); each MTP draft costs one more MoE layer at one token per request and an LM head.
+    ``attention``: the (projections, core) work of a MoE layer's attention for the same micro-batch
+    (:func:`_attention_stage`), which the dense layer's attention is.
     """
     tokens = req * q
     k = a.kernels
-    proj, core = attention_work(model, precision, req / m, context, q)
-    t_att, _ = _time([k.gemm(proj, hardware, tokens / m), k.attention(core, hardware)], hardware, a,
-                     attention_kernels(model))
+    t_att, _ = _time(list(attention), hardware, a, attention_kernels(model))
     t_ffn, _ = _time(k.gemm(dense_ffn_work(model, precision, tokens / m), hardware, tokens / m), hardware, a,
                      KERNELS_FFN)
     head, _ = _time(k.gemm(lm_head_work(model, precision, tokens), hardware, tokens), hardware, a, KERNELS_HEAD)
@@ -336,7 +339,8 @@ def ep_step(model: Model, hardware: Hardware, ep_size: ArrayLike, requests: Arra
         req_mb = req / m
         t_mb = req_mb * tokens_per_request
         sigma = _balancedness(a, t_mb * r_size, k, e, r_size, spare_slots(local, r_size, e))
-        t_att, b_att = _attention_stage(model, precision, hardware, a, req_mb, context, tokens_per_request)
+        t_att, b_att, works = _attention_stage(model, precision, hardware, a, req_mb, context, tokens_per_request)
+        attention.setdefault(tokens_per_request, works)
         t_ffn, b_ffn, parts = _ffn_stage(model, precision, hardware, a, t_mb, local, sigma, sbo)
         comm = ep_all_to_all_work(model, precision, hardware, t_mb, r_size, mode)
         comm = comm.network_scaled(1.0 / sigma)
@@ -346,9 +350,11 @@ def ep_step(model: Model, hardware: Hardware, ep_size: ArrayLike, requests: Arra
                                     a.single_batch_overlap, parts)
         return total, m * t_att, m * t_ffn, m * t_comm, b_att, b_ffn, b_comm, sigma, hidden, m * t_d, parts
 
+    attention = {}             # tokens per request -> a MoE layer's attention work, for the dense layer
     moe, t_att, t_ffn, t_comm, b_att, b_ffn, b_comm, sigma, hidden, t_disp, parts = moe_layers(q, model.moe_layers)
     layer = moe / max(model.moe_layers, 1)
-    dense, head, mtp = _rest_of_step(model, precision, hardware, a, req, context, q, m, lambda x: moe_layers(x, 1))
+    dense, head, mtp = _rest_of_step(model, precision, hardware, a, req, context, q, m, lambda x: moe_layers(x, 1),
+                                     attention[q])
     step = moe + model.dense_layers * dense + head + mtp + budget.t_gap_s
     weights = ffn_side_bytes(model, precision, local) + dense_side_bytes(model, precision)
     memory = weights + req * kv_cache_bytes(model, precision, context)
@@ -395,7 +401,8 @@ def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_at
         t_mb = req_mb * tokens_per_request
         # tokens per FFN GPU per micro-batch, and the FFN side's sigma
         arriving, _, sigma = _afd_ffn_side(model, a, t_mb * na * g_a / d, ffn_gpus)
-        t_a, b_a = _attention_stage(model, precision, attn_hardware, a, req_mb, context, tokens_per_request)
+        t_a, b_a, works = _attention_stage(model, precision, attn_hardware, a, req_mb, context, tokens_per_request)
+        attention.setdefault(tokens_per_request, works)
         t_f, b_f, _ = _ffn_stage(model, precision, ffn_hardware, a, arriving, local, sigma)
         send, recv = afd_transfer_work(model, precision, attn_hardware, ffn_hardware, t_mb, na, nf, superpod,
                                        a.afd_two_stage, a.afd_destinations, domains=d)
@@ -407,10 +414,11 @@ def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_at
         total, hidden = afd_moe_time(t_a, t_f, t_c, m, n_layers, a.afd_overlap, d)
         return total, t_a, t_f, t_c, b_a, b_f, b_c, sigma, hidden
 
+    attention = {}             # tokens per request -> a MoE layer's attention work, for the dense layer
     moe, t_a, t_f, t_c, b_a, b_f, b_c, sigma, hidden = moe_layers(q, model.moe_layers)
     layer = moe / max(model.moe_layers, 1)
     dense, head, mtp = _rest_of_step(model, precision, attn_hardware, a, req, context, q, m,
-                                     lambda x: moe_layers(x, 1))
+                                     lambda x: moe_layers(x, 1), attention[q])
     step = moe + model.dense_layers * dense + head + mtp + budget.t_gap_s
     attn_weights = dense_side_bytes(model, precision)
     attn_memory = attn_weights + req * kv_cache_bytes(model, precision, context)

@@ -137,24 +137,26 @@ def operator_time(tiers: list, fixed: ArrayLike = 0.0) -> StageTime:
     """The :class:`StageTime` of one operator from its tiers' seconds (:func:`operator_tiers`): the
     longest tier plus ``fixed``, found without stacking the tiers (grids of millions of points)."""
     fixed = np.asarray(fixed, dtype=float)
+    # an unused tier (a scalar zero: a GEMM's network tiers) cannot exceed the others (times >= 0)
+    used = [t for t in tiers[1:] if np.ndim(t) or t != 0]
     shape = np.broadcast_shapes(*(np.shape(t) for t in tiers), fixed.shape)
-    best = np.array(np.broadcast_to(tiers[0], shape), dtype=float)     # in place from here
-    k = np.zeros(shape, dtype=np.int8)
-    for i, t in enumerate(tiers[1:], 1):
-        if np.ndim(t) == 0 and t == 0:
-            continue                      # an unused tier cannot exceed the others (times >= 0)
-        np.copyto(k, np.int8(i), where=t > best)   # strictly longer: ties stay with the first tier
+    best = np.maximum(tiers[0], used[0]) if used else tiers[0]          # a new array: in place from here
+    if np.shape(best) != shape or not isinstance(best, np.ndarray) or not used:
+        best = np.array(np.broadcast_to(best, shape), dtype=float)
+    for t in used[1:]:
         np.maximum(best, t, out=best)
     if np.any(fixed):
         best += fixed
-    return StageTime(seconds=best, parts=(tuple(tiers),), fixed=(fixed,), known_bound=k)
+    # the binding tier is found only when asked for (StageTime.bound: the first of the longest)
+    return StageTime(seconds=best, parts=(tuple(tiers),), fixed=(fixed,))
 
 
 def operator_tiers(work: Work, hardware, compute_efficiency: ArrayLike = 1.0) -> list:
     """The tiers' seconds of one operator as separate (unbroadcast) arrays, in :data:`TIERS` order."""
     eff = np.asarray(compute_efficiency, dtype=float)
     if np.ndim(work.flops_efficiency) or work.flops_efficiency != 1:
-        eff = eff * work.flops_efficiency
+        # 1.0 * x is x exactly: no pass over a grid for the calibrated profile's scalar 1
+        eff = work.flops_efficiency if (not eff.ndim and eff == 1.0) else eff * work.flops_efficiency
     compute = np.asarray(work.flops_fp8, dtype=float) / (hardware.peak("fp8") * eff)
     if np.ndim(work.flops_bf16) or work.flops_bf16:       # no pass over a grid for absent BF16 work
         compute = compute + np.asarray(work.flops_bf16, dtype=float) / (_bf16_peak(hardware, work) * eff)
@@ -176,7 +178,10 @@ def inter_domain_rate(hardware):
 
 
 def _bf16_peak(hardware, work: Work):
-    # only ask the catalogue for a BF16 rate where the work has BF16 FLOPs
+    # only ask the catalogue for a BF16 rate where the work has BF16 FLOPs (a device with a BF16 rate
+    # gives it without a pass over the work: 0 FLOPs take 0 s at any rate)
+    if getattr(hardware, "bf16_flops", None) is not None:
+        return hardware.peak("bf16")
     return hardware.peak("bf16") if np.any(np.asarray(work.flops_bf16) > 0) else 1.0
 
 
