@@ -10,7 +10,8 @@ cells, the assumptions' per-cell overrides included) and searched in chunks of a
 """
 from __future__ import annotations
 
-from dataclasses import fields, is_dataclass, replace
+import functools
+from dataclasses import fields, is_dataclass
 
 import numpy as np
 
@@ -100,10 +101,25 @@ def take_cells(obj, cell_shape: tuple, idx: np.ndarray):
         except ValueError:
             return np.broadcast_to(obj, cell_shape + (1,)).reshape(-1, 1)[idx]
     if is_dataclass(obj) and not isinstance(obj, type):
-        picked = {f.name: take_cells(getattr(obj, f.name), cell_shape, idx) for f in fields(obj)
-                  if isinstance(getattr(obj, f.name), np.ndarray) and getattr(obj, f.name).ndim}
-        return replace(obj, **picked) if picked else obj
+        picked = {name: take_cells(getattr(obj, name), cell_shape, idx) for name in _field_names(type(obj))
+                  if isinstance(getattr(obj, name), np.ndarray) and getattr(obj, name).ndim}
+        return _with_fields(obj, picked) if picked else obj
     return obj
+
+
+@functools.cache
+def _field_names(cls) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(cls))
+
+
+def _with_fields(obj, picked: dict):
+    """``obj`` with the array fields ``picked`` (its cells' values) replaced: a copy of its fields without
+    ``__init__``, whose checks the whole arrays already passed (a search takes cells every round); no
+    cached value computed from the whole arrays is carried over."""
+    new = object.__new__(type(obj))
+    new.__dict__.update({name: obj.__dict__[name] for name in _field_names(type(obj))})
+    new.__dict__.update(picked)
+    return new
 
 
 def search_reasons(name: str, doc: dict, first: dict) -> list[str]:
