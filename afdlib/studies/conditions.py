@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from afdlib.decode.search import best_ep
+from afdlib.decode.search import best_afd, best_ep
 from afdlib.decode.step import Assumptions
 from afdlib.decision.sweetspot import best_afd_open, family, routed_parameters, shape_value, with_network
 from afdlib.decision.uncertainty import DECIDED
@@ -66,6 +66,29 @@ def point(model: Model, hardware: Hardware, budget: Budget, context: float, x: f
         afd, n, bound = best_afd_open(model, hardware, hardware, budget, context, precision, a)
         out.append((float(np.asarray(afd.tokens_per_s_per_gpu)) / ep if ep > 0 else np.nan, n, bound))
     return Point(float(x), out[0][0], out[1][0], max(out[0][1], out[1][1]), out[0][2] or out[1][2])
+
+
+def network_points(model: Model, hardware: Hardware, bandwidths, budget: Budget, context: float,
+                   precision: Precision = Precision()) -> tuple[Point, ...]:
+    """:func:`point` on ``hardware`` with its network at each of ``bandwidths`` (bytes/s per GPU,
+    :func:`~afdlib.decision.sweetspot.with_network`; x: GB/s), the bandwidths searched as the cells of one
+    call per design and overlap reading: each cell's best is the search's on that device alone (the
+    searches are per cell, widening included)."""
+    bw = np.asarray(bandwidths, dtype=float)
+    hw = with_network(hardware, bw)
+    readings = []
+    for a in (Assumptions(), EQUAL):
+        ep = np.asarray(best_ep(model, hw, budget, context, precision, a, cell_shape=bw.shape).tokens_per_s_per_gpu)
+        afd = best_afd(model, hw, hw, budget, context, precision, a, cell_shape=bw.shape)
+        r = np.asarray(afd.tokens_per_s_per_gpu)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(ep > 0, r / np.where(ep > 0, ep, 1.0), np.nan)
+        searched = np.max([np.broadcast_to(np.asarray(v, dtype=float), bw.shape) for v in afd.searched.values()]
+                          or [np.zeros(bw.shape)], axis=0).astype(int)
+        readings.append((ratio, searched, np.broadcast_to(afd.bound, bw.shape)))
+    (r0, n0, b0), (r1, n1, b1) = readings
+    return tuple(Point(float(b) / 1e9, float(r0[k]), float(r1[k]), int(max(n0[k], n1[k])), bool(b0[k] or b1[k]))
+                 for k, b in enumerate(bw))
 
 
 @dataclass(frozen=True)
@@ -142,10 +165,11 @@ def interconnect_condition(model: Model, superpod: Hardware, ordinary: Hardware,
     device as it is (its x: its fabric's bandwidth, drawn last)."""
     hgx = with_interconnect(superpod, ordinary)
     nics = np.geomspace(ordinary.scale_out_bytes_per_s, hgx.scale_up_bytes_per_s, points)
-    devices = [with_network(hgx, float(b)) for b in nics] + [superpod]
-    pts = tuple(point(model, hw, budget, context, float(hw.scale_out_bytes_per_s) / 1e9, precision) for hw in devices)
-    pts = pts[:-1] + (replace(pts[-1], x=pts[-1].x * 1.25),)   # the Superpod drawn just past the sweep
-    p = _verdict_ends([model, model], [devices[0], superpod], budget, context, precision) if verdicts else (np.nan,) * 2
+    last = point(model, superpod, budget, context, float(superpod.scale_out_bytes_per_s) / 1e9, precision)
+    pts = network_points(model, hgx, nics, budget, context, precision) + (replace(last, x=last.x * 1.25),)
+    # (the Superpod drawn just past the sweep)
+    p = (_verdict_ends([model, model], [with_network(hgx, float(nics[0])), superpod], budget, context, precision)
+         if verdicts else (np.nan,) * 2)
     return Condition("Superpod-class interconnect", f"{superpod.name} compute", "NIC GB/s", pts, 1, p,
                      (f"{hgx.gpus_per_node}-GPU nodes with {ordinary.name}'s NIC ({pts[0].x:.0f} GB/s)",
                       f"its {superpod.name} fabric"))
