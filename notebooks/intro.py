@@ -61,13 +61,14 @@ slo_ms = 50.0          # the SLO of the HFU bound's numbers below (the paper doe
 # on its GPUs; the first model on H800 is the reference pair (DeepSeek-V3, the paper's case for EP)
 models = ["deepseek-v3", "kimi-k2", "step3", "qwen3-coder", "ernie-4.5", "glm-4.7"]
 hardware = ["h20", "h800", "h100", "h200", "b200", "b300", "gb200", "gb300"]
+condition_points = 6   # points per condition of the paper's Table 3 below (the sweet-spot chapter's; a test runs 3)
 output_dir = "figures"
 
 # %% tags=["hide-input"]
 import afdlib.report.params as _p
 
 _p.check_parameters(globals(), slo_ms=_p.positive, models=_p.list_of(_p.text), hardware=_p.list_of(_p.text),
-                    output_dir=_p.text)
+                    condition_points=_p.integer(2, 50), output_dir=_p.text)
 _p.require_items("hardware", hardware, ["h800", "gb200"], "the landing page's ordinary and Superpod devices")
 import numpy as np
 import pandas as pd
@@ -86,9 +87,9 @@ from afdlib.decision.advise import advice_table
 from afdlib.report.computed import advice, shared
 from afdlib.decision.uncertainty import DECIDED, assumption_words, ratio_spread_words
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
-from afdlib.decision.sweetspot import pools_table
 from afdlib.studies.sweetspot_study import advice_summary, pools_rows, verdict_table
 from afdlib.studies.conditions import table3_study
+from afdlib.decision.sweetspot import pools_table
 from afdlib.studies.validation_readings import counted
 from afdlib.report.landing import (bandwidth_windows, condition_table_rows, departure_table, landing_note,
                                    pairing_readings, probability_thresholds, recommendation_words)
@@ -109,8 +110,7 @@ roof_740 = float(grouped_gemm_hfu(skewed_tokens(np.array(740.0), 8, np.array([0.
 per_call = np.array([740.0 / 4, 740.0 / 2])
 # (skew, call): balanced and the Figure 3 chapter's Zipf s = 1 over the 8 local experts
 roof_call = grouped_gemm_hfu(skewed_tokens(per_call, 8, np.array([0.0, 1.0])[:, None]), h800)
-penalty = alpha_afd(0.8, 8, 2)
-printed = float(alpha_afd_as_printed(1.0, 8, 2))
+penalty, printed = alpha_afd(0.8, 8, 2), float(alpha_afd_as_printed(1.0, 8, 2))
 # the pipeline chapter's equal-stage study at its defaults (its MoE layers, 1000 steps, seed 0): the same numbers
 ideal = pd.DataFrame(ideal_sweep([0.0, 0.2], (2, 3, 4), ds.moe_layers, 1000, 0)).set_index(["micro_batches", "cv"])
 val = pd.DataFrame(validation_rows())
@@ -274,7 +274,7 @@ glue_table("tab_intro_conditions", conditions.style.hide(axis="index"))
 # %% tags=["hide-input"]
 sym = advice_table([ref], [hw_o], sweet_budget, 4096, assumptions=Assumptions(ep_overlap=1.0, afd_overlap=1.0), uncertain=False)
 t3 = shared(table3_study, ref, sweet, hw_o, hw_s, load_hardware("b200", profile="datasheet"), pool_rows, hw_attn, hw_o,
-                 sweet_budget, 4096)                          # the sweet-spot chapter's table of the paper's Table 3, its defaults
+                 sweet_budget, 4096, size=condition_points)   # the sweet-spot chapter's table of the paper's Table 3, its defaults
 departures = departure_table(pairs, sym, t3, ref, hw_o, PAPER_MODELS)
 save_data(departures, "intro_departures", output_dir)
 glue_all({"r_n_departures": int(departures.departs.sum()), "r_n_checked": len(departures), "r_agree": "; ".join(

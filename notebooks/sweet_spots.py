@@ -71,6 +71,7 @@ slo_ms = 50.0
 context = 4096
 mtp = 1.0                        # accepted tokens per step (1: no MTP)
 map_size = 12                    # cells per map axis
+condition_points = 6             # points per condition of the paper's Table 3
 ordinary = "h800"                # 8-GPU nodes with 400 Gb/s per GPU
 superpod = "gb200"               # a Superpod-class system
 superpod_twin = "b200"           # the same chip on 8-GPU nodes: its network is the Superpod's like-for-like baseline
@@ -85,6 +86,7 @@ import afdlib.report.params as _p
 
 _p.check_parameters(globals(), hardware=_p.list_of(_p.text), models=_p.list_of(_p.text), hw_profile=_p.PROFILE_HW,
                     slo_ms=_p.positive, context=_p.nonnegative, mtp=_p.positive, map_size=_p.integer(2, 200),
+                    condition_points=_p.integer(2, 50),
                     ordinary=_p.text, superpod=_p.text, reference_model=_p.text, superpod_twin=_p.text,
                     attention_pool=_p.text, ffn_pool=_p.text, prices=_p.price_map, output_dir=_p.text)
 import pandas as pd
@@ -370,7 +372,7 @@ methods.rename(columns={"tokens_per_s_per_gpu": "tokens/s per GPU", "batch_per_g
 # %% tags=["hide-input"]
 glue("ordinary_name", hw_o.name, display=False)
 t3s = shared(table3_study, ref, ms, hw_o, hw_s, load_hardware(superpod_twin, profile=hw_profile), pool_rows, attn_hw, ffn_hw,
-                   budget, context)
+                   budget, context, size=condition_points)
 fig = conditions_figure(t3s.panels(), {design_named(r["design"], [attn_hw, ffn_hw]): (r[f"{attn_hw.slug} GPU-h/Mtok"], r[f"{ffn_hw.slug} GPU-h/Mtok"])
                                        for r in pool_rows}, f"price ratio {attn_hw.name} / {ffn_hw.name}", ffn_hw.name)
 glue_figure(fig, "sweet_spots_conditions", output_dir)

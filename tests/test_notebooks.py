@@ -75,10 +75,11 @@ def execute(name: str, tmp_path: Path, **parameters) -> Path:
     return tmp_path / "figures"
 
 
-SMALL_GRID = {"hardware": ["h800", "gb200"], "models": ["deepseek-v3", "step3"]}
+SMALL_GRID = {"hardware": ["h800", "gb200"], "models": ["deepseek-v3", "step3"], "condition_points": 3}
 """The small grid of the landing page's and the sweet-spot chapter's tests: the reference pair and its
-Superpod, a fine- and a coarse-expert model; the two chapters read one advice table of it
-(:mod:`afdlib.report.computed`)."""
+Superpod, a fine- and a coarse-expert model, the paper's Table 3 at 3 points per condition (6 in the
+book: the same code at fewer points); the two chapters read one advice table and one Table-3 study of
+it (:mod:`afdlib.report.computed`)."""
 
 
 @pytest.fixture(scope="session")
@@ -221,7 +222,7 @@ def test_sweet_spots_with_the_reference_device_one_of_the_paper_s(tmp_path):
     # `afd book --hardware b200` makes B200 the reference device, which the bandwidth figure also
     # draws: each device is drawn (and its crossings glued) once
     out = execute("sweet_spots", tmp_path, hardware=["h800", "b200", "gb200"], models=["deepseek-v3"], map_size=3,
-                  ordinary="b200", ffn_pool="b200")
+                  ordinary="b200", ffn_pool="b200", condition_points=3)
     assert (out / "sweet_spots_advice.csv").exists()
 
 

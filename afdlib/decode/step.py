@@ -269,11 +269,9 @@ def afd_ffn_parts(model: Model, ffn_hardware: Hardware, precision: Precision, as
 def _rest_of_step(model, precision, hardware, a, req, context, q: int, m: int, moe_layer, attention):
     """(one dense layer, the LM head, the MTP drafts) of a step, on the GPUs that hold attention.
 
-    A dense layer is attention plus the dense FFN for each of the ``m`` micro-batches (no
-    all-to-all); each MTP draft costs one more MoE layer at one token per request and an LM head.
-    ``attention``: the (projections, core) work of a MoE layer's attention for the same micro-batch
-    (:func:`_attention_stage`), which the dense layer's attention is.
-    """
+    A dense layer is attention (``attention``: a MoE layer's (projections, core) work of the same
+    micro-batch, :func:`_attention_stage`) plus the dense FFN for each of the ``m`` micro-batches (no
+    all-to-all); each MTP draft costs one more MoE layer at one token per request and an LM head."""
     tokens = req * q
     k = a.kernels
     t_att, _ = _time(list(attention), hardware, a, attention_kernels(model))
@@ -350,7 +348,7 @@ def ep_step(model: Model, hardware: Hardware, ep_size: ArrayLike, requests: Arra
                                     a.single_batch_overlap, parts)
         return total, m * t_att, m * t_ffn, m * t_comm, b_att, b_ffn, b_comm, sigma, hidden, m * t_d, parts
 
-    attention = {}             # tokens per request -> a MoE layer's attention work, for the dense layer
+    attention = {}             # tokens per request -> a MoE layer's attention work (the dense layer's)
     moe, t_att, t_ffn, t_comm, b_att, b_ffn, b_comm, sigma, hidden, t_disp, parts = moe_layers(q, model.moe_layers)
     layer = moe / max(model.moe_layers, 1)
     dense, head, mtp = _rest_of_step(model, precision, hardware, a, req, context, q, m, lambda x: moe_layers(x, 1),

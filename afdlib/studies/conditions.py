@@ -279,13 +279,14 @@ def table3_study(model: Model, models: list[Model], ordinary: Hardware, superpod
                  pools: list[dict], attn: Hardware, ffn: Hardware, budget: Budget, context: float,
                  size: int = 6) -> Table3:
     """Every condition of the paper's Table 3 for ``model`` (``size`` points per shape condition, the
-    maps' ranges: M 512-16384, E/K 4-128); the Superpod against its ``twin``'s 8-GPU network; the pools
+    maps' ranges: M 512-16384, E/K 4-128, and NIC bandwidths of the Superpod condition's sweep); the
+    Superpod against its ``twin``'s 8-GPU network; the pools
     both ways (``pools``: :func:`afdlib.studies.sweetspot_study.pools_rows` rows of ``attn`` and ``ffn``)."""
     m_values, s_values = np.geomspace(512, 16384, size), np.geomspace(4, 128, size)
     shape = tuple(shape_condition(model, hw, axis, v, budget, context)
                   for axis, v in (("moe_intermediate_size", m_values), ("sparsity", s_values))
                   for hw in (ordinary, superpod))
-    return Table3(shape, interconnect_condition(model, superpod, twin, budget, context),
+    return Table3(shape, interconnect_condition(model, superpod, twin, budget, context, points=size),
                   domain_condition(model, superpod, budget, context),
                   superpod_gain(models, superpod, twin, budget, context), pools,
                   (hetero_sentence(pools, attn, ffn), hetero_sentence(pools, ffn, attn)))
