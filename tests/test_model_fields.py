@@ -261,3 +261,21 @@ def test_block_sparse_attention_is_refused_and_shared_indexers_read(tmp_path):
     assert total(plain) - total(shared) == pytest.approx(43 * 2 * 64 * 128 * 1e4)
     with pytest.raises(AfdError, match="field 'indexer_types' must list 'full' or 'shared'"):
         model_from_hf_config(_config(tmp_path, dict(dsa, indexer_types=["shared"] * 61)))
+
+
+@pytest.mark.parametrize("field, value", [("tie_word_embeddings", "no"), ("use_sliding_window", "false"),
+                                          ("use_mtp", 0.0), ("tie_word_embeddings", [True])])
+def test_a_true_false_field_given_as_anything_else_is_refused(tmp_path, field, value):
+    # Python reads the text "no" as true: a tied LM head would drop the head's 129280 x 7168 weights unseen
+    cfg = {**QWEN3_235B, field: value} if field == "use_sliding_window" else {**DEEPSEEK_V3, field: value}
+    with pytest.raises(AfdError, match=f"field '{field}' must be true or false"):
+        model_from_hf_config(_config(tmp_path, cfg))
+    assert model_from_hf_config(_config(tmp_path, {**DEEPSEEK_V3, "tie_word_embeddings": False})).tied_embeddings is False
+
+
+@pytest.mark.parametrize("rank", [0, -512])
+def test_an_mla_latent_rank_that_is_not_positive_is_refused(tmp_path, rank):
+    # kv_lora_rank 0 would read DeepSeek-V3 as 128-head MHA: 128 x 192 x 2 elements per token per layer, not 576
+    with pytest.raises(AfdError, match="'kv_lora_rank' must be a positive latent rank"):
+        model_from_hf_config(_config(tmp_path, {**DEEPSEEK_V3, "kv_lora_rank": rank}))
+    assert model_from_hf_config(_config(tmp_path, {**DEEPSEEK_V3, "kv_lora_rank": None})).attention.family == "mha"

@@ -112,11 +112,12 @@ def add_budget_args(p: argparse.ArgumentParser, defaults=None) -> None:
     """--slo-ms, --l-accept, --t-gap-ms; defaults from :class:`afdlib.inputs.specs.Budget` (or ``defaults``)."""
     from afdlib.inputs.specs import Budget
     b = defaults or Budget()
-    p.add_argument("--slo-ms", type=positive_float, default=b.slo_s * 1e3,
+    # the decode options' ranges (add_decode_options): beyond them the bound's arithmetic overflows
+    p.add_argument("--slo-ms", type=bounded_float("--slo-ms", 0, 1e6, lo_open=True), default=b.slo_s * 1e3,
                    help=f"per-token latency SLO, ms (default {b.slo_s * 1e3:g})")
-    p.add_argument("--l-accept", type=positive_float, default=b.l_accept,
-                   help=f"accepted tokens per step (MTP; default {b.l_accept:g})")
-    p.add_argument("--t-gap-ms", type=nonnegative_float, default=b.t_gap_s * 1e3,
+    p.add_argument("--l-accept", type=bounded_float("--l-accept", 1, 64), default=b.l_accept,
+                   help=f"accepted tokens per step (MTP; 1 to 64, default {b.l_accept:g})")
+    p.add_argument("--t-gap-ms", type=bounded_float("--t-gap-ms", 0, 1e5), default=b.t_gap_s * 1e3,
                    help=f"fixed gap per step t_g, ms (default {b.t_gap_s * 1e3:g})")
 
 

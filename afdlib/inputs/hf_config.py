@@ -316,6 +316,9 @@ def _attention(cfg: dict, hidden: int, num_layers: int, path: Path) -> Attention
     kv_heads = heads if kv_heads is None else kv_heads
     window, local = _local(cfg, num_layers, path)
     kv_lora = _int(cfg, ("kv_lora_rank",), path)
+    if kv_lora is not None and kv_lora < 1:    # 0 would read an MLA config as plain multi-head attention
+        raise AfdError(f"{path}: field 'kv_lora_rank' must be a positive latent rank (MLA), got {kv_lora}; "
+                       "leave it out (or null) for a model without MLA")
     if kv_lora:  # MLA
         nope, rope = (_int(cfg, (k,), path) or 0 for k in ("qk_nope_head_dim", "qk_rope_head_dim"))
         return Attention("mla", heads, kv_heads, nope + rope, v_head_dim=_int(cfg, ("v_head_dim",), path) or 0,
@@ -340,7 +343,7 @@ def model_from_hf_config(path: str | Path, slug: str | None = None) -> Model:
     cfg = dict(raw)
     if isinstance(raw.get("text_config"), dict):  # multimodal wrappers: the language model
         cfg = {**raw, **raw["text_config"]}
-    cfg = Recorder(cfg)
+    cfg = Recorder(cfg, path=path)
     values = {q: _first(cfg, q, path) for q in _KEYS if q != "num_layers"}
     values["num_layers"], moe, dense = _layout(cfg, path)
     shared = _shared_experts(cfg, path)
@@ -369,7 +372,7 @@ def model_from_hf_config(path: str | Path, slug: str | None = None) -> Model:
     if mixers:
         sources["mixers"] = str(path)
     latent, mats = hf_mixers.latent_size(cfg, path), hf_mixers.ffn_matrices(cfg, path)
-    outer = Recorder(raw)          # a multimodal wrapper may declare the weights outside text_config
+    outer = Recorder(raw, path=path)   # a multimodal wrapper may declare the weights outside text_config
     weights, where = hf_mixers.declared_weights(outer, path) or hf_mixers.declared_weights(cfg, path), path
     cfg.read |= outer.read
     if weights is None and "quantization_config" not in cfg and hf_mixers.sibling_quantization(path):

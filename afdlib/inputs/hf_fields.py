@@ -13,20 +13,34 @@ from afdlib.errors import AfdError
 from afdlib.inputs import checks
 
 
-class Recorder(dict):
-    """The config, recording which of its fields the reader looked at (``afd model`` lists them)."""
+FLAGS = frozenset({"tie_word_embeddings", "use_mtp", "enable_moe_block", "use_sliding_window", "attention_k_eq_v",
+                   "attn_output_gate", "attention_output_gate", "mla_use_output_gate", "use_sparse_attention",
+                   "mtp_use_dedicated_embeddings", "use_double_wide_mlp"})
+"""The true/false fields the reader looks at: a value other than JSON's true, false or null (the text
+"no", which Python reads as true) is refused naming the field."""
 
-    def __init__(self, *a):
+
+class Recorder(dict):
+    """The config, recording which of its fields the reader looked at (``afd model`` lists them);
+    ``path`` names the file in a refusal."""
+
+    def __init__(self, *a, path: Path | str = "config.json"):
         super().__init__(*a)
         self.read: set[str] = set()
+        self.path = path
 
     def get(self, key, default=None):
         self.read.add(key)
-        return super().get(key, default)
+        return self._checked(key, super().get(key, default))
 
     def __getitem__(self, key):
         self.read.add(key)
-        return super().__getitem__(key)
+        return self._checked(key, super().__getitem__(key))
+
+    def _checked(self, key, value):
+        if key in FLAGS and value is not None and not isinstance(value, bool):
+            raise AfdError(f"{self.path}: field '{key}' must be true or false, got {checks.show(value)}")
+        return value
 
     def __contains__(self, key):
         self.read.add(key)
@@ -75,6 +89,8 @@ def _misspelling(key: str, wanted: list[str]) -> str | None:
 def refuse_unread(cfg: Recorder, path: Path) -> None:
     """Refuse a field that would change the model but is not read (:data:`_UNREAD_CHANGES`), and an unread
     field that reads as a misspelling of one the reader looked for and did not find (:data:`_TYPO_EDITS`)."""
+    for key in FLAGS & set(dict.keys(cfg)):     # read or not: a true/false field never holds text
+        cfg._checked(key, dict.get(cfg, key))
     unread = [k for k in dict.keys(cfg) if k not in cfg.read and k != "text_config"]
     sparse = dict.get(cfg, "sparse_attention_config")
     if "sparse_attention_config" in unread and isinstance(sparse, dict) and sparse.get("use_sparse_attention"):
