@@ -274,3 +274,27 @@ def test_a_computed_number_in_an_error_line_is_never_hundreds_of_digits(capsys, 
     from afdlib.cli import readable_numbers
     assert readable_numbers("/tmp/run12345678901234567890/x: 12345678901234567890.5 ms") == \
         "/tmp/run12345678901234567890/x: 1.23e+19 ms"                     # the path as it is, the number shortened
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["hfu", "--model", "deepseek-v3", "--hardware", "h800", "--l-accept", "1e300"], "--l-accept must be in"),
+    (["hfu", "--model", "deepseek-v3", "--hardware", "h800", "--slo-ms", "1e300"], "--slo-ms must be in"),
+    (["hfu", "--model", "deepseek-v3", "--hardware", "h800", "--slo", "30"], "unrecognized arguments: --slo 30"),
+    (["throughput", "--model", "deepseek-v3", "--hardware", "h800", "--design", "ep", "--ep-size", "144",
+      "--batch", "16"], "unrecognized arguments: --batch 16"),
+])
+def test_out_of_range_budgets_and_option_prefixes_are_one_line_and_status_2(capsys, argv, message):
+    # hfu printed 'nan%' with status 0 at an SLO of 1e300 ms; '--slo' was taken for '--slo-ms' (a prefix that a
+    # later option could also start with)
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+
+
+def test_a_config_named_in_capitals_is_read_as_config_json(tmp_path, capsys):
+    import shutil
+    from afdlib.inputs.catalog import data_dir
+    shutil.copy(data_dir() / "hf_configs" / "XiaomiMiMo--MiMo-V2-Flash_config.json", tmp_path / "MIMO.JSON")
+    assert main(["model", "--model", str(tmp_path / "MIMO.JSON"), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["experts"]["routed"] == 256 and doc["experts"]["per_token"] == 8   # its card: 256 experts, top-8

@@ -23,7 +23,13 @@ SUBCOMMANDS = (catalog, model, intensity, hfu, penalty, balance, throughput, adv
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line (``afd <command>: error: ...``) and status 2."""
+    """argparse, but a usage error is one line (``afd <command>: error: ...``) and status 2, and an
+    option is taken only by its whole name (``--mod`` is not ``--model``: a prefix that another option
+    added later would also start with would change meaning silently)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message):
         self.exit(2, f"afd: error: {message} (see {self.prog} --help)\n")

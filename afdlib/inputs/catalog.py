@@ -350,7 +350,7 @@ def _hybrid_entry(slug: str, profile: str) -> Model:
 def load_model(name: str, profile: str = "paper", catalog: Path | None = None) -> Model:
     """A catalogue model by slug (:func:`model_names`, :func:`hybrid_model_names`), a Hugging Face
     ``config.json`` path, or a YAML file."""
-    if _looks_like_path(name) and Path(name).suffix == ".json":
+    if _looks_like_path(name) and Path(name).suffix.lower() == ".json":     # config.JSON too
         return model_from_hf_config(Path(name))
     if catalog is None and name.strip().lower() in hybrid_model_names():
         return _hybrid_entry(name.strip().lower(), profile)
@@ -359,7 +359,7 @@ def load_model(name: str, profile: str = "paper", catalog: Path | None = None) -
 
 
 def _looks_like_path(name: str) -> bool:
-    return name.endswith((".yaml", ".yml", ".json")) or os.sep in name
+    return name.lower().endswith((".yaml", ".yml", ".json")) or os.sep in name
 
 
 def load_catalog(profile: str = "paper") -> tuple[dict[str, Hardware], dict[str, Model]]:
