@@ -360,6 +360,9 @@ def test_a_sweep_refuses_what_it_cannot_finish_in_one_line(tmp_path, capsys):
     huge = {**small, "vary": {k: {"from": 1, "to": 2, "num": 1000} for k in ("scale_out_gb_per_s", "slo_ms", "hbm_tb_per_s", "hbm_gb")}}
     for doc, extra, message in (
             (small, ["--out", str(tmp_path / "a.zarr"), "--scheduler", "garbage"], "is not a Dask scheduler address"),
+            # Dask's own answer to these is a TypeError traceback (no certificates; no UCX)
+            (small, ["--out", str(tmp_path / "a.zarr"), "--scheduler", "tls://127.0.0.1:1"], "tls:// needs certificates"),
+            (small, ["--out", str(tmp_path / "a.zarr"), "--scheduler", "ucx://127.0.0.1:1"], "ucx:// needs UCX"),
             (small, ["--out", str(tmp_path / "no" / "a.zarr")], "does not exist"),
             # /sys refuses a new file even to root, whom os.access would have let through
             (small, ["--out", "/sys/a.zarr"], "its folder /sys is not writable"),

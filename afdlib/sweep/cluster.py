@@ -39,6 +39,18 @@ def first_point(spec: Spec) -> None:
     evaluate(spec, {k: v[0] for k, v in spec.axes.items()}, 1)
 
 
+def scheduler_address(address: str) -> str:
+    """``address`` unless it names a transport afd cannot connect over: TLS needs certificates and UCX a
+    UCX install, neither of which afd takes (Dask's own error there is a TypeError traceback); refused in
+    one line. Other addresses are Dask's to judge (tcp://host:port; inproc:// within one process)."""
+    scheme = address.split("://", 1)[0].lower() if "://" in address else "tcp"
+    why = {"tls": "tls:// needs certificates, a security configuration afd does not take",
+           "ucx": "ucx:// needs UCX, which afd does not set up"}
+    if scheme in why:
+        raise AfdError(f"--scheduler {address!r}: {why[scheme]}; give tcp://host:port")
+    return address
+
+
 def run(spec: Spec, out: str | Path, workers: int | None = None, scheduler: str | None = None,
         chunk: int | None = None, progress: bool = True, pin: bool = False) -> dict:
     """Evaluate ``spec`` on Dask and write it to ``out``; returns a summary (points, seconds, workers, chunk,
@@ -48,6 +60,8 @@ def run(spec: Spec, out: str | Path, workers: int | None = None, scheduler: str 
     from distributed.diagnostics.progressbar import progress as bar
     if workers is not None and scheduler is not None:
         raise AfdError("give --workers (a local cluster) or --scheduler (an existing one), not both")
+    if scheduler is not None:
+        scheduler_address(scheduler)
     out, _ = target(out)
     parent = out.parent if str(out.parent) else Path(".")
     if not parent.is_dir():
@@ -79,7 +93,7 @@ def run(spec: Spec, out: str | Path, workers: int | None = None, scheduler: str 
                 client = stack.enter_context(Client(scheduler, timeout="10s"))
             except (OSError, TimeoutError) as e:
                 raise AfdError(f"no Dask scheduler at {scheduler} ({type(e).__name__})") from None
-            except ValueError as e:
+            except (ValueError, TypeError) as e:
                 raise AfdError(f"--scheduler {scheduler!r} is not a Dask scheduler address ({e}); give tcp://host:port") from None
         n = len(client.scheduler_info().get("workers", {}))
         if not n:
