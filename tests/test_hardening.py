@@ -298,3 +298,14 @@ def test_a_config_named_in_capitals_is_read_as_config_json(tmp_path, capsys):
     assert main(["model", "--model", str(tmp_path / "MIMO.JSON"), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["experts"]["routed"] == 256 and doc["experts"]["per_token"] == 8   # its card: 256 experts, top-8
+
+
+def test_advise_all_as_json_says_its_progress_on_stderr(monkeypatch, capsys):
+    # with --json the table's lines (the progress without it) are gone: 182 pairs took minutes in silence
+    import afdlib.inputs.catalog as catalog
+    monkeypatch.setattr(catalog, "model_names", lambda *a, **k: ["deepseek-v3"])
+    monkeypatch.setattr(catalog, "hardware_names", lambda *a, **k: ["h800", "h20"])
+    assert main(["advise", "--all", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert [r["hardware"] for r in json.loads(out)] == ["h800", "h20"]
+    assert err.startswith("afd advise --all: deepseek-v3 done, 2 of 2 pairs, ") and err.count("\n") == 1

@@ -57,6 +57,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
+    import sys
     import time
 
     from afdlib.decision.advise import advices, advise, parse_prices
@@ -73,6 +74,7 @@ def run(args) -> int:
             raise AfdError("give --model and --hardware, or --all")
         pairs = [(args.model, args.hardware)]
     results = []
+    started = time.perf_counter()
     together: dict = {}     # --all: a model's advice on every device, searched together (advices)
     for m_name, h_name in pairs:
         t0 = time.perf_counter()
@@ -97,6 +99,10 @@ def run(args) -> int:
                                     validated_only=args.validated_only)
                     together[model.slug] = (dict(zip((d.slug for d in devices), found)),
                                             (time.perf_counter() - t1) / len(devices))
+                    if args.json:     # the table's lines are the progress without --json; with it, stderr
+                        done = len(results) + len(devices)
+                        print(f"afd advise --all: {model.slug} done, {done} of {len(pairs)} pairs, "
+                              f"{time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
                 found, share = together[model.slug]
                 adv, t0 = found[hw.slug], t0 - share                # each pair's share of the model's time
                 if isinstance(adv, AfdError):
