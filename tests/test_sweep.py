@@ -364,6 +364,9 @@ def test_a_sweep_refuses_what_it_cannot_finish_in_one_line(tmp_path, capsys):
             (small, ["--out", str(tmp_path / "a.zarr"), "--scheduler", "tls://127.0.0.1:1"], "tls:// needs certificates"),
             (small, ["--out", str(tmp_path / "a.zarr"), "--scheduler", "ucx://127.0.0.1:1"], "ucx:// needs UCX"),
             (small, ["--out", str(tmp_path / "no" / "a.zarr")], "does not exist"),
+            # a misspelt name past an axis' first value failed in a worker, as a traceback
+            ({**small, "vary": {**small["vary"], "kernels": ["calibrated", "nope"]}}, ["--out", str(tmp_path / "c.zarr")],
+             "kernel profile must be one of calibrated, datasheet, roofline, got 'nope'"),
             # /sys refuses a new file even to root, whom os.access would have let through
             (small, ["--out", "/sys/a.zarr"], "its folder /sys is not writable"),
             (huge, ["--out", str(tmp_path / "b.zarr")], "tasks, more than the 2e+05 a sweep builds; give --chunk")):

@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 from afdlib.errors import AfdError
 from afdlib.sweep.evaluate import evaluate
 from afdlib.sweep.grid import chunks, dataset, default_chunk, target, write
@@ -34,9 +36,15 @@ def default_workers() -> int:
 
 
 def first_point(spec: Spec) -> None:
-    """Evaluate the grid's first point here, so a spec the library refuses fails in one line before
-    any worker starts."""
-    evaluate(spec, {k: v[0] for k, v in spec.axes.items()}, 1)
+    """Evaluate the grid's first point here, and each name of an axis of names (kernel profiles, data
+    types) at the first point's other values, so a spec the library refuses fails in one line before
+    any worker starts (a misspelt name at a later grid point failed in a worker, as a traceback)."""
+    first = {k: v[0] for k, v in spec.axes.items()}
+    evaluate(spec, first, 1)
+    for name, values in spec.axes.items():
+        if np.asarray(values).dtype == object:
+            for v in values[1:]:
+                evaluate(spec, {**first, name: v}, 1)
 
 
 def scheduler_address(address: str) -> str:
