@@ -309,3 +309,15 @@ def test_advise_all_as_json_says_its_progress_on_stderr(monkeypatch, capsys):
     out, err = capsys.readouterr()
     assert [r["hardware"] for r in json.loads(out)] == ["h800", "h20"]
     assert err.startswith("afd advise --all: deepseek-v3 done, 2 of 2 pairs, ") and err.count("\n") == 1
+
+
+def test_text_output_has_no_runaway_numbers_for_an_extreme_device(tmp_path, capsys):
+    # a device file's scale-up / scale-out ratio of 10^12 printed as 1000000000000.00
+    import re
+    (tmp_path / "hw.yaml").write_text("name: Extreme\ngpus_per_node: 8\nfp8_tflops: 1979\nhbm_tb_per_s: 3.35\nhbm_gb: 80\n"
+                                      "scale_up_gb_per_s: 1.0e+6\nscale_out_gb_per_s: 1.0e-6\nsource: a test\n")
+    for command in ("intensity", "hfu"):
+        assert main([command, "--model", "deepseek-v3", "--hardware", str(tmp_path / "hw.yaml")]) == 0
+        out = capsys.readouterr().out
+        assert "r=BW_up/BW_out=1e+12" in out or command == "hfu"
+        assert not re.search(r"\d{10,}", out.replace(",", "")), out[:300]

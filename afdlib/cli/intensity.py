@@ -26,7 +26,13 @@ def run(args) -> int:
         return 0
     borders = regime_borders(model.experts_per_token, model.routed_experts, hw.bandwidth_ratio, hw.gpus_per_node)
     print(f"{model.name} on {hw.name} ({hw.profile}): K={model.experts_per_token}, E={model.routed_experts}, "
-          f"g={hw.gpus_per_node}, r=BW_up/BW_out={hw.bandwidth_ratio:.2f}; intensity normalised to B_out = 1")
+          f"g={hw.gpus_per_node}, r=BW_up/BW_out={_ratio(hw.bandwidth_ratio)}; intensity normalised to B_out = 1")
     print("regimes start at N_F = " + ", ".join(f"{k} {v:g}" for k, v in borders.items()))
     print_table(rows, list(rows[0]), {"intensity": ".3f", "intensity_continuous": ".3f"})
     return 0
+
+
+def _ratio(r: float) -> str:
+    """The bandwidth ratio with two decimals, in 3 significant figures from 10^4 (a device file's 10^12
+    ratio printed 15 digits)."""
+    return f"{r:.2f}" if r < 1e4 else f"{r:.3g}"
