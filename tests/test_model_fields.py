@@ -279,3 +279,14 @@ def test_an_mla_latent_rank_that_is_not_positive_is_refused(tmp_path, rank):
     with pytest.raises(AfdError, match="'kv_lora_rank' must be a positive latent rank"):
         model_from_hf_config(_config(tmp_path, {**DEEPSEEK_V3, "kv_lora_rank": rank}))
     assert model_from_hf_config(_config(tmp_path, {**DEEPSEEK_V3, "kv_lora_rank": None})).attention.family == "mha"
+
+
+def test_a_quantization_config_in_a_format_not_read_is_said_not_called_undeclared(tmp_path, capsys):
+    # it read "fp8 (default: none declared)" although the config declares 3-bit weights of another method
+    from afdlib.cli import main
+    path = _config(tmp_path, {**DEEPSEEK_V3, "quantization_config": {"quant_method": "weird_method", "bits": 3}})
+    assert main(["model", "--model", str(path), "--json"]) == 0
+    weights = json.loads(capsys.readouterr().out)["weights"]
+    assert weights.startswith("fp8 (default: quantization_config (quant_method 'weird_method', bits 3) declares")
+    known = _config(tmp_path, {**DEEPSEEK_V3, "quantization_config": {"quant_method": "fp8"}}, "fp8.json")
+    assert model_from_hf_config(known).weights_dtype == "fp8" and "weights_unread" not in model_from_hf_config(known).sources

@@ -44,7 +44,7 @@ def summary(model) -> dict:
         "moe_latent_size": model.moe_latent_size, "ffn_matrices": model.ffn_matrices,
         "experts": {"routed": model.routed_experts, "per_token": model.experts_per_token,
                     "shared": model.shared_experts, "intermediate_size": model.moe_intermediate_size},
-        "weights": model.weights_dtype or "fp8 (default: none declared)",
+        "weights": model.weights_dtype or f"fp8 (default: {model.sources.get('weights_unread', 'none declared')})",
         "fields_read": fields.split(", ") if fields else sorted(model.sources),
         "fields_ignored": (model.sources.get("config_ignored") or "").split(", ") if model.sources.get("config_ignored")
         else [],

@@ -312,7 +312,8 @@ def precision_of(args, model=None):
     declared = getattr(model, "weights_dtype", None)
     weights, origin = ((args.weights, "--weights") if args.weights else
                        (declared, f"declared by {model.sources.get('weights_dtype', 'the model')}") if declared else
-                       (Precision.weights, "default"))
+                       (Precision.weights, "default" if not getattr(model, "sources", {}).get("weights_unread") else
+                        f"default: {model.sources['weights_unread']}; give --weights"))
     precision = Precision.for_weights(weights, args.attention_dtype or None, args.kv_cache)
     from dataclasses import replace
     if getattr(args, "dispatch", None):

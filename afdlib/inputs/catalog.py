@@ -343,7 +343,7 @@ def _hybrid_entry(slug: str, profile: str) -> Model:
         return text.replace(str(data_dir()), data_dir().name)
     return replace(m, slug=slug, name=checks.label(entry.get("name", slug), "name", where), profile=profile,
                    hf_id=str(entry.get("hf_id", "")), sources={**{k: source for k in m.sources}, "config": shipped(str(config)),
-                   **{k: shipped(m.sources[k]) for k in ("config_fields", "weights_dtype") if k in m.sources}},
+                   **{k: shipped(m.sources[k]) for k in ("config_fields", "weights_dtype", "weights_unread") if k in m.sources}},
                    notes=checks.label(entry.get("notes", ""), "notes", where, limit=NOTES_CHARS))
 
 

@@ -380,6 +380,8 @@ def model_from_hf_config(path: str | Path, slug: str | None = None) -> Model:
         weights = hf_mixers.declared_weights({"quantization_config": hf_mixers.sibling_quantization(path)}, path)
     if weights:
         sources["weights_dtype"] = f"{where} (quantization_config)"
+    elif isinstance(dict.get(cfg, "quantization_config"), dict):    # declared, in a format not read here
+        sources["weights_unread"] = hf_mixers.unread_quantization(dict.get(cfg, "quantization_config"))
     sizes = f"L{n} H{h} E{values['routed_experts']} K{values['experts_per_token']}"
     name = hf_mixers.label(slug or hf_mixers.config_name(cfg, path, sizes), path)
     tied = bool(cfg.get("tie_word_embeddings"))

@@ -351,6 +351,13 @@ def declared_weights(cfg: dict, path: Path) -> str | None:
     return None
 
 
+def unread_quantization(q: dict) -> str:
+    """Words for a ``quantization_config`` :func:`declared_weights` does not read (the default type then
+    applies, which the user should know): its method, algorithm and bits as given."""
+    said = ", ".join(f"{k} {q[k]!r}" for k in ("quant_method", "quant_algo", "bits", "w_bit") if k in q)
+    return f"quantization_config ({said or 'no method named'}) declares a format afd does not read"
+
+
 def sibling_quantization(path: Path) -> dict | None:
     """The ``quantization`` block of the ``hf_quant_config.json`` beside a config (NVIDIA's checkpoints
     declare their format there; aiconfigurator stores it as ``org--model_hf_quant_config.json``)."""
