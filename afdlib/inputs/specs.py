@@ -363,6 +363,12 @@ def check_attention(att: Attention, where: str, num_layers: int) -> None:
                        f"({att.num_kv_heads}): each key-value head serves a whole group of query heads")
     if att.family == "mla" and (att.kv_lora_rank < 1 or att.qk_rope_head_dim < 1):
         raise AfdError(f"{where}: MLA attention needs kv_lora_rank and qk_rope_head_dim")
+    if att.family != "mla" and att.kv_lora_rank:    # the latent cache: read nowhere else, a family given wrong
+        raise AfdError(f"{where}: attention.kv_lora_rank is MLA's latent rank; family '{att.family}' does not use "
+                       "it (family: mla for latent attention)")
+    if att.family == "mha" and att.num_kv_heads != att.num_heads:
+        raise AfdError(f"{where}: MHA attention has as many key-value heads as query heads, got num_kv_heads "
+                       f"{att.num_kv_heads} of {att.num_heads} (family: gqa for fewer)")
     if att.local_layers > num_layers:
         raise AfdError(f"{where}: attention.local_layers ({att.local_layers}) exceeds num_layers ({num_layers})")
     if att.local_layers and not att.local_window:
