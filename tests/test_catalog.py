@@ -186,3 +186,24 @@ def test_hf_config_errors_name_the_missing_field(tmp_path):
                                                         "num_experts_per_tok": 8, "moe_intermediate_size": 32}))
     with pytest.raises(AfdError, match="TopK"):
         load_model(str(too_many))
+
+
+def test_a_device_file_is_checked_whole_whichever_profile_is_asked(tmp_path):
+    # the paper block's negative bandwidth was read only with --hw-profile paper, and a misspelt name under
+    # sources: left that field's source the default, unsaid
+    import pytest
+    from afdlib.errors import AfdError
+    from afdlib.inputs.catalog import load_hardware
+    block = "  fp8_tflops: 1979\n  hbm_tb_per_s: {hbm}\n  hbm_gb: 80\n  scale_up_gb_per_s: 160\n  scale_out_gb_per_s: 50\n"
+    def write(hbm=3.35, extra=""):
+        path = tmp_path / "mine.yaml"
+        path.write_text("name: Mine\ngpus_per_node: 8\npaper:\n" + block.format(hbm=hbm) + "  source: a test\n"
+                        "datasheet:\n" + block.format(hbm=3.35) + "  source: a test\n" + extra)
+        return str(path)
+    # the datasheet profile at the default HBM efficiency, 0.8
+    assert load_hardware(write(), profile="datasheet").hbm_bytes_per_s == pytest.approx(3.35e12 * 0.8)
+    with pytest.raises(AfdError, match=r"\(paper\): hbm_tb_per_s must be positive, got -3.35"):
+        load_hardware(write(hbm=-3.35), profile="datasheet")
+    for key in ("sources", "uncertain"):
+        with pytest.raises(AfdError, match=rf"\(datasheet\) {key}: unknown field 'hbm_gbb' \(did you mean 'hbm_gb'\?\)"):
+            load_hardware(write(extra=f"  {key}:\n    hbm_gbb: a typo\n"), profile="datasheet")

@@ -77,11 +77,14 @@ def _mapping(where: str, name: str, value: Any, required: bool = False) -> dict:
     return value
 
 
-def _provenance(where: str, block: dict) -> tuple[Any, dict, dict]:
+def _provenance(where: str, block: dict, known: Sequence[str]) -> tuple[Any, dict, dict]:
     """(``source:``, ``sources:``, ``uncertain:``) of an entry: the default source, and copies of the
-    per-field mappings ({} when absent)."""
-    return (block.get("source"), dict(_mapping(where, "sources", block.get("sources"))),
-            dict(_mapping(where, "uncertain", block.get("uncertain"))))
+    per-field mappings ({} when absent), each naming only fields of ``known`` (a misspelt name would
+    leave its field's source the default, unsaid)."""
+    sources, uncertain = (dict(_mapping(where, k, block.get(k))) for k in ("sources", "uncertain"))
+    for name, mapping in (("sources", sources), ("uncertain", uncertain)):
+        unknown_fields(f"{where} {name}", mapping, known)
+    return block.get("source"), sources, uncertain
 
 
 def _with_default_source(where: str, sources: dict, default_src: Any, fields: Sequence[str], values: dict) -> dict:
@@ -132,7 +135,7 @@ def _hardware_from_block(slug: str, entry: dict, block: dict, profile: str,
             raise AfdError(f"{where}: missing field '{req}'")
     if "fp8_tflops" not in block and "bf16_tflops" not in block:
         raise AfdError(f"{where}: needs fp8_tflops or bf16_tflops")
-    default_src, sources, uncertain = _provenance(where, block)
+    default_src, sources, uncertain = _provenance(where, block, _HW_NUMERIC + ("gpus_per_node", "scale_up_domain"))
     sources = _with_default_source(where, sources, default_src, _HW_NUMERIC, block)
     superpod = block["scale_out_gb_per_s"] == "superpod"
     vals = {k: _positive(where, k, block[k]) for k in _HW_NUMERIC
@@ -196,8 +199,10 @@ def _hardware_entry(slug: str, entry: Any, profile: str, eff: Efficiency | None,
         # a user file may give one flat block of values (treated as sustained figures)
         return _hardware_from_block(slug, entry, {k: v for k, v in entry.items() if k in _HW_NUMERIC + _PROVENANCE},
                                     "user", None, where)
-    if profile == "paper" and "paper" in entry:
-        return _hardware_from_block(slug, entry, entry["paper"], "paper", None, where + " (paper)")
+    if "paper" in entry:     # both blocks checked, whichever is asked for (a wrong value is never latent)
+        paper = _hardware_from_block(slug, entry, entry["paper"], "paper", None, where + " (paper)")
+        if profile == "paper":
+            return paper
     if "datasheet" not in entry:
         raise AfdError(f"{where}: no datasheet profile")
     return _hardware_from_block(slug, entry, entry["datasheet"], "datasheet", eff or Efficiency(),
@@ -279,7 +284,7 @@ def _model_entry(slug: str, entry: Any, profile: str, origin: str) -> Model:
     missing = [f_ for f_ in _MODEL_INT if f_ not in values and f_ != "shared_experts"]
     if missing:
         raise AfdError(f"{where}: missing field(s) {', '.join(missing)}")
-    default_src, sources, uncertain = _provenance(where, entry)
+    default_src, sources, uncertain = _provenance(where, entry, _MODEL_ENTRY)
     sources = _with_default_source(where, sources, default_src, _MODEL_INT, values)
     for k in paper:
         if profile == "paper":
