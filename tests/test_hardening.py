@@ -321,3 +321,18 @@ def test_text_output_has_no_runaway_numbers_for_an_extreme_device(tmp_path, caps
         out = capsys.readouterr().out
         assert "r=BW_up/BW_out=1e+12" in out or command == "hfu"
         assert not re.search(r"\d{10,}", out.replace(",", "")), out[:300]
+
+
+@pytest.mark.parametrize("value", ["010", "1_000", "1:30", "0x50", "1_0.5"])
+def test_a_yaml_number_in_a_notation_read_as_another_number_is_refused(tmp_path, value):
+    # PyYAML (YAML 1.1) reads 010 as 8 and 1:30 as 90: an HBM of "010" GB would have been 8 GB
+    from afdlib.errors import AfdError
+    from afdlib.inputs.catalog import load_hardware
+    path = tmp_path / "h.yaml"
+    text = ("name: X\ngpus_per_node: 8\nfp8_tflops: 1979\nhbm_tb_per_s: 3.35\nhbm_gb: {}\nscale_up_gb_per_s: 160\n"
+            "scale_out_gb_per_s: 50\nsource: a test\n")
+    path.write_text(text.format(value))
+    with pytest.raises(AfdError, match=rf"the number '{value}' \(line 5\) is in a YAML 1.1 notation"):
+        load_hardware(str(path))
+    path.write_text(text.format("80"))
+    assert load_hardware(str(path)).hbm_bytes == 80e9

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,10 @@ def read_yaml(path: str | Path) -> Any:
         doc = yaml.load(text, Loader=_loader())
     except _DuplicateKey as e:
         raise AfdError(f"{path}: key '{e.args[0]}' given twice in one mapping (line {e.args[1]}); give each key once") from None
+    except _AmbiguousNumber as e:
+        raise AfdError(f"{path}: the number '{e.args[0]}' (line {e.args[1]}) is in a YAML 1.1 notation that "
+                       "reads as another number (a leading zero is octal: 010 is 8; ':' is base 60: 1:30 is 90; "
+                       "'_' groups digits, 0x hex); write plain decimal digits") from None
     except yaml.YAMLError as e:
         raise AfdError(f"{path}: not valid YAML ({str(e).splitlines()[0]})") from None
     except RecursionError:
@@ -113,6 +118,14 @@ def _loader():
         base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
         class Strict(base):   # type: ignore[misc, valid-type]
+            def construct_yaml_int(self, node):
+                _plain_number(node)
+                return super().construct_yaml_int(node)
+
+            def construct_yaml_float(self, node):
+                _plain_number(node)
+                return super().construct_yaml_float(node)
+
             def construct_mapping(self, node, deep=False):
                 seen = set()
                 for key_node, _ in node.value:     # a key as written (scalars: all this project's keys)
@@ -121,8 +134,23 @@ def _loader():
                             raise _DuplicateKey(key_node.value, key_node.start_mark.line + 1)
                         seen.add(key_node.value)
                 return super().construct_mapping(node, deep)
+        Strict.add_constructor("tag:yaml.org,2002:int", Strict.construct_yaml_int)
+        Strict.add_constructor("tag:yaml.org,2002:float", Strict.construct_yaml_float)
         _LOADERS["strict"] = Strict
     return _LOADERS["strict"]
+
+
+def _plain_number(node) -> None:
+    """Refuse a number written in one of YAML 1.1's other notations, which PyYAML reads and a reader
+    would not: a leading zero (octal: 080 is refused, 010 would be 8), 0x / 0o / 0b, digits grouped
+    with '_' (1_000) and base 60 (1:30 is 90)."""
+    text = node.value.lstrip("+-")
+    if "_" in text or ":" in text or re.match(r"0[0-9]", text) or text[:2].lower() in ("0x", "0o", "0b"):
+        raise _AmbiguousNumber(node.value, node.start_mark.line + 1)
+
+
+class _AmbiguousNumber(Exception):
+    pass
 
 
 def _text(path: Path, limit: int) -> str:
