@@ -336,3 +336,19 @@ def test_a_yaml_number_in_a_notation_read_as_another_number_is_refused(tmp_path,
         load_hardware(str(path))
     path.write_text(text.format("80"))
     assert load_hardware(str(path)).hbm_bytes == 80e9
+
+
+def test_a_counts_file_of_flags_text_or_another_model_s_layers_is_refused(tmp_path, capsys):
+    # numpy read true as 1 and "5" as 5; a dump of 122 layers was taken for a 61-layer model's loads
+    rows = [[float(e + 1) for e in range(256)] for _ in range(61)]
+    for name, doc, message in (
+            ("flags.json", {"logical_count": [[1, True, 3, 4]]}, "no true/false, no text"),
+            ("text.json", {"logical_count": [["5", 2, 3, 4]]}, "no true/false, no text"),
+            ("twice.json", {"logical_count": rows + rows}, "122 layers, 122 with routed tokens; the model (deepseek-v3) "
+                                                          "has 61 layers, 58 of them MoE")):
+        (tmp_path / name).write_text(json.dumps(doc))
+        argv = (["balance", "--counts", str(tmp_path / name), "--ranks", "2"] if name != "twice.json" else
+                ["advise", "--model", "deepseek-v3", "--hardware", "h800", "--counts", str(tmp_path / name)])
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err

@@ -208,6 +208,11 @@ def measured_counts(path: str, model):
     if counts.shape[1] != model.routed_experts:
         raise AfdError(f"{path}: {counts.shape[1]} experts per layer, the model ({model.slug}) has "
                        f"{model.routed_experts}")
+    from afdlib.routing.measured import moe_layers
+    routed = int(moe_layers(counts).size)
+    if counts.shape[0] > model.num_layers or routed > model.moe_layers:    # another model's loads
+        raise AfdError(f"{path}: {counts.shape[0]} layers, {routed} with routed tokens; the model ({model.slug}) "
+                       f"has {model.num_layers} layers, {model.moe_layers} of them MoE")
     return counts
 
 

@@ -25,8 +25,13 @@ def load_counts(path: str | Path) -> np.ndarray:
     doc = read_json(path)
     if not isinstance(doc, dict) or "logical_count" not in doc:
         raise AfdError(f'{path}: expected a JSON object with key "logical_count" (layers x experts)')
+    rows = doc["logical_count"]
+    if not isinstance(rows, list) or any(not isinstance(x, (int, float)) or isinstance(x, bool)
+                                         for row in rows for x in (row if isinstance(row, list) else [row])):
+        # numpy would read true as 1 and the text "5" as 5
+        raise AfdError(f"{path}: logical_count must be a list of equal-length lists of numbers (no true/false, no text)")
     try:
-        counts = np.asarray(doc["logical_count"], dtype=float)
+        counts = np.asarray(rows, dtype=float)
     except (TypeError, ValueError, OverflowError):
         raise AfdError(f"{path}: logical_count must be a list of equal-length lists of numbers") from None
     if counts.ndim == 1:
