@@ -75,13 +75,11 @@ def test_balance_extremes(capsys, tmp_path):
     doc = _no_nan(capsys.readouterr().out)
     assert doc["median_contiguous"] == pytest.approx(0.5)   # blocks of 2: (1e308 + 1e308) vs 2 -> mean/max 1/2
     for extra, message in ((["--seed", "-1"], "--seed"), (["--redundant", "1000000000"], "--redundant"),
-                           (["--tokens", "100000000"], "--tokens"), (["--top-k", "9"], None)):
+                           (["--tokens", "100000000"], "--tokens"),
+                           (["--top-k", "9"], "has no effect")):   # --top-k only samples (--tokens)
         code = main(["balance", "--counts", str(f), "--ranks", "2", *extra])
         err = capsys.readouterr().err
-        if message is None:
-            assert code == 0   # --top-k is only checked when sampling (--tokens)
-        else:
-            assert code == 2 and message in err
+        assert code == 2 and message in err
 
 
 def test_unreadable_files(capsys, tmp_path):
@@ -352,3 +350,27 @@ def test_a_counts_file_of_flags_text_or_another_model_s_layers_is_refused(tmp_pa
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1, err
+
+
+def test_options_a_command_would_ignore_are_refused_or_used(tmp_path, capsys):
+    # balance scored the long-run counts whatever --top-k said; simulate ran one domain whatever
+    # --attention-domains said with given stage times
+    counts = tmp_path / "counts.json"
+    counts.write_text(json.dumps({"logical_count": [[1.0, 2.0, 3.0, 4.0]] * 2}))
+    assert main(["balance", "--counts", str(counts), "--ranks", "2", "--top-k", "4"]) == 2
+    assert "--top-k samples batches of --tokens tokens" in capsys.readouterr().err
+    times = ["simulate", "--design", "afd", "--t-attn-us", "100", "--t-ffn-us", "100", "--t-comm-us", "100",
+             "--layers", "4", "--json"]
+    tpot = []
+    for d in ("1", "2"):
+        assert main(times + ["--attention-domains", d]) == 0
+        tpot.append(json.loads(capsys.readouterr().out)["tpot_ms_no_jitter"])
+    # by hand: the FFN serves 2 domains x 3 micro-batches of 100 us per layer, 4 layers: 2.4 ms, plus the
+    # fill and drain of one micro-batch's attention and transfer (0.2 ms); one domain: 1.4 ms as before
+    assert tpot == pytest.approx([1.4, 2.6])
+    # --counts samples the stragglers from measured loads: an explicit --stragglers none was overridden unsaid
+    loads = tmp_path / "v3.json"
+    loads.write_text(json.dumps({"logical_count": [[float(e % 7 + 1) for e in range(256)]] * 58}))
+    assert main(["simulate", "--model", "deepseek-v3", "--hardware", "h800", "--design", "ep", "--ep-size", "64",
+                 "--counts", str(loads), "--stragglers", "none", "--steps", "10"]) == 2
+    assert "--stragglers none contradicts it" in capsys.readouterr().err

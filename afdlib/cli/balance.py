@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from afdlib.cli.options import MAX_BALANCE_RANKS, MAX_BALANCE_TOKENS, bounded_int, dumps
+from afdlib.cli.options import MAX_BALANCE_RANKS, MAX_BALANCE_TOKENS, bounded_int, dumps, refuse_given
 
 MAX_PICKS = 10 ** 9
 """Most expert choices one ``afd balance`` run samples (tokens x top-K x trials x MoE layers): about 40 s
@@ -34,6 +34,9 @@ def run(args) -> int:
     from afdlib.errors import AfdError
     from afdlib.routing.balance import balance_report
     from afdlib.routing.measured import load_counts
+    if args.tokens is None:
+        refuse_given(args, ("top_k", "trials", "seed"), "samples batches of --tokens tokens; without --tokens the "
+                     "long-run counts are scored and it has no effect")
     counts = load_counts(args.counts)
     if args.tokens is not None and args.top_k > counts.shape[1]:
         raise AfdError(f"--top-k ({args.top_k}) exceeds the experts in the file ({counts.shape[1]})")

@@ -13,6 +13,7 @@ from afdlib.cli.options import (
     decode_setup,
     deployment_of,
     dumps,
+    given,
     measured_counts,
     refuse_given,
 )
@@ -89,8 +90,11 @@ def run(args) -> int:
             raise AfdError("with given stage times, give --layers or --model")
         if jittered:
             check_draws(args.steps, layers, m)
+        if args.design == "ep":
+            refuse_given(args, ("attention_domains",), "is an AFD option; --design ep does not use it")
         st = {"t_attn": args.t_attn_us * 1e-6, "t_ffn": args.t_ffn_us * 1e-6, "t_comm": args.t_comm_us * 1e-6,
-              "micro_batches": m, "n_layers": layers, "extra_s": (args.t_gap_ms or 0.0) / 1e3, "l_accept": args.mtp}
+              "micro_batches": m, "n_layers": layers, "extra_s": (args.t_gap_ms or 0.0) / 1e3, "l_accept": args.mtp,
+              "domains": args.attention_domains or 1}      # the given times are one domain's micro-batch's
         factors = None
     else:
         if not args.model or not args.hardware:
@@ -108,6 +112,9 @@ def run(args) -> int:
         check_memory(args, step, a)
         st = stage_times_of(step, args.design, model.moe_layers)
         factors = None
+        if args.counts and args.stragglers == "none" and given(args, "stragglers"):
+            raise AfdError("--counts samples the FFN's stragglers from the measured loads; --stragglers none "
+                           "contradicts it (leave --stragglers out)")
         if args.stragglers != "none" or args.counts:
             from afdlib.routing.measured import moe_layers
             if args.counts:
@@ -139,7 +146,8 @@ def run(args) -> int:
     if args.json:
         print(text)
         return 0
-    print(f"{args.design.upper()}, {st['micro_batches']} micro-batches, {st['n_layers']} MoE layers; per micro-batch "
+    domains = f"{st['domains']} attention domains x " if st.get("domains", 1) > 1 else ""
+    print(f"{args.design.upper()}, {domains}{st['micro_batches']} micro-batches, {st['n_layers']} MoE layers; per micro-batch "
           f"attention {doc['stage_us']['attention']:.0f} us, FFN {doc['stage_us']['ffn']:.0f} us, "
           f"dispatch+combine {doc['stage_us']['comm']:.0f} us")
     print(f"TPOT {doc['tpot_ms']:.2f} ms (no jitter {doc['tpot_ms_no_jitter']:.2f} ms, p99 {doc['p99_tpot_ms']:.2f}); "
