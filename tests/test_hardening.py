@@ -280,6 +280,9 @@ def test_a_computed_number_in_an_error_line_is_never_hundreds_of_digits(capsys, 
     (["hfu", "--model", "deepseek-v3", "--hardware", "h800", "--slo", "30"], "unrecognized arguments: --slo 30"),
     (["throughput", "--model", "deepseek-v3", "--hardware", "h800", "--design", "ep", "--ep-size", "144",
       "--batch", "16"], "unrecognized arguments: --batch 16"),
+    # an empty data type read as none given: the default FP8, unsaid
+    (["throughput", "--model", "deepseek-v3", "--hardware", "h800", "--design", "ep", "--ep-size", "144",
+      "--weights", ""], "--weights is empty"),
 ])
 def test_out_of_range_budgets_and_option_prefixes_are_one_line_and_status_2(capsys, argv, message):
     # hfu printed 'nan%' with status 0 at an SLO of 1e300 ms; '--slo' was taken for '--slo-ms' (a prefix that a

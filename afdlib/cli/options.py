@@ -314,6 +314,9 @@ def precision_of(args, model=None):
     default (FP8). The attention projections follow ``--attention-dtype``, else
     :meth:`Precision.for_weights <afdlib.inputs.specs.Precision.for_weights>`'s rule."""
     from afdlib.inputs.specs import Precision
+    for option, value in (("--weights", args.weights), ("--attention-dtype", args.attention_dtype)):
+        if value is not None and not str(value).strip():      # '' would read as not given: the default
+            raise AfdError(f"{option} is empty; give a data type (fp8, bf16, nvfp4, mxfp4, int4) or leave it out")
     declared = getattr(model, "weights_dtype", None)
     weights, origin = ((args.weights, "--weights") if args.weights else
                        (declared, f"declared by {model.sources.get('weights_dtype', 'the model')}") if declared else
