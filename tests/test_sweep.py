@@ -364,6 +364,10 @@ def test_a_sweep_refuses_what_it_cannot_finish_in_one_line(tmp_path, capsys):
             (small, ["--out", str(tmp_path / "a.zarr"), "--scheduler", "tls://127.0.0.1:1"], "tls:// needs certificates"),
             (small, ["--out", str(tmp_path / "a.zarr"), "--scheduler", "ucx://127.0.0.1:1"], "ucx:// needs UCX"),
             (small, ["--out", str(tmp_path / "no" / "a.zarr")], "does not exist"),
+            # a Zarr folder named like a table; and AFD's what-if evaluated on an EP grid, where it changes nothing
+            (small, ["--out", str(tmp_path / "r.csv")], "a sweep writes Zarr (.zarr) or NetCDF (.nc), not .csv"),
+            ({**small, "vary": {"afd_overlap": [0.0, 1.0]}}, ["--out", str(tmp_path / "d.zarr")],
+             "afd_overlap is AFD's overlap what-if; design ep does not use it"),
             # a misspelt name past an axis' first value failed in a worker, as a traceback
             ({**small, "vary": {**small["vary"], "kernels": ["calibrated", "nope"]}}, ["--out", str(tmp_path / "c.zarr")],
              "kernel profile must be one of calibrated, datasheet, roofline, got 'nope'"),

@@ -130,11 +130,15 @@ def dataset(spec: Spec, chunk: int | None = None):
 
 
 def target(path: str | Path) -> tuple[Path, str]:
-    """(path, format) of an output path: ``.nc`` NetCDF (refused where xarray has no engine for it), else Zarr;
-    an existing path is refused (a sweep never overwrites another's result)."""
+    """(path, format) of an output path: ``.nc`` NetCDF (refused where xarray has no engine for it), ``.zarr``
+    (or no suffix) Zarr; any other suffix is refused (``r.csv`` would be a Zarr folder named like a table),
+    and so is an existing path (a sweep never overwrites another's result)."""
     p = Path(path)
     if p.exists():
         raise AfdError(f"{p} exists; remove it or give another --out")
+    if p.suffix.lower() not in ("", ".zarr", ".nc") and ".partial-" not in p.name:   # (a sweep's own partial store)
+        raise AfdError(f"{p}: a sweep writes Zarr (.zarr) or NetCDF (.nc), not {p.suffix}; name --out so (xarray "
+                       "turns either into a table: ds.to_dataframe().to_csv(...))")
     if p.suffix == ".nc":
         import xarray as xr
         engines = set(xr.backends.list_engines())

@@ -242,6 +242,9 @@ def _check_designs(spec: Spec) -> None:
             continue
         if f.design not in spec.designs:
             raise AfdError(f"{name} is a {f.design.upper()} deployment field; design {spec.design} does not use it")
+    for name, design in (("ep_overlap", "ep"), ("afd_overlap", "afd")):   # a design's what-if, on the other's grid
+        if name in names and design not in spec.designs:
+            raise AfdError(f"{name} is {design.upper()}'s overlap what-if; design {spec.design} does not use it")
     if "ep" in spec.designs and spec.searched("ep"):
         given = [n for n in ("redundant", "ep_micro_batches", "all_to_all") if spec.given(n)]
         if given:
