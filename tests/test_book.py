@@ -682,3 +682,21 @@ def test_a_refused_own_pair_rebuild_leaves_no_book_at_the_published_path(tmp_pat
     with pytest.raises(AfdError) as fresh:                 # no book there: the error alone
         build_custom_book(tmp_path / "other", hardware=str(tmp_path / "missing.yaml"))
     assert "previous build" not in str(fresh.value)
+
+
+def test_an_own_pair_rebuild_failing_by_a_bug_leaves_no_book_at_the_published_path(tmp_path, monkeypatch):
+    # a failure that is no refusal (here a KeyError from inside the build) left the earlier pair's book published
+    import pytest
+
+    import afdlib.report.own_book as own_book
+    out = tmp_path / "mine"
+    html = out / "_build" / "html"
+    html.mkdir(parents=True)
+    (html / "index.html").write_text("<html>an earlier book</html>")
+
+    def broken(*args, **kwargs):
+        raise KeyError("a bug")
+    monkeypatch.setattr(own_book, "_build_custom_book", broken)
+    with pytest.raises(KeyError):
+        own_book.build_custom_book(out, hardware="h800")
+    assert not html.exists() and (out / "_build" / "html.previous" / "index.html").exists()

@@ -160,17 +160,26 @@ def build_custom_book(out: Path, hardware: str | None = None, model: str | None 
             pair = ", ".join(f"{k} {v}" for k, v in sorted(before.items()) if v) or "an unknown pair"
         except (OSError, ValueError, AttributeError):
             pair = "an unknown pair"
-        if only is None:
-            try:
-                with lock(build):
-                    rmtree(build / "html.previous")
-                    os.replace(build / "html", build / "html.previous")
-            except AfdError:          # another build holds the folder: its book stays as it is
-                pass
-            else:
-                raise AfdError(f"{e}; the previous build's book, for {pair}, is no longer published: moved to "
-                               f"{build / 'html.previous'}") from None
+        if only is None and _unpublish(build):
+            raise AfdError(f"{e}; the previous build's book, for {pair}, is no longer published: moved to "
+                           f"{build / 'html.previous'}") from None
         raise AfdError(f"{e}; the book at {build / 'html'} is the previous build's, for {pair}, not this run's") from None
+    except Exception:      # a failure that is no refusal (a bug): the previous whole book is not left published
+        if only is None and (Path(out) / "_build" / "html" / "index.html").exists():
+            _unpublish(Path(out) / "_build")
+        raise
+
+
+def _unpublish(build: Path) -> bool:
+    """Move the book published at ``build/html`` to ``build/html.previous``; False where another build
+    holds the folder (its book stays as it is)."""
+    try:
+        with lock(build):
+            rmtree(build / "html.previous")
+            os.replace(build / "html", build / "html.previous")
+    except AfdError:
+        return False
+    return True
 
 
 def _build_custom_book(out: Path, hardware: str | None = None, model: str | None = None, jobs: int = book.JOBS,
