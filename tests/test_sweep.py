@@ -200,6 +200,7 @@ def test_the_issue_spec_on_a_local_cluster_of_processes(tmp_path, capsys):
     assert main(["sweep", _spec_file(tmp_path, doc), "--out", str(out), "--workers", "1"]) == 0
     assert "24 points" in capsys.readouterr().out
     assert not list(tmp_path.glob(".issue.partial-*"))      # written beside, renamed to --out when whole
+    assert xr.open_zarr(out).attrs["complete"] == 1
     got = xr.open_zarr(out).isel(scale_out_gb_per_s=2, hbm_tb_per_s=1, slo_ms=0, n_ffn=1).load()
     hw = replace(load_hardware("h800", "datasheet"), scale_out_bytes_per_s=400 * 0.8e9, hbm_bytes_per_s=8 * 0.8e12)
     rates = [_single(load_model("deepseek-v3", "reference"), hw, AFDDeployment.of(hw, na, 4), {"slo_ms": 50})
@@ -402,7 +403,10 @@ def test_a_killed_sweep_leaves_nothing_at_its_published_path(tmp_path):
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
     assert not out.exists()
-    assert [p.name.startswith(".grid.partial-") for p in tmp_path.iterdir() if p.suffix == ".zarr"] == [True]
+    left_behind = [p for p in tmp_path.iterdir() if p.suffix == ".zarr"]
+    assert [p.name.startswith(".grid.partial-") for p in left_behind] == [True]
+    import xarray as xr       # and the store itself says it is incomplete (a finished one says complete 1)
+    assert xr.open_zarr(left_behind[0]).attrs["complete"] == 0
     deadline = time.monotonic() + 30                  # no worker outlives the sweep (they end with their parent)
     while time.monotonic() < deadline:
         left = subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True, text=True).stdout.split()

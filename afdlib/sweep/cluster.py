@@ -114,11 +114,14 @@ def run(spec: Spec, out: str | Path, workers: int | None = None, scheduler: str 
         t0 = time.perf_counter()   # the sweep's own time, without the cluster's start
         stack.callback(_remove, partial)           # gone on every exit but a finished rename
         with _signals_raise():
+            # a store left by a killed sweep says so: complete 0 until every block is written
+            ds.attrs["complete"] = 0
             future = client.compute(write(ds, partial, compute=False))
             if progress:
                 with contextlib.redirect_stdout(sys.stderr):
                     bar(future)
             future.result()
+            _mark_complete(partial)
             if out.exists():                       # another sweep published there meanwhile
                 raise AfdError(f"{out} appeared while this sweep ran (another sweep into the same --out?); "
                                "this sweep's result is discarded: give another --out")
@@ -131,6 +134,22 @@ def run(spec: Spec, out: str | Path, workers: int | None = None, scheduler: str 
             "variables": sorted(ds.data_vars), "workers": n, "chunk": chunk, "seconds": seconds,
             "startup_seconds": t0 - t_start, "cpu_seconds_per_worker": sorted(cpu.values()),
             "peak_mb_per_worker": [p for p in peaks if p is not None]}
+
+
+def _mark_complete(path: Path) -> None:
+    """Set the written store's ``complete`` attribute to 1: Zarr in place (its metadata consolidated again,
+    which xarray reads); a NetCDF file read and written again with it (not every NetCDF engine sets an
+    attribute in place; a NetCDF sweep is small enough to be one file)."""
+    if path.suffix == ".nc":
+        import xarray as xr
+        with xr.open_dataset(path) as done:
+            whole = done.load()
+        whole.attrs["complete"] = 1
+        whole.to_netcdf(path, mode="w")
+        return
+    import zarr
+    zarr.open_group(str(path), mode="r+").attrs["complete"] = 1
+    zarr.consolidate_metadata(str(path))
 
 
 def cpu_seconds() -> float:
