@@ -147,9 +147,13 @@ def _mark_complete(path: Path) -> None:
         whole.attrs["complete"] = 1
         whole.to_netcdf(path, mode="w")
         return
+    import warnings
+
     import zarr
     zarr.open_group(str(path), mode="r+").attrs["complete"] = 1
-    zarr.consolidate_metadata(str(path))
+    with warnings.catch_warnings():   # zarr 3: consolidated metadata is an extension (xarray reads it), as in write()
+        warnings.filterwarnings("ignore", message="Consolidated metadata")
+        zarr.consolidate_metadata(str(path))
 
 
 def cpu_seconds() -> float:
