@@ -377,3 +377,18 @@ def test_options_a_command_would_ignore_are_refused_or_used(tmp_path, capsys):
     assert main(["simulate", "--model", "deepseek-v3", "--hardware", "h800", "--design", "ep", "--ep-size", "64",
                  "--counts", str(loads), "--stragglers", "none", "--steps", "10"]) == 2
     assert "--stragglers none contradicts it" in capsys.readouterr().err
+
+
+def test_a_long_balance_sampling_reports_its_progress_and_the_same_answer(tmp_path, monkeypatch, capsys):
+    # 10^9 sampled choices ran for a minute in silence; the progress consumes no random numbers
+    import afdlib.cli.balance as balance
+    counts = tmp_path / "counts.json"
+    counts.write_text(json.dumps({"logical_count": [[float(e % 5 + 1) for e in range(16)]] * 20}))
+    argv = ["balance", "--counts", str(counts), "--ranks", "4", "--tokens", "64", "--top-k", "2", "--json"]
+    assert main(argv) == 0
+    quiet = capsys.readouterr()
+    monkeypatch.setattr(balance, "PROGRESS_PICKS", 0)
+    assert main(argv) == 0
+    loud = capsys.readouterr()
+    assert loud.out == quiet.out and quiet.err == ""
+    assert loud.err.splitlines() == [f"afd balance: {k} of 20 MoE layers sampled" for k in range(2, 21, 2)]

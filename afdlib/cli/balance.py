@@ -11,6 +11,10 @@ on one core (10^6 tokens x 8 x 5 trials x 58 layers, 2.3 x 10^9, took 97 s); mor
 anything runs."""
 
 
+PROGRESS_PICKS = 10 ** 8
+"""Sampled expert choices from which ``afd balance`` reports its progress on stderr (a few seconds)."""
+
+
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("balance", help="balancedness of measured expert loads over ranks, with redundant experts")
     p.add_argument("--counts", required=True, help='JSON file {"logical_count": [[...E...] x layers]}')
@@ -48,8 +52,15 @@ def run(args) -> int:
             raise AfdError(f"--tokens {args.tokens:,} x --top-k {args.top_k} x --trials {args.trials} x {layers} MoE layers "
                            f"= {picks:.2g} sampled expert choices, more than the {MAX_PICKS:.0e} one run samples (about "
                            "40 s); give fewer tokens or trials")
+    progress = None
+    if args.tokens is not None and picks > PROGRESS_PICKS:        # seconds of sampling: say how far it is
+        import sys
+
+        def progress(done, total):
+            if done % max(1, total // 10) == 0 or done == total:
+                print(f"afd balance: {done} of {total} MoE layers sampled", file=sys.stderr, flush=True)
     rep = balance_report(counts, args.ranks, args.redundant, tokens=args.tokens, experts_per_token=args.top_k,
-                         trials=args.trials, seed=args.seed)
+                         trials=args.trials, seed=args.seed, progress=progress)
     doc = {"median_contiguous": round(rep.median_contiguous, 6), "median_redundant": round(rep.median_redundant, 6),
            "layers": [{"layer": int(la), "contiguous": round(float(c), 6), "redundant": round(float(r), 6)}
                       for la, c, r in zip(rep.layers, rep.contiguous, rep.redundant)]}

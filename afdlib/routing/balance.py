@@ -258,7 +258,7 @@ class BalanceReport:
 
 def balance_sweep(counts: ArrayLike, ranks: list[int], redundant: int | list[int] = 0, tokens: int | None = None,
                   experts_per_token: int = 8, trials: int = 5, seed: int = 0,
-                  layers: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                  layers: ArrayLike | None = None, progress=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Balancedness of each MoE layer for several rank counts, on the same sampled batches.
 
     Without ``tokens``: the long-run counts themselves. With ``tokens``: ``trials`` batches of T
@@ -266,7 +266,7 @@ def balance_sweep(counts: ArrayLike, ranks: list[int], redundant: int | list[int
     median over trials. The redundant-expert placement is fitted to the long-run counts (an
     oracle on the same data), as a static placement would be. ``redundant`` is one number or one
     per entry of ``ranks``. Returns (layers, contiguous, redundant), the last two of shape
-    (len(ranks), len(layers)).
+    (len(ranks), len(layers)). ``progress(done, layers)`` is called after each layer where given.
     """
     c = np.asarray(counts, dtype=float)
     ranks = [int(r) for r in ranks]
@@ -291,13 +291,16 @@ def balance_sweep(counts: ArrayLike, ranks: list[int], redundant: int | list[int
         for i, (r, n) in enumerate(zip(ranks, extra)):
             cont[i, j] = np.median(balancedness(contiguous_rank_loads(batches, r)))
             red[i, j] = np.median(balancedness(eplb_placement(c[layer], r, n).rank_loads(batches)))
+        if progress is not None:
+            progress(j + 1, idx.size)
     return idx, cont, red
 
 
 def balance_report(counts: ArrayLike, ranks: int, redundant: int = 0, tokens: int | None = None,
-                   experts_per_token: int = 8, trials: int = 5, seed: int = 0) -> BalanceReport:
+                   experts_per_token: int = 8, trials: int = 5, seed: int = 0, progress=None) -> BalanceReport:
     """Per-layer balancedness on ``ranks`` ranks (see :func:`balance_sweep`)."""
-    layers, cont, red = balance_sweep(counts, [ranks], redundant, tokens, experts_per_token, trials, seed)
+    layers, cont, red = balance_sweep(counts, [ranks], redundant, tokens, experts_per_token, trials, seed,
+                                      progress=progress)
     return BalanceReport(layers, cont[0], red[0])
 
 
