@@ -100,6 +100,8 @@ class StageTime:
         if self.known_bound is not None:
             return self.known_bound
         shape = np.shape(self.seconds)
+        if len(self.parts) == 1 and isinstance(self.parts[0], (tuple, list)):
+            return _longest_tier(self.parts[0], shape)       # one operator: its longest tier, unstacked
         n = len(TIERS)
         index = np.arange(n).reshape((-1,) + (1,) * len(shape))
         binding = np.zeros((n,) + shape)
@@ -149,6 +151,19 @@ def operator_time(tiers: list, fixed: ArrayLike = 0.0) -> StageTime:
         best += fixed
     # the binding tier is found only when asked for (StageTime.bound: the first of the longest)
     return StageTime(seconds=best, parts=(tuple(tiers),), fixed=(fixed,))
+
+
+def _longest_tier(tiers, shape) -> np.ndarray:
+    """Index (into :data:`TIERS`) of the longest of one operator's tiers, ties to the first: found by
+    comparing in place, not by stacking the tiers (grids of millions of points)."""
+    best = np.array(np.broadcast_to(tiers[0], shape), dtype=float)
+    k = np.zeros(shape, dtype=np.int8)
+    for i, t in enumerate(tiers[1:], 1):
+        if np.ndim(t) == 0 and t == 0:
+            continue                      # an unused tier cannot exceed the others (times >= 0)
+        np.copyto(k, np.int8(i), where=t > best)   # strictly longer: ties stay with the first tier
+        np.maximum(best, t, out=best)
+    return k
 
 
 def operator_tiers(work: Work, hardware, compute_efficiency: ArrayLike = 1.0) -> list:
