@@ -127,9 +127,12 @@ SMALL = {"model": "deepseek-v3", "hardware": "h800", "design": "afd",
          "vary": {"scale_out_gb_per_s": [25, 50, 100], "n_ffn": [1, 2]}, "fixed": {"n_attn": 2}}
 
 
-def test_a_run_against_an_existing_scheduler(tmp_path, capsys):
+def test_a_run_against_an_existing_scheduler(tmp_path, capsys, monkeypatch):
     import xarray as xr
     from distributed import LocalCluster
+
+    import afdlib.sweep.cluster as sweep_cluster
+    monkeypatch.setattr(sweep_cluster, "SAY_GRAPH_TASKS", 3)   # a graph of 3 blocks here (6 points in 2s)
     spec_path = _spec_file(tmp_path, SMALL)
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster:
         out = tmp_path / "r.zarr"
@@ -139,6 +142,7 @@ def test_a_run_against_an_existing_scheduler(tmp_path, capsys):
     doc = yaml.safe_load(captured.out)
     assert doc["points"] == 6 and doc["workers"] == 1
     assert "100% Completed" in captured.err     # the progress bar, on stderr
+    assert "afd sweep: building the task graph of 3 blocks" in captured.err   # (seconds before it, at 10^5 blocks)
     got = xr.open_zarr(out).load()
     _, expected = _computed(SMALL)
     assert np.array_equal(got.tokens_per_s_per_gpu.values, expected.tokens_per_s_per_gpu.values)

@@ -24,6 +24,9 @@ from afdlib.sweep.evaluate import evaluate
 from afdlib.sweep.grid import chunks, dataset, default_chunk, target, write
 from afdlib.sweep.spec import Spec
 
+SAY_GRAPH_TASKS = 20_000
+"""Blocks from which a sweep says on stderr that it is building its task graph (about a second, before the
+progress bar starts; MAX_TASKS take about 6 s)."""
 MAX_TASKS = 200_000
 """Most blocks (Dask tasks) a sweep's graph is built with: about 6 s to build on this project's 2-core machine
 (10^5 tasks took 3 s, 10^6 took 40 s before the first point ran); a 10^12-point grid in the default
@@ -87,6 +90,8 @@ def run(spec: Spec, out: str | Path, workers: int | None = None, scheduler: str 
         raise AfdError(f"the grid's {spec.points:.3g} points in blocks of at most {chunk:,} are {tasks:.3g} tasks, more "
                        f"than the {MAX_TASKS:.0e} a sweep builds; give --chunk {need:,} or more, or a smaller grid")
     first_point(spec)
+    if progress and tasks >= SAY_GRAPH_TASKS:    # seconds before the first block runs: say what they are
+        print(f"afd sweep: building the task graph of {tasks:,} blocks", file=sys.stderr, flush=True)
     ds = dataset(spec, chunk)
     partial = parent / f".{out.stem}.partial-{os.getpid()}{out.suffix}"   # the suffix names the format
     t_start = time.perf_counter()
