@@ -108,16 +108,24 @@ def load_system(args) -> tuple:
     return model, hw
 
 
+SLO_MS = (0, 1e6)
+"""Range of a per-token latency target, ms (open at 0): every command's --slo-ms."""
+ACCEPTED_TOKENS = (1, 64)
+"""Range of the accepted tokens per step (MTP): --mtp, hfu's --l-accept."""
+GAP_MS = (0, 1e5)
+"""Range of the fixed gap per step, ms: --t-gap-ms."""
+
+
 def add_budget_args(p: argparse.ArgumentParser, defaults=None) -> None:
     """--slo-ms, --l-accept, --t-gap-ms; defaults from :class:`afdlib.inputs.specs.Budget` (or ``defaults``)."""
     from afdlib.inputs.specs import Budget
     b = defaults or Budget()
     # the decode options' ranges (add_decode_options): beyond them the bound's arithmetic overflows
-    p.add_argument("--slo-ms", type=bounded_float("--slo-ms", 0, 1e6, lo_open=True), default=b.slo_s * 1e3,
+    p.add_argument("--slo-ms", type=bounded_float("--slo-ms", *SLO_MS, lo_open=True), default=b.slo_s * 1e3,
                    help=f"per-token latency SLO, ms (default {b.slo_s * 1e3:g})")
-    p.add_argument("--l-accept", type=bounded_float("--l-accept", 1, 64), default=b.l_accept,
+    p.add_argument("--l-accept", type=bounded_float("--l-accept", *ACCEPTED_TOKENS), default=b.l_accept,
                    help=f"accepted tokens per step (MTP; 1 to 64, default {b.l_accept:g})")
-    p.add_argument("--t-gap-ms", type=bounded_float("--t-gap-ms", 0, 1e5), default=b.t_gap_s * 1e3,
+    p.add_argument("--t-gap-ms", type=bounded_float("--t-gap-ms", *GAP_MS), default=b.t_gap_s * 1e3,
                    help=f"fixed gap per step t_g, ms (default {b.t_gap_s * 1e3:g})")
 
 
@@ -268,11 +276,11 @@ def add_decode_options(p: argparse.ArgumentParser) -> None:
                    help="datasheet (default): spec x efficiency; paper: Table 5")
     p.add_argument("--context", type=bounded_float("--context", 0, 1e7), default=4096.0,
                    help="cached tokens per request (default 4096)")
-    p.add_argument("--slo-ms", type=bounded_float("--slo-ms", 0, 1e6, lo_open=True), default=Budget.slo_s * 1e3,
+    p.add_argument("--slo-ms", type=bounded_float("--slo-ms", *SLO_MS, lo_open=True), default=Budget.slo_s * 1e3,
                    help=f"per-token latency target, ms (default {Budget.slo_s * 1e3:g})")
-    p.add_argument("--mtp", type=bounded_float("--mtp", 1, 64), default=1.0,
+    p.add_argument("--mtp", type=bounded_float("--mtp", *ACCEPTED_TOKENS), default=1.0,
                    help="accepted tokens per step with MTP (default 1: no MTP)")
-    p.add_argument("--t-gap-ms", type=bounded_float("--t-gap-ms", 0, 1e5), default=None,
+    p.add_argument("--t-gap-ms", type=bounded_float("--t-gap-ms", *GAP_MS), default=None,
                    help="fixed gap per step, ms (default 3; the paper's 15 includes work this model computes)")
     p.add_argument("--weights", default=None,
                    help="experts' and dense FFN weights' data type: fp8, bf16, nvfp4 (or fp4: NVFP4, 0.5625 bytes "

@@ -412,7 +412,7 @@ def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_at
         total, hidden = afd_moe_time(t_a, t_f, t_c, m, n_layers, a.afd_overlap, d)
         return total, t_a, t_f, t_c, b_a, b_f, b_c, sigma, hidden
 
-    attention = {}             # tokens per request -> a MoE layer's attention work, for the dense layer
+    attention = {}             # tokens per request -> a MoE layer's attention work (the dense layer's)
     moe, t_a, t_f, t_c, b_a, b_f, b_c, sigma, hidden = moe_layers(q, model.moe_layers)
     layer = moe / max(model.moe_layers, 1)
     dense, head, mtp = _rest_of_step(model, precision, attn_hardware, a, req, context, q, m,

@@ -170,11 +170,8 @@ def _rounded(a, b, p):
     """``hi (1 + (lo / hi)^p)^(1/p)`` of the larger ``hi`` and smaller ``lo`` of ``a`` and ``b`` (0 where
     hi is not positive), computed in place: the same operations in the same order, fewer arrays."""
     hi, r = np.maximum(a, b), np.minimum(a, b)
-    if not isinstance(r, np.ndarray) or not r.ndim:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return hi * (1.0 + np.where(hi > 0, r / hi, 0.0) ** p) ** (1.0 / p)
-    if r.shape != np.shape(hi):
-        r = np.array(np.broadcast_to(r, np.shape(hi)))
+    if not isinstance(r, np.ndarray) or r.shape != np.shape(hi):      # a number, or broadcast: a copy to work in
+        r = np.array(np.broadcast_to(r, np.shape(hi)), dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         np.divide(r, hi, out=r)
     off = ~(hi > 0)
@@ -183,7 +180,8 @@ def _rounded(a, b, p):
     np.power(r, p, out=r)
     r += 1.0
     np.power(r, 1.0 / p, out=r)
-    return np.multiply(hi, r, out=r)
+    np.multiply(hi, r, out=r)
+    return r if r.ndim else r[()]          # a number for numbers, as numpy's own arithmetic gives
 
 
 def _one(x) -> bool:

@@ -91,14 +91,11 @@ class StageTime:
     seconds: np.ndarray
     parts: tuple = field(default=(), repr=False)   # per operator: its tiers' seconds
     fixed: tuple = field(default=(), repr=False)   # per operator: its fixed seconds
-    known_bound: np.ndarray | None = field(default=None, repr=False)   # given where it came for free
 
     @cached_property
     def bound(self) -> np.ndarray:
         """The tier whose binding seconds, summed over the operators, are largest (ties: the
         first of :data:`TIERS`); each operator's binding tier is its longest."""
-        if self.known_bound is not None:
-            return self.known_bound
         shape = np.shape(self.seconds)
         if len(self.parts) == 1 and isinstance(self.parts[0], (tuple, list)):
             return _longest_tier(self.parts[0], shape)       # one operator: its longest tier, unstacked
