@@ -87,9 +87,9 @@ from afdlib.decision.advise import advice_table
 from afdlib.report.computed import advice, shared
 from afdlib.decision.uncertainty import DECIDED, assumption_words, ratio_spread_words
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
+from afdlib.decision.sweetspot import pools_table
 from afdlib.studies.sweetspot_study import advice_summary, pools_rows, verdict_table
 from afdlib.studies.conditions import table3_study
-from afdlib.decision.sweetspot import pools_table
 from afdlib.studies.validation_readings import counted
 from afdlib.report.landing import (bandwidth_windows, condition_table_rows, departure_table, landing_note,
                                    pairing_readings, probability_thresholds, recommendation_words)

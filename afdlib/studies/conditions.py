@@ -27,7 +27,7 @@ import numpy as np
 
 from afdlib.decode.search import best_afd, best_ep
 from afdlib.decode.step import Assumptions
-from afdlib.decision.sweetspot import best_afd_open, family, routed_parameters, shape_value, with_network
+from afdlib.decision.sweetspot import family, routed_parameters, shape_value, with_network
 from afdlib.decision.uncertainty import DECIDED
 from afdlib.decision.verdict import verdict
 from afdlib.inputs.specs import Budget, Hardware, Model, Precision
@@ -60,12 +60,7 @@ class Point:
 def point(model: Model, hardware: Hardware, budget: Budget, context: float, x: float,
           precision: Precision = Precision()) -> Point:
     """Both designs searched on ``hardware`` under the schedule and with equal overlap."""
-    out = []
-    for a in (Assumptions(), EQUAL):
-        ep = float(np.asarray(best_ep(model, hardware, budget, context, precision, a).tokens_per_s_per_gpu))
-        afd, n, bound = best_afd_open(model, hardware, hardware, budget, context, precision, a)
-        out.append((float(np.asarray(afd.tokens_per_s_per_gpu)) / ep if ep > 0 else np.nan, n, bound))
-    return Point(float(x), out[0][0], out[1][0], max(out[0][1], out[1][1]), out[0][2] or out[1][2])
+    return _points(model, hardware, np.array([x]), budget, context, precision, ())[0]
 
 
 def network_points(model: Model, hardware: Hardware, bandwidths, budget: Budget, context: float,
@@ -75,20 +70,27 @@ def network_points(model: Model, hardware: Hardware, bandwidths, budget: Budget,
     call per design and overlap reading: each cell's best is the search's on that device alone (the
     searches are per cell, widening included)."""
     bw = np.asarray(bandwidths, dtype=float)
-    hw = with_network(hardware, bw)
+    return _points(model, with_network(hardware, bw), bw / 1e9, budget, context, precision, bw.shape)
+
+
+def _points(model, hardware, xs, budget, context, precision, cells: tuple) -> tuple[Point, ...]:
+    """The :class:`Point` of each cell of ``cells`` (``hardware``'s fields over them; () for one device),
+    at ``xs``: both designs' best under the schedule and with equal overlap, and the AFD search's bound
+    (its widest pool; whether its best still sits on the cap, :func:`~afdlib.decision.sweetspot.best_afd_open`)."""
+    shape = cells or (1,)
     readings = []
     for a in (Assumptions(), EQUAL):
-        ep = np.asarray(best_ep(model, hw, budget, context, precision, a, cell_shape=bw.shape).tokens_per_s_per_gpu)
-        afd = best_afd(model, hw, hw, budget, context, precision, a, cell_shape=bw.shape)
+        ep = np.asarray(best_ep(model, hardware, budget, context, precision, a, cells).tokens_per_s_per_gpu)
+        afd = best_afd(model, hardware, hardware, budget, context, precision, a, cells)
         r = np.asarray(afd.tokens_per_s_per_gpu)
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = np.where(ep > 0, r / np.where(ep > 0, ep, 1.0), np.nan)
-        searched = np.max([np.broadcast_to(np.asarray(v, dtype=float), bw.shape) for v in afd.searched.values()]
-                          or [np.zeros(bw.shape)], axis=0).astype(int)
-        readings.append((ratio, searched, np.broadcast_to(afd.bound, bw.shape)))
+        searched = np.max([np.broadcast_to(np.asarray(v, dtype=float), shape) for v in afd.searched.values()]
+                          or [np.zeros(shape)], axis=0).astype(int)
+        readings.append((np.broadcast_to(ratio, shape), searched, np.broadcast_to(afd.bound, shape)))
     (r0, n0, b0), (r1, n1, b1) = readings
-    return tuple(Point(float(b) / 1e9, float(r0[k]), float(r1[k]), int(max(n0[k], n1[k])), bool(b0[k] or b1[k]))
-                 for k, b in enumerate(bw))
+    return tuple(Point(float(x), float(r0[k]), float(r1[k]), int(max(n0[k], n1[k])), bool(b0[k] or b1[k]))
+                 for k, x in enumerate(np.reshape(xs, -1)))
 
 
 @dataclass(frozen=True)
