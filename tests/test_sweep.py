@@ -385,6 +385,40 @@ def test_a_sweep_refuses_what_it_cannot_finish_in_one_line(tmp_path, capsys):
     assert not list(tmp_path.glob("*.zarr")) and not list(tmp_path.glob(".*partial*"))
 
 
+def test_ctrl_c_of_a_sweep_is_one_line_and_leaves_nothing(tmp_path):
+    """Ctrl-C mid-sweep, as a terminal sends it, to every process of the group: the sweep says one line
+    ('afd: interrupted'), no worker prints a traceback (each printed its KeyboardInterrupt before), --out
+    does not exist, the hidden .partial store is removed, and no worker outlives the sweep."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    doc = {"model": "deepseek-v3", "hardware": "h800", "design": "ep",
+           "vary": {"slo_ms": {"from": 20, "to": 200, "num": 400}, "hbm_tb_per_s": {"from": 2, "to": 8, "num": 50}},
+           "fixed": {"ep_size": 64, "context": 4096}}
+    out = tmp_path / "grid.zarr"
+    proc = subprocess.Popen([sys.executable, "-m", "afdlib.cli", "sweep", _spec_file(tmp_path, doc), "--out", str(out),
+                             "--workers", "1", "--chunk", "50"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not list(tmp_path.glob(".grid.partial-*")) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert proc.poll() is None, proc.stderr.read().decode()           # still running: the store is being written
+    os.killpg(proc.pid, signal.SIGINT)
+    err = proc.communicate(timeout=60)[1].decode()
+    lines = [x for x in err.replace("\r", "\n").split("\n") if x.strip() and "Completed" not in x]
+    assert "Traceback" not in err and [x.strip("\x1b[2K") for x in lines] == ["afd: interrupted"], err
+    assert proc.returncode != 0 and not out.exists() and not list(tmp_path.glob(".grid.partial-*"))
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        left = subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True, text=True).stdout.split()
+        if not left:
+            break
+        time.sleep(0.5)
+    assert not left
+
+
 def test_a_killed_sweep_leaves_nothing_at_its_published_path(tmp_path):
     """kill -9 mid-sweep (no cleanup can run): --out does not exist, so no reader opens a store of NaN as
     the result; what is left is the hidden .partial store beside it; the workers end with the sweep."""

@@ -98,9 +98,10 @@ def run(spec: Spec, out: str | Path, workers: int | None = None, scheduler: str 
     with contextlib.ExitStack() as stack:
         if scheduler is None:
             n = workers or default_workers()
-            cluster = stack.enter_context(LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                                       dashboard_address=":0", silence_logs=logging.ERROR))
-            client = stack.enter_context(Client(cluster))
+            with _interrupt_held():
+                cluster = stack.enter_context(LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                                           dashboard_address=":0", silence_logs=logging.ERROR))
+                client = stack.enter_context(Client(cluster))
         else:
             try:
                 client = stack.enter_context(Client(scheduler, timeout="10s"))
@@ -185,6 +186,26 @@ def _remove(path: Path) -> None:
         shutil.rmtree(path, ignore_errors=True)
     elif path.exists():
         path.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def _interrupt_held():
+    """SIGINT ignored while the local cluster starts its worker processes, which inherit the ignored
+    signal (Python and asyncio leave an ignored SIGINT alone): a Ctrl-C, which the terminal sends to
+    every process of its group, then reaches only this process, which shuts the workers down; before,
+    each worker printed its own KeyboardInterrupt traceback. (A blocked signal would be kept for later
+    instead, but the threads Dask starts processes from do not inherit a block.) A Ctrl-C in these few
+    seconds is lost: press it again once the sweep runs."""
+    import signal
+    try:
+        saved = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:                             # not the main thread: leave the handler alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, saved)
 
 
 @contextlib.contextmanager
