@@ -392,3 +392,17 @@ def test_a_long_balance_sampling_reports_its_progress_and_the_same_answer(tmp_pa
     loud = capsys.readouterr()
     assert loud.out == quiet.out and quiet.err == ""
     assert loud.err.splitlines() == [f"afd balance: {k} of 20 MoE layers sampled" for k in range(2, 21, 2)]
+
+
+def test_mtp_on_a_model_that_declares_no_mtp_module_says_how_its_drafts_are_costed(capsys):
+    # Qwen3-235B's config declares no MTP module; --mtp 1.8 costed each draft as DeepSeek-V3's module without
+    # a word. DeepSeek-V3 declares one (its header is unchanged); without --mtp nothing is said
+    base = ["throughput", "--hardware", "h200", "--design", "ep", "--ep-size", "16"]
+    assert main(base + ["--model", "qwen3-235b-a22b", "--mtp", "1.8"]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert head.endswith("the model declares no MTP module (mtp_layers 0): each draft is costed as one MoE layer "
+                         "and an LM head, as DeepSeek-V3's MTP module")
+    assert main(base + ["--model", "deepseek-v3", "--mtp", "1.8", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["mtp_module"]["declared"] is True
+    assert main(base + ["--model", "qwen3-235b-a22b", "--json"]) == 0
+    assert "mtp_module" not in json.loads(capsys.readouterr().out)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from afdlib.cli.options import add_decode_options, check_sigma, decode_setup, dumps, precision_of, print_table
+from afdlib.cli.options import add_decode_options, check_sigma, decode_setup, dumps, mtp_module, precision_of, print_table
 
 
 def search_ranks(model, hardware) -> int:
@@ -122,6 +122,9 @@ def run(args) -> int:
                              "weights": {"dtype": precision.weights, "from": weights_from}, **adv.to_json(),
                              "seconds": round(time.perf_counter() - t0, 3)})   # every number printed is finite,
         doc = {"answer": answer_line(doc), **doc}
+        mtp = mtp_module(model, args.mtp)
+        if mtp is not None:
+            doc["mtp_module"] = mtp
         for reason in doc["reasons"]:                                           # in the reasons' text too
             checks.finite_text(reason, f"a reason for {model.slug} on {hw.slug}")
         results.append(doc)
@@ -141,7 +144,8 @@ def run(args) -> int:
     print(doc["answer"])
     print(f"{doc['model']} on {doc['hardware']} ({args.hw_profile}), weights {doc['weights']['dtype']} "
           f"({doc['weights']['from']}), SLO {args.slo_ms:g} ms, context {args.context:g}, "
-          f"MTP {args.mtp:g}: {doc['verdict']} ("
+          f"MTP {args.mtp:g}" + ("" if doc.get("mtp_module", {"declared": True})["declared"] else
+                                 f" ({doc['mtp_module']['words']})") + f": {doc['verdict']} ("
           + ("EP has no feasible deployment" if doc["ratio"] is None else
              f"AFD / EP tokens/s per GPU = {doc['ratio']:.2f} at the model's defaults"
              + ("" if doc["ratio_interval"] is None else

@@ -358,6 +358,20 @@ def decode_setup(args, model=None):
     return precision, a, budget
 
 
+def mtp_module(model, l_accept: float) -> dict | None:
+    """What the MTP drafts of ``--mtp`` are costed as (None without MTP): the model's declared module, or,
+    where its config declares none (``mtp_layers`` 0: Qwen3 and most non-DeepSeek configs), the same form
+    (each draft one MoE layer and an LM head, as DeepSeek-V3's MTP module), said rather than silently
+    assumed: a draft model of another size costs something else."""
+    if l_accept <= 1.0:
+        return None
+    n = int(getattr(model, "mtp_layers", 0) or 0)
+    if n > 0:
+        return {"declared": True, "words": f"the model's MTP module ({n} layer{'s' if n > 1 else ''})"}
+    return {"declared": False, "words": "the model declares no MTP module (mtp_layers 0): each draft is costed as one "
+                                        "MoE layer and an LM head, as DeepSeek-V3's MTP module"}
+
+
 def print_table(rows: list[dict], columns: Sequence[str], fmt: dict[str, str] | None = None) -> None:
     fmt = fmt or {}
     cells = [["-" if r[c] is None else r[c] if isinstance(r[c], str) else format(r[c], fmt.get(c, "")) for c in columns]

@@ -11,6 +11,7 @@ from afdlib.cli.options import (
     decode_setup,
     deployment_of,
     dumps,
+    mtp_module,
     precision_of,
     refuse_given,
 )
@@ -77,6 +78,9 @@ def run(args) -> int:
            "slo_ms": float(args.slo_ms), "meets_slo": bool(float(st.tpot_s) <= budget.slo_s),
            "design": args.design, "weights": {"dtype": precision.weights, "from": weights_from},
            "breakdown": breakdown, "floor": step_floor(model, d, args, budget, precision, a)}
+    mtp = mtp_module(model, args.mtp)
+    if mtp is not None:
+        doc["mtp_module"] = mtp
     text = dumps(doc)   # every number printed, as text or JSON, is finite (else one line, status 2)
     if args.json:
         print(text)
@@ -84,7 +88,8 @@ def run(args) -> int:
     where = (f"EP{args.ep_size} (+{args.redundant} redundant)" if args.design == "ep" else
              f"AFD {d.label} ({d.attention.hardware.name} / {hw.name}, {d.micro_batches} micro-batches)")
     print(f"{model.name} on {hw.name} ({hw.profile}), {where}, {gpus} GPUs, context {args.context:g}, "
-          f"MTP L_accept {args.mtp:g}, t_g {budget.t_gap_s * ms:g} ms; weights {precision.weights} ({weights_from})")
+          f"MTP L_accept {args.mtp:g}, t_g {budget.t_gap_s * ms:g} ms; weights {precision.weights} ({weights_from})"
+          + ("" if mtp is None or mtp["declared"] else f"; {mtp['words']}"))
     how = (f"given; {'within' if doc['meets_slo'] else 'over'} the {args.slo_ms:g} ms SLO"
            if args.batch_per_gpu is not None else f"largest meeting {args.slo_ms:g} ms and memory")
     print(f"{doc['tokens_per_s_per_gpu']:,.0f} output tokens/s per GPU at {doc['batch_per_gpu']} requests per "
