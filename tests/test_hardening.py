@@ -406,3 +406,17 @@ def test_mtp_on_a_model_that_declares_no_mtp_module_says_how_its_drafts_are_cost
     assert json.loads(capsys.readouterr().out)["mtp_module"]["declared"] is True
     assert main(base + ["--model", "qwen3-235b-a22b", "--json"]) == 0
     assert "mtp_module" not in json.loads(capsys.readouterr().out)
+
+
+def test_an_ffn_pool_of_more_slots_than_experts_says_it_holds_replicas(capsys):
+    # 16 FFN GPUs for Mixtral's 8 experts were silently replicas; by hand: ceil(8 / 16) -> 1 expert per GPU,
+    # 16 - 8 = 8 replica slots; DeepSeek-V3 on 24 GPUs: ceil(256 / 24) = 11 per GPU, 264 - 256 = 8; on 16: none
+    base = ["throughput", "--hardware", "h200", "--design", "afd", "--n-attn", "1", "--json"]
+    pools = []
+    for model, n_ffn in (("mixtral-8x7b", "2"), ("deepseek-v3", "3"), ("deepseek-v3", "2")):
+        assert main(base + ["--model", model, "--n-ffn", n_ffn]) == 0
+        pool = json.loads(capsys.readouterr().out)["ffn_pool"]
+        pools.append((pool["gpus"], pool["experts_per_gpu"], pool["replica_slots"]))
+    assert pools == [(16, 1, 8), (24, 11, 8), (16, 16, 0)]
+    assert main(base[:-1] + ["--model", "mixtral-8x7b", "--n-ffn", "2"]) == 0
+    assert "16 FFN GPUs for 8 routed experts: 1 per GPU, 8 slots of replicas" in capsys.readouterr().out.splitlines()[0]

@@ -81,12 +81,15 @@ def run(args) -> int:
     mtp = mtp_module(model, args.mtp)
     if mtp is not None:
         doc["mtp_module"] = mtp
+    if args.design == "afd":
+        doc["ffn_pool"] = ffn_pool(model, d)
     text = dumps(doc)   # every number printed, as text or JSON, is finite (else one line, status 2)
     if args.json:
         print(text)
         return 0
     where = (f"EP{args.ep_size} (+{args.redundant} redundant)" if args.design == "ep" else
-             f"AFD {d.label} ({d.attention.hardware.name} / {hw.name}, {d.micro_batches} micro-batches)")
+             f"AFD {d.label} ({d.attention.hardware.name} / {hw.name}, {d.micro_batches} micro-batches"
+             + (f"; {doc['ffn_pool']['words']}" if doc["ffn_pool"]["replica_slots"] else "") + ")")
     print(f"{model.name} on {hw.name} ({hw.profile}), {where}, {gpus} GPUs, context {args.context:g}, "
           f"MTP L_accept {args.mtp:g}, t_g {budget.t_gap_s * ms:g} ms; weights {precision.weights} ({weights_from})"
           + ("" if mtp is None or mtp["declared"] else f"; {mtp['words']}"))
@@ -108,6 +111,21 @@ def run(args) -> int:
           f"{f['lm_head']:.1f}, MTP {f['mtp']:.1f}, dense layers {f['dense_layers']:.1f}, MoE layers "
           f"{f['moe_layers']:.1f}; of these the kernels' fixed cost {f['kernels_fixed']:.1f})")
     return 0
+
+
+def ffn_pool(model, d) -> dict:
+    """AFD's FFN pool as the decode model places it: routed experts per FFN GPU (at least one, so a pool
+    of more GPUs than experts holds replicas, each taking its share of the expert's tokens) and the slots
+    beyond the model's experts (replicas, charged in memory), in words where there are any."""
+    import numpy as np
+
+    from afdlib.decode.weights import spare_slots
+    gpus, experts = int(d.ffn.gpus), int(np.max(model.routed_experts))
+    local = max(1, -(-experts // gpus))
+    spare = int(spare_slots(local, gpus, experts))
+    words = (f"{gpus} FFN GPUs for {experts} routed experts: {local} per GPU, {spare} slots of replicas"
+             if spare else f"{local} routed experts per FFN GPU")
+    return {"gpus": gpus, "experts_per_gpu": local, "replica_slots": spare, "words": words}
 
 
 def step_floor(model, d, args, budget, precision, a) -> dict:
