@@ -34,7 +34,8 @@ def _step(c: dict, form: dict, requests: float, assumptions: Assumptions):
     budget = Budget(slo_s=1e3, l_accept=float(c["l_accept"]), t_gap_s=c.get("t_gap_ms", DECODE_T_GAP_S * 1e3) / 1e3)
     d = EPDeployment(hw, c["ep_size"], c.get("redundant_experts", 0), int(form["micro_batches"]),
                      c.get("kernels", EPDeployment.kernels), requests, bool(form.get("sbo", False)))
-    return decode_step(model, d, c["context"], budget, assumptions=assumptions)
+    context = c.get("contexts", {}).get(int(requests), c["context"])    # a published batch's own scenario
+    return decode_step(model, d, context, budget, assumptions=assumptions)
 
 
 def check_rows(checks: dict[str, dict] | None = None, assumptions: Assumptions = Assumptions()) -> list[dict[str, Any]]:
