@@ -76,7 +76,7 @@ _p.check_parameters(globals(), kernels=_p.one_of("calibrated", "datasheet", "roo
                     ep_overlap=_p.optional(_p.share), output_dir=_p.text)
 import matplotlib.pyplot as plt
 import pandas as pd
-from myst_nb import glue
+from afdlib.report.readable import glue, show_chapter
 
 from afdlib.peers import comparison, kernel_comparison
 from afdlib.decode.step import Assumptions
@@ -419,3 +419,7 @@ glue_table("tab_aic_refused", comparison.refused_table(rows).style.hide(axis="in
 # :format: myst
 # ```
 # :::
+
+# %% tags=["remove-cell"]
+# the chapter as the book prints it, values and figures in place, for a reader of this executed notebook
+show_chapter("aiconfigurator_comparison")

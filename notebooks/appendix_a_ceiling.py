@@ -58,7 +58,7 @@ _p.check_parameters(
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from myst_nb import glue
+from afdlib.report.readable import glue, show_chapter
 
 from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.report.figures import ceiling_figure
@@ -166,3 +166,7 @@ glue("slo_a", f"{slo_ms:g} ms", display=False)
 #   scales every curve down by the same factor.
 #
 # Data: {download}`appendix_a_models.csv <figures/appendix_a_models.csv>`.
+
+# %% tags=["remove-cell"]
+# the chapter as the book prints it, values and figures in place, for a reader of this executed notebook
+show_chapter("appendix_a_ceiling")

@@ -44,7 +44,7 @@ _p.check_parameters(
     paper_hardware=_p.list_of(_p.text), output_dir=_p.text)
 import matplotlib.pyplot as plt
 import pandas as pd
-from myst_nb import glue
+from afdlib.report.readable import glue, show_chapter
 
 from afdlib.inputs.catalog import hardware_names, hardware_row, load_hardware, load_model, model_names, model_row
 from afdlib.report.figures import models_scatter
@@ -159,3 +159,7 @@ glue("coarsest_paper_hm", f"{paper_rows['granularity_h_over_m'].min():.2f}", dis
 #
 # Data: {download}`table4_models.csv <figures/table4_models.csv>`,
 # {download}`table5_hardware.csv <figures/table5_hardware.csv>`.
+
+# %% tags=["remove-cell"]
+# the chapter as the book prints it, values and figures in place, for a reader of this executed notebook
+show_chapter("configurations")

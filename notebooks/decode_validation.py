@@ -61,7 +61,7 @@ from dataclasses import replace
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from myst_nb import glue
+from afdlib.report.readable import glue, show_chapter
 
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.report.figures import (batch_curves_figure, breakdown_figure, deepep_figure, kernel_curves_figure,
@@ -522,3 +522,7 @@ plt.close(fig)
 # Data: {download}`decode_validation.csv <figures/decode_validation.csv>`,
 # {download}`decode_sensitivity.csv <figures/decode_sensitivity.csv>`,
 # {download}`decode_deepep.csv <figures/decode_deepep.csv>`.
+
+# %% tags=["remove-cell"]
+# the chapter as the book prints it, values and figures in place, for a reader of this executed notebook
+show_chapter("decode_validation")

@@ -50,7 +50,7 @@ _p.check_parameters(
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from myst_nb import glue
+from afdlib.report.readable import glue, show_chapter
 
 from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.report.figures import intensity_figure
@@ -140,3 +140,7 @@ glue("n_at_max", int(at.intensity.idxmax()), display=False)
 # `.venv/bin/papermill notebooks/fig2_intensity.ipynb /tmp/fig2.ipynb -p hardware b200 -p output_dir /tmp/fig2`,
 # or `.venv/bin/afd intensity --model deepseek-v3 --hardware b200`. Data:
 # {download}`fig2_intensity.csv <figures/fig2_intensity.csv>`.
+
+# %% tags=["remove-cell"]
+# the chapter as the book prints it, values and figures in place, for a reader of this executed notebook
+show_chapter("fig2_intensity")

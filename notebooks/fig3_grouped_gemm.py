@@ -73,7 +73,7 @@ _p.check_parameters(
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from myst_nb import glue
+from afdlib.report.readable import glue, show_chapter
 
 from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.evaluator.grouped_gemm import ep_tokens_per_expert, grouped_gemm_hfu, skewed_tokens
@@ -159,3 +159,7 @@ glue_all(as_markdown({"own_md": own["own_md"]} | grouped_gemm_readings(
 #   deployment of the chapter's model; the sweep shows any other load.
 #
 # Data: {download}`fig3_grouped_gemm.csv <figures/fig3_grouped_gemm.csv>`.
+
+# %% tags=["remove-cell"]
+# the chapter as the book prints it, values and figures in place, for a reader of this executed notebook
+show_chapter("fig3_grouped_gemm")

@@ -67,7 +67,7 @@ _p.check_parameters(
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from myst_nb import glue
+from afdlib.report.readable import glue, show_chapter
 
 from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.report.figures import hfu_frame, hfu_panels
@@ -194,3 +194,7 @@ glue_all(as_markdown(dead_zone_readings(panels, hws[i].slug, ms[j].slug, budget,
 # Data: {download}`fig4_hfu_bound.csv <figures/fig4_hfu_bound.csv>`,
 # {download}`fig4_maxima_percent.csv <figures/fig4_maxima_percent.csv>`. Re-run:
 # {glue:md}`rerun_md`.
+
+# %% tags=["remove-cell"]
+# the chapter as the book prints it, values and figures in place, for a reader of this executed notebook
+show_chapter("fig4_dead_zone")

@@ -58,7 +58,7 @@ _p.check_parameters(
     n_layers_measure=_p.integer(1, 10_000), output_dir=_p.text)
 import matplotlib.pyplot as plt
 import pandas as pd
-from myst_nb import glue
+from afdlib.report.readable import glue, show_chapter
 
 from afdlib.analysis.imbalance import alpha_afd, alpha_dp_ep, alpha_ep
 from afdlib.report.figures import timelines_figure
@@ -140,3 +140,7 @@ glue("ep_ranks_v", str(ep_ranks), display=False)
 #
 # Data:
 # {download}`fig5_timelines.csv <figures/fig5_timelines.csv>`.
+
+# %% tags=["remove-cell"]
+# the chapter as the book prints it, values and figures in place, for a reader of this executed notebook
+show_chapter("fig5_timelines")

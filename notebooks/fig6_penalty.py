@@ -58,7 +58,7 @@ _p.check_parameters(
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from myst_nb import glue
+from afdlib.report.readable import glue, show_chapter
 
 from afdlib.analysis.imbalance import alpha_afd, alpha_afd_as_printed, alpha_ep
 from afdlib.report.figures import penalty_figure, penalty_table
@@ -153,3 +153,7 @@ glue_table("tab_penalty_check", check.style.hide(axis="index").format(precision=
 #   chapter's subject.
 #
 # Data: {download}`fig6_penalty.csv <figures/fig6_penalty.csv>`.
+
+# %% tags=["remove-cell"]
+# the chapter as the book prints it, values and figures in place, for a reader of this executed notebook
+show_chapter("fig6_penalty")

@@ -91,8 +91,7 @@ from afdlib.decision.sweetspot import pools_table
 from afdlib.studies.sweetspot_study import advice_summary, pools_rows, verdict_table
 from afdlib.studies.conditions import table3_study
 from afdlib.studies.validation_readings import counted
-from afdlib.report.landing import (bandwidth_windows, condition_table_rows, departure_table, landing_note,
-                                   pairing_readings, probability_thresholds, recommendation_words)
+from afdlib.report.landing import (bandwidth_windows, condition_table_rows, departure_table, landing_note, pairing_readings, probability_thresholds, recommendation_words)
 from afdlib.report.figures import advice_heatmap
 from afdlib.report.style import glue_all, glue_figure, glue_table, save_data
 from afdlib.routing.provenance import routing_data
@@ -117,8 +116,7 @@ val = pd.DataFrame(validation_rows())
 ep_val, afd_val = val[val.design == "ep"], val[val.design == "afd"]
 ep_over = ep_val[ep_val.error > 0]
 # the sweet-spot chapter's grid at its defaults: the paper's six models on its eight GPUs, context 4096, no MTP
-sweet, sweet_budget = [load_model(m, profile="reference") for m in models], Budget(
-    slo_s=slo_ms / 1e3, l_accept=1.0, t_gap_s=DECODE_T_GAP_S)
+sweet, sweet_budget = [load_model(m, profile="reference") for m in models], Budget(slo_s=slo_ms / 1e3, l_accept=1.0, t_gap_s=DECODE_T_GAP_S)
 # computed once for this page and the sweet-spot chapter (afdlib.report.computed)
 pairs = advice(sweet, sweet_hw := [load_hardware(h, profile="datasheet") for h in hardware], sweet_budget, 4096)
 adv = advice_summary(pairs)
@@ -346,3 +344,8 @@ glue_table("tab_intro_departures", shown_dep.assign(chapter=[f"{{doc}}`{chapters
 # `config.json` of a MoE model. The catalogues (`data/hardware.yaml`, `data/models.yaml`) cite a
 # source for every value; the `paper` profile reproduces the paper's Tables 4 and 5, the
 # `datasheet` profile turns vendor numbers into sustained ones with named efficiency factors.
+
+# %% tags=["remove-cell"]
+# the chapter as the book prints it, values and figures in place, for a reader of this executed notebook
+from afdlib.report.readable import show_chapter
+show_chapter("intro")

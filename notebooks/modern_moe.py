@@ -199,3 +199,8 @@ glue_table("tab_modern_models", table.rename_axis("published / all full").reset_
 #   (a pair is decided when P(AFD better) is {glue:text}`decided`).
 # - {glue:text}`mtp_limit`; two contexts only (a hybrid's cache
 #   grows more slowly with the context than full attention's, so its factors grow with it).
+
+# %% tags=["remove-cell"]
+# the chapter as the book prints it, values and figures in place, for a reader of this executed notebook
+from afdlib.report.readable import show_chapter
+show_chapter("modern_moe")

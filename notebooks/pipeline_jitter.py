@@ -67,7 +67,7 @@ if 0 not in cvs or 0.2 not in ideal_cvs or 0 not in ideal_cvs:
     raise AfdError("cvs must include 0, and ideal_cvs 0 and 0.2 (the text compares against them)")
 import matplotlib.pyplot as plt
 import pandas as pd
-from myst_nb import glue
+from afdlib.report.readable import glue, show_chapter
 
 from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.inputs.specs import Budget
@@ -304,3 +304,7 @@ glue_all(readings.kernel_readings(m_, study, deployments, Assumptions().kernels.
 #   modelled here (the imbalance chapters treat it).
 # - The decode model's stage times carry its own assumptions (the validation chapter); the
 #   simulator adds the pipeline, not a second model of the kernels.
+
+# %% tags=["remove-cell"]
+# the chapter as the book prints it, values and figures in place, for a reader of this executed notebook
+show_chapter("pipeline_jitter")

@@ -91,7 +91,7 @@ _p.check_parameters(
     published=_p.list_of(_p.text), output_dir=_p.text)
 import matplotlib.pyplot as plt
 import pandas as pd
-from myst_nb import glue
+from afdlib.report.readable import glue, show_chapter
 
 from afdlib.analysis.imbalance import alpha_afd, alpha_ep
 from afdlib.analysis.imbalance_cost import imbalance_cost, lambda_display, like_with_like_study
@@ -105,8 +105,7 @@ from afdlib.report.style import glue_all, glue_table, save_data, save_figure, se
 from afdlib.routing.balance import placement_replicas
 from afdlib.routing.measured import moe_layers
 from afdlib.routing.provenance import routing_data
-from afdlib.routing.sweeps import (
-    longrun_balance, per_batch_balance, sample_layers, uniform_check, zipf_fit_summary, zipf_fit_table)
+from afdlib.routing.sweeps import longrun_balance, per_batch_balance, sample_layers, uniform_check, zipf_fit_summary, zipf_fit_table
 
 setup_style()
 counts = (data := routing_data(counts_dir, counts_file)).counts   # measured, or rebuilt from the shipped fits
@@ -482,3 +481,7 @@ glue_table("tab_sigma_raw", chapter_findings({**cost_readings, **like.readings()
 # {download}`sigma_like_with_like.csv <figures/sigma_like_with_like.csv>`,
 # {download}`sigma_like_lambda.csv <figures/sigma_like_lambda.csv>`,
 # {download}`sigma_findings.json <figures/sigma_findings.json>`.
+
+# %% tags=["remove-cell"]
+# the chapter as the book prints it, values and figures in place, for a reader of this executed notebook
+show_chapter("sigma_from_routing")

@@ -193,3 +193,8 @@ glue_table("tab_sweeps_models", table.style.hide(axis="index").format({"M": "{:.
 #   (there a wider search could move the ratio).
 # - Only the {glue:text}`bw_words` is swept here; {glue:text}`bw_other`, HBM, FLOP/s and the SLO are axes
 #   `afd sweep` takes too, left to the reader's spec.
+
+# %% tags=["remove-cell"]
+# the chapter as the book prints it, values and figures in place, for a reader of this executed notebook
+from afdlib.report.readable import show_chapter
+show_chapter("sweeps")

@@ -90,7 +90,7 @@ _p.check_parameters(globals(), hardware=_p.list_of(_p.text), models=_p.list_of(_
                     ordinary=_p.text, superpod=_p.text, reference_model=_p.text, superpod_twin=_p.text,
                     attention_pool=_p.text, ffn_pool=_p.text, prices=_p.price_map, output_dir=_p.text)
 import pandas as pd
-from myst_nb import glue
+from afdlib.report.readable import glue, show_chapter
 
 from afdlib.report.computed import advice, shared
 from afdlib.decode.bounds import bounds_reading
@@ -486,3 +486,7 @@ glue_table("tab_sweet_table3", t3.style.hide(axis="index"))
 #   little; imbalance is uniform routing's per-step floor unless `--sigma` is given.
 # - The maps change one property of {glue:text}`ref_name` at a time; a real model changes several.
 #   {doc}`modern_moe` places four models with hybrid attention, whose layers change the attention side's cost per request, in the same comparison.
+
+# %% tags=["remove-cell"]
+# the chapter as the book prints it, values and figures in place, for a reader of this executed notebook
+show_chapter("sweet_spots")

@@ -562,3 +562,33 @@ def test_no_code_cell_shows_a_return_value_by_accident(path):
             name = getattr(call, "id", getattr(call, "attr", ""))
             assert name not in {"save_data", "save_figure", "glue_figure", "write_text", "mkdir"}, (
                 f"{path.name}: a code cell ends in {name}(...), whose return value the book shows: end it with ';'")
+
+
+@pytest.mark.notebook
+def test_an_executed_notebook_shows_its_chapter_with_values_and_figures(tmp_path):
+    # the README's papermill run gave a notebook of raw {glue:text} placeholders and no figure: its last cell
+    # (removed from the book) now shows the chapter's prose with the run's values, and its figures
+    import json
+    execute_papermill("fig6_penalty", tmp_path, sigmas=[0.6, 0.9])
+    last = json.loads((tmp_path / "fig6_penalty.ipynb").read_text())["cells"][-1]
+    assert last["metadata"]["tags"] == ["remove-cell"]
+    kinds = [k for o in last["outputs"] for k in o.get("data", {})]
+    text = "".join("".join(o["data"]["text/markdown"]) for o in last["outputs"] if "text/markdown" in o.get("data", {}))
+    assert "image/png" in kinds and text.startswith("# ")
+    assert "{glue" not in text and "not glued in this run" not in text and "{numref}" not in text
+
+
+def test_a_chapter_s_markdown_is_rendered_with_the_run_s_values():
+    from afdlib.report import readable
+    readable.forget()
+    readable._GLUED.update({"n": 3, "x": 0.12345, "tab": type("M", (), {"data": "| a |\n| --- |\n| 1 |"})()})
+    source = ("A {glue:text}`n` and {glue:text}`x:.2f` see {numref}`fig-b` and {numref}`tab-a`, "
+              "{numref}`Fig. %s <fig-b>`, {doc}`the intro <intro>` {cite}`paper` {glue:text}`missing`\n"
+              ":::{table} Caption\n:name: tab-a\n\n```{glue:md} tab\n:format: myst\n```\n:::\n"
+              "```{glue:figure} fig\n:name: fig-b\n\nIts caption.\n```\n")
+    parts = readable.render_markdown(source)
+    text = "\n".join(v for k, v in parts if k == "markdown")
+    # by hand: the table comes first in the chapter (Table 1), the figure is Figure 1; x to two decimals
+    assert text.startswith("A 3 and 0.12 see Figure 1 and Table 1, Fig. 1, the intro [paper] [missing: not glued")
+    assert "**Caption**" in text and "| a |" in text and "*Its caption.*" in text and ":name:" not in text
+    readable.forget()

@@ -37,8 +37,10 @@ def check_parameters(namespace: dict, **spec: Callable[[Any], Any]) -> None:
                 raise AfdError(f"{refused} (papermill's -p passes text: give a list as YAML, "
                                f"-y \"{name}: {_as_yaml_list(namespace[name])}\")") from None
             raise refused from None
+    from afdlib.report.readable import forget
     from afdlib.report.style import set_run
     set_run({name: namespace[name] for name in spec if name != "output_dir"})
+    forget()                    # this run's glued values only (afdlib.report.readable.show_chapter)
 
 
 def require_items(name: str, given: list, needed: list, why: str) -> None:

@@ -86,7 +86,8 @@ def glue_figure(fig, stem: str, output_dir: str | Path = "figures") -> Path:
     """A chapter's figure in one call: written by :func:`save_figure`, glued as ``fig_<stem>`` for a
     ``glue:figure`` directive, and closed."""
     import matplotlib.pyplot as plt
-    from myst_nb import glue
+
+    from afdlib.report.readable import glue
     path = save_figure(fig, stem, output_dir)
     glue(f"fig_{stem}", fig, display=False)
     plt.close(fig)
@@ -105,7 +106,7 @@ def save_data(frame, stem: str, output_dir: str | Path = "figures") -> Path:
 
 def glue_all(values: dict) -> None:
     """Glue every (key, value) of a chapter's readings for its prose (myst-nb ``glue``, not displayed)."""
-    from myst_nb import glue
+    from afdlib.report.readable import glue
     for key, value in values.items():
         glue(key, value, display=False)
 
@@ -131,5 +132,6 @@ def glue_table(key: str, table) -> None:
     """A chapter's table in one call: glued as markdown (:func:`table_markdown`) for a numbered MyST table,
     ``{table}`` with ``:name:`` around ``{glue:md}`` with ``:format: myst``."""
     from IPython.display import Markdown
-    from myst_nb import glue
+
+    from afdlib.report.readable import glue
     glue(key, Markdown(table_markdown(table)), display=False)
