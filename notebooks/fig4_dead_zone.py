@@ -45,7 +45,7 @@ hw_profile = "paper"
 model_profile = "paper"
 slo_ms = 50.0              # the paper does not print its SLO; 50 ms is our default
 slo_ms_alt = 100.0         # a second SLO, drawn beside it
-l_accept = 1.7             # accepted tokens per step with MTP
+mtp = 1.7                  # accepted tokens per step with MTP (afd --mtp)
 t_gap_ms = 15.0            # fixed gap per step
 gpus_per_node = None       # None: each device's own GPUs per node; a number overrides every device
 n_ffn_max = 64
@@ -60,7 +60,7 @@ import afdlib.report.params as _p
 _p.check_parameters(
     globals(),
     hardware=_p.list_of(_p.text), models=_p.list_of(_p.text), hw_profile=_p.PROFILE_HW,
-    model_profile=_p.PROFILE_MODEL, slo_ms=_p.positive, slo_ms_alt=_p.positive, l_accept=_p.positive,
+    model_profile=_p.PROFILE_MODEL, slo_ms=_p.positive, slo_ms_alt=_p.positive, mtp=_p.positive,
     t_gap_ms=_p.nonnegative,
     gpus_per_node=_p.optional(_p.integer(1, 4096)), n_ffn_max=_p.integer(1, 100_000), hbm_usable_fraction=_p.fraction,
     ceiling_model=_p.text, focus_hardware=_p.text, output_dir=_p.text)
@@ -81,18 +81,18 @@ hws = [h.with_overrides(gpus_per_node=gpus_per_node) for h in hws] if gpus_per_n
 g_title = f"g = {hws[0].gpus_per_node}" if len({h.gpus_per_node for h in hws}) == 1 else "g per device"
 ms = [load_model(m, profile=model_profile) for m in models]
 n_ffn = np.arange(1, n_ffn_max + 1)
-budget = Budget(slo_s=slo_ms / 1e3, l_accept=l_accept, t_gap_s=t_gap_ms / 1e3)
+budget = Budget(slo_s=slo_ms / 1e3, l_accept=mtp, t_gap_s=t_gap_ms / 1e3)
 grid = hfu_grid(ms, hws, n_ffn, budget, hbm_usable_fraction=hbm_usable_fraction)  # arrays of shape (device, model, N_F)
 
 save_data(hfu_frame(grid, hardware, models, n_ffn), "fig4_hfu_bound", output_dir)
 summ = grid_summaries(ms, hws, n_ffn, grid)
-budget_alt = Budget(slo_s=slo_ms_alt / 1e3, l_accept=l_accept, t_gap_s=t_gap_ms / 1e3)
+budget_alt = Budget(slo_s=slo_ms_alt / 1e3, l_accept=mtp, t_gap_s=t_gap_ms / 1e3)
 grid_alt = hfu_grid(ms, hws, n_ffn, budget_alt, hbm_usable_fraction=hbm_usable_fraction)
 summ_alt = grid_summaries(ms, hws, n_ffn, grid_alt)
 
 # %% tags=["hide-input"]
 fig = hfu_panels(grid, hws, ms, n_ffn, ceiling_model=models.index(ceiling_model) if ceiling_model in models else 0,
-                 title=f"HFU upper bound of the AFD FFN side (SLO {slo_ms:g} ms, L_accept {l_accept:g}, "
+                 title=f"HFU upper bound of the AFD FFN side (SLO {slo_ms:g} ms, L_accept {mtp:g}, "
                        f"t_g {t_gap_ms:g} ms, {g_title})")
 save_figure(fig, "fig4_dead_zone", output_dir)
 glue("fig_hfu", fig, display=False)

@@ -181,14 +181,14 @@ def _fig4(pair: Pair, p: dict) -> str:
     hw_g = hw.with_overrides(gpus_per_node=g)
     m = load_model(pair.model_arg, profile=p["model_profile"])
     n = np.arange(1, int(p["n_ffn_max"]) + 1)
-    budget = Budget(slo_s=p["slo_ms"] / 1e3, l_accept=p["l_accept"], t_gap_s=p["t_gap_ms"] / 1e3)
+    budget = Budget(slo_s=p["slo_ms"] / 1e3, l_accept=p["mtp"], t_gap_s=p["t_gap_ms"] / 1e3)
     s = grid_summaries([m], [hw_g], n, hfu_grid([m], [hw_g], n, budget,
                                                hbm_usable_fraction=p["hbm_usable_fraction"]))[hw_g.slug, m.slug]
     nodes = "" if g == hw.gpus_per_node else f" (taken as {g}-GPU nodes, the chapter's `gpus_per_node`)"
     peak = (f"peaks at {_pct(s.max_hfu)} (first at N_F = {s.best_n_ffn})" if s.max_hfu is not None
             else f"has no feasible N_F up to {n[-1]}")
     return (f"the HFU bound of {m.name}'s FFN side on {hw.name}{nodes} {peak}; its dead-zone floor is "
-            f"{_pct(s.dead_zone_floor)} (SLO {p['slo_ms']:g} ms, {p['l_accept']:g} tokens accepted per step, "
+            f"{_pct(s.dead_zone_floor)} (SLO {p['slo_ms']:g} ms, {p['mtp']:g} tokens accepted per step, "
             f"gap {p['t_gap_ms']:g} ms)")
 
 
