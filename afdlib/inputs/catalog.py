@@ -28,7 +28,7 @@ from afdlib.errors import AfdError
 from afdlib.inputs import checks
 from afdlib.inputs.files import read_yaml
 from afdlib.inputs.hf_config import model_from_hf_config
-from afdlib.inputs.specs import (ATTENTION_INT_FIELDS, MODEL_INT_FIELDS, MODEL_OPTIONAL_INT_FIELDS, Attention, Efficiency, Hardware, Model, _positive, check_hardware, check_model)
+from afdlib.inputs.specs import (ATTENTION_INT_FIELDS, MAX_MODEL_SIZE, MODEL_INT_FIELDS, MODEL_OPTIONAL_INT_FIELDS, Attention, Efficiency, Hardware, Model, _positive, check_hardware, check_model)
 
 __all__ = ["Efficiency", "Hardware", "Model", "data_dir", "hardware_names", "model_names", "load_hardware",
            "load_model", "load_catalog", "to_record", "hardware_row", "model_row"]
@@ -99,6 +99,10 @@ def _with_default_source(where: str, sources: dict, default_src: Any, fields: Se
 def _one_entry(path: Path, doc: dict, key: str) -> tuple[str, Any]:
     """(slug, entry) of a user file holding one device or model, at top level or under ``key:``."""
     if key in doc and isinstance(doc[key], dict):
+        others = [str(k) for k in doc if k != key]
+        if others:     # beside the section, every other key would be dropped without a word
+            raise AfdError(f"{path}: holds {', '.join(repr(k) for k in others)} beside '{key}:'; a file with a "
+                           f"'{key}:' section holds that section only")
         doc = doc[key]
         if len(doc) != 1:
             raise AfdError(f"{path}: holds {len(doc)} entries under '{key}:' ({', '.join(map(str, doc))}); "
@@ -199,14 +203,17 @@ def _hardware_entry(slug: str, entry: Any, profile: str, eff: Efficiency | None,
         # a user file may give one flat block of values (treated as sustained figures)
         return _hardware_from_block(slug, entry, {k: v for k, v in entry.items() if k in _HW_NUMERIC + _PROVENANCE},
                                     "user", None, where)
-    if "paper" in entry:     # both blocks checked, whichever is asked for (a wrong value is never latent)
+    # both blocks checked, whichever is asked for (a wrong value is never latent); the datasheet first, as
+    # the paper profile reads its BF16 / FP4 / INT8 rates from it
+    sheet = (_hardware_from_block(slug, entry, entry["datasheet"], "datasheet", eff or Efficiency(),
+                                  where + " (datasheet)") if "datasheet" in entry else None)
+    if "paper" in entry:
         paper = _hardware_from_block(slug, entry, entry["paper"], "paper", None, where + " (paper)")
         if profile == "paper":
             return paper
-    if "datasheet" not in entry:
+    if sheet is None:
         raise AfdError(f"{where}: no datasheet profile")
-    return _hardware_from_block(slug, entry, entry["datasheet"], "datasheet", eff or Efficiency(),
-                                where + " (datasheet)")
+    return sheet
 
 
 def per_die(hw: Hardware, dies: int) -> Hardware:
@@ -279,6 +286,9 @@ def _model_entry(slug: str, entry: Any, profile: str, origin: str) -> Model:
     unknown_fields(where, entry, _MODEL_ENTRY)
     paper = _mapping(where, "paper", entry.get("paper"))
     unknown_fields(f"{where} (paper)", paper, _MODEL_INT + MODEL_OPTIONAL_INT_FIELDS)
+    for k, v in paper.items():      # checked whichever profile is asked for (a wrong value is never latent)
+        checks.integer(v, k, f"{where} (paper)", lo=0 if k in ("dense_layers", "shared_experts", "mtp_layers") else 1,
+                       hi=MAX_MODEL_SIZE)
     if profile == "paper":
         values.update(paper)
     missing = [f_ for f_ in _MODEL_INT if f_ not in values and f_ != "shared_experts"]

@@ -37,6 +37,8 @@ def read_json(path: str | Path) -> Any:
         raise AfdError(f"{path}: not valid JSON ({e})") from None
     except RecursionError:
         raise AfdError(f"{path}: not valid JSON (nested too deeply)") from None
+    except AfdError:            # a special file, a size or a repeated key: its own line already names the file
+        raise
     except ValueError as e:     # an integer of more than 4,300 digits, which Python refuses to convert
         raise AfdError(f"{path}: not valid JSON here ({str(e).split(';')[0]})") from None
 

@@ -308,8 +308,19 @@ def _positive(where: str, name: str, value: Any) -> float:
         return float(checks.positive(value, name, where))
     except checks.Refused as e:
         if isinstance(value, str) and _reads_as_number(value):
-            raise AfdError(f"{e} (YAML reads {value} as text: write it with a decimal point, e.g. 1.0e+3)") from None
+            raise AfdError(f"{e} (YAML reads {value} as text: {_yaml_number(value)})") from None
         raise
+
+
+def _yaml_number(text: str) -> str:
+    """How to write ``text`` (a number YAML 1.1 reads as text) as a YAML number: its exponent needs a
+    decimal point in the mantissa and a sign ("1.0e+308"), which the hint spells out for this value."""
+    import re
+    m = re.fullmatch(r"\s*([+-]?)(\d*)(?:\.(\d*))?[eE]([+-]?)(\d+)\s*", text)
+    if not m:
+        return "write it with a decimal point and a signed exponent, e.g. 1.0e+3"
+    sign, whole, frac, esign, exp = m.groups()
+    return f"write it as {sign}{whole or '0'}.{frac or '0'}e{esign or '+'}{exp}"
 
 
 def _reads_as_number(text: str) -> bool:
@@ -363,9 +374,13 @@ def check_attention(att: Attention, where: str, num_layers: int) -> None:
                        f"({att.num_kv_heads}): each key-value head serves a whole group of query heads")
     if att.family == "mla" and (att.kv_lora_rank < 1 or att.qk_rope_head_dim < 1):
         raise AfdError(f"{where}: MLA attention needs kv_lora_rank and qk_rope_head_dim")
-    if att.family != "mla" and att.kv_lora_rank:    # the latent cache: read nowhere else, a family given wrong
-        raise AfdError(f"{where}: attention.kv_lora_rank is MLA's latent rank; family '{att.family}' does not use "
-                       "it (family: mla for latent attention)")
+    if att.family == "mla" and att.qk_rope_head_dim >= att.head_dim:   # head_dim = qk_nope + qk_rope
+        raise AfdError(f"{where}: attention.qk_rope_head_dim ({att.qk_rope_head_dim}) must be less than head_dim "
+                       f"({att.head_dim}), which is qk_nope_head_dim + qk_rope_head_dim")
+    for name in ("kv_lora_rank",):
+        if att.family != "mla" and getattr(att, name):   # MLA's latent fields: a family given wrong
+            raise AfdError(f"{where}: attention.{name} is a field of MLA's latent attention; family '{att.family}' "
+                           "does not use it (family: mla for latent attention)")
     if att.family == "mha" and att.num_kv_heads != att.num_heads:
         raise AfdError(f"{where}: MHA attention has as many key-value heads as query heads, got num_kv_heads "
                        f"{att.num_kv_heads} of {att.num_heads} (family: gqa for fewer)")

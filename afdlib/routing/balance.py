@@ -208,7 +208,7 @@ def _eplb_placement(x: np.ndarray, ranks: int, redundant: int) -> Placement:
         raise AfdError(f"need ranks >= 1 and redundant >= 0, got {ranks} and {redundant}")
     slots = e + redundant
     if slots < ranks:
-        raise AfdError(f"{slots} expert slots cannot fill {ranks} ranks: add redundant experts or use fewer ranks")
+        raise AfdError(f"{slots} expert slot{'' if slots == 1 else 's'} cannot fill {ranks} ranks: add redundant experts or use fewer ranks")
     # heaps give the same choices as scanning every expert / rank (ties: the lowest index)
     replicas = np.ones(e, dtype=np.int64)
     if redundant:
