@@ -420,3 +420,68 @@ def test_an_ffn_pool_of_more_slots_than_experts_says_it_holds_replicas(capsys):
     assert pools == [(16, 1, 8), (24, 11, 8), (16, 16, 0)]
     assert main(base[:-1] + ["--model", "mixtral-8x7b", "--n-ffn", "2"]) == 0
     assert "16 FFN GPUs for 8 routed experts: 1 per GPU, 8 slots of replicas" in capsys.readouterr().out.splitlines()[0]
+
+
+def test_a_careless_user_s_inputs_are_one_line_and_status_2(tmp_path, capsys):
+    # each found by a probe of the commands (issue 32): a negative answer, a traceback or a silently kept input
+    import yaml
+    from afdlib.inputs.catalog import data_dir
+    cat = yaml.safe_load((data_dir() / "hardware.yaml").read_text())["hardware"]["h800"]
+    model = yaml.safe_load((data_dir() / "models.yaml").read_text())["models"]["deepseek-v3"]
+
+    def write(name, doc, text=None):
+        path = tmp_path / name
+        path.write_text(text if text is not None else (json.dumps(doc) if name.endswith(".json") else yaml.safe_dump(doc)))
+        return str(path)
+    rope = {**model, "attention": {**model["attention"], "qk_rope_head_dim": 100000}}
+    sheet_sources = {"hardware": {"h800": {**cat, "datasheet": {**cat["datasheet"], "sources": [1, 2]}}}}
+    sheet_typo = {"hardware": {"h800": {**cat, "datasheet": {**cat["datasheet"], "hbm_gbb": 85.9}}}}
+    beside = {"hardware": {"h800": cat}, "extra_top": 1}
+    cases = (
+        # 100,000 rope dimensions of a 192-wide head gave negative attention times and -319B active parameters
+        (["model", "--model", write("rope.yaml", rope)], "qk_rope_head_dim (100000) must be less than head_dim (192)"),
+        # a list for the datasheet's sources was a traceback; a typo there passed under the paper profile
+        (["hfu", "--model", "deepseek-v3", "--hardware", write("s.yaml", sheet_sources)], "'sources' must be a mapping"),
+        (["hfu", "--model", "deepseek-v3", "--hardware", write("t.yaml", sheet_typo)], "unknown field 'hbm_gbb'"),
+        (["hfu", "--model", "deepseek-v3", "--hardware", write("b.yaml", beside)], "holds 'extra_top' beside 'hardware:'"),
+        # YAML reads 1.0e308 as text: the hint said to add the decimal point it already had
+        (["hfu", "--model", "deepseek-v3", "--hardware", write("e.yaml", None, yaml.safe_dump(
+            {k: v for k, v in cat["paper"].items() if k not in ("sources", "uncertain")} | {"name": "x", "source": "s"}
+        ).replace("hbm_gb: 80.0", "hbm_gb: 1.0e308").replace("hbm_gb: 80", "hbm_gb: 1.0e308"))], "write it as 1.0e+308"),
+        # the last of two --model won without a word; Python's int() read '1_000' and full-width digits
+        (["throughput", "--model", "kimi-k2", "--model", "deepseek-v3", "--hardware", "h800", "--design", "ep",
+          "--ep-size", "16"], "--model given twice; give it once"),
+        (["penalty", "--sigma", "0.8", "--n-attn", "1_000", "--n-ffn", "2"], "got '1_000'"),
+        # 64 attention domains were left out of the simulator's work bound (it ran for minutes)
+        (["simulate", "--design", "afd", "--t-attn-us", "100", "--t-ffn-us", "100", "--t-comm-us", "10", "--layers", "61",
+          "--attention-domains", "64", "--micro-batches", "64", "--cv-ffn", "0.1", "--steps", "12000"],
+         "x 64 micro-batches x 64 attention domains = 2,998,272,000 random stage times"),
+        # a text_config disagreeing with the top level silently won; null kv_lora_rank beside MLA fields was MHA
+        (["model", "--model", write("c_config.json", {"num_hidden_layers": 61, "text_config": {"num_hidden_layers": 30}})],
+         "'num_hidden_layers' is 61 at the top level and 30 in text_config"),
+    )
+    for argv, message in cases:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, (argv, err)
+    # a JSON file's own error is said once, not as "not valid JSON (... FIFO ...)"
+    import os
+    fifo = tmp_path / "f.json"
+    os.mkfifo(fifo)
+    assert main(["balance", "--counts", str(fifo), "--ranks", "8"]) == 2
+    assert capsys.readouterr().err == f"afd: error: {fifo}: is a FIFO, not a regular file; give a file\n"
+
+
+def test_text_output_shortens_runaway_numbers_and_one_step_has_no_p99(capsys):
+    # a what-if efficiency of 1e-300 printed a TPOT of 300 digits in text (--json said 4.13e+300)
+    assert main(["throughput", "--model", "deepseek-v3", "--hardware", "h800", "--design", "ep", "--ep-size", "16",
+                 "--matmul-efficiency", "1e-300", "--batch-per-gpu", "1", "--slo-ms", "1e6"]) == 0
+    out = capsys.readouterr().out
+    assert "TPOT 4.13e+300 ms" in out and not __import__("re").search(r"\d{20}", out)
+    # one simulated step is its own 99th percentile: none is reported below 100 steps
+    times = ["simulate", "--design", "afd", "--t-attn-us", "100", "--t-ffn-us", "100", "--t-comm-us", "10",
+             "--layers", "8", "--cv-ffn", "0.5"]
+    assert main(times + ["--steps", "1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["p99_tpot_ms"] is None
+    assert main(times + ["--steps", "100", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["p99_tpot_ms"] > 0

@@ -52,7 +52,7 @@ def _fig4(hws, ms, gpus_per_node=None, focus=None, model=None):
     if gpus_per_node:
         hws = [h.with_overrides(gpus_per_node=gpus_per_node) for h in hws]
     n = np.arange(1, p["n_ffn_max"] + 1)
-    budgets = [Budget(slo_s=slo / 1e3, l_accept=p["l_accept"], t_gap_s=p["t_gap_ms"] / 1e3)
+    budgets = [Budget(slo_s=slo / 1e3, l_accept=p["mtp"], t_gap_s=p["t_gap_ms"] / 1e3)
                for slo in (p["slo_ms"], p["slo_ms_alt"])]
     grids = [hfu_grid(ms, hws, n, b, hbm_usable_fraction=p["hbm_usable_fraction"]) for b in budgets]
     panels = Panels(hws, ms, n, grids[0], *(grid_summaries(ms, hws, n, g) for g in grids))

@@ -452,3 +452,20 @@ def test_a_killed_sweep_leaves_nothing_at_its_published_path(tmp_path):
             break
         time.sleep(0.5)
     assert not left
+
+
+def test_a_spec_holds_its_values_to_the_commands_ranges():
+    # NaN and infinity in a count were tracebacks (round()); values the commands refuse were grid points
+    # written as infeasible: a context of 1e300 (--context stops at 1e7), 10^9 layers (files stop at 2^24)
+    import re
+
+    from afdlib.sweep.spec import axis_values
+    for name, value, message in (("n_ffn", [float("nan")], "n_ffn must be finite"),
+                                 ("n_ffn", {"from": 1, "to": float("inf"), "num": 3}, "n_ffn must be finite"),
+                                 ("context", [4096, 1e300], "context must be in [0, 1e+07]"),
+                                 ("num_layers", [61, 10 ** 9], "num_layers must be an integer in 1..16777216"),
+                                 ("ep_size", [16, 10 ** 7], "ep_size must be an integer in 1..1000000"),
+                                 ("slo_ms", [0.0], "slo_ms must be in (0, 1e+06]")):
+        with pytest.raises(AfdError, match=re.escape(message)):
+            axis_values(name, value)
+    assert list(axis_values("context", [0, 1e7])) == [0, 1e7]

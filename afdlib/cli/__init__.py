@@ -81,8 +81,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as e:  # usage errors (one line, status 2), --help and --version (0)
         return int(e.code or 0)
+    twice = repeated_option(sys.argv[1:] if argv is None else list(argv), parser)
+    if twice:
+        print(f"afd: error: {twice} given twice; give it once (the last one would win without a word)",
+              file=sys.stderr)
+        return 2
     args.given = given_options(argv, parser)   # the parser is not used again
     func: Callable = args.func
+    stdout = sys.stdout
+    if not getattr(args, "json", False):        # text output: no computed number of hundreds of digits
+        sys.stdout = _ReadableNumbers(stdout)
     try:
         with warnings.catch_warnings():  # overflow in extreme inputs: results are checked to be finite
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -92,9 +100,50 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except BrokenPipeError:
         return 0
-    except KeyboardInterrupt:  # Ctrl-C: one line, the shell's status for SIGINT, no traceback
-        print("afd: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:  # Ctrl-C (or TERM, HUP in a sweep): one line, the shell's status, no traceback
+        print("\nafd: interrupted" if getattr(sys.stderr, "isatty", lambda: False)() else "afd: interrupted",
+              file=sys.stderr)        # on a terminal, below a progress bar's line
+        return 128 + int(getattr(e, "signum", 2))
+    finally:
+        sys.stdout = stdout
+
+
+class _ReadableNumbers:
+    """Standard output with each computed number of 16 or more digits shortened (:func:`readable_numbers`):
+    a TPOT of 10^300 ms from a what-if efficiency of 10^-300 prints as 4.13e+303, as in --json."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(readable_numbers(text))
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def repeated_option(argv: Sequence[str], parser: argparse.ArgumentParser) -> str | None:
+    """The first option ``argv`` gives twice that takes one value (the last one would win without a word:
+    ``--model kimi-k2 --model deepseek-v3``); None if there is none. Options that collect (append, count)
+    may repeat."""
+    single = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                for a in sub._actions:
+                    if not isinstance(a, (argparse._AppendAction, argparse._CountAction, argparse._HelpAction)):
+                        single.update((o, a.option_strings[-1]) for o in a.option_strings)
+    seen = set()
+    for token in argv:
+        if token == "--":
+            break
+        name = single.get(token.split("=", 1)[0])
+        if name is None:
+            continue
+        if name in seen:
+            return name
+        seen.add(name)
+    return None
 
 
 if __name__ == "__main__":

@@ -13,12 +13,11 @@ import numpy as np
 
 from afdlib.errors import AfdError
 from afdlib.inputs import checks
-from afdlib.inputs.checks import shortened
+from afdlib.inputs.checks import (ACCEPTED_TOKENS, CONTEXT_TOKENS, GAP_MS, MAX_DEPLOYMENT_COUNT, MAX_NODES,  # noqa: F401
+                                  SLO_MS, shortened)
 
 DISPATCH_TYPES = ("fp8", "bf16", "fp4")
 """The data types ``--dispatch`` takes (fp4: NVFP4, scales included: :data:`afdlib.inputs.specs.NVFP4_BYTES`)."""
-MAX_NODES = 100_000
-"""Largest node count the command accepts (N_F, N_A): beyond any cluster, and every grid stays small."""
 MAX_POINTS = 100_000
 """Most N_F values one command evaluates."""
 MAX_BALANCE_RANKS = 65_536
@@ -58,6 +57,8 @@ def argument(check: Callable, convert: Callable[[str], Any] = float, **bounds) -
     with ``bounds``); a refusal becomes argparse's one-line error, in the checker's words."""
     def parse(text: str):
         try:
+            if not text.isascii() or "_" in text:   # Python reads '1_000' and full-width digits; a file does not
+                raise ValueError(text)
             value, shown = convert(text), shortened(text)
         except ValueError:
             value, shown = text, shortened(repr(text))  # not even a number: the checker says so
@@ -108,14 +109,6 @@ def load_system(args) -> tuple:
     return model, hw
 
 
-SLO_MS = (0, 1e6)
-"""Range of a per-token latency target, ms (open at 0): every command's --slo-ms."""
-ACCEPTED_TOKENS = (1, 64)
-"""Range of the accepted tokens per step (MTP): --mtp, hfu's --l-accept."""
-GAP_MS = (0, 1e5)
-"""Range of the fixed gap per step, ms: --t-gap-ms."""
-
-
 def add_budget_args(p: argparse.ArgumentParser, defaults=None) -> None:
     """--slo-ms, --l-accept, --t-gap-ms; defaults from :class:`afdlib.inputs.specs.Budget` (or ``defaults``)."""
     from afdlib.inputs.specs import Budget
@@ -139,8 +132,8 @@ def add_deployment_options(p: argparse.ArgumentParser, micro_batches: int | None
     """The design and its deployment (EP size and replicas, or N_A and N_F; micro-batches; batch),
     shared by `afd throughput` and `afd simulate`."""
     p.add_argument("--design", required=True, choices=("ep", "afd"))
-    p.add_argument("--ep-size", type=bounded_int("--ep-size", 1, 1_000_000), default=None, help="EP: GPUs")
-    p.add_argument("--redundant", type=bounded_int("--redundant", 0, 1_000_000), default=0,
+    p.add_argument("--ep-size", type=bounded_int("--ep-size", 1, MAX_DEPLOYMENT_COUNT), default=None, help="EP: GPUs")
+    p.add_argument("--redundant", type=bounded_int("--redundant", 0, MAX_DEPLOYMENT_COUNT), default=0,
                    help="EP: redundant expert replicas (default 0)")
     p.add_argument("--n-attn", type=bounded_int("--n-attn", 1, MAX_NODES), default=None, help="AFD: attention nodes")
     p.add_argument("--n-ffn", type=bounded_int("--n-ffn", 1, MAX_NODES), default=None, help="AFD: FFN nodes")
@@ -149,7 +142,7 @@ def add_deployment_options(p: argparse.ArgumentParser, micro_batches: int | None
     p.add_argument("--attention-domains", type=bounded_int("--attention-domains", 1, 64), default=None,
                    help="AFD: the attention pool in this many data-parallel domains, each running --micro-batches "
                         "of its own against the one FFN pool (xDeepServe: 3 domains x 2; default 1)")
-    p.add_argument("--batch-per-gpu", type=bounded_int("--batch-per-gpu", 1, 1_000_000), default=None,
+    p.add_argument("--batch-per-gpu", type=bounded_int("--batch-per-gpu", 1, MAX_DEPLOYMENT_COUNT), default=None,
                    help="requests per (attention) GPU; default: the largest meeting the SLO and memory")
 
 
@@ -274,7 +267,7 @@ def add_decode_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--attn-hardware", default=None, help="AFD attention pool, if other than --hardware")
     p.add_argument("--hw-profile", default="datasheet", choices=("paper", "datasheet"),
                    help="datasheet (default): spec x efficiency; paper: Table 5")
-    p.add_argument("--context", type=bounded_float("--context", 0, 1e7), default=4096.0,
+    p.add_argument("--context", type=bounded_float("--context", *CONTEXT_TOKENS), default=4096.0,
                    help="cached tokens per request (default 4096)")
     p.add_argument("--slo-ms", type=bounded_float("--slo-ms", *SLO_MS, lo_open=True), default=Budget.slo_s * 1e3,
                    help=f"per-token latency target, ms (default {Budget.slo_s * 1e3:g})")

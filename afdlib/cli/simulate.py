@@ -89,7 +89,7 @@ def run(args) -> int:
         if layers is None:
             raise AfdError("with given stage times, give --layers or --model")
         if jittered:
-            check_draws(args.steps, layers, m)
+            check_draws(args.steps, layers, m, domains=args.attention_domains or 1)
         if args.design == "ep":
             refuse_given(args, ("attention_domains",), "is an AFD option; --design ep does not use it")
         st = {"t_attn": args.t_attn_us * 1e-6, "t_ffn": args.t_ffn_us * 1e-6, "t_comm": args.t_comm_us * 1e-6,
@@ -105,7 +105,8 @@ def run(args) -> int:
         model = load_model(args.model, profile=args.model_profile)
         hw = load_hardware(args.hardware, profile=args.hw_profile)
         if jittered:   # the work bounded before anything is computed
-            check_draws(args.steps, model.moe_layers, args.micro_batches or (2 if args.design == "ep" else 3))
+            check_draws(args.steps, model.moe_layers, args.micro_batches or (2 if args.design == "ep" else 3),
+                        domains=args.attention_domains or 1)
         precision, a, budget = decode_setup(args, model)   # --counts checked against the model's experts
         d = deployment_of(args, model, hw)    # EP size against experts, --sigma against the FFN GPUs
         step = decode_step(model, d, args.context, budget, precision, a)
@@ -136,7 +137,7 @@ def run(args) -> int:
     ms = 1e3 / st["l_accept"]
     doc = {"tpot_ms": float(sim.step_s) * ms, "bubble_attn": float(sim.bubble_attn),
            "bubble_ffn": float(sim.bubble_ffn), "throughput_loss": float(sim.throughput_loss),
-           "tpot_ms_no_jitter": float(sim.step_const_s) * ms, "p99_tpot_ms": float(sim.p99_step_s) * ms,
+           "tpot_ms_no_jitter": float(sim.step_const_s) * ms, "p99_tpot_ms": float(sim.p99_step_s) * ms if args.steps >= P99_STEPS else None,
            "bubble_attn_no_jitter": float(sim.bubble_attn_const), "bubble_ffn_no_jitter": float(sim.bubble_ffn_const),
            "design": args.design, "micro_batches": st["micro_batches"], "layers": st["n_layers"],
            "stage_us": {"attention": st["t_attn"] * 1e6, "ffn": st["t_ffn"] * 1e6, "comm": st["t_comm"] * 1e6},
@@ -150,10 +151,16 @@ def run(args) -> int:
     print(f"{args.design.upper()}, {domains}{st['micro_batches']} micro-batches, {st['n_layers']} MoE layers; per micro-batch "
           f"attention {doc['stage_us']['attention']:.0f} us, FFN {doc['stage_us']['ffn']:.0f} us, "
           f"dispatch+combine {doc['stage_us']['comm']:.0f} us")
-    print(f"TPOT {doc['tpot_ms']:.2f} ms (no jitter {doc['tpot_ms_no_jitter']:.2f} ms, p99 {doc['p99_tpot_ms']:.2f}); "
+    p99 = (f"p99 {doc['p99_tpot_ms']:.2f}" if doc["p99_tpot_ms"] is not None else
+           f"no p99 from fewer than {P99_STEPS} steps")
+    print(f"TPOT {doc['tpot_ms']:.2f} ms (no jitter {doc['tpot_ms_no_jitter']:.2f} ms, {p99}); "
           f"{loss_words(doc['throughput_loss'], args.steps)}; bubbles: attention {doc['bubble_attn']:.1%}, "
           f"FFN {doc['bubble_ffn']:.1%} ({args.steps} steps, seed {args.seed})")
     return 0
+
+
+P99_STEPS = 100
+"""Fewest simulated steps a 99th percentile of the step time is reported from (below, one of them is it)."""
 
 
 def loss_words(loss: float, steps: int) -> str:

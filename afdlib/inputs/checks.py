@@ -243,3 +243,21 @@ def finite_text(sentence: str, name: str = "result") -> str:
     if hit:
         raise AfdError(f"{name} is not finite ('{hit.group()}' in: {sentence[:120]}): {OUT_OF_RANGE}")
     return sentence
+
+
+# ----------------------------------------------------------------------------- ranges of the decode settings
+# One home for the commands' options (afdlib.cli.options) and the sweep's spec (afdlib.sweep.spec): beyond
+# them the arithmetic overflows or the value means nothing.
+SLO_MS = (0, 1e6)
+"""Range of a per-token latency target, ms (open at 0): every command's --slo-ms."""
+ACCEPTED_TOKENS = (1, 64)
+"""Range of the accepted tokens per step (MTP): --mtp, hfu's --l-accept."""
+GAP_MS = (0, 1e5)
+"""Range of the fixed gap per step, ms: --t-gap-ms."""
+CONTEXT_TOKENS = (0, 1e7)
+"""Range of the cached tokens per request: --context."""
+MAX_NODES = 100_000
+"""Most attention or FFN nodes of an AFD deployment: --n-attn, --n-ffn."""
+MAX_DEPLOYMENT_COUNT = 1_000_000
+"""Most EP GPUs, redundant experts or requests per GPU: --ep-size, --redundant, --batch-per-gpu."""
+

@@ -319,6 +319,13 @@ def _attention(cfg: dict, hidden: int, num_layers: int, path: Path) -> Attention
     if kv_lora is not None and kv_lora < 1:    # 0 would read an MLA config as plain multi-head attention
         raise AfdError(f"{path}: field 'kv_lora_rank' must be a positive latent rank (MLA), got {kv_lora}; "
                        "leave it out (or null) for a model without MLA")
+    latent = [k for k in ("qk_nope_head_dim", "q_lora_rank") if _get(cfg, k) not in (None, 0)]
+    if kv_lora is None and "kv_lora_rank" in cfg and latent:   # null beside MLA's other fields: plain MHA unsaid
+        raise AfdError(f"{path}: field 'kv_lora_rank' is null beside MLA's {', '.join(repr(k) for k in latent)}; "
+                       "give the latent rank (MLA), or leave the MLA fields out")
+    if _get(cfg, "v_head_dim") == 0:
+        raise AfdError(f"{path}: field 'v_head_dim' must be a positive head size, got 0; leave it out (or null) "
+                       "for values as wide as the keys")
     if kv_lora:  # MLA
         nope, rope = (_int(cfg, (k,), path) or 0 for k in ("qk_nope_head_dim", "qk_rope_head_dim"))
         return Attention("mla", heads, kv_heads, nope + rope, v_head_dim=_int(cfg, ("v_head_dim",), path) or 0,
@@ -341,8 +348,18 @@ def model_from_hf_config(path: str | Path, slug: str | None = None) -> Model:
     if not isinstance(raw, dict):
         raise AfdError(f"{path}: expected a JSON object")
     cfg = dict(raw)
+    if "text_config" in raw and not isinstance(raw["text_config"], dict):
+        raise AfdError(f"{path}: field 'text_config' must be an object (the language model's fields), "
+                       f"got {type(raw['text_config']).__name__}")
     if isinstance(raw.get("text_config"), dict):  # multimodal wrappers: the language model
-        cfg = {**raw, **raw["text_config"]}
+        inner = raw["text_config"]
+        clash = [k for q in _KEYS.values() for k in q if "." not in k and k in raw and k in inner
+                 and raw[k] is not None and inner[k] is not None and raw[k] != inner[k]]
+        if clash:      # one of the two would be dropped without a word
+            k = clash[0]
+            raise AfdError(f"{path}: field '{k}' is {raw[k]!r} at the top level and {inner[k]!r} in text_config; "
+                           "give the language model's once")
+        cfg = {**raw, **inner}
     cfg = Recorder(cfg, path=path)
     values = {q: _first(cfg, q, path) for q in _KEYS if q != "num_layers"}
     values["num_layers"], moe, dense = _layout(cfg, path)

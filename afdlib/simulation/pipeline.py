@@ -35,12 +35,14 @@ def stage_draws(steps: int, n_layers: int, n_microbatches: int, settings: int = 
     return int(steps) * int(n_layers) * int(n_microbatches) * int(settings)
 
 
-def check_draws(steps: int, n_layers: int, n_microbatches: int, settings: int = 1) -> None:
+def check_draws(steps: int, n_layers: int, n_microbatches: int, settings: int = 1, domains: int = 1) -> None:
     """:class:`AfdError` before any work when a jittered simulation would draw more than
-    :data:`MAX_STAGE_DRAWS` stage times, naming the product and the bound."""
-    n = stage_draws(steps, n_layers, n_microbatches, settings)
+    :data:`MAX_STAGE_DRAWS` stage times, naming the product and the bound (``domains``: AFD's attention
+    domains, each with ``n_microbatches`` of its own)."""
+    n = stage_draws(steps, n_layers, n_microbatches * domains, settings)
     if n > MAX_STAGE_DRAWS:
         raise AfdError(f"{steps:,} steps x {n_layers:,} layers x {n_microbatches} micro-batches"
+                       + (f" x {domains} attention domains" if domains > 1 else "")
                        + (f" x {settings:,} settings" if settings > 1 else "")
                        + f" = {n:,} random stage times, more than the {MAX_STAGE_DRAWS:,} one simulation draws "
                        "(a few seconds); lower the steps or the layers")

@@ -76,7 +76,8 @@ def run(spec: Spec, out: str | Path, workers: int | None = None, scheduler: str 
     out, _ = target(out)
     parent = out.parent if str(out.parent) else Path(".")
     if not parent.is_dir():
-        raise AfdError(f"{out}: its folder {parent} does not exist")
+        raise AfdError(f"{out}: {parent} is a file, not a folder" if parent.exists() else
+                       f"{out}: its folder {parent} does not exist")
     try:      # a file written and removed, not os.access: root passes that on a read-only file system
         tempfile.TemporaryFile(dir=parent).close()
     except OSError as e:
@@ -96,6 +97,9 @@ def run(spec: Spec, out: str | Path, workers: int | None = None, scheduler: str 
     partial = parent / f".{out.stem}.partial-{os.getpid()}{out.suffix}"   # the suffix names the format
     t_start = time.perf_counter()
     with contextlib.ExitStack() as stack:
+        # gone on every exit but a finished rename; registered first, so it runs last: after the client
+        # and the cluster are closed, when no worker can still write a block into it
+        stack.callback(_remove, partial)
         if scheduler is None:
             n = workers or default_workers()
             with _interrupt_held():
@@ -118,7 +122,6 @@ def run(spec: Spec, out: str | Path, workers: int | None = None, scheduler: str 
                 client.run(os.sched_setaffinity, 0, {cores[i % len(cores)]}, workers=[address])
         cpu0 = client.run(cpu_seconds)
         t0 = time.perf_counter()   # the sweep's own time, without the cluster's start
-        stack.callback(_remove, partial)           # gone on every exit but a finished rename
         with _signals_raise():
             # a store left by a killed sweep says so: complete 0 until every block is written
             ds.attrs["complete"] = 0
@@ -214,7 +217,9 @@ def _signals_raise():
     import signal
 
     def stop(signum, frame):
-        raise KeyboardInterrupt(f"signal {signum}")
+        e = KeyboardInterrupt(f"signal {signum}")
+        e.signum = signum                 # the status the command exits with: 128 + signum
+        raise e
     saved = {}
     for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
         if sig is not None:

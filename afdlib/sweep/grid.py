@@ -133,6 +133,8 @@ def target(path: str | Path) -> tuple[Path, str]:
     """(path, format) of an output path: ``.nc`` NetCDF (refused where xarray has no engine for it), ``.zarr``
     (or no suffix) Zarr; any other suffix is refused (``r.csv`` would be a Zarr folder named like a table),
     and so is an existing path (a sweep never overwrites another's result)."""
+    if not str(path).strip():
+        raise AfdError("--out is empty; give the result's path (a .zarr folder)")
     p = Path(path)
     if p.exists():
         raise AfdError(f"{p} exists; remove it or give another --out")

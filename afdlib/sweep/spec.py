@@ -34,6 +34,7 @@ import numpy as np
 
 from afdlib.errors import AfdError
 from afdlib.inputs import checks
+from afdlib.inputs.specs import MAX_GPUS_PER_NODE, MAX_MODEL_SIZE, MAX_SCALE_UP_DOMAIN
 
 # kind, unit, rule (checks.*), whether a chunk must hold one value of it (it selects a code path or a
 # candidate grid, or is used as a Python number: such axes are chunked one value at a time)
@@ -175,6 +176,14 @@ def _field(name: str) -> Field:
     return FIELDS[name]
 
 
+_RANGES = {"context": checks.CONTEXT_TOKENS, "slo_ms": checks.SLO_MS, "t_gap_ms": checks.GAP_MS}
+"""Settings held to the commands' ranges (``--context``, ``--slo-ms``, ``--t-gap-ms``)."""
+_COUNT_MAX = {"ep_size": checks.MAX_DEPLOYMENT_COUNT, "redundant": checks.MAX_DEPLOYMENT_COUNT,
+              "batch_per_gpu": checks.MAX_DEPLOYMENT_COUNT, "n_attn": checks.MAX_NODES, "n_ffn": checks.MAX_NODES,
+              "gpus_per_node": MAX_GPUS_PER_NODE, "scale_up_domain": MAX_SCALE_UP_DOMAIN}
+"""Counts held to the commands' and the files' bounds (model fields: :data:`afdlib.inputs.specs.MAX_MODEL_SIZE`)."""
+
+
 def _check(f: Field, value):
     """One value of field ``f``, checked against its rule (numbers as float, counts as int)."""
     where = f"{f.name}"
@@ -182,14 +191,19 @@ def _check(f: Field, value):
         return checks.text(value, where)
     if not isinstance(value, numbers.Real) or isinstance(value, bool):
         raise AfdError(f"{where} must be a number, got {value!r}")
+    checks.number(value, where)               # NaN or an infinity, before any rounding
     if f.rule in ("count", "count0"):
         if float(value) != round(float(value)):
             raise AfdError(f"{where} must be a whole number, got {value!r}")
-        return int(checks.integer(int(round(float(value))), where, lo=1 if f.rule == "count" else 0, hi=10 ** 9))
+        return int(checks.integer(int(round(float(value))), where, lo=1 if f.rule == "count" else 0,
+                                  hi=_COUNT_MAX.get(f.name, MAX_MODEL_SIZE if f.kind == "model" else 10 ** 9)))
+    if f.name in _RANGES:                  # the commands' own ranges (afdlib.inputs.checks)
+        lo, hi = _RANGES[f.name]
+        return float(checks.in_range(value, lo, hi, where, lo_open=f.name == "slo_ms"))
     rules = {"positive": checks.positive, "nonnegative": checks.nonnegative, "fraction": checks.fraction,
              "share": checks.share}
     if f.rule == "mtp":
-        return float(checks.in_range(value, 1, 64, where))
+        return float(checks.in_range(value, *checks.ACCEPTED_TOKENS, where))
     return float(rules[f.rule](value, where))
 
 
