@@ -469,3 +469,25 @@ def test_a_spec_holds_its_values_to_the_commands_ranges():
         with pytest.raises(AfdError, match=re.escape(message)):
             axis_values(name, value)
     assert list(axis_values("context", [0, 1e7])) == [0, 1e7]
+
+
+def test_a_scheduler_address_that_never_speaks_dask_is_one_line(tmp_path, monkeypatch, capsys):
+    # an HTTP server on the port held the client's own 10 s timeout off for minutes; another host's bytes
+    # were read as a 3 EiB message (a MemoryError traceback): a listener that accepts and stays silent
+    import socket
+    import threading
+
+    import afdlib.sweep.cluster as cluster
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    held = []
+    threading.Thread(target=lambda: held.append(server.accept()), daemon=True).start()
+    monkeypatch.setattr(cluster, "CONNECT_S", 2)
+    port = server.getsockname()[1]
+    assert main(["sweep", _spec_file(tmp_path, SMALL), "--out", str(tmp_path / "a.zarr"),
+                 "--scheduler", f"tcp://127.0.0.1:{port}"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"afd: error: no Dask scheduler answers at tcp://127.0.0.1:{port} within 2 s (is it a Dask scheduler's address?)\n"
+    assert not list(tmp_path.glob("*.zarr")) and not list(tmp_path.glob(".*partial*"))
+    server.close()

@@ -107,12 +107,7 @@ def run(spec: Spec, out: str | Path, workers: int | None = None, scheduler: str 
                                                            dashboard_address=":0", silence_logs=logging.ERROR))
                 client = stack.enter_context(Client(cluster))
         else:
-            try:
-                client = stack.enter_context(Client(scheduler, timeout="10s"))
-            except (OSError, TimeoutError) as e:
-                raise AfdError(f"no Dask scheduler at {scheduler} ({type(e).__name__})") from None
-            except (ValueError, TypeError) as e:
-                raise AfdError(f"--scheduler {scheduler!r} is not a Dask scheduler address ({e}); give tcp://host:port") from None
+            client = stack.enter_context(_connect(Client, scheduler))
         n = len(client.scheduler_info().get("workers", {}))
         if not n:
             raise AfdError(f"the Dask scheduler at {scheduler} has no workers")
@@ -143,6 +138,35 @@ def run(spec: Spec, out: str | Path, workers: int | None = None, scheduler: str 
             "variables": sorted(ds.data_vars), "workers": n, "chunk": chunk, "seconds": seconds,
             "startup_seconds": t0 - t_start, "cpu_seconds_per_worker": sorted(cpu.values()),
             "peak_mb_per_worker": [p for p in peaks if p is not None]}
+
+
+CONNECT_S = 20
+"""Longest wait for an existing scheduler to answer: a server that accepts the connection but never speaks
+Dask's protocol (an HTTP server on that port) held Client's own 10 s timeout off for minutes."""
+
+
+def _connect(client_class, scheduler: str):
+    """A client of the Dask scheduler at ``scheduler``, or one line (:class:`AfdError`) where nothing answers
+    as a Dask scheduler there within :data:`CONNECT_S` (a closed port, a silent host, another protocol: an
+    HTTP server's reply was read as a 3 EiB message and ended in a MemoryError)."""
+    import threading
+    got: dict = {}
+
+    def connect():
+        try:
+            got["client"] = client_class(scheduler, timeout="10s")
+        except (ValueError, TypeError) as e:
+            got["error"] = AfdError(f"--scheduler {scheduler!r} is not a Dask scheduler address ({e}); "
+                                    "give tcp://host:port")
+        except BaseException as e:    # OSError, TimeoutError, a MemoryError from another protocol's bytes
+            got["error"] = AfdError(f"no Dask scheduler answers at {scheduler} ({type(e).__name__})")
+    worker = threading.Thread(target=connect, daemon=True)
+    worker.start()
+    worker.join(CONNECT_S)
+    if "client" in got:
+        return got["client"]
+    raise got.get("error") or AfdError(f"no Dask scheduler answers at {scheduler} within {CONNECT_S} s (is it a "
+                                       "Dask scheduler's address?)")
 
 
 def _mark_complete(path: Path) -> None:
