@@ -485,3 +485,14 @@ def test_text_output_shortens_runaway_numbers_and_one_step_has_no_p99(capsys):
     assert json.loads(capsys.readouterr().out)["p99_tpot_ms"] is None
     assert main(times + ["--steps", "100", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["p99_tpot_ms"] > 0
+
+
+def test_a_counts_file_with_a_second_logical_count_is_refused(tmp_path, capsys):
+    # 'logical_coun' beside 'logical_count' was dropped without a word; SGLang's other keys stay allowed
+    bad, fine = tmp_path / "bad.json", tmp_path / "fine.json"
+    bad.write_text(json.dumps({"logical_count": [[1, 2, 3, 4]], "logical_coun": 1}))
+    fine.write_text(json.dumps({"logical_count": [[1, 2, 3, 4]], "physical_count": "x"}))
+    assert main(["balance", "--counts", str(bad), "--ranks", "2"]) == 2
+    assert "key 'logical_coun' beside \"logical_count\"" in capsys.readouterr().err
+    assert main(["balance", "--counts", str(fine), "--ranks", "2"]) == 0
+    assert capsys.readouterr().out.startswith(f"{fine}: 1 MoE layer x 4 experts on 2 ranks")

@@ -68,7 +68,7 @@ def run(args) -> int:
         print(dumps(doc))
         return 0
     what = "long-run counts" if args.tokens is None else f"batches of {args.tokens} tokens (median of {args.trials})"
-    print(f"{args.counts}: {len(rep.layers)} MoE layers x {counts.shape[1]} experts on {args.ranks} ranks, {what}")
+    print(f"{args.counts}: {len(rep.layers)} MoE layer{'' if len(rep.layers) == 1 else 's'} x {counts.shape[1]} experts on {args.ranks} ranks, {what}")
     print(f"balancedness (mean/max), median over layers: contiguous {rep.median_contiguous:.3f} "
           f"(max/mean {1 / rep.median_contiguous:.2f}); placement with {args.redundant} redundant "
           f"{rep.median_redundant:.3f} (max/mean {1 / rep.median_redundant:.2f})")

@@ -25,6 +25,10 @@ def load_counts(path: str | Path) -> np.ndarray:
     doc = read_json(path)
     if not isinstance(doc, dict) or "logical_count" not in doc:
         raise AfdError(f'{path}: expected a JSON object with key "logical_count" (layers x experts)')
+    import difflib
+    near = [k for k in doc if k != "logical_count" and difflib.get_close_matches(str(k), ["logical_count"], cutoff=0.8)]
+    if near:      # SGLang's dumps carry other keys; one spelt like the counts' is a second copy, or a typo
+        raise AfdError(f'{path}: key {near[0]!r} beside "logical_count": which holds the counts? give one')
     rows = doc["logical_count"]
     if not isinstance(rows, list) or any(not isinstance(x, (int, float)) or isinstance(x, bool)
                                          for row in rows for x in (row if isinstance(row, list) else [row])):
