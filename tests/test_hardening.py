@@ -496,3 +496,21 @@ def test_a_counts_file_with_a_second_logical_count_is_refused(tmp_path, capsys):
     assert "key 'logical_coun' beside \"logical_count\"" in capsys.readouterr().err
     assert main(["balance", "--counts", str(fine), "--ranks", "2"]) == 0
     assert capsys.readouterr().out.startswith(f"{fine}: 1 MoE layer x 4 experts on 2 ranks")
+
+
+def test_a_device_s_fabric_fields_that_would_be_ignored_or_impossible_are_refused(tmp_path, capsys):
+    # inter_domain_gb_per_s on an 8-GPU-node device changed nothing (EP64's all-to-all the same 414.8 us);
+    # a 12-GPU scale-up domain of 8-GPU nodes holds one and a half nodes
+    base = ("name: Mine\nfp8_tflops: 1979\nbf16_tflops: 989\nhbm_tb_per_s: 3.35\nhbm_gb: 80\nscale_up_gb_per_s: 160\n"
+            "scale_out_gb_per_s: 50\ngpus_per_node: 8\nsource: test\n")
+    for extra, message in (("inter_domain_gb_per_s: 5\n", "inter_domain_gb_per_s is the bandwidth between a Superpod's"),
+                           ("scale_up_domain: 12\n", "a scale-up domain of 12 GPUs neither holds whole 8-GPU nodes")):
+        path = tmp_path / "d.yaml"
+        path.write_text(base + extra)
+        assert main(["hfu", "--model", "deepseek-v3", "--hardware", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err
+    for fine in ("scale_up_domain: 16\n", "scale_up_domain: 4\n"):     # two nodes; half a node
+        path.write_text(base + fine)
+        assert main(["hfu", "--model", "deepseek-v3", "--hardware", str(path), "--json"]) == 0
+        capsys.readouterr()

@@ -139,7 +139,7 @@ def test_yaml_with_an_unknown_attention_family_is_refused(tmp_path):
             ("family: gqa, num_heads: 4, num_kv_heads: eight, head_dim: 16", "num_kv_heads"),
             # a family the fields contradict: the cache would be read by the family's rule, the field dropped
             ("family: gqa, num_heads: 4, num_kv_heads: 2, head_dim: 16, kv_lora_rank: 512",
-             "kv_lora_rank is MLA's latent rank; family 'gqa' does not use it"),
+             "kv_lora_rank is a field of MLA's latent attention; family 'gqa' does not use it"),
             ("family: mha, num_heads: 4, num_kv_heads: 2, head_dim: 16",
              "MHA attention has as many key-value heads as query heads")):
         p.write_text(base + f"attention: {{{attention}}}\n")
@@ -283,7 +283,13 @@ def test_an_mla_latent_rank_that_is_not_positive_is_refused(tmp_path, rank):
     # kv_lora_rank 0 would read DeepSeek-V3 as 128-head MHA: 128 x 192 x 2 elements per token per layer, not 576
     with pytest.raises(AfdError, match="'kv_lora_rank' must be a positive latent rank"):
         model_from_hf_config(_config(tmp_path, {**DEEPSEEK_V3, "kv_lora_rank": rank}))
-    assert model_from_hf_config(_config(tmp_path, {**DEEPSEEK_V3, "kv_lora_rank": None})).attention.family == "mha"
+    # null beside MLA's other fields read it as 128-head MHA without a word (a probe of issue 32); null with
+    # them gone is a model without MLA
+    with pytest.raises(AfdError, match="'kv_lora_rank' is null beside MLA's 'qk_nope_head_dim', 'q_lora_rank'"):
+        model_from_hf_config(_config(tmp_path, {**DEEPSEEK_V3, "kv_lora_rank": None}))
+    plain = {k: v for k, v in DEEPSEEK_V3.items() if k not in ("qk_nope_head_dim", "q_lora_rank", "qk_rope_head_dim",
+                                                                "v_head_dim")}
+    assert model_from_hf_config(_config(tmp_path, {**plain, "kv_lora_rank": None})).attention.family == "mha"
 
 
 def test_a_quantization_config_in_a_format_not_read_is_said_not_called_undeclared(tmp_path, capsys):

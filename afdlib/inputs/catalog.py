@@ -172,6 +172,9 @@ def _hardware_from_block(slug: str, entry: dict, block: dict, profile: str,
     if topo:
         sources["gpus_per_node"] = sources["scale_up_domain"] = topo
     inter = vals.get("inter_domain_gb_per_s")
+    if inter is not None and not superpod:   # read only where one fabric spans the scale-up domains
+        raise AfdError(f"{where}: inter_domain_gb_per_s is the bandwidth between a Superpod's scale-up domains "
+                       "(scale_out_gb_per_s: superpod); this device's links between nodes are scale_out_gb_per_s")
     if inter is not None:
         inter *= GIGA * (eff.scale_out if eff is not None else 1.0)
     latency = {k: (vals[k] * 1e-6 if k in vals else None) for k in ("scale_out_latency_us", "scale_up_latency_us")}

@@ -350,6 +350,10 @@ def check_hardware(hw: Hardware) -> None:
             checks.nonnegative(getattr(hw, f_), f_, where)
     checks.integer(hw.gpus_per_node, "gpus_per_node", where, lo=1, hi=MAX_GPUS_PER_NODE)
     checks.integer(hw.scale_up_domain, "scale_up_domain", where, lo=1, hi=MAX_SCALE_UP_DOMAIN)
+    if np.ndim(hw.scale_up_domain) == 0 and np.ndim(hw.gpus_per_node) == 0 and \
+            hw.scale_up_domain % hw.gpus_per_node and hw.gpus_per_node % hw.scale_up_domain:
+        raise AfdError(f"{where}: a scale-up domain of {hw.scale_up_domain} GPUs neither holds whole "
+                       f"{hw.gpus_per_node}-GPU nodes nor splits one evenly")
 
 
 MODEL_INT_FIELDS = ("hidden_size", "moe_intermediate_size", "num_layers", "dense_layers", "moe_layers",
