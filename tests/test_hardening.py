@@ -514,3 +514,9 @@ def test_a_device_s_fabric_fields_that_would_be_ignored_or_impossible_are_refuse
         path.write_text(base + fine)
         assert main(["hfu", "--model", "deepseek-v3", "--hardware", str(path), "--json"]) == 0
         capsys.readouterr()
+
+
+def test_an_unknown_option_points_to_its_command_s_help(capsys):
+    # it pointed to 'afd --help', whose page lists the commands, not the options
+    assert main(["simulate", "--design", "ep", "--bogus", "1"]) == 2
+    assert capsys.readouterr().err == "afd: error: unrecognized arguments: --bogus 1 (see afd simulate --help)\n"

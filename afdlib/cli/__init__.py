@@ -31,8 +31,16 @@ class _Parser(argparse.ArgumentParser):
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
 
+    argv: Sequence[str] = ()
+    """The line being parsed (the top parser's): an unknown option of a command points to its own --help."""
+
     def error(self, message):
-        self.exit(2, f"afd: error: {message} (see {self.prog} --help)\n")
+        prog = self.prog
+        commands = [a for a in self._actions if isinstance(a, argparse._SubParsersAction)]
+        if commands and message.startswith("unrecognized arguments"):   # raised by the top parser
+            given = [t for t in self.argv if t in commands[0].choices]
+            prog = commands[0].choices[given[0]].prog if given else prog
+        self.exit(2, f"afd: error: {message} (see {prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -77,6 +85,7 @@ def readable_numbers(message: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     from afdlib.errors import AfdError
     parser = build_parser()
+    parser.argv = sys.argv[1:] if argv is None else list(argv)
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:  # usage errors (one line, status 2), --help and --version (0)
