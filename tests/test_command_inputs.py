@@ -246,7 +246,9 @@ def test_given_options_are_those_on_the_line():
     (["simulate", *DS, *EP144, "--layers", "4"], "--layers sets the layers of given stage times"),
     (["advise", *DS, "--price-per-gpu-hour", "h800=2", "h800=3"], "gives h800 twice (2 and 3)"),
     (["advise", *DS, "--price-per-gpu-hour", "h800=2", "h20=1"], "names h20, which is no pool here (h800)"),
-    (["advise", *DS, "--price-per-gpu-hour", "h800=1e300"], "a price in (0, 1e+06]"),
+    (["advise", *DS, "--price-per-gpu-hour", "h800=1e300"], "a price in [0.001, 1e+06]"),
+    # 1e-308 printed costs of 0.000 USD and decided 'AFD by cost per token' between them
+    (["advise", *DS, "--price-per-gpu-hour", "h800=1e-308"], "a price in [0.001, 1e+06]"),
     (["advise", "--all", "--model", "deepseek-v3"], "give --all or --model and --hardware, not both"),
 ])
 def test_options_that_would_be_ignored_are_refused(capsys, argv, message):

@@ -298,6 +298,9 @@ def _validation_reason(doc: dict) -> str:
 
 MAX_PRICE = 1e6
 """Highest price per GPU-hour taken (USD): far above any rental, low enough that costs stay finite."""
+MIN_PRICE = 1e-3
+"""Lowest price per GPU-hour taken (USD), a tenth of a cent: below it the costs print as 0.000 while the
+decision by cost still compares them."""
 
 
 def parse_prices(items: list[str] | None) -> dict[str, float] | None:
@@ -311,8 +314,9 @@ def parse_prices(items: list[str] | None) -> dict[str, float] | None:
             price = float(value)
         except ValueError:
             price = float("nan")
-        if not sep or not slug.strip() or not np.isfinite(price) or not 0 < price <= MAX_PRICE:
-            raise AfdError(f"--price-per-gpu-hour expects SLUG=USD with a price in (0, {MAX_PRICE:g}], got '{item}'")
+        if not sep or not slug.strip() or not np.isfinite(price) or not MIN_PRICE <= price <= MAX_PRICE:
+            raise AfdError(f"--price-per-gpu-hour expects SLUG=USD with a price in [{MIN_PRICE:g}, {MAX_PRICE:g}], "
+                           f"got '{item}'")
         key = slug.strip().lower()
         if key in out:
             raise AfdError(f"--price-per-gpu-hour gives {key} twice ({out[key]:g} and {price:g}); give each once")
