@@ -520,3 +520,11 @@ def test_an_unknown_option_points_to_its_command_s_help(capsys):
     # it pointed to 'afd --help', whose page lists the commands, not the options
     assert main(["simulate", "--design", "ep", "--bogus", "1"]) == 2
     assert capsys.readouterr().err == "afd: error: unrecognized arguments: --bogus 1 (see afd simulate --help)\n"
+
+
+def test_a_pool_that_does_not_fit_says_sizes_that_differ(capsys):
+    # Kimi-K2 on EP16 of H800: "the GPU's weights need 77.3 GB of the 77.3 GB usable" (both rounded)
+    assert main(["throughput", "--model", "kimi-k2", "--hardware", "h800", "--design", "ep", "--ep-size", "16"]) == 2
+    err = capsys.readouterr().err
+    need, have = (float(x) for x in __import__("re").search(r"need ([\d.]+) GB of the ([\d.]+) GB", err).groups())
+    assert need > have

@@ -91,12 +91,19 @@ def best_batch(step_of, slo_s: float, max_requests: int = MAX_REQUESTS) -> tuple
         if bool(first.fits_memory):
             why = f"one request per GPU takes TPOT {float(first.tpot_s) * 1e3:.1f} ms, over the SLO {slo_s * 1e3:g} ms"
         else:
-            full = [f"the {m.pool}'s weights need {float(np.max(m.weights_bytes)) / 1e9:.1f} GB of the "
-                    f"{float(np.max(m.capacity_bytes)) / 1e9:.1f} GB usable"
+            full = [f"the {m.pool}'s weights need {_apart(float(np.max(m.weights_bytes)) / 1e9, float(np.max(m.capacity_bytes)) / 1e9)} GB usable"
                     for m in first.memory if np.any(m.weights_bytes > m.capacity_bytes)]
             why = "; ".join(full) or "one request per GPU does not fit in memory (KV cache)"
         raise AfdError(f"no batch meets the SLO and fits in memory: {why}")
     return int(best), step_of(np.array(best))
+
+
+def _apart(need: float, have: float) -> str:
+    """"77.34 GB of the 77.28": two sizes with as many decimals as it takes to tell them apart (at most 4)."""
+    d = 1
+    while d < 4 and f"{need:.{d}f}" == f"{have:.{d}f}":
+        d += 1
+    return f"{need:.{d}f} GB of the {have:.{d}f}"
 
 
 NARROWED_FROM = 0
