@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from afdlib.cli import main
+from afdlib.errors import AfdError
 
 EDGES = ["0", "-1", "1", "2", "0.5", "1e-300", "1e300", "1e308", "nan", "inf", "-inf", "abc", "", "3.7",
          "100000", "9999999999999999999", "1..3", "0..4", "1,2,4"]
@@ -528,3 +529,13 @@ def test_a_pool_that_does_not_fit_says_sizes_that_differ(capsys):
     err = capsys.readouterr().err
     need, have = (float(x) for x in __import__("re").search(r"need ([\d.]+) GB of the ([\d.]+) GB", err).groups())
     assert need > have
+
+
+def test_a_value_given_twice_in_a_list_or_a_one_point_range_is_refused(capsys):
+    # intensity printed the row of N_F 1 three times; a sweep range of num 1 dropped its 'to' without a word
+    from afdlib.sweep.spec import axis_values
+    assert main(["intensity", "--model", "deepseek-v3", "--hardware", "h800", "--n-ffn", "1..4,2"]) == 2
+    assert "N_F 2 given twice in '1..4,2'" in capsys.readouterr().err
+    with pytest.raises(AfdError, match="has num 1, which is its 'from' alone"):
+        axis_values("slo_ms", {"from": 30, "to": 100, "num": 1})
+    assert list(axis_values("slo_ms", {"from": 50, "to": 50, "num": 1})) == [50.0]

@@ -49,6 +49,10 @@ def n_ffn_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"FFN node counts must be <= {MAX_NODES:,}, got '{shortened(text)}'")
     if len(out) > MAX_POINTS:
         raise argparse.ArgumentTypeError(f"at most {MAX_POINTS:,} values, got {len(out):,}")
+    from collections import Counter
+    twice = sorted(n for n, k in Counter(out).items() if k > 1)
+    if twice:     # the same row printed again, as if another value had been asked for
+        raise argparse.ArgumentTypeError(f"N_F {twice[0]} given twice in '{shortened(text)}'; give each once")
     return out
 
 

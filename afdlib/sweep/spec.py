@@ -227,6 +227,8 @@ def axis_values(name: str, value) -> np.ndarray:
             raise AfdError(f"the range of {name} needs from, to and num (and optionally log), got {sorted(value)}")
         lo, hi = (_check(f, value[k]) for k in ("from", "to"))
         num = checks.integer(value["num"], f"{name} num", lo=1, hi=MAX_AXIS)
+        if num == 1 and lo != hi:     # one point is "from": "to" would be dropped without a word
+            raise AfdError(f"the range of {name} has num 1, which is its 'from' alone; give num 2 or more, or a list")
         log = value.get("log", False)
         if not isinstance(log, bool):
             raise AfdError(f"{name} log must be true or false, got {log!r}")
