@@ -435,7 +435,9 @@ def test_a_killed_sweep_leaves_nothing_at_its_published_path(tmp_path):
                              "--workers", "1", "--chunk", "50"], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.monotonic() + 120
-    while not list(tmp_path.glob(".grid.partial-*")) and proc.poll() is None and time.monotonic() < deadline:
+    # the store's group written (its folder alone, a moment earlier, is no dataset for a reader either)
+    while not (list(tmp_path.glob(".grid.partial-*/zarr.json")) or list(tmp_path.glob(".grid.partial-*/.zattrs"))) \
+            and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.2)
     assert proc.poll() is None, proc.stderr.read().decode()           # still running: the store is being written
     os.kill(proc.pid, signal.SIGKILL)
