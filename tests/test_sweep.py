@@ -385,12 +385,9 @@ def test_a_sweep_refuses_what_it_cannot_finish_in_one_line(tmp_path, capsys):
     assert not list(tmp_path.glob("*.zarr")) and not list(tmp_path.glob(".*partial*"))
 
 
-def test_ctrl_c_of_a_sweep_is_one_line_and_leaves_nothing(tmp_path):
-    """Ctrl-C mid-sweep, as a terminal sends it, to every process of the group: the sweep says one line
-    ('afd: interrupted'), no worker prints a traceback (each printed its KeyboardInterrupt before), --out
-    does not exist, the hidden .partial store is removed, and no worker outlives the sweep."""
-    import os
-    import signal
+def _running_sweep(tmp_path):
+    """(process, --out) of a long sweep in a session of its own, once its partial store's group is written
+    (its folder alone, a moment earlier, is no dataset for a reader either)."""
     import subprocess
     import sys
     import time
@@ -402,21 +399,38 @@ def test_ctrl_c_of_a_sweep_is_one_line_and_leaves_nothing(tmp_path):
                              "--workers", "1", "--chunk", "50"], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.monotonic() + 120
-    while not list(tmp_path.glob(".grid.partial-*")) and proc.poll() is None and time.monotonic() < deadline:
+    while not (list(tmp_path.glob(".grid.partial-*/zarr.json")) or list(tmp_path.glob(".grid.partial-*/.zattrs"))) \
+            and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.2)
     assert proc.poll() is None, proc.stderr.read().decode()           # still running: the store is being written
+    return proc, out
+
+
+def _no_process_left(session: int) -> bool:
+    """No process of the sweep's session left within 30 s (its workers end with it)."""
+    import subprocess
+    import time
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if not subprocess.run(["pgrep", "-s", str(session)], capture_output=True, text=True).stdout.split():
+            return True
+        time.sleep(0.5)
+    return False
+
+
+def test_ctrl_c_of_a_sweep_is_one_line_and_leaves_nothing(tmp_path):
+    """Ctrl-C mid-sweep, as a terminal sends it, to every process of the group: the sweep says one line
+    ('afd: interrupted'), no worker prints a traceback (each printed its KeyboardInterrupt before), --out
+    does not exist, the hidden .partial store is removed, and no worker outlives the sweep."""
+    import os
+    import signal
+    proc, out = _running_sweep(tmp_path)
     os.killpg(proc.pid, signal.SIGINT)
     err = proc.communicate(timeout=60)[1].decode()
     lines = [x for x in err.replace("\r", "\n").split("\n") if x.strip() and "Completed" not in x]
     assert "Traceback" not in err and [x.strip("\x1b[2K") for x in lines] == ["afd: interrupted"], err
-    assert proc.returncode != 0 and not out.exists() and not list(tmp_path.glob(".grid.partial-*"))
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        left = subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True, text=True).stdout.split()
-        if not left:
-            break
-        time.sleep(0.5)
-    assert not left
+    assert proc.returncode == 130 and not out.exists() and not list(tmp_path.glob(".grid.partial-*"))
+    assert _no_process_left(proc.pid)
 
 
 def test_a_killed_sweep_leaves_nothing_at_its_published_path(tmp_path):
@@ -424,22 +438,7 @@ def test_a_killed_sweep_leaves_nothing_at_its_published_path(tmp_path):
     the result; what is left is the hidden .partial store beside it; the workers end with the sweep."""
     import os
     import signal
-    import subprocess
-    import sys
-    import time
-    doc = {"model": "deepseek-v3", "hardware": "h800", "design": "ep",
-           "vary": {"slo_ms": {"from": 20, "to": 200, "num": 400}, "hbm_tb_per_s": {"from": 2, "to": 8, "num": 50}},
-           "fixed": {"ep_size": 64, "context": 4096}}
-    out = tmp_path / "grid.zarr"
-    proc = subprocess.Popen([sys.executable, "-m", "afdlib.cli", "sweep", _spec_file(tmp_path, doc), "--out", str(out),
-                             "--workers", "1", "--chunk", "50"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, start_new_session=True)
-    deadline = time.monotonic() + 120
-    # the store's group written (its folder alone, a moment earlier, is no dataset for a reader either)
-    while not (list(tmp_path.glob(".grid.partial-*/zarr.json")) or list(tmp_path.glob(".grid.partial-*/.zattrs"))) \
-            and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert proc.poll() is None, proc.stderr.read().decode()           # still running: the store is being written
+    proc, out = _running_sweep(tmp_path)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
     assert not out.exists()
@@ -447,13 +446,7 @@ def test_a_killed_sweep_leaves_nothing_at_its_published_path(tmp_path):
     assert [p.name.startswith(".grid.partial-") for p in left_behind] == [True]
     import xarray as xr       # and the store itself says it is incomplete (a finished one says complete 1)
     assert xr.open_zarr(left_behind[0], consolidated=False).attrs["complete"] == 0   # (written at the end)
-    deadline = time.monotonic() + 30                  # no worker outlives the sweep (they end with their parent)
-    while time.monotonic() < deadline:
-        left = subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True, text=True).stdout.split()
-        if not left:
-            break
-        time.sleep(0.5)
-    assert not left
+    assert _no_process_left(proc.pid)
 
 
 def test_a_spec_holds_its_values_to_the_commands_ranges():
