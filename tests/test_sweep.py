@@ -486,3 +486,12 @@ def test_a_scheduler_address_that_never_speaks_dask_is_one_line(tmp_path, monkey
     assert err == f"afd: error: no Dask scheduler answers at tcp://127.0.0.1:{port} within 2 s (is it a Dask scheduler's address?)\n"
     assert not list(tmp_path.glob("*.zarr")) and not list(tmp_path.glob(".*partial*"))
     server.close()
+
+
+def test_more_workers_than_the_machine_runs_are_refused(tmp_path, monkeypatch, capsys):
+    # --workers 1024 would start 1024 processes of about 115 MB (32 on 2 cores took 42 s to start)
+    import os
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert main(["sweep", _spec_file(tmp_path, SMALL), "--out", str(tmp_path / "a.zarr"), "--workers", "5"]) == 2
+    assert "--workers 5 on 2 cores: at most 4" in capsys.readouterr().err
