@@ -539,3 +539,15 @@ def test_a_value_given_twice_in_a_list_or_a_one_point_range_is_refused(capsys):
     with pytest.raises(AfdError, match="has num 1, which is its 'from' alone"):
         axis_values("slo_ms", {"from": 30, "to": 100, "num": 1})
     assert list(axis_values("slo_ms", {"from": 50, "to": 50, "num": 1})) == [50.0]
+
+
+def test_a_source_or_an_hf_id_that_is_not_text_is_refused(tmp_path, capsys):
+    # source: [a, b] and hf_id: {a: 1} were kept as their Python repr
+    hw = ("name: Mine\nfp8_tflops: 1979\nbf16_tflops: 989\nhbm_tb_per_s: 3.35\nhbm_gb: 80\nscale_up_gb_per_s: 160\n"
+          "scale_out_gb_per_s: 50\ngpus_per_node: 8\n")
+    path = tmp_path / "d.yaml"
+    for extra, message in (("source: [a, b]\n", "source must be text, got a list"),
+                           ("source: s\nsources: {hbm_gb: {a: 1}}\n", "sources.hbm_gb must be text, got a dict")):
+        path.write_text(hw + extra)
+        assert main(["hfu", "--model", "deepseek-v3", "--hardware", str(path)]) == 2
+        assert message in capsys.readouterr().err

@@ -84,7 +84,12 @@ def _provenance(where: str, block: dict, known: Sequence[str]) -> tuple[Any, dic
     sources, uncertain = (dict(_mapping(where, k, block.get(k))) for k in ("sources", "uncertain"))
     for name, mapping in (("sources", sources), ("uncertain", uncertain)):
         unknown_fields(f"{where} {name}", mapping, known)
-    return block.get("source"), sources, uncertain
+        for field_, text in mapping.items():     # a source is words (a list or a mapping was kept as its repr)
+            checks.label(text, f"{name}.{field_}", where, limit=NOTES_CHARS)
+    source = block.get("source")
+    if source is not None:
+        checks.label(source, "source", where, limit=NOTES_CHARS)
+    return source, sources, uncertain
 
 
 def _with_default_source(where: str, sources: dict, default_src: Any, fields: Sequence[str], values: dict) -> dict:
@@ -311,7 +316,7 @@ def _model_entry(slug: str, entry: Any, profile: str, origin: str) -> Model:
               **{k: values.get(k, 0) for k in _MODEL_INT + MODEL_OPTIONAL_INT_FIELDS},
               attention=_attention(values.get("attention"), where),
               weights_dtype=None if weights is None else str(weights).lower(),
-              profile=profile, hf_id=str(entry.get("hf_id", "")), sources=sources,
+              profile=profile, hf_id=checks.label(entry.get("hf_id", ""), "hf_id", where), sources=sources,
               uncertain=uncertain, notes=checks.label(entry.get("notes", ""), "notes", where, limit=NOTES_CHARS))
     # the paper profile keeps Table 4 as printed (GLM-4.7: 92 MoE beside 3 dense layers of 92)
     check_model(m, layer_sum=not (profile == "paper" and paper))
