@@ -551,3 +551,17 @@ def test_a_source_or_an_hf_id_that_is_not_text_is_refused(tmp_path, capsys):
         path.write_text(hw + extra)
         assert main(["hfu", "--model", "deepseek-v3", "--hardware", str(path)]) == 2
         assert message in capsys.readouterr().err
+
+
+def test_a_file_s_message_latency_may_be_zero_as_in_a_sweep(tmp_path, capsys):
+    # scale_out_latency_us: 0 was refused in a file ("must be positive") while a sweep and the checker took it
+    path = tmp_path / "d.yaml"
+    path.write_text("name: Mine\nfp8_tflops: 1979\nbf16_tflops: 989\nhbm_tb_per_s: 3.35\nhbm_gb: 80\n"
+                    "scale_up_gb_per_s: 160\nscale_out_gb_per_s: 50\ngpus_per_node: 8\nsource: s\n"
+                    "scale_out_latency_us: 0\n")
+    assert main(["throughput", "--model", "deepseek-v3", "--hardware", str(path), "--design", "ep", "--ep-size", "64",
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["tokens_per_s_per_gpu"] > 0
+    path.write_text(path.read_text().replace("scale_out_latency_us: 0", "scale_out_latency_us: -1"))
+    assert main(["hfu", "--model", "deepseek-v3", "--hardware", str(path)]) == 2
+    assert "scale_out_latency_us must be >= 0, got -1" in capsys.readouterr().err

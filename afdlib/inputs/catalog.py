@@ -147,7 +147,8 @@ def _hardware_from_block(slug: str, entry: dict, block: dict, profile: str,
     default_src, sources, uncertain = _provenance(where, block, _HW_NUMERIC + ("gpus_per_node", "scale_up_domain"))
     sources = _with_default_source(where, sources, default_src, _HW_NUMERIC, block)
     superpod = block["scale_out_gb_per_s"] == "superpod"
-    vals = {k: _positive(where, k, block[k]) for k in _HW_NUMERIC
+    vals = {k: (float(checks.nonnegative(block[k], k, where)) if k.endswith("_latency_us") else
+                _positive(where, k, block[k])) for k in _HW_NUMERIC       # a latency may be 0, as in a sweep
             if k in block and not (k == "scale_out_gb_per_s" and superpod)}
     dtype = "fp8" if "fp8_tflops" in vals else "bf16"
     flops = vals.get("fp8_tflops", vals.get("bf16_tflops")) * TERA
