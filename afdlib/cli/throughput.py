@@ -119,9 +119,10 @@ def ffn_pool(model, d) -> dict:
     beyond the model's experts (replicas, charged in memory), in words where there are any."""
     import numpy as np
 
+    from afdlib.analysis.intensity import local_experts
     from afdlib.decode.weights import spare_slots
     gpus, experts = int(d.ffn.gpus), int(np.max(model.routed_experts))
-    local = max(1, -(-experts // gpus))
+    local = int(local_experts(experts, gpus, 1))          # the decode model's G (afdlib.decode.step)
     spare = int(spare_slots(local, gpus, experts))
     words = (f"{gpus} FFN GPUs for {experts} routed experts: {local} per GPU, {spare} slots of replicas"
              if spare else f"{local} routed experts per FFN GPU")

@@ -54,6 +54,7 @@ from afdlib.evaluator.attention import attention_kernels, attention_work, kv_cac
 from afdlib.routing.balance import uniform_balancedness
 from afdlib.evaluator.dense import (KERNELS_FFN, KERNELS_HEAD, dense_ffn_work, lm_head_work, router_work, shared_experts_work)
 from afdlib.analysis.budget import no_attention_bubble, no_ffn_bubble
+from afdlib.analysis.intensity import local_experts
 from afdlib.analysis.schedule import afd_moe_time, ep_moe_time
 from afdlib.decode.result import AFDPipeline, PoolMemory, Step
 from afdlib.decode.weights import dense_side_bytes, ffn_side_bytes, spare_slots
@@ -235,8 +236,8 @@ def _ffn_stage(model, precision, hardware, a, tokens, local, sigma, sbo: bool = 
 
 
 def _afd_local(model, ffn_gpus):
-    """Routed experts on each of AFD's ``ffn_gpus`` FFN GPUs (at least one: replicas beyond E)."""
-    return np.maximum(1.0, np.ceil(model.routed_experts / ffn_gpus - 1e-9))
+    """Routed experts on each of AFD's ``ffn_gpus`` FFN GPUs (at least one: replicas beyond E), G of Eq. 10."""
+    return local_experts(model.routed_experts, ffn_gpus, 1)
 
 
 def _afd_ffn_side(model, a, tokens_per_micro_batch, ffn_gpus):
@@ -428,8 +429,7 @@ def afd_step(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, n_at
     attn_gpus = na * g_a
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = np.where(step > 0, attn_gpus * req * budget.l_accept / step / (attn_gpus + ffn_gpus), 0.0)
-    # the pools' idle shares in the steady state (the fill and drain of the step are in its time,
-    # not in a layer's bubbles); with an override, of the overridden layer
+    # the pools' idle shares in the steady state (fill and drain are in the step's time); an override's layer
     cycle = (np.maximum.reduce(np.broadcast_arrays(m * t_a, d * m * t_f, m * t_c, t_a + t_f + t_c))
              if a.afd_overlap is None else layer)
     idle_a, idle_f = 1 - m * t_a / cycle, 1 - d * m * t_f / cycle
