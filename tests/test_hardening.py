@@ -565,3 +565,14 @@ def test_a_file_s_message_latency_may_be_zero_as_in_a_sweep(tmp_path, capsys):
     path.write_text(path.read_text().replace("scale_out_latency_us: 0", "scale_out_latency_us: -1"))
     assert main(["hfu", "--model", "deepseek-v3", "--hardware", str(path)]) == 2
     assert "scale_out_latency_us must be >= 0, got -1" in capsys.readouterr().err
+
+
+def test_a_model_file_s_paper_block_is_checked_under_the_reference_profile_too(tmp_path, capsys):
+    # paper: {hidden_size: -1} passed `afd model` (reference profile) and failed only under hfu's paper profile
+    import yaml
+    from afdlib.inputs.catalog import data_dir
+    entry = yaml.safe_load((data_dir() / "models.yaml").read_text())["models"]["deepseek-v3"]
+    path = tmp_path / "m.yaml"
+    path.write_text(yaml.safe_dump({**entry, "paper": {"hidden_size": -1}}))
+    assert main(["model", "--model", str(path)]) == 2
+    assert capsys.readouterr().err.endswith("hidden_size must be a positive integer, got -1 (in its paper: block)\n")

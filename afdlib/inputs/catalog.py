@@ -28,7 +28,7 @@ from afdlib.errors import AfdError
 from afdlib.inputs import checks
 from afdlib.inputs.files import read_yaml
 from afdlib.inputs.hf_config import model_from_hf_config
-from afdlib.inputs.specs import (ATTENTION_INT_FIELDS, MAX_MODEL_SIZE, MODEL_INT_FIELDS, MODEL_OPTIONAL_INT_FIELDS, Attention, Efficiency, Hardware, Model, _positive, check_hardware, check_model)
+from afdlib.inputs.specs import (ATTENTION_INT_FIELDS, MODEL_INT_FIELDS, MODEL_OPTIONAL_INT_FIELDS, Attention, Efficiency, Hardware, Model, _positive, check_hardware, check_model)
 
 __all__ = ["Efficiency", "Hardware", "Model", "data_dir", "hardware_names", "model_names", "load_hardware",
            "load_model", "load_catalog", "to_record", "hardware_row", "model_row"]
@@ -295,9 +295,11 @@ def _model_entry(slug: str, entry: Any, profile: str, origin: str) -> Model:
     unknown_fields(where, entry, _MODEL_ENTRY)
     paper = _mapping(where, "paper", entry.get("paper"))
     unknown_fields(f"{where} (paper)", paper, _MODEL_INT + MODEL_OPTIONAL_INT_FIELDS)
-    for k, v in paper.items():      # checked whichever profile is asked for (a wrong value is never latent)
-        checks.integer(v, k, f"{where} (paper)", lo=0 if k in ("dense_layers", "shared_experts", "mtp_layers") else 1,
-                       hi=MAX_MODEL_SIZE)
+    if paper and profile != "paper":  # checked whichever profile is asked for (a wrong value is never latent)
+        try:
+            _model_entry(slug, entry, "paper", origin)
+        except AfdError as e:
+            raise AfdError(f"{e} (in its paper: block)") from None
     if profile == "paper":
         values.update(paper)
     missing = [f_ for f_ in _MODEL_INT if f_ not in values and f_ != "shared_experts"]
