@@ -102,7 +102,7 @@ def run(spec: Spec, out: str | Path, workers: int | None = None, scheduler: str 
         stack.callback(_remove, partial)
         if scheduler is None:
             n = workers or default_workers()
-            with _interrupt_held():
+            with _workers_without_interrupt():
                 cluster = stack.enter_context(LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                                                            dashboard_address=":0", silence_logs=logging.ERROR))
                 client = stack.enter_context(Client(cluster))
@@ -216,7 +216,7 @@ def _remove(path: Path) -> None:
 
 
 @contextlib.contextmanager
-def _interrupt_held():
+def _workers_without_interrupt():
     """SIGINT ignored while the local cluster starts its worker processes, which inherit the ignored
     signal (Python and asyncio leave an ignored SIGINT alone): a Ctrl-C, which the terminal sends to
     every process of its group, then reaches only this process, which shuts the workers down; before,
