@@ -576,3 +576,24 @@ def test_a_model_file_s_paper_block_is_checked_under_the_reference_profile_too(t
     path.write_text(yaml.safe_dump({**entry, "paper": {"hidden_size": -1}}))
     assert main(["model", "--model", str(path)]) == 2
     assert capsys.readouterr().err.endswith("hidden_size must be a positive integer, got -1 (in its paper: block)\n")
+
+
+FLAT_DEVICE = ("name: Flat GPU\ngpus_per_node: 8\nfp8_tflops: 1000\nhbm_tb_per_s: 3\nhbm_gb: 80\n"
+               "scale_up_gb_per_s: 400\nscale_out_gb_per_s: 50\nsource: made up for a test\n")
+
+
+@pytest.mark.parametrize("argv", [["hfu", "--model", "deepseek-v3"], ["intensity", "--model", "deepseek-v3"],
+                                  ["throughput", "--model", "deepseek-v3", "--design", "ep", "--ep-size", "8"],
+                                  ["advise", "--model", "deepseek-v3"],
+                                  ["simulate", "--model", "deepseek-v3", "--design", "ep", "--ep-size", "8"]])
+def test_a_hardware_profile_given_for_a_flat_device_file_is_refused_not_dropped(tmp_path, capsys, argv):
+    # a flat file holds one set of figures ("user"): --hw-profile would choose nothing, so naming one is an
+    # error; left to its default it is no choice and the file's figures are used
+    path = tmp_path / "flat.yaml"
+    path.write_text(FLAT_DEVICE)
+    assert main([*argv, "--hardware", str(path), "--hw-profile", "datasheet"]) == 2
+    err = capsys.readouterr().err
+    assert "--hw-profile datasheet" in err and "no paper: or datasheet: block" in err and err.count("\n") == 1
+    if argv[0] in ("hfu", "intensity"):
+        assert main([*argv, "--hardware", str(path)]) == 0
+        assert "on Flat GPU (user)" in capsys.readouterr().out

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import argparse
 
-from afdlib.cli.options import add_decode_options, check_sigma, decode_setup, dumps, mtp_module, precision_of, print_table
+from afdlib.cli.options import (add_decode_options, check_sigma, decode_setup, device, dumps, mtp_module, precision_of,
+                                print_table)
 
 
 def search_ranks(model, hardware) -> int:
@@ -79,8 +80,8 @@ def run(args) -> int:
     for m_name, h_name in pairs:
         t0 = time.perf_counter()
         model = load_model(m_name, profile=args.model_profile)
-        hw = load_hardware(h_name, profile=args.hw_profile)
-        attn = None if args.attn_hardware is None else load_hardware(args.attn_hardware, profile=args.hw_profile)
+        hw = device(args, h_name)
+        attn = None if args.attn_hardware is None else device(args, args.attn_hardware)
         if prices and not args.all:
             unused = sorted(set(prices) - {hw.slug, (attn or hw).slug})
             if unused:

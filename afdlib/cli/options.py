@@ -103,9 +103,21 @@ def add_system_args(p: argparse.ArgumentParser, model: bool = True) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
+def device(args, name: str):
+    """The device ``name`` (a slug or a file) under ``--hw-profile``; a profile given on the command line
+    for a flat file, which holds one set of figures (no ``paper:`` or ``datasheet:`` block), is refused:
+    it would choose nothing."""
+    from afdlib.inputs.catalog import load_hardware
+    hw = load_hardware(name, profile=args.hw_profile)
+    if hw.profile == "user" and given(args, "hw_profile"):
+        raise AfdError(f"--hw-profile {args.hw_profile}: {name} gives one flat set of figures, with no paper: or "
+                       "datasheet: block to choose between; drop --hw-profile, or put the figures under those blocks")
+    return hw
+
+
 def load_system(args) -> tuple:
-    from afdlib.inputs.catalog import load_hardware, load_model
-    hw = load_hardware(args.hardware, profile=args.hw_profile)
+    from afdlib.inputs.catalog import load_model
+    hw = device(args, args.hardware)
     if args.gpus_per_node is not None:
         checks.integer(args.gpus_per_node, "--gpus-per-node", lo=1, hi=4096)
         hw = hw.with_overrides(gpus_per_node=args.gpus_per_node)
@@ -229,14 +241,13 @@ def deployment_of(args, model, hardware):
     EP's ``--all-to-all`` kernels where the command has them; ``--batch-per-gpu`` (None: the
     largest batch meeting the SLO and memory). One line naming the option where one is missing."""
     from afdlib.decode.deployment import AFDDeployment, EPDeployment
-    from afdlib.inputs.catalog import load_hardware
     check_design_options(args)
-    d = _deployment(args, model, hardware, AFDDeployment, EPDeployment, load_hardware)
+    d = _deployment(args, model, hardware, AFDDeployment, EPDeployment)
     check_sigma(args, ffn_ranks(d))
     return d
 
 
-def _deployment(args, model, hardware, AFDDeployment, EPDeployment, load_hardware):
+def _deployment(args, model, hardware, AFDDeployment, EPDeployment):
     if args.design == "ep":
         if args.ep_size is None:
             raise AfdError("--design ep needs --ep-size (GPUs in the EP group)")
@@ -256,7 +267,7 @@ def _deployment(args, model, hardware, AFDDeployment, EPDeployment, load_hardwar
         return EPDeployment(hardware, args.ep_size, args.redundant, m, kernels, args.batch_per_gpu, sbo)
     if args.n_attn is None or args.n_ffn is None:
         raise AfdError("--design afd needs --n-attn and --n-ffn (nodes)")
-    attn = None if args.attn_hardware is None else load_hardware(args.attn_hardware, profile=args.hw_profile)
+    attn = None if args.attn_hardware is None else device(args, args.attn_hardware)
     return AFDDeployment.of(hardware, args.n_attn, args.n_ffn, attn,
                             micro_batches=args.micro_batches or AFDDeployment.micro_batches,
                             requests=args.batch_per_gpu, domains=getattr(args, "attention_domains", None) or 1)

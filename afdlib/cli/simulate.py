@@ -12,6 +12,7 @@ from afdlib.cli.options import (
     check_memory,
     decode_setup,
     deployment_of,
+    device,
     dumps,
     given,
     measured_counts,
@@ -65,7 +66,7 @@ def run(args) -> int:
 
     from afdlib.decode.deployment import decode_step
     from afdlib.errors import AfdError
-    from afdlib.inputs.catalog import load_hardware, load_model
+    from afdlib.inputs.catalog import load_model
     from afdlib.simulation.pipeline import (Jitter, check_draws, check_routed_pairs, simulate, stage_times_of,
                                             straggler_factors)
     given_times = [args.t_attn_us, args.t_ffn_us, args.t_comm_us]
@@ -103,7 +104,7 @@ def run(args) -> int:
         refuse_given(args, ("layers",), "sets the layers of given stage times; the decode model takes the model's")
         check_design_options(args)
         model = load_model(args.model, profile=args.model_profile)
-        hw = load_hardware(args.hardware, profile=args.hw_profile)
+        hw = device(args, args.hardware)
         if jittered:   # the work bounded before anything is computed
             check_draws(args.steps, model.moe_layers, args.micro_batches or (2 if args.design == "ep" else 3),
                         domains=args.attention_domains or 1)

@@ -10,6 +10,7 @@ from afdlib.cli.options import (
     check_memory,
     decode_setup,
     deployment_of,
+    device,
     dumps,
     mtp_module,
     precision_of,
@@ -44,13 +45,13 @@ def run(args) -> int:
 
     from afdlib.decode.deployment import decode_step
     from afdlib.decode.step import bound_names
-    from afdlib.inputs.catalog import load_hardware, load_model
+    from afdlib.inputs.catalog import load_model
     if args.design == "ep":  # options that set only an AFD deployment (checked before anything loads)
         refuse_given(args, ("micro_batches",), "sets AFD's micro-batches; EP's are --ep-micro-batches")
         refuse_given(args, ("gpus_per_node",), "sets the size of an AFD node (the unit of --n-attn and --n-ffn); "
                      "EP's all-to-all spans the hardware's scale-up domain, which it does not change")
     model = load_model(args.model, profile=args.model_profile)
-    hw = load_hardware(args.hardware, profile=args.hw_profile)
+    hw = device(args, args.hardware)
     if args.gpus_per_node is not None:
         hw = hw.with_overrides(gpus_per_node=args.gpus_per_node)
     precision, a, budget = decode_setup(args, model)
