@@ -301,3 +301,21 @@ def test_a_quantization_config_in_a_format_not_read_is_said_not_called_undeclare
     assert weights.startswith("fp8 (default: quantization_config (quant_method 'weird_method', bits 3) declares")
     known = _config(tmp_path, {**DEEPSEEK_V3, "quantization_config": {"quant_method": "fp8"}}, "fp8.json")
     assert model_from_hf_config(known).weights_dtype == "fp8" and "weights_unread" not in model_from_hf_config(known).sources
+
+
+def test_a_list_where_one_number_is_read_takes_its_first_entry_and_says_so(tmp_path, capsys):
+    # ERNIE-4.5-VL gives some sizes as [text, vision] pairs: the text model's (first) value is read, and
+    # afd model says which lists were read that way (a list kept silently would hide the vision value)
+    from afdlib.cli import main
+    path = _config(tmp_path, {**DEEPSEEK_V3, "moe_intermediate_size": [2048, 1024], "n_routed_experts": [256]})
+    m = model_from_hf_config(path)
+    assert (m.moe_intermediate_size, m.routed_experts) == (2048, 256)
+    assert main(["model", "--model", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["lists_read_by_first_entry"] == [
+        "moe_intermediate_size [2048, 1024]", "n_routed_experts [256]"]
+    assert main(["model", "--model", str(path)]) == 0
+    assert "lists read      by their first entry (the text model's): moe_intermediate_size [2048, 1024]" \
+        in capsys.readouterr().out
+    plain = _config(tmp_path, DEEPSEEK_V3, "plain.json")
+    assert main(["model", "--model", str(plain), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["lists_read_by_first_entry"] == []

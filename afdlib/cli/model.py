@@ -48,6 +48,8 @@ def summary(model) -> dict:
         "fields_read": fields.split(", ") if fields else sorted(model.sources),
         "fields_ignored": (model.sources.get("config_ignored") or "").split(", ") if model.sources.get("config_ignored")
         else [],
+        "lists_read_by_first_entry": model.sources["config_lists"].split("; ") if model.sources.get("config_lists")
+        else [],
     }
 
 
@@ -73,6 +75,8 @@ def run(args) -> int:
              + (f"; latent width {doc['moe_latent_size']}" if doc["moe_latent_size"] else ""),
              f"  weights         {doc['weights']}",
              f"  fields read     {', '.join(doc['fields_read'])}"]
+    if doc["lists_read_by_first_entry"]:   # [text, vision] lists where one number is read
+        lines.append(f"  lists read      by their first entry (the text model's): {', '.join(doc['lists_read_by_first_entry'])}")
     if doc["fields_ignored"]:       # a config.json's fields the reader never looked at
         lines.append(f"  fields ignored  {', '.join(doc['fields_ignored'])}")
     print("\n".join(lines))

@@ -69,8 +69,8 @@ def _int(cfg: dict, keys: tuple[str, ...], path: Path) -> int | None:
     """The first of ``keys`` present (and not null) as an integer; None if none is."""
     for key in keys:
         v = _get(cfg, key)
-        if isinstance(v, list):  # ERNIE-VL style [text, vision]: the text value first
-            v = v[0] if v else None
+        if isinstance(v, list):  # ERNIE-VL style [text, vision]: the text value first, said by afd model
+            v = cfg.scalar(key, v) if isinstance(cfg, Recorder) else (v[0] if v else None)
         if v is not None:
             return checks.integer(v, f"field '{key}'", str(path), integral_float=True)
     return None
@@ -106,7 +106,9 @@ def _layout_int(cfg: dict, key: str, path: Path, minimum: int) -> int | None:
     """Integer layout field ``key`` (None if absent); null, a non-integer or a value below ``minimum`` refused."""
     if key not in cfg:
         return None
-    v = cfg[key][0] if isinstance(cfg[key], list) and cfg[key] else cfg[key]  # [text, vision]: as _int
+    v = cfg[key]
+    if isinstance(v, list) and v:      # [text, vision]: as _int
+        v = cfg.scalar(key, v) if isinstance(cfg, Recorder) else v[0]
     return checks.integer(v, f"field '{key}'", str(path), lo=minimum, integral_float=True)
 
 
@@ -404,6 +406,8 @@ def model_from_hf_config(path: str | Path, slug: str | None = None) -> Model:
     tied = bool(cfg.get("tie_word_embeddings"))
     refuse_unread(cfg, path)
     sources["config_fields"] = ", ".join(sorted(k for k in cfg.read if dict.__contains__(cfg, k)))
+    if cfg.first_of:   # lists where one number is read ([text, vision]): their first entries, said by afd model
+        sources["config_lists"] = "; ".join(f"{k} {checks.show(v)}" for k, v in sorted(cfg.first_of.items()))
     # the config's other fields (a multimodal wrapper's and its text_config's), which the reader never looked
     # at: listed by ``afd model``, so a field that would change the model and is not read is seen, not dropped
     sources["config_ignored"] = ", ".join(sorted(k for k in dict.keys(cfg) if k not in cfg.read and k != "text_config"))

@@ -28,6 +28,15 @@ class Recorder(dict):
         super().__init__(*a)
         self.read: set[str] = set()
         self.path = path
+        self.first_of: dict[str, list] = {}   # fields given as a list where one number is read: the first taken
+
+    def scalar(self, key: str, value):
+        """``value`` of field ``key`` where one number is read: a list's first entry (ERNIE-VL's [text,
+        vision] pairs), recorded for ``afd model`` to say; None for an empty list."""
+        if not isinstance(value, list):
+            return value
+        self.first_of[key] = value
+        return value[0] if value else None
 
     def get(self, key, default=None):
         self.read.add(key)
