@@ -418,18 +418,24 @@ def _no_process_left(session: int) -> bool:
     return False
 
 
-def test_ctrl_c_of_a_sweep_is_one_line_and_leaves_nothing(tmp_path):
-    """Ctrl-C mid-sweep, as a terminal sends it, to every process of the group: the sweep says one line
-    ('afd: interrupted'), no worker prints a traceback (each printed its KeyboardInterrupt before), --out
-    does not exist, the hidden .partial store is removed, and no worker outlives the sweep."""
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGHUP", "SIGTERM"])
+def test_an_interrupted_sweep_is_one_line_and_leaves_nothing(tmp_path, signame):
+    """Ctrl-C (SIGINT), a hangup (SIGHUP) or a kill (SIGTERM) mid-sweep, to every process of the group as a
+    terminal sends them: the sweep says one line ('afd: interrupted', on a line of its own below the
+    progress bar's), no process prints a traceback (each worker printed its KeyboardInterrupt before, and
+    under SIGHUP multiprocessing's resource tracker a KeyError per shared-memory name), the status is
+    128 + the signal's number, --out does not exist, the hidden .partial store is removed, and no worker
+    outlives the sweep."""
     import os
     import signal
+    sig = getattr(signal, signame)
     proc, out = _running_sweep(tmp_path)
-    os.killpg(proc.pid, signal.SIGINT)
+    os.killpg(proc.pid, sig)
     err = proc.communicate(timeout=60)[1].decode()
+    assert "Traceback" not in err and (err == "afd: interrupted\n" or err.endswith("\nafd: interrupted\n")), err
     lines = [x for x in err.replace("\r", "\n").split("\n") if x.strip() and "Completed" not in x]
-    assert "Traceback" not in err and [x.strip("\x1b[2K") for x in lines] == ["afd: interrupted"], err
-    assert proc.returncode == 130 and not out.exists() and not list(tmp_path.glob(".grid.partial-*"))
+    assert [x.strip("\x1b[2K") for x in lines] == ["afd: interrupted"], err
+    assert proc.returncode == 128 + int(sig) and not out.exists() and not list(tmp_path.glob(".grid.partial-*"))
     assert _no_process_left(proc.pid)
 
 

@@ -110,8 +110,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except KeyboardInterrupt as e:  # Ctrl-C (or TERM, HUP in a sweep): one line, the shell's status, no traceback
-        print("\nafd: interrupted" if getattr(sys.stderr, "isatty", lambda: False)() else "afd: interrupted",
-              file=sys.stderr)        # on a terminal, below a progress bar's line
+        below = getattr(e, "mid_line", False) or getattr(sys.stderr, "isatty", lambda: False)()
+        print("\nafd: interrupted" if below else "afd: interrupted", file=sys.stderr)  # below a bar's line, or ^C
         return 128 + int(getattr(e, "signum", 2))
     finally:
         sys.stdout = stdout

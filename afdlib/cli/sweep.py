@@ -28,6 +28,7 @@ WORKERS_PER_CORE = 2
 
 def run(args) -> int:
     import os
+    import warnings
 
     from afdlib.errors import AfdError
     from afdlib.inputs.files import read_yaml
@@ -41,6 +42,10 @@ def run(args) -> int:
                        f"{WORKERS_PER_CORE * cores} (a worker is a process of its own, about 115 MB; more than the "
                        "cores only wait their turn)")
     spec = parse(read_yaml(args.spec))
+    # zarr 3 warns that consolidated metadata (which xarray reads) is an extension, from its own I/O thread:
+    # the writes' catch_warnings blocks do not always cover that thread's timing (an interrupted sweep
+    # printed it), so this process ignores that one warning throughout
+    warnings.filterwarnings("ignore", message="Consolidated metadata")
     doc = cluster.run(spec, args.out, args.workers, args.scheduler, args.chunk)   # a progress bar on stderr
     if args.json:
         print(dumps(doc))

@@ -122,8 +122,12 @@ def run(spec: Spec, out: str | Path, workers: int | None = None, scheduler: str 
             ds.attrs["complete"] = 0
             future = client.compute(write(ds, partial, compute=False))
             if progress:
-                with contextlib.redirect_stdout(sys.stderr):
-                    bar(future)
+                try:
+                    with contextlib.redirect_stdout(sys.stderr):
+                        bar(future)
+                except KeyboardInterrupt as e:     # the bar's line is unfinished: the message goes below it
+                    e.mid_line = True
+                    raise
             future.result()
             _mark_complete(partial)
             if out.exists():                       # another sweep published there meanwhile
@@ -217,42 +221,81 @@ def _remove(path: Path) -> None:
 
 @contextlib.contextmanager
 def _workers_without_interrupt():
-    """SIGINT ignored while the local cluster starts its worker processes, which inherit the ignored
-    signal (Python and asyncio leave an ignored SIGINT alone): a Ctrl-C, which the terminal sends to
-    every process of its group, then reaches only this process, which shuts the workers down; before,
-    each worker printed its own KeyboardInterrupt traceback. (A blocked signal would be kept for later
-    instead, but the threads Dask starts processes from do not inherit a block.) A Ctrl-C in these few
-    seconds is lost: press it again once the sweep runs."""
+    """SIGINT and SIGHUP ignored while the local cluster starts its worker processes, which inherit the
+    ignored signals (Python and asyncio leave an ignored SIGINT alone): a Ctrl-C or a hangup, which the
+    terminal sends to every process of its group, then reaches only this process, which shuts the workers
+    down; before, each worker printed its own KeyboardInterrupt traceback (SIGINT), or died at once and
+    left multiprocessing's resource tracker printing a KeyError traceback per shared-memory name (SIGHUP).
+    (A blocked signal would be kept for later instead, but the threads Dask starts processes from do not
+    inherit a block.) A Ctrl-C in these few seconds is lost: press it again once the sweep runs."""
     import signal
+    signals = [s for s in (signal.SIGINT, getattr(signal, "SIGHUP", None)) if s is not None]
     try:
-        saved = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    except ValueError:                             # not the main thread: leave the handler alone
+        saved = {s: signal.signal(s, signal.SIG_IGN) for s in signals}
+    except ValueError:                             # not the main thread: leave the handlers alone
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, saved)
+        for s, handler in saved.items():
+            signal.signal(s, handler)
+
+
+RESEND_S = 0.05
+"""Seconds after which a signal that arrived during a garbage collection is sent again (a collection
+takes milliseconds)."""
 
 
 @contextlib.contextmanager
 def _signals_raise():
-    """SIGTERM (and SIGHUP) raise inside the block, as SIGINT does, so the cleanup runs on them too."""
+    """SIGINT, SIGTERM and SIGHUP raise KeyboardInterrupt inside the block (with the signal's number, the
+    status's 128 + signum), so the cleanup runs on each. Never inside a garbage-collector callback (Dask
+    keeps some in this process): an exception cannot leave one, so Python prints it as "Exception
+    ignored" with a traceback and goes on, and Dask's callback, cut in half, fails the next time round.
+    A signal that arrives during a collection is sent again a moment later."""
+    import gc
     import signal
+    import threading
+    collecting = []
+
+    def again(signum):
+        threading.Timer(RESEND_S, os.kill, (os.getpid(), signum)).start()
 
     def stop(signum, frame):
+        if collecting:
+            return again(signum)
         e = KeyboardInterrupt(f"signal {signum}")
-        e.signum = signum                 # the status the command exits with: 128 + signum
+        e.signum = signum
         raise e
+
+    def first(phase, info):                    # before every other callback of a collection's start
+        if phase == "start":
+            collecting.append(1)
+
+    def last(phase, info):                     # after every other callback of its stop
+        if phase == "stop":
+            collecting.clear()
+    hook = sys.unraisablehook
+
+    def unraisable(u):                         # one that landed in first() itself: sent again, not printed
+        return again(getattr(u.exc_value, "signum", signal.SIGINT)) if isinstance(u.exc_value, KeyboardInterrupt) \
+            else hook(u)
     saved = {}
-    for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+    for sig in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
         if sig is not None:
             try:
                 saved[sig] = signal.signal(sig, stop)
             except ValueError:                     # not the main thread: leave the handlers alone
                 pass
+    gc.callbacks.insert(0, first)
+    gc.callbacks.append(last)
+    sys.unraisablehook = unraisable
     try:
         yield
     finally:
+        sys.unraisablehook = hook
+        gc.callbacks.remove(first)
+        gc.callbacks.remove(last)
         for sig, handler in saved.items():
             signal.signal(sig, handler)
