@@ -319,3 +319,39 @@ def test_a_list_where_one_number_is_read_takes_its_first_entry_and_says_so(tmp_p
     plain = _config(tmp_path, DEEPSEEK_V3, "plain.json")
     assert main(["model", "--model", str(plain), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["lists_read_by_first_entry"] == []
+
+
+def test_a_list_of_per_layer_values_or_an_empty_list_where_one_number_is_read_is_refused(tmp_path):
+    # 48 key-value head counts for 48 layers are per-layer values (read as the first, 4, the cache was 8x
+    # too small); an empty list has no first entry (it was read as absent: MHA)
+    for value, count in (([4] + [32] * 60, 61), ([], 0)):
+        with pytest.raises(AfdError, match=f"field 'num_key_value_heads' is a list of {count} values where one number"):
+            model_from_hf_config(_config(tmp_path, {**DEEPSEEK_V3, "num_key_value_heads": value}))
+
+
+def test_layer_types_and_a_full_attention_interval_that_disagree_are_refused(tmp_path):
+    # Qwen3.5 gives both: every 4th layer full in layer_types, and full_attention_interval 4; an interval of
+    # 2 beside the same list used to lose silently (30/30 read as 15/45)
+    types = ["full_attention" if (i + 1) % 4 == 0 else "linear_attention" for i in range(48)]
+    cfg = {**QWEN3_235B, "num_hidden_layers": 48, "layer_types": types, "linear_num_key_heads": 16,
+           "linear_num_value_heads": 32, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+           "linear_conv_kernel_dim": 4}
+    agree = model_from_hf_config(_config(tmp_path, {**cfg, "full_attention_interval": 4}))
+    assert {g.kind: g.layers for g in agree.mixers} == {"linear": 36, "attention": 12}
+    with pytest.raises(AfdError, match="'layer_types' and 'full_attention_interval' \\(2\\) place the full-attention"):
+        model_from_hf_config(_config(tmp_path, {**cfg, "full_attention_interval": 2}, "two.json"))
+
+
+def test_a_one_attention_model_with_fewer_ffn_blocks_than_layers_is_refused(tmp_path):
+    # 48 layers of which 40 MoE and 0 dense: the 8 others had their attention time dropped (the step charges
+    # attention with each FFN block), giving the 40-layer model's throughput
+    import yaml
+    doc = {"name": "Mini", "hidden_size": 4096, "moe_intermediate_size": 1536, "num_layers": 48, "dense_layers": 0,
+           "moe_layers": 40, "routed_experts": 128, "experts_per_token": 8, "shared_experts": 0, "vocab_size": 151936,
+           "attention": {"family": "gqa", "num_heads": 32, "num_kv_heads": 4, "head_dim": 128}, "source": "test"}
+    path = tmp_path / "m.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    with pytest.raises(AfdError, match=r"moe_layers \(40\) \+ dense_layers \(0\) fall short of num_layers \(48\)"):
+        load_model(str(path))
+    path.write_text(yaml.safe_dump({**doc, "dense_layers": 8}))
+    assert load_model(str(path)).num_layers == 48

@@ -31,12 +31,16 @@ class Recorder(dict):
         self.first_of: dict[str, list] = {}   # fields given as a list where one number is read: the first taken
 
     def scalar(self, key: str, value):
-        """``value`` of field ``key`` where one number is read: a list's first entry (ERNIE-VL's [text,
-        vision] pairs), recorded for ``afd model`` to say; None for an empty list."""
+        """``value`` of field ``key`` where one number is read: the first entry of a list of one or two
+        (ERNIE-VL's [text, vision] pairs), recorded for ``afd model`` to say. An empty list, or a longer
+        one (per-layer values, which are not read), is refused naming the field."""
         if not isinstance(value, list):
             return value
+        if not 1 <= len(value) <= 2:
+            raise AfdError(f"{self.path}: field '{key}' is a list of {len(value)} values where one number is read "
+                           "(a [text, vision] pair at most; per-layer values are not read)")
         self.first_of[key] = value
-        return value[0] if value else None
+        return value[0]
 
     def get(self, key, default=None):
         self.read.add(key)

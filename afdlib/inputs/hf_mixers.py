@@ -165,9 +165,13 @@ def mixers(cfg: dict, path: Path, n: int, mtp: int, hidden: int, att: Attention 
                                 "linear": lambda k: _linear(cfg, path, k), "none": lambda k: Mixer("none", k)}), att
     types = cfg.get("layer_types")
     every = cfg.get("full_attention_interval")
-    if types is None and every is not None:   # Qwen3-Next's config: every k-th layer full, as its code expands it
+    if every is not None:   # Qwen3-Next's config: every k-th layer full, as its code expands it
         every = _int(cfg, "full_attention_interval", path, lo=1)
-        types = ["full_attention" if (i + 1) % every == 0 else "linear_attention" for i in range(n)]
+        expanded = ["full_attention" if (i + 1) % every == 0 else "linear_attention" for i in range(n)]
+        if isinstance(types, list) and "linear_attention" in types and types[:n] != expanded:
+            raise AfdError(f"{path}: fields 'layer_types' and 'full_attention_interval' ({every}) place the "
+                           "full-attention layers differently")
+        types = expanded if types is None else types
     if isinstance(types, list) and "linear_attention" in types:  # linear beside full attention (Qwen3-Next, 3.5)
         kinds = _one_of_layers(["linear" if t == "linear_attention" else t for t in types[:n]], n, "layer_types", path)
         bad = set(kinds) - {"linear", "full_attention"}

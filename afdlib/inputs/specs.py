@@ -402,7 +402,8 @@ or expert count); a larger one overflows the 64-bit integer products of the para
 def check_model(m: Model, layer_sum: bool = True) -> None:
     """Raise :class:`AfdError` for non-integer counts, TopK > E, or more MoE and dense layers than
     layers (``layer_sum=False`` checks each alone: the paper's Table 4 prints GLM-4.7 with 92 MoE
-    layers beside 3 dense ones of 92, which its profile keeps)."""
+    layers beside 3 dense ones of 92, which its profile keeps). (1) A model of one attention kind charges a
+    layer's attention with its FFN block, so fewer blocks than layers would lose attention time."""
     where = f"model '{m.slug}'"
     for f_ in MODEL_INT_FIELDS:
         checks.integer(getattr(m, f_), f_, where, lo=0 if f_ in ("dense_layers", "shared_experts") else 1)
@@ -417,9 +418,10 @@ def check_model(m: Model, layer_sum: bool = True) -> None:
     if m.moe_layers > m.num_layers or m.dense_layers > m.num_layers:
         raise AfdError(f"{where}: moe_layers ({m.moe_layers}) and dense_layers ({m.dense_layers}) "
                        f"cannot exceed num_layers ({m.num_layers})")
-    if layer_sum and m.moe_layers + m.dense_layers > m.num_layers:
-        raise AfdError(f"{where}: moe_layers ({m.moe_layers}) + dense_layers ({m.dense_layers}) exceed "
-                       f"num_layers ({m.num_layers})")
+    short = m.moe_layers + m.dense_layers < m.num_layers and not m.mixers and not m.moe_latent_size  # (1)
+    if layer_sum and (m.moe_layers + m.dense_layers > m.num_layers or short):
+        raise AfdError(f"{where}: moe_layers ({m.moe_layers}) + dense_layers ({m.dense_layers}) {'fall short of' if short else 'exceed'} "
+                       f"num_layers ({m.num_layers})" + (": each layer of a model with one attention kind has an FFN block" if short else ""))
     if m.attention is not None:
         check_attention(m.attention, where, m.num_layers)
     checks.integer(m.ffn_matrices, "ffn_matrices", where, lo=2, hi=3)
