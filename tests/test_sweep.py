@@ -501,3 +501,40 @@ def test_more_workers_than_the_machine_runs_are_refused(tmp_path, monkeypatch, c
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     assert main(["sweep", _spec_file(tmp_path, SMALL), "--out", str(tmp_path / "a.zarr"), "--workers", "5"]) == 2
     assert "--workers 5 on 2 cores: at most 4" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"vary": {"moe_layers": [57, 58]}, "fixed": {"ep_size": 64, "num_layers": 61}},
+     r"at num_layers 61, moe_layers 57: model 'deepseek-v3': moe_layers \(57\) \+ dense_layers \(3\) fall short"),
+    ({"vary": {"moe_layers": [58, 61]}, "fixed": {"ep_size": 64, "num_layers": 61}},
+     r"at num_layers 61, moe_layers 61: model 'deepseek-v3': moe_layers \(61\) \+ dense_layers \(3\) exceed"),
+    ({"vary": {"gpus_per_node": [3, 8]}, "design": "afd", "fixed": {"n_attn": 2, "n_ffn": 2}},
+     "at gpus_per_node 3: hardware 'h800': a scale-up domain of 8 GPUs neither holds whole 3-GPU nodes"),
+    ({"vary": {"vocab_size": [0, 1000]}}, "vocab_size must be an integer in 1.."),
+    ({"vary": {"sigma": [0.001, 0.5]}}, r"sigma must be in \[1/64, 1\]"),
+    ({"vary": {"ep_size": [64, 100000]}, "fixed": {}}, "ep_size 100000 exceeds the routed \\+ redundant experts"),
+])
+def test_a_grid_point_the_commands_refuse_is_refused_before_the_sweep_runs(change, message):
+    # each was a feasible or merely infeasible point: a model whose layers do not add up, a node size the
+    # scale-up domain splits unevenly, no vocabulary, a sigma no placement over 64 GPUs reaches, an EP group
+    # larger than the experts (the CLI refuses each in one line)
+    from afdlib.sweep.evaluate import check_grid
+    from afdlib.sweep.spec import parse
+    doc = {"model": "deepseek-v3", "hardware": "h800", "design": "ep", "fixed": {"ep_size": 64}, **change}
+    with pytest.raises(AfdError, match=message):
+        check_grid(parse(doc))
+    check_grid(parse({"model": "deepseek-v3", "hardware": "h800", "design": "ep", "fixed": {"ep_size": 64},
+                      "vary": {"moe_layers": [40, 58], "sigma": [0.5, 1.0]}}))   # in bounds: 43 and 61 layers
+
+
+def test_a_spec_naming_a_hardware_profile_for_a_flat_device_file_is_refused(tmp_path):
+    from afdlib.sweep.evaluate import check_grid
+    from afdlib.sweep.spec import parse
+    from tests.test_hardening import FLAT_DEVICE
+    path = tmp_path / "flat.yaml"
+    path.write_text(FLAT_DEVICE)
+    doc = {"model": "deepseek-v3", "hardware": str(path), "design": "ep", "fixed": {"ep_size": 8},
+           "vary": {"hbm_tb_per_s": [3, 4]}}
+    check_grid(parse(doc))
+    with pytest.raises(AfdError, match="hw_profile paper: .* gives one flat set of figures"):
+        check_grid(parse({**doc, "hw_profile": "paper"}))

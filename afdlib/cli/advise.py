@@ -119,7 +119,7 @@ def run(args) -> int:
             if not args.json:
                 print(f"{model.slug:18s} {hw.slug:12s} -   {e}", flush=True)
             continue
-        doc = checks.finite({"model": model.slug, "hardware": hw.slug,
+        doc = checks.finite({"model": model.slug, "hardware": hw.slug, "hw_profile": hw.profile,
                              "weights": {"dtype": precision.weights, "from": weights_from}, **adv.to_json(),
                              "seconds": round(time.perf_counter() - t0, 3)})   # every number printed is finite,
         doc = {"answer": answer_line(doc), **doc}
@@ -143,7 +143,7 @@ def run(args) -> int:
         return 0
     doc = results[0]
     print(doc["answer"])
-    print(f"{doc['model']} on {doc['hardware']} ({args.hw_profile}), weights {doc['weights']['dtype']} "
+    print(f"{doc['model']} on {doc['hardware']} ({doc['hw_profile']}), weights {doc['weights']['dtype']} "
           f"({doc['weights']['from']}), SLO {args.slo_ms:g} ms, context {args.context:g}, "
           f"MTP {args.mtp:g}" + ("" if doc.get("mtp_module", {"declared": True})["declared"] else
                                  f" ({doc['mtp_module']['words']})") + f": {doc['verdict']} ("

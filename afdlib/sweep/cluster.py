@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from afdlib.errors import AfdError
-from afdlib.sweep.evaluate import evaluate
+from afdlib.sweep.evaluate import check_grid, evaluate
 from afdlib.sweep.grid import chunks, dataset, default_chunk, target, write
 from afdlib.sweep.spec import Spec
 
@@ -42,6 +42,7 @@ def first_point(spec: Spec) -> None:
     """Evaluate the grid's first point here, and each name of an axis of names (kernel profiles, data
     types) at the first point's other values, so a spec the library refuses fails in one line before
     any worker starts (a misspelt name at a later grid point failed in a worker, as a traceback)."""
+    check_grid(spec)
     first = {k: v[0] for k, v in spec.axes.items()}
     evaluate(spec, first, 1)
     for name, values in spec.axes.items():

@@ -74,6 +74,63 @@ def system(spec: Spec) -> tuple[Model, Hardware]:
     return model, hw
 
 
+CHECKED_COMBINATIONS = 10_000
+"""Most combinations of the scalar model and node axes :func:`check_grid` builds one by one (beyond it, each
+axis' values with the others at their first)."""
+
+
+def check_grid(spec: Spec) -> None:
+    """Refuse a grid with a model or device the commands refuse: each combination of the chunk-scalar model
+    fields and node sizes built and checked as a file's would be (layers that do not add up, a vocabulary of
+    0, a scale-up domain that splits no node), and a fixed or varied sigma below 1 / the GPUs a deployment
+    spreads the experts over (:func:`_ranks`: no placement is that unbalanced)."""
+    from itertools import product
+
+    from afdlib.inputs import checks
+    from afdlib.inputs.specs import check_hardware, check_model
+    model, hw = system(spec)
+    if hw.profile == "user" and spec.hw_profile_given:
+        raise AfdError(f"hw_profile {spec.hw_profile}: {spec.hardware} gives one flat set of figures, with no paper: "
+                       "or datasheet: block to choose between; drop hw_profile, or put the figures under those blocks")
+    names = [n for n in spec.axes if n in _SCALAR_CHECKED]
+    fixed = {n: v for n, v in spec.fixed.items() if n in _SCALAR_CHECKED}
+    grids = [list(spec.axes[n]) for n in names]
+    if np.prod([len(g) for g in grids], dtype=float) <= CHECKED_COMBINATIONS:
+        combos = product(*grids)
+    else:
+        combos = ([g[0] if j != i else v for j, g in enumerate(grids)] for i, g in enumerate(grids) for v in g)
+    for combo in combos:
+        values = {**fixed, **dict(zip(names, combo))}
+        at = ", ".join(f"{k} {float(v):g}" for k, v in values.items())
+        try:
+            check_model(model_with(model, values))
+            check_hardware(hardware_with(hw, values))
+        except AfdError as e:
+            raise AfdError(f"at {at}: {e}" if at else str(e)) from None
+    room = max(_values(spec, "routed_experts", model.routed_experts)) + max(_values(spec, "redundant", 0))
+    if "ep" in spec.designs and max(_values(spec, "ep_size", 0)) > room:
+        raise AfdError(f"ep_size {max(_values(spec, 'ep_size', 0)):g} exceeds the routed + redundant experts at every "
+                       f"point (at most {room:g}): every GPU of an EP group holds an expert")
+    if spec.given("sigma"):
+        ranks = [_ranks(spec, d, model, hw) for d in spec.designs]
+        for v in _values(spec, "sigma", None):
+            checks.balancedness(v, min(ranks), "sigma")
+
+
+_SCALAR_CHECKED = ("num_layers", "dense_layers", "moe_layers", "mtp_layers", "vocab_size", "hidden_size", "shared_experts",
+                   "dense_intermediate_size", "shared_expert_intermediate_size", "gpus_per_node", "scale_up_domain")
+
+
+def _ranks(spec: Spec, design: str, model: Model, hw: Hardware) -> int:
+    """GPUs the experts of ``design``'s deployments spread over, for a bound on sigma: a given EP size or FFN
+    pool's smallest (every point's sigma must describe a placement, as ``afd throughput`` asks); a
+    searched one's cap (as ``afd advise`` bounds ``--sigma``)."""
+    from afdlib.decode.search import AFD_NODE_CAP, EP_MULTIPLE_CAP, ep_candidates
+    if design == "ep":
+        return int(min(_values(spec, "ep_size", 0)) or ep_candidates(model, hw, EP_MULTIPLE_CAP)[0].max())
+    return int(min(_values(spec, "n_ffn", 0)) or AFD_NODE_CAP) * int(min(_values(spec, "gpus_per_node", hw.gpus_per_node)))
+
+
 @lru_cache(maxsize=8)
 def _load(model: str, model_profile: str, hardware: str, hw_profile: str) -> tuple[Model, Hardware]:
     """The catalogue's model and hardware (read once per process: every chunk of a sweep asks)."""
@@ -104,9 +161,12 @@ def hardware_with(hw: Hardware, values: dict) -> Hardware:
 
 
 def model_with(model: Model, values: dict) -> Model:
-    """``model`` with the model fields of ``values``, then the family member of ``expert_width`` and
-    ``sparsity`` (:func:`afdlib.decision.sweetspot.with_shape`, in that order)."""
+    """``model`` with the model fields of ``values`` (MoE or dense layers varied without ``num_layers``: as many
+    layers as they add up to), then the family member of ``expert_width`` and ``sparsity``
+    (:func:`afdlib.decision.sweetspot.with_shape`, in that order)."""
     model = replace(model, **{k: _plain(v) for k, v in values.items() if FIELDS[k].kind == "model"})
+    if {"moe_layers", "dense_layers"} & set(values) and "num_layers" not in values and not model.mixers:
+        model = replace(model, num_layers=model.moe_layers + model.dense_layers)   # the depth follows its layers
     for name, axis in (("expert_width", "moe_intermediate_size"), ("sparsity", "sparsity")):
         if name in values:
             model = with_shape(model, axis, float(values[name]))

@@ -85,7 +85,7 @@ class Field:
 
 FIELDS = {**{k: Field(k, "hardware", u, r) for k, (u, r) in _HW.items()},
           **{k: Field(k, "model", u, "count0" if k in ("dense_layers", "shared_experts") or k in
-                      ("shared_expert_intermediate_size", "dense_intermediate_size", "vocab_size", "mtp_layers")
+                      ("shared_expert_intermediate_size", "dense_intermediate_size", "mtp_layers")
                       else "count") for k, u in _MODEL.items()},
           **{k: Field(k, "deployment", u, r, d) for k, (u, r, d) in _DEPLOYMENT.items()},
           **{k: Field(k, "setting", u, r) for k, (u, r) in _SETTINGS.items()},
@@ -110,6 +110,7 @@ class Spec:
     fixed: dict = field(default_factory=dict)
     model_profile: str = "reference"
     hw_profile: str = "datasheet"
+    hw_profile_given: bool = False     # the spec names hw_profile (a flat device file has none to choose)
 
     @property
     def designs(self) -> tuple[str, ...]:
@@ -163,7 +164,7 @@ def parse(doc) -> Spec:
         raise AfdError(f"{sorted(both)[0]} is both fixed and varied")
     axes = {name: axis_values(name, v) for name, v in vary.items()}
     fixed = {name: fixed_value(name, v) for name, v in fixed.items()}
-    spec = Spec(model, hardware, design, axes, fixed, prof["model_profile"], prof["hw_profile"])
+    spec = Spec(model, hardware, design, axes, fixed, prof["model_profile"], prof["hw_profile"], "hw_profile" in doc)
     _check_designs(spec)
     if spec.points > MAX_POINTS:
         raise AfdError(f"the grid has {spec.points:.3g} points; at most {MAX_POINTS:.0e}")
