@@ -597,3 +597,21 @@ def test_a_hardware_profile_given_for_a_flat_device_file_is_refused_not_dropped(
     if argv[0] in ("hfu", "intensity"):
         assert main([*argv, "--hardware", str(path)]) == 0
         assert "on Flat GPU (user)" in capsys.readouterr().out
+
+
+def test_simulate_bounds_the_ops_it_schedules_jittered_or_not_and_its_help_says_the_bounds(capsys):
+    # 10,000 layers x 64 micro-batches x 64 domains scheduled op by op took minutes with no jitter at all
+    # (the bound counted only random draws); the help's figures are the constants'
+    import re
+
+    from afdlib.simulation.pipeline import MAX_SCHEDULED_OPS, MAX_STAGE_DRAWS
+    given = ["simulate", "--design", "afd", "--t-attn-us", "100", "--t-ffn-us", "100", "--t-comm-us", "10", "--steps", "1"]
+    assert main([*given, "--layers", "10000", "--micro-batches", "64", "--attention-domains", "64"]) == 2
+    err = capsys.readouterr().err
+    assert "40,960,000 ops to schedule one by one, more than the 500,000" in err and err.count("\n") == 1
+    assert main([*given, "--layers", "100", "--micro-batches", "8", "--attention-domains", "8"]) == 0
+    capsys.readouterr()
+    assert main(["simulate", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert float(re.search(r"at most (\de\d) random stage times", text).group(1)) == MAX_STAGE_DRAWS
+    assert float(re.search(r"at most (\de\d) ops to schedule", text).group(1)) == MAX_SCHEDULED_OPS

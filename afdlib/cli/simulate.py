@@ -37,7 +37,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--counts", default=None, help='measured expert loads {"logical_count": [[...E...] x layers]}: '
                    "FFN stragglers sampled from them (EPLB-style placement)")
     p.add_argument("--steps", type=bounded_int("--steps", 1, 10_000_000), default=10_000,
-                   help="decode steps simulated (default 10000)")
+                   help="decode steps simulated (default 10000; at most 5e7 random stage times: steps x layers x "
+                   "micro-batches x attention domains, when jittered)")
     p.add_argument("--seed", type=bounded_int("--seed", 0, 2**63 - 1), default=0)
     p.add_argument("--t-attn-us", type=bounded_float("--t-attn-us", 0, 1e9), default=None,
                    help="attention time per micro-batch and layer, us (instead of the decode model)")
@@ -45,7 +46,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--t-comm-us", type=bounded_float("--t-comm-us", 0, 1e9), default=None,
                    help="dispatch + combine per micro-batch and layer, us")
     p.add_argument("--layers", type=bounded_int("--layers", 1, 10_000), default=None,
-                   help="MoE layers, with given stage times (default: the model's)")
+                   help="MoE layers, with given stage times (default: the model's; layers x micro-batches x "
+                   "attention domains at most 5e5 ops to schedule)")
     add_decode_options(p)
     p.set_defaults(func=run)
     return p
@@ -89,8 +91,7 @@ def run(args) -> int:
         layers = args.layers or (load_model(args.model, profile=args.model_profile).moe_layers if args.model else None)
         if layers is None:
             raise AfdError("with given stage times, give --layers or --model")
-        if jittered:
-            check_draws(args.steps, layers, m, domains=args.attention_domains or 1)
+        check_draws(args.steps if jittered else None, layers, m, domains=args.attention_domains or 1)
         if args.design == "ep":
             refuse_given(args, ("attention_domains",), "is an AFD option; --design ep does not use it")
         st = {"t_attn": args.t_attn_us * 1e-6, "t_ffn": args.t_ffn_us * 1e-6, "t_comm": args.t_comm_us * 1e-6,
@@ -105,9 +106,8 @@ def run(args) -> int:
         check_design_options(args)
         model = load_model(args.model, profile=args.model_profile)
         hw = device(args, args.hardware)
-        if jittered:   # the work bounded before anything is computed
-            check_draws(args.steps, model.moe_layers, args.micro_batches or (2 if args.design == "ep" else 3),
-                        domains=args.attention_domains or 1)
+        check_draws(args.steps if jittered else None, model.moe_layers,   # the work bounded before anything runs
+                    args.micro_batches or (2 if args.design == "ep" else 3), domains=args.attention_domains or 1)
         precision, a, budget = decode_setup(args, model)   # --counts checked against the model's experts
         d = deployment_of(args, model, hw)    # EP size against experts, --sigma against the FFN GPUs
         step = decode_step(model, d, args.context, budget, precision, a)

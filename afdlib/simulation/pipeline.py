@@ -25,6 +25,10 @@ MAX_STAGE_DRAWS = 5 * 10 ** 7
 each draw feeds every stage of one op: about 3-5 s on one core of a 2025 server). ``afd simulate``
 refuses more before it starts (:func:`check_draws`), so a run inside its options' bounds cannot
 hang; :func:`simulate` itself takes what its caller gives (a notebook's grid may be larger)."""
+MAX_SCHEDULED_OPS = 5 * 10 ** 5
+"""Most (layer, micro-batch) ops one simulation schedules one by one (layers x micro-batches x attention
+domains: each a few numpy operations over the steps at once, about 10 us; 5 x 10^5 take about 5 s on
+one core): refused beyond, jittered or not, before it starts (:func:`check_draws`)."""
 MAX_ROUTED_PAIRS = 10 ** 8
 """Most (token, expert) pairs ``afd simulate`` has :func:`straggler_factors` route (tokens x top-k x
 layers x samples; about 3.5 s), checked before it starts (:func:`check_routed_pairs`)."""
@@ -36,10 +40,18 @@ def stage_draws(steps: int, n_layers: int, n_microbatches: int, settings: int = 
 
 
 def check_draws(steps: int, n_layers: int, n_microbatches: int, settings: int = 1, domains: int = 1) -> None:
-    """:class:`AfdError` before any work when a jittered simulation would draw more than
-    :data:`MAX_STAGE_DRAWS` stage times, naming the product and the bound (``domains``: AFD's attention
-    domains, each with ``n_microbatches`` of its own)."""
-    n = stage_draws(steps, n_layers, n_microbatches * domains, settings)
+    """:class:`AfdError` before any work when a simulation would schedule more than :data:`MAX_SCHEDULED_OPS`
+    ops or, jittered, draw more than :data:`MAX_STAGE_DRAWS` stage times (``steps`` None: not jittered),
+    naming the product and the bound (``domains``: AFD's attention domains, each with ``n_microbatches`` of
+    its own)."""
+    ops = int(n_layers) * int(n_microbatches) * int(domains)
+    if ops > MAX_SCHEDULED_OPS:
+        raise AfdError(f"{n_layers:,} layers x {n_microbatches} micro-batches"
+                       + (f" x {domains} attention domains" if domains > 1 else "")
+                       + f" = {ops:,} ops to schedule one by one, more than the {MAX_SCHEDULED_OPS:,} of one "
+                       "simulation (a few seconds); lower the layers, the micro-batches"
+                       + (" or the attention domains" if domains > 1 else ""))
+    n = 0 if steps is None else stage_draws(steps, n_layers, n_microbatches * domains, settings)
     if n > MAX_STAGE_DRAWS:
         raise AfdError(f"{steps:,} steps x {n_layers:,} layers x {n_microbatches} micro-batches"
                        + (f" x {domains} attention domains" if domains > 1 else "")
