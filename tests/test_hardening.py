@@ -615,3 +615,15 @@ def test_simulate_bounds_the_ops_it_schedules_jittered_or_not_and_its_help_says_
     text = " ".join(capsys.readouterr().out.split())
     assert float(re.search(r"at most (\de\d) random stage times", text).group(1)) == MAX_STAGE_DRAWS
     assert float(re.search(r"at most (\de\d) ops to schedule", text).group(1)) == MAX_SCHEDULED_OPS
+
+
+def test_negative_zero_is_read_as_zero_in_options_and_sweep_axes(capsys):
+    # "-0" printed as "gap -0.0" and "t_g -0 ms", and a sweep kept the coordinate -0.0
+    from afdlib.sweep.spec import parse
+    assert main(["throughput", "--model", "deepseek-v3", "--hardware", "h800", "--design", "ep", "--ep-size", "144",
+                 "--t-gap-ms", "-0", "--json"]) == 0
+    out = capsys.readouterr().out
+    assert "-0" not in out.replace("e-0", "") and '"t_gap_ms": 0.0' in out
+    axis = parse({"model": "deepseek-v3", "hardware": "h800", "design": "ep", "fixed": {"ep_size": 64},
+                  "vary": {"t_gap_ms": [-0.0, 3]}}).axes["t_gap_ms"]
+    assert not np.signbit(axis.astype(float)).any()

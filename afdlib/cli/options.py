@@ -67,7 +67,8 @@ def argument(check: Callable, convert: Callable[[str], Any] = float, **bounds) -
         except ValueError:
             value, shown = text, shortened(repr(text))  # not even a number: the checker says so
         try:
-            return check(value, **bounds)
+            out = check(value, **bounds)
+            return out + 0.0 if isinstance(out, float) else out   # -0 is 0: no "-0.0" in the output
         except checks.Refused as e:  # the line as typed: "got 1e400", not "got inf"
             raise argparse.ArgumentTypeError(checks.line(e.rule, shown, e.name, e.where)) from None
     return parse

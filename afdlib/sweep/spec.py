@@ -186,7 +186,12 @@ _COUNT_MAX = {"ep_size": checks.MAX_DEPLOYMENT_COUNT, "redundant": checks.MAX_DE
 
 
 def _check(f: Field, value):
-    """One value of field ``f``, checked against its rule (numbers as float, counts as int)."""
+    """One value of field ``f``, checked against its rule (numbers as float, -0 as 0; counts as int)."""
+    out = _checked(f, value)
+    return out + 0.0 if isinstance(out, float) else out
+
+
+def _checked(f: Field, value):
     where = f"{f.name}"
     if f.rule == "text":
         return checks.text(value, where)
