@@ -179,10 +179,13 @@ def test_a_failed_build_leaves_no_book_at_the_published_path(fake_book, capsys, 
         if failure != "execute":
             fake_book["execute"] = True
             capsys.readouterr()
-            assert main(["book", "--no-execute"]) == 1
+            assert main(["book", "--no-execute"]) == 2     # nothing to render: a usage error, nothing touched
     assert not html.exists() and not (book.BUILD / "next").exists()
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "FAILED" in err[0] and f"nothing published at {html}" in err[0]
+    if failure == "no-execute after a failed run":
+        assert len(err) == 1 and err[0].startswith("afd: error: --no-execute renders the notebooks already executed")
+    else:
+        assert len(err) == 1 and "FAILED" in err[0] and f"nothing published at {html}" in err[0]
     if failure in ("render", "disk full"):
         assert str(failed) in err[0]
         assert ("No space left on device" in err[0]) == (failure == "disk full")
@@ -646,7 +649,7 @@ def test_the_book_refuses_fewer_than_one_job_in_one_line(capsys):
     from afdlib.report.book import JOBS
     assert main(["book", "--jobs", "0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["afd: error: --jobs must be at least 1, got 0"]
+    assert err == ["afd: error: argument --jobs: --jobs must be an integer in 1..64, got 0 (see afd book --help)"]
     assert JOBS >= 2                                    # one more than the cores: at least 2
 
 

@@ -627,3 +627,25 @@ def test_negative_zero_is_read_as_zero_in_options_and_sweep_axes(capsys):
     axis = parse({"model": "deepseek-v3", "hardware": "h800", "design": "ep", "fixed": {"ep_size": 64},
                   "vary": {"t_gap_ms": [-0.0, 3]}}).axes["t_gap_ms"]
     assert not np.signbit(axis.astype(float)).any()
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--jobs", "３"], "--jobs must be an integer in 1..64"), (["--jobs", "99999999999999999999"], "--jobs must be"),
+    (["--cell-timeout", "1e-300"], "--cell-timeout must be in [1, 604800]"),
+    (["--cell-timeout", "１０"], "--cell-timeout must be a number"),
+    (["--only", "fig2_intensity", "--no-execute"], "--no-execute executes none"),
+    (["--only", "fig2_intensity", "fig2_intensity"], "--only names fig2_intensity twice")])
+def test_book_options_are_checked_before_anything_runs(capsys, argv, words):
+    # each was taken: full-width and 20-digit --jobs, a 1e-300 s cell limit, --only that --no-execute ignores
+    assert main(["book", *argv]) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1
+
+
+def test_book_no_execute_with_nothing_executed_is_a_usage_error(tmp_path, monkeypatch, capsys):
+    # it was "afd book: FAILED, not executed yet: ..." with status 1, as if a build had failed
+    import afdlib.report.book as book
+    monkeypatch.setattr(book, "GENERATED", tmp_path / "generated")
+    assert main(["book", "--no-execute"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("afd: error: --no-execute renders the notebooks already executed; not executed yet: ")

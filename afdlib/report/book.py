@@ -313,6 +313,10 @@ def build_book(only: list[str] | None = None, jobs: int = JOBS, execute: bool = 
     ``cell_timeout``: seconds one cell may run (None: no limit)."""
     t0 = time.perf_counter()
     select(only)  # an unknown name fails here (status 2), before anything is touched
+    missing = [nb.stem for nb in notebooks() if not (GENERATED / nb.name).exists()]
+    if not execute and missing:   # nothing to render: a usage error (status 2), before anything is touched
+        raise AfdError(f"--no-execute renders the notebooks already executed; not executed yet: {', '.join(missing)} "
+                       "(run afd book without --no-execute)")
 
     def steps(nxt: Path) -> None:
         work = BUILD / "work"    # Sphinx's environment, kept between builds so --only renders incrementally
