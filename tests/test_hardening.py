@@ -649,3 +649,30 @@ def test_book_no_execute_with_nothing_executed_is_a_usage_error(tmp_path, monkey
     assert main(["book", "--no-execute"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("afd: error: --no-execute renders the notebooks already executed; not executed yet: ")
+
+
+@pytest.mark.parametrize("text, hint", [("080", "write it without the leading zero, as 80"),
+                                        ("'80'", "write it as 80, without quotes or a tag"),
+                                        ("!!str 80", "write it as 80, without quotes or a tag"),
+                                        ("1e3", "write it as 1.0e+3")])
+def test_the_hint_for_a_number_yaml_reads_as_text_fits_how_it_was_written(tmp_path, capsys, text, hint):
+    # every such value got "write it with a decimal point and a signed exponent", wrong advice for 080 or "80"
+    path = tmp_path / "dev.yaml"
+    path.write_text(FLAT_DEVICE.replace("hbm_gb: 80", f"hbm_gb: {text}"))
+    assert main(["hfu", "--model", "deepseek-v3", "--hardware", str(path)]) == 2
+    assert hint in capsys.readouterr().err
+
+
+def test_a_name_with_a_control_character_is_refused(tmp_path, capsys):
+    # an escape sequence in a device's name reached the terminal (ESC [31m turned the output red)
+    path = tmp_path / "dev.yaml"
+    path.write_text(FLAT_DEVICE.replace("name: Flat GPU", 'name: "a\\x1b[31mred"'))
+    assert main(["hfu", "--model", "deepseek-v3", "--hardware", str(path)]) == 2
+    assert "name must be printable text (it holds the control character '\\x1b')" in capsys.readouterr().err
+
+
+def test_a_count_beyond_floating_point_is_said_so_not_called_a_malformed_list(tmp_path, capsys):
+    path = tmp_path / "counts.json"
+    path.write_text('{"logical_count": [[' + "9" * 400 + ", 1]]}")
+    assert main(["advise", "--model", "deepseek-v3", "--hardware", "h800", "--counts", str(path)]) == 2
+    assert "logical_count holds a count beyond floating point" in capsys.readouterr().err

@@ -203,11 +203,14 @@ LABEL_CHARS = 80
 
 def label(value: Any, name: str = "", where: str = "", limit: int = LABEL_CHARS) -> str:
     """A name from a file, as text for display: a string or a plain number (YAML reads ``name: 5090``
-    as one), refused when it is a list or mapping (a YAML alias can make one of any size), and
-    shortened to ``limit`` characters (``...`` marks the cut)."""
+    as one), refused when it is a list or mapping (a YAML alias can make one of any size) or holds a
+    control character, and shortened to ``limit`` characters (``...`` marks the cut)."""
     if isinstance(value, bool) or not isinstance(value, (str, numbers.Real)):
         raise AfdError(line("text", f"a {type(value).__name__}", name, where))  # not the value: it may be huge
     out = " ".join(str(value).split())  # one line: no newline of a file's string reaches the output
+    if not out.isprintable():           # nor a terminal's escape sequence (ESC [31m turned the output red)
+        bad = next(c for c in out if not c.isprintable())
+        raise AfdError(line(f"printable text (it holds the control character {bad!r})", shortened(repr(out)), name, where))
     return out if len(out) <= limit else out[:limit - 3] + "..."
 
 
@@ -261,3 +264,23 @@ MAX_NODES = 100_000
 MAX_DEPLOYMENT_COUNT = 1_000_000
 """Most EP GPUs, redundant experts or requests per GPU: --ep-size, --redundant, --batch-per-gpu."""
 
+
+def yaml_number(text: str) -> str:
+    """How to write ``text`` (a number YAML 1.1 reads as text) as a YAML number: an exponent needs a decimal
+    point in the mantissa and a sign ("1.0e+308"); else it was quoted, tagged or has a leading zero (octal)."""
+    import re
+    m = re.fullmatch(r"\s*([+-]?)(\d*)(?:\.(\d*))?[eE]([+-]?)(\d+)\s*", text)
+    if not m:
+        lead = re.fullmatch(r"\s*([+-]?)0+(\d[\d.]*)\s*", text)
+        return (f"write it without the leading zero, as {''.join(lead.groups())}" if lead
+                else f"write it as {text.strip()}, without quotes or a tag")
+    sign, whole, frac, esign, exp = m.groups()
+    return f"write it as {sign}{whole or '0'}.{frac or '0'}e{esign or '+'}{exp}"
+
+
+def reads_as_number(text: str) -> bool:
+    """Whether Python reads ``text`` as a number (a YAML value read as text that was meant as one)."""
+    try:
+        return float(text) is not None
+    except ValueError:
+        return False

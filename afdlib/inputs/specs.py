@@ -307,28 +307,9 @@ def _positive(where: str, name: str, value: Any) -> float:
     try:
         return float(checks.positive(value, name, where))
     except checks.Refused as e:
-        if isinstance(value, str) and _reads_as_number(value):
-            raise AfdError(f"{e} (YAML reads {value} as text: {_yaml_number(value)})") from None
+        if isinstance(value, str) and checks.reads_as_number(value):
+            raise AfdError(f"{e} (YAML reads {value} as text: {checks.yaml_number(value)})") from None
         raise
-
-
-def _yaml_number(text: str) -> str:
-    """How to write ``text`` (a number YAML 1.1 reads as text) as a YAML number: its exponent needs a
-    decimal point in the mantissa and a sign ("1.0e+308"), which the hint spells out for this value."""
-    import re
-    m = re.fullmatch(r"\s*([+-]?)(\d*)(?:\.(\d*))?[eE]([+-]?)(\d+)\s*", text)
-    if not m:
-        return "write it with a decimal point and a signed exponent, e.g. 1.0e+3"
-    sign, whole, frac, esign, exp = m.groups()
-    return f"write it as {sign}{whole or '0'}.{frac or '0'}e{esign or '+'}{exp}"
-
-
-def _reads_as_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 MAX_GPUS_PER_NODE = 4096

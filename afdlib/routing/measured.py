@@ -36,7 +36,9 @@ def load_counts(path: str | Path) -> np.ndarray:
         raise AfdError(f"{path}: logical_count must be a list of equal-length lists of numbers (no true/false, no text)")
     try:
         counts = np.asarray(rows, dtype=float)
-    except (TypeError, ValueError, OverflowError):
+    except OverflowError:     # an integer beyond float's range: the list is well formed, the count is not
+        raise AfdError(f"{path}: logical_count holds a count beyond floating point (about 1.8e308)") from None
+    except (TypeError, ValueError):
         raise AfdError(f"{path}: logical_count must be a list of equal-length lists of numbers") from None
     if counts.ndim == 1:
         counts = counts[None, :]
