@@ -120,8 +120,8 @@ def test_distinct_destinations():
 # ----------------------------------------------------------------------------- limits
 
 def _lean(model):
-    """No dense layers, no shared experts, no LM head: attention and routed experts alone."""
-    return model.with_overrides(dense_layers=0, vocab_size=0, shared_experts=0)
+    """No dense layers (nor their layers), no shared experts, no LM head: attention and routed experts alone."""
+    return model.with_overrides(dense_layers=0, num_layers=model.moe_layers, vocab_size=0, shared_experts=0)
 
 
 def test_ep_reduces_to_the_paper_penalty():

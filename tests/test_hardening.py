@@ -676,3 +676,37 @@ def test_a_count_beyond_floating_point_is_said_so_not_called_a_malformed_list(tm
     path.write_text('{"logical_count": [[' + "9" * 400 + ", 1]]}")
     assert main(["advise", "--model", "deepseek-v3", "--hardware", "h800", "--counts", str(path)]) == 2
     assert "logical_count holds a count beyond floating point" in capsys.readouterr().err
+
+
+def test_physically_impossible_ratios_are_refused(tmp_path, capsys):
+    # each gave a confident answer: BF16 at 50x the FP8 rate, an MLA latent of 2^24 for a 7168-wide model
+    # (41,540B parameters), a penalty at sigma 1e-300 (all alphas 0, "exact") for one FFN node
+    path = tmp_path / "dev.yaml"
+    path.write_text(FLAT_DEVICE + "bf16_tflops: 100000\n")
+    assert main(["hfu", "--model", "deepseek-v3", "--hardware", str(path)]) == 2
+    assert "its BF16 rate exceeds its FP8 rate" in capsys.readouterr().err
+    from afdlib.inputs.catalog import load_model
+    from afdlib.inputs.specs import check_model
+    from dataclasses import replace
+    ds = load_model("deepseek-v3", profile="reference")
+    with pytest.raises(AfdError, match=r"attention.kv_lora_rank \(8192\) exceeds hidden_size \(7168\)"):
+        check_model(replace(ds, attention=replace(ds.attention, kv_lora_rank=8192)))
+    with pytest.raises(AfdError, match=r"moe_latent_size \(8192\) exceeds hidden_size \(7168\)"):
+        check_model(replace(ds, moe_latent_size=8192))
+    assert main(["penalty", "--sigma", "1e-300", "--n-attn", "1", "--n-ffn", "1"]) == 2
+    assert "--sigma must be in [1/4096, 1]" in capsys.readouterr().err
+    assert main(["penalty", "--sigma", "0.5", "--n-attn", "1", "--n-ffn", "1"]) == 0
+
+
+def test_simulate_refuses_the_overlap_what_ifs_and_says_when_its_step_misses_the_slo(capsys):
+    # --afd-overlap 0 gave the same simulation as without it (the schedule derives the overlap), and a
+    # given batch simulated at 57.7 ms against a 10 ms SLO said nothing of it
+    base = ["simulate", "--model", "deepseek-v3", "--hardware", "h800", "--design", "afd", "--n-attn", "2",
+            "--n-ffn", "2", "--steps", "200"]
+    assert main([*base, "--afd-overlap", "0"]) == 2
+    assert "--afd-overlap is a what-if of the decode model's overlap" in capsys.readouterr().err
+    assert main([*base, "--batch-per-gpu", "50", "--slo-ms", "10", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["tpot_ms"] > 10 and doc["meets_slo"] is False and doc["slo_ms"] == 10
+    assert main([*base, "--batch-per-gpu", "50", "--slo-ms", "10"]) == 0
+    assert "the simulated TPOT is over the 10 ms SLO (--batch-per-gpu is simulated as given)" in capsys.readouterr().out

@@ -355,3 +355,29 @@ def test_a_one_attention_model_with_fewer_ffn_blocks_than_layers_is_refused(tmp_
         load_model(str(path))
     path.write_text(yaml.safe_dump({**doc, "dense_layers": 8}))
     assert load_model(str(path)).num_layers == 48
+
+
+def test_afd_model_says_when_no_lm_head_is_modelled_and_when_the_dense_ffn_width_is_assumed(tmp_path, capsys):
+    # no vocab_size read as "the embedding is tied to the LM head, counted once" (there is none), and the
+    # dense FFN's width of K x M + shared went unsaid in afd model and afd throughput
+    import yaml
+
+    from afdlib.cli import main
+    doc = {"name": "Mini", "hidden_size": 4096, "moe_intermediate_size": 1536, "num_layers": 48, "dense_layers": 8,
+           "moe_layers": 40, "routed_experts": 128, "experts_per_token": 8, "shared_experts": 0,
+           "attention": {"family": "gqa", "num_heads": 32, "num_kv_heads": 4, "head_dim": 128}, "source": "test"}
+    path = tmp_path / "m.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    assert main(["model", "--model", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "(no vocab_size given: no embedding or LM head modelled)" in out
+    assert "dense FFN       width 12,288 assumed: K x M" in out          # 8 x 1536 + 0 shared
+    assert main(["throughput", "--model", str(path), "--hardware", "h800", "--design", "ep", "--ep-size", "16",
+                 "--json"]) == 0
+    sources = json.loads(capsys.readouterr().out)["floor"]["sources"]
+    assert sources["lm_head"].startswith("none: the model gives no vocab_size")
+    assert "width assumed K x M" in sources["dense_layers"]
+    path.write_text(yaml.safe_dump({**doc, "vocab_size": 1000, "dense_intermediate_size": 9000}))
+    assert main(["model", "--model", str(path), "--json"]) == 0
+    given = json.loads(capsys.readouterr().out)
+    assert (given["dense_intermediate_size"], given["dense_intermediate_size_assumed"]) == (9000, False)

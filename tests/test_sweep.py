@@ -441,7 +441,8 @@ def test_an_interrupted_sweep_is_one_line_and_leaves_nothing(tmp_path, signame):
 
 def test_a_killed_sweep_leaves_nothing_at_its_published_path(tmp_path):
     """kill -9 mid-sweep (no cleanup can run): --out does not exist, so no reader opens a store of NaN as
-    the result; what is left is the hidden .partial store beside it; the workers end with the sweep."""
+    the result; what is left is the hidden .partial store beside it, marked incomplete and removed by the
+    next sweep into that --out; the workers end with the sweep."""
     import os
     import signal
     proc, out = _running_sweep(tmp_path)
@@ -453,6 +454,12 @@ def test_a_killed_sweep_leaves_nothing_at_its_published_path(tmp_path):
     import xarray as xr       # and the store itself says it is incomplete (a finished one says complete 1)
     assert xr.open_zarr(left_behind[0], consolidated=False).attrs["complete"] == 0   # (written at the end)
     assert _no_process_left(proc.pid)
+    # the next sweep into that --out removes it (its process is gone), not a running sweep's (this one's pid)
+    from afdlib.sweep.cluster import _remove_stale
+    running = tmp_path / f".grid.partial-{os.getpid()}.zarr"
+    running.mkdir()
+    _remove_stale(tmp_path, out)
+    assert not left_behind[0].exists() and running.exists()
 
 
 def test_a_spec_holds_its_values_to_the_commands_ranges():
@@ -538,3 +545,13 @@ def test_a_spec_naming_a_hardware_profile_for_a_flat_device_file_is_refused(tmp_
     check_grid(parse(doc))
     with pytest.raises(AfdError, match="hw_profile paper: .* gives one flat set of figures"):
         check_grid(parse({**doc, "hw_profile": "paper"}))
+
+
+def test_an_even_range_of_a_whole_number_field_must_step_by_whole_numbers():
+    # ep_size from 8 to 64 in 4 values was 8, 27, 45, 64: 26.67 and 45.33 rounded without a word
+    from afdlib.sweep.spec import axis_values
+    with pytest.raises(AfdError, match="steps by 18.67, between whole numbers"):
+        axis_values("ep_size", {"from": 8, "to": 64, "num": 4})
+    assert axis_values("ep_size", {"from": 8, "to": 64, "num": 8}).tolist() == [8, 16, 24, 32, 40, 48, 56, 64]
+    # a geometric range of counts is rounded, as documented (1, 5.6, 31.6, 177.8, 1000)
+    assert axis_values("batch_per_gpu", {"from": 1, "to": 1000, "num": 5, "log": True}).tolist() == [1, 6, 32, 178, 1000]

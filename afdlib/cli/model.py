@@ -24,6 +24,7 @@ def summary(model) -> dict:
     """The document ``afd model --json`` prints for ``model``."""
     from afdlib.inputs.layers import (MIXER_KINDS, kv_elements_per_token, model_mixers, parameter_counts,
                                       state_bytes, window_elements)
+    from afdlib.evaluator.dense import dense_intermediate_size
     from afdlib.inputs.specs import dtype_bytes
     groups = model_mixers(model)
     mixers = {k: sum(g.layers for g in groups if g.kind == k) for k in MIXER_KINDS}
@@ -36,6 +37,9 @@ def summary(model) -> dict:
                    "ffn": {k: v for k, v in (("moe", model.moe_layers), ("dense", model.dense_layers),
                                              ("none", model.num_layers - model.moe_layers - model.dense_layers)) if v}},
         "attention_family": None if model.attention is None else model.attention.family,
+        "vocab_size": model.vocab_size,
+        "dense_intermediate_size": dense_intermediate_size(model) if model.dense_layers else None,
+        "dense_intermediate_size_assumed": bool(model.dense_layers and not model.dense_intermediate_size),
         "total_params": total, "active_params": active,
         "input_embedding_params": 0.0 if model.tied_embeddings else float(model.vocab_size * model.hidden_size),
         "kv_bytes_per_token": sum(g.layers * kv_elements_per_token(g) for g in groups) * bf16,
@@ -65,7 +69,8 @@ def run(args) -> int:
              + "; FFN " + ", ".join(f"{k} {v}" for k, v in doc["layers"]["ffn"].items()),
              f"  parameters      {doc['total_params'] / g:.1f}B total, {doc['active_params'] / g:.1f}B active per token"
              + (f" (the input embedding's {doc['input_embedding_params'] / g:.2f}B, a lookup, not counted as active)"
-                if doc["input_embedding_params"] else " (the embedding is tied to the LM head, counted once)"),
+                if doc["input_embedding_params"] else " (the embedding is tied to the LM head, counted once)"
+                if doc["vocab_size"] else " (no vocab_size given: no embedding or LM head modelled)"),
              f"  KV cache        {doc['kv_bytes_per_token'] / 1e3:.1f} kB per token (BF16, all layers)"
              + (f" + {doc['window_bytes_per_request'] / 1e6:.1f} MB of windows per request"
                 if doc["window_bytes_per_request"] else ""),
@@ -74,6 +79,8 @@ def run(args) -> int:
              f"{doc['experts']['shared']} shared; {doc['ffn_matrices']} matrices"
              + (f"; latent width {doc['moe_latent_size']}" if doc["moe_latent_size"] else ""),
              f"  weights         {doc['weights']}",
+             *([f"  dense FFN       width {doc['dense_intermediate_size']:,} assumed: K x M + the shared experts' "
+                "(no dense_intermediate_size given)"] if doc["dense_intermediate_size_assumed"] else []),
              f"  fields read     {', '.join(doc['fields_read'])}"]
     if doc["lists_read_by_first_entry"]:   # [text, vision] lists where one number is read
         lines.append(f"  lists read      by their first entry (the text model's): {', '.join(doc['lists_read_by_first_entry'])}")

@@ -21,6 +21,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args) -> int:
     from afdlib.analysis.imbalance import alpha_afd, alpha_dp_afd, alpha_dp_ep, alpha_ep
+    from afdlib.inputs import checks
+    from afdlib.inputs.specs import MAX_GPUS_PER_NODE
+    # a balancedness over the FFN pool's GPUs is at least 1 / those GPUs, at most N_F x the largest node
+    checks.balancedness(args.sigma, args.n_ffn * MAX_GPUS_PER_NODE, "--sigma",
+                        f"N_F = {args.n_ffn} nodes of at most {MAX_GPUS_PER_NODE:,} GPUs")
     lam = args.lambda_ep if args.lambda_ep is not None else args.n_attn / args.n_ffn
     afd = alpha_afd(args.sigma, args.n_attn, args.n_ffn)
     doc = {"alpha_ep": round(float(alpha_ep(args.sigma, lam)), 6), "alpha_afd": round(float(afd.alpha), 6),

@@ -104,6 +104,8 @@ def run(args) -> int:
                            "--t-ffn-us, --t-comm-us")
         refuse_given(args, ("layers",), "sets the layers of given stage times; the decode model takes the model's")
         check_design_options(args)
+        refuse_given(args, ("ep_overlap", "afd_overlap"), "is a what-if of the decode model's overlap (afd throughput, "
+                     "afd advise); the simulation schedules the stages itself, so the overlap is its result")
         model = load_model(args.model, profile=args.model_profile)
         hw = device(args, args.hardware)
         check_draws(args.steps if jittered else None, model.moe_layers,   # the work bounded before anything runs
@@ -144,6 +146,8 @@ def run(args) -> int:
            "stage_us": {"attention": st["t_attn"] * 1e6, "ffn": st["t_ffn"] * 1e6, "comm": st["t_comm"] * 1e6},
            "rest_of_step_ms": st["extra_s"] * 1e3, "steps": args.steps, "seed": args.seed,
            "ffn_straggler_cv": None if factors is None else float(np.std(factors / factors.mean(axis=1, keepdims=True)))}
+    if args.model:          # the decode model's batch met the SLO; the simulated step may not
+        doc |= {"slo_ms": args.slo_ms, "meets_slo": bool(doc["tpot_ms"] <= args.slo_ms * (1 + 1e-9))}
     text = dumps(doc)   # every number printed, as text or JSON, is finite (else one line, status 2)
     if args.json:
         print(text)
@@ -157,6 +161,10 @@ def run(args) -> int:
     print(f"TPOT {doc['tpot_ms']:.2f} ms (no jitter {doc['tpot_ms_no_jitter']:.2f} ms, {p99}); "
           f"{loss_words(doc['throughput_loss'], args.steps)}; bubbles: attention {doc['bubble_attn']:.1%}, "
           f"FFN {doc['bubble_ffn']:.1%} ({args.steps} steps, seed {args.seed})")
+    if doc.get("meets_slo") is False:
+        print(f"the simulated TPOT is over the {args.slo_ms:g} ms SLO"
+              + (" (--batch-per-gpu is simulated as given)" if args.batch_per_gpu is not None else
+                 " (the batch meets it in the decode model's step)"))
     return 0
 
 

@@ -156,9 +156,12 @@ def step_floor(model, d, args, budget, precision, a) -> dict:
             "sources": {"gap": "--t-gap-ms" if given_gap else
                         "the decode model's default (afdlib.decode.step.DECODE_T_GAP_S): scheduling, sampling and "
                         "batch preparation, at most the 3 ms Step-3's published figures imply",
-                        "lm_head": "the evaluator: the LM head's GEMM over the model's vocabulary at this batch",
+                        "lm_head": "the evaluator: the LM head's GEMM over the model's vocabulary at this batch"
+                        if model.vocab_size else "none: the model gives no vocab_size, so no LM head is modelled",
                         "mtp": "the evaluator: one MoE layer and an LM head per MTP draft (--mtp)",
-                        "dense_layers": "the evaluator: attention and dense FFN of the model's dense layers",
+                        "dense_layers": "the evaluator: attention and dense FFN of the model's dense layers" + (
+                            "; the dense FFN's width assumed K x M + the shared experts' (the model gives no "
+                            "dense_intermediate_size)" if model.dense_layers and not model.dense_intermediate_size else ""),
                         "moe_layers": "the evaluator and the schedule of the deployment's micro-batches",
                         "kernels_fixed": f"{per_kernel * 1e6:.2g} us per kernel: " + (
                             "a what-if override" if a.kernel_overhead_s is not None else

@@ -329,6 +329,9 @@ def check_hardware(hw: Hardware) -> None:
     for f_ in ("scale_out_latency_s", "scale_up_latency_s"):
         if getattr(hw, f_) is not None:
             checks.nonnegative(getattr(hw, f_), f_, where)
+    if getattr(hw, "flops_dtype", "fp8") == "fp8" and hw.bf16_flops is not None and np.any(
+            np.asarray(hw.bf16_flops) > np.asarray(hw.flops)):   # every FP8 tensor core is at least as fast in FP8
+        raise AfdError(f"{where}: its BF16 rate exceeds its FP8 rate; FP8 tensor cores run FP8 at least as fast")
     checks.integer(hw.gpus_per_node, "gpus_per_node", where, lo=1, hi=MAX_GPUS_PER_NODE)
     checks.integer(hw.scale_up_domain, "scale_up_domain", where, lo=1, hi=MAX_SCALE_UP_DOMAIN)
     if np.ndim(hw.scale_up_domain) == 0 and np.ndim(hw.gpus_per_node) == 0 and \
@@ -405,6 +408,11 @@ def check_model(m: Model, layer_sum: bool = True) -> None:
                        f"num_layers ({m.num_layers})" + (": each layer of a model with one attention kind has an FFN block" if short else ""))
     if m.attention is not None:
         check_attention(m.attention, where, m.num_layers)
+    for name, rank in (("attention.q_lora_rank", m.attention and m.attention.q_lora_rank),
+                       ("attention.kv_lora_rank", m.attention and m.attention.kv_lora_rank),
+                       ("moe_latent_size", m.moe_latent_size)):
+        if rank and rank > m.hidden_size:   # a low-rank projection wider than what it compresses
+            raise AfdError(f"{where}: {name} ({rank}) exceeds hidden_size ({m.hidden_size}): a latent is narrower")
     checks.integer(m.ffn_matrices, "ffn_matrices", where, lo=2, hi=3)
     if m.mixers and sum(g.layers for g in m.mixers) != m.num_layers:
         raise AfdError(f"{where}: the mixers' layers ({sum(g.layers for g in m.mixers)}) must add up to "

@@ -96,6 +96,7 @@ def run(spec: Spec, out: str | Path, workers: int | None = None, scheduler: str 
         print(f"afd sweep: building the task graph of {tasks:,} blocks", file=sys.stderr, flush=True)
     ds = dataset(spec, chunk)
     partial = parent / f".{out.stem}.partial-{os.getpid()}{out.suffix}"   # the suffix names the format
+    _remove_stale(parent, out)
     t_start = time.perf_counter()
     with contextlib.ExitStack() as stack:
         # gone on every exit but a finished rename; registered first, so it runs last: after the client
@@ -209,6 +210,26 @@ def peak_mb() -> float | None:
         return None
     kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss   # kilobytes on Linux
     return kb / 1024 if sys.platform != "darwin" else kb / 2 ** 20
+
+
+def _remove_stale(parent: Path, out: Path) -> None:
+    """The partial stores a killed sweep into ``out`` left beside it (``kill -9``: no cleanup could run),
+    removed: those whose process is gone (a sweep still running into the same ``out`` keeps its own)."""
+    import re
+    for p in parent.glob(f".{out.stem}.partial-*{out.suffix}"):
+        m = re.fullmatch(rf"\.{re.escape(out.stem)}\.partial-(\d+){re.escape(out.suffix)}", p.name)
+        if m and not _alive(int(m.group(1))):
+            _remove(p)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True          # another user's process (or no such pid number): leave its store alone
+    return True
 
 
 def _remove(path: Path) -> None:

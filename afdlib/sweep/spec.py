@@ -222,8 +222,8 @@ def fixed_value(name: str, value):
 
 def axis_values(name: str, value) -> np.ndarray:
     """An axis' coordinates: a list of values, or ``{from, to, num, log}`` (``num`` values from ``from`` to
-    ``to``, evenly or, with ``log: true``, geometrically spaced; whole-number fields rounded, repeats
-    dropped)."""
+    ``to``, evenly or, with ``log: true``, geometrically spaced; a whole-number field's even steps must be
+    whole, its geometric values are rounded, repeats dropped)."""
     f = _field(name)
     if isinstance(value, dict):
         if f.rule == "text":
@@ -242,7 +242,11 @@ def axis_values(name: str, value) -> np.ndarray:
             raise AfdError(f"{name}: a log range needs positive ends, got {lo:g} to {hi:g}")
         vals = np.geomspace(lo, hi, num) if log else np.linspace(lo, hi, num)
         if f.rule.startswith("count"):
-            vals = np.round(vals)
+            if not log and np.any(np.abs(vals - np.round(vals)) > 1e-9 * np.maximum(1.0, np.abs(vals))):
+                step = (hi - lo) / (num - 1)
+                raise AfdError(f"the range of {name} from {lo:g} to {hi:g} in {num} values steps by {step:.4g}, "
+                               "between whole numbers; give a num whose steps are whole, or a list")
+            vals = np.round(vals)      # a log range's values: the nearest whole numbers
         # every rule is an interval, so the values between the two checked ends pass it too: no check per
         # value (a 10^7-value axis took a minute of Python checks before the grid's size was refused); the
         # values are monotone, so a repeat (whole numbers rounded) is its neighbour's
