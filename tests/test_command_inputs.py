@@ -265,7 +265,9 @@ def test_gpus_per_node_takes_effect_for_afd(capsys):
 
 
 def test_the_same_options_with_their_own_design_answer(capsys):
-    assert main(["simulate", *DS, *AFD, "--attn-hardware", "h20", "--afd-overlap", "1", "--json"]) == 0
+    assert main(["simulate", *DS, *AFD, "--attn-hardware", "h20", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["design"] == "afd"
+    assert main(["throughput", *DS, *AFD, "--attn-hardware", "h20", "--afd-overlap", "1", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["design"] == "afd"
     assert main(["advise", *DS, "--price-per-gpu-hour", "H800=2", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["cost"]["ep_usd_per_million_tokens"] > 0

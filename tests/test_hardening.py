@@ -187,10 +187,13 @@ def test_a_scale_up_domain_follows_the_node_size_unless_given(tmp_path):
 
 
 def test_a_tiny_sigma_prints_no_nan(capsys):
-    # sigma N_A = 8e-300 rounds to 0 whole nodes: both rounded forms are the exact one, 0, not 0 / 0
-    assert main(["penalty", "--sigma", "1e-300", "--n-attn", "8", "--n-ffn", "2"]) == 0
+    # sigma 1e-300 is below any placement's floor (1 / (2 nodes x 4096 GPUs)): refused; at the floor,
+    # sigma N_A = 8 / 8192 rounds down to 0 whole nodes: that form is 0, not 0 / 0
+    assert main(["penalty", "--sigma", "1e-300", "--n-attn", "8", "--n-ffn", "2"]) == 2
+    capsys.readouterr()
+    assert main(["penalty", "--sigma", str(1 / 8192), "--n-attn", "8", "--n-ffn", "2"]) == 0
     out = capsys.readouterr().out
-    assert "nan" not in out and "ceil 0.0000" in out
+    assert "nan" not in out and "floor 0.0000" in out
 
 
 def test_a_given_batch_says_whether_it_meets_the_slo(capsys):
@@ -529,6 +532,8 @@ def test_a_pool_that_does_not_fit_says_sizes_that_differ(capsys):
     err = capsys.readouterr().err
     need, have = (float(x) for x in __import__("re").search(r"need ([\d.]+) GB of the ([\d.]+) GB", err).groups())
     assert need > have
+    from afdlib.decode.batch import _apart          # a device of 1 MB usable read "of the 0.0 GB usable"
+    assert _apart(59.7, 0.0009) == "59.7 GB of the 0.0009" and _apart(77.324, 77.314) == "77.32 GB of the 77.31"
 
 
 def test_a_value_given_twice_in_a_list_or_a_one_point_range_is_refused(capsys):
@@ -710,3 +715,24 @@ def test_simulate_refuses_the_overlap_what_ifs_and_says_when_its_step_misses_the
     assert doc["tpot_ms"] > 10 and doc["meets_slo"] is False and doc["slo_ms"] == 10
     assert main([*base, "--batch-per-gpu", "50", "--slo-ms", "10"]) == 0
     assert "the simulated TPOT is over the 10 ms SLO (--batch-per-gpu is simulated as given)" in capsys.readouterr().out
+
+
+def test_intensity_lists_its_regime_borders_in_order_and_says_which_are_never_reached():
+    # one expert: "stable 0.3125, scale-out-bound 1, max-intensity 0.125", out of order, and max-intensity
+    # (G = 1) takes precedence, so the other two are never reached
+    from afdlib.cli.intensity import _borders_line
+    from afdlib.analysis.intensity import regime_borders
+    assert _borders_line(regime_borders(1, 1, 3.2, 8)) == (
+        "regimes start at N_F = max-intensity 0.125 (stable (0.3125) and scale-out-bound (1) never reached: "
+        "max-intensity, G = 1, takes precedence)")
+    # DeepSeek-V3 on H800: K / r = 8 / 3.2, K = 8, E / g = 256 / 8
+    assert _borders_line(regime_borders(8, 256, 3.2, 8)) == "regimes start at N_F = stable 2.5, scale-out-bound 8, max-intensity 32"
+
+
+def test_a_superpod_device_file_may_write_the_word_in_any_case(tmp_path, capsys):
+    # "SuperPod" was "must be a number" (only lower case was read as the word)
+    path = tmp_path / "dev.yaml"
+    path.write_text(FLAT_DEVICE.replace("scale_out_gb_per_s: 50", "scale_out_gb_per_s: SuperPod"))
+    from afdlib.inputs.catalog import load_hardware
+    hw = load_hardware(str(path))
+    assert hw.superpod and hw.scale_out_bytes_per_s == hw.scale_up_bytes_per_s

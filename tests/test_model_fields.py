@@ -381,3 +381,15 @@ def test_afd_model_says_when_no_lm_head_is_modelled_and_when_the_dense_ffn_width
     assert main(["model", "--model", str(path), "--json"]) == 0
     given = json.loads(capsys.readouterr().out)
     assert (given["dense_intermediate_size"], given["dense_intermediate_size_assumed"]) == (9000, False)
+
+
+def test_a_rope_width_in_a_gqa_block_of_a_model_file_is_refused(tmp_path):
+    # it was dropped: the output was byte-identical to the file without it (MLA alone reads it)
+    import yaml
+    doc = {"name": "Mini", "hidden_size": 4096, "moe_intermediate_size": 1536, "num_layers": 40, "dense_layers": 0,
+           "moe_layers": 40, "routed_experts": 128, "experts_per_token": 8, "source": "test",
+           "attention": {"family": "gqa", "num_heads": 32, "num_kv_heads": 4, "head_dim": 128, "qk_rope_head_dim": 64}}
+    path = tmp_path / "m.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    with pytest.raises(AfdError, match="attention.qk_rope_head_dim is MLA's decoupled RoPE width; a gqa block"):
+        load_model(str(path))

@@ -27,9 +27,20 @@ def run(args) -> int:
     borders = regime_borders(model.experts_per_token, model.routed_experts, hw.bandwidth_ratio, hw.gpus_per_node)
     print(f"{model.name} on {hw.name} ({hw.profile}): K={model.experts_per_token}, E={model.routed_experts}, "
           f"g={hw.gpus_per_node}, r=BW_up/BW_out={_ratio(hw.bandwidth_ratio)}; intensity normalised to B_out = 1")
-    print("regimes start at N_F = " + ", ".join(f"{k} {v:g}" for k, v in borders.items()))
+    print(_borders_line(borders))
     print_table(rows, list(rows[0]), {"intensity": ".3f", "intensity_continuous": ".3f"})
     return 0
+
+
+def _borders_line(borders: dict[str, float]) -> str:
+    """Where each regime starts, in order of N_F; a regime whose border lies at or beyond max-intensity's
+    is never reached (G = 1 takes precedence, :func:`afdlib.analysis.intensity.regime`) and said so."""
+    top = borders["max-intensity"]
+    never = [k for k, v in borders.items() if k != "max-intensity" and v >= top]
+    shown = sorted(((k, v) for k, v in borders.items() if k not in never), key=lambda kv: kv[1])
+    return "regimes start at N_F = " + ", ".join(f"{k} {v:g}" for k, v in shown) + (
+        f" ({' and '.join(f'{k} ({borders[k]:g})' for k in never)} never reached: max-intensity, G = 1, takes "
+        "precedence" + ")" if never else "")
 
 
 def _ratio(r: float) -> str:

@@ -103,7 +103,9 @@ def _apart(need: float, have: float) -> str:
     d = 1
     while d < 4 and f"{need:.{d}f}" == f"{have:.{d}f}":
         d += 1
-    return f"{need:.{d}f} GB of the {have:.{d}f}"
+    def shown(x):      # a size that rounds to 0 at these decimals keeps two significant digits (0.0009, not 0.0)
+        return f"{x:.2g}" if x > 0 and float(f"{x:.{d}f}") == 0 else f"{x:.{d}f}"
+    return f"{shown(need)} GB of the {shown(have)}"
 
 
 NARROWED_FROM = 0

@@ -146,7 +146,8 @@ def _hardware_from_block(slug: str, entry: dict, block: dict, profile: str,
         raise AfdError(f"{where}: needs fp8_tflops or bf16_tflops")
     default_src, sources, uncertain = _provenance(where, block, _HW_NUMERIC + ("gpus_per_node", "scale_up_domain"))
     sources = _with_default_source(where, sources, default_src, _HW_NUMERIC, block)
-    superpod = block["scale_out_gb_per_s"] == "superpod"
+    sout = block["scale_out_gb_per_s"]
+    superpod = isinstance(sout, str) and sout.strip().lower() == "superpod"   # the one word it takes (SuperPod too)
     vals = {k: (float(checks.nonnegative(block[k], k, where)) if k.endswith("_latency_us") else
                 _positive(where, k, block[k])) for k in _HW_NUMERIC       # a latency may be 0, as in a sweep
             if k in block and not (k == "scale_out_gb_per_s" and superpod)}
@@ -339,7 +340,11 @@ def _attention(block: Any, where: str) -> Attention | None:
     for req in ("family", "num_heads", "num_kv_heads", "head_dim"):
         if req not in block:
             raise AfdError(f"{where}: attention needs '{req}'")
-    return Attention(family=str(block["family"]).lower(), **{k: block[k] for k in ATTENTION_INT_FIELDS if k in block})
+    family = str(block["family"]).lower()
+    if family != "mla" and block.get("qk_rope_head_dim"):   # a config.json may carry it (read there, unused)
+        raise AfdError(f"{where}: attention.qk_rope_head_dim is MLA's decoupled RoPE width; a {family} block "
+                       "does not read it (drop it, or give family: mla)")
+    return Attention(family=family, **{k: block[k] for k in ATTENTION_INT_FIELDS if k in block})
 
 
 HYBRID_CATALOGUE = "models_hybrid.yaml"
