@@ -736,3 +736,78 @@ def test_a_superpod_device_file_may_write_the_word_in_any_case(tmp_path, capsys)
     from afdlib.inputs.catalog import load_hardware
     hw = load_hardware(str(path))
     assert hw.superpod and hw.scale_out_bytes_per_s == hw.scale_up_bytes_per_s
+
+
+def test_second_probe_refusals_of_options_with_no_effect(capsys):
+    # each was accepted with no effect: an overlap what-if at one micro-batch (said "by the override"), a
+    # seed without jitter, --stragglers uniform beside --counts (the counts won)
+    ep = ["throughput", "--model", "deepseek-v3", "--hardware", "h800", "--design", "ep", "--ep-size", "144"]
+    assert main([*ep, "--ep-overlap", "1", "--ep-micro-batches", "1"]) == 2
+    assert "one micro-batch has none" in capsys.readouterr().err
+    assert main([*ep, "--ep-overlap", "0.5", "--sbo", "--json"]) == 0          # single-batch overlap: it applies
+    capsys.readouterr()
+    assert main(["throughput", "--model", "deepseek-v3", "--hardware", "h800", "--design", "afd", "--n-attn", "2",
+                 "--n-ffn", "4", "--micro-batches", "1", "--afd-overlap", "1"]) == 2
+    capsys.readouterr()
+    given = ["simulate", "--design", "afd", "--t-attn-us", "100", "--t-ffn-us", "100", "--t-comm-us", "10",
+             "--layers", "4", "--steps", "20"]
+    assert main([*given, "--seed", "3"]) == 2 and "nothing is random" in capsys.readouterr().err
+    assert main([*given, "--seed", "3", "--cv-ffn", "0.1"]) == 0
+    capsys.readouterr()
+
+
+def test_gpus_per_node_sets_both_pools_with_an_attention_device(capsys):
+    # with --attn-hardware the attention pool kept 8-GPU nodes: 48 GPUs, not 64, for 2A2F of 16-GPU nodes
+    afd = ["throughput", "--model", "deepseek-v3", "--hardware", "h800", "--design", "afd", "--n-attn", "2",
+           "--n-ffn", "2", "--gpus-per-node", "16", "--json"]
+    docs = []
+    for extra in ([], ["--attn-hardware", "h800"]):
+        assert main([*afd, *extra]) == 0
+        docs.append(json.loads(capsys.readouterr().out))
+    assert docs[0]["gpus"] == docs[1]["gpus"] == 64
+    assert docs[0]["tokens_per_s_per_gpu"] == docs[1]["tokens_per_s_per_gpu"]
+
+
+def test_a_jitter_free_simulation_loses_nothing_not_minus_zero():
+    # the constant and the jittered makespans of constant stages summed in another order: -2.2e-16, "-0.0%"
+    from afdlib.simulation.pipeline import Jitter, simulate
+    sim = simulate("ep", 2e-4, 1e-4, 3e-4, 2, 58, 200, Jitter(), 0, 3e-3)
+    assert float(sim.throughput_loss) == 0.0 and not np.signbit(sim.throughput_loss)
+
+
+def test_a_probability_next_to_the_threshold_is_not_printed_as_it():
+    # "P(AFD better) = 0.10 is inside 0.1 to 0.9"
+    from afdlib.decision.decision import _p
+    assert (_p(0.1004), _p(0.9003), _p(0.5)) == ("0.1004", "0.9003", "0.50")
+
+
+def test_fp4_on_hopper_names_both_options_that_give_fp4(capsys):
+    # --attention-dtype fp4 was told to use --weights fp8, which changed nothing
+    assert main(["throughput", "--model", "deepseek-v3", "--hardware", "h800", "--design", "ep", "--ep-size", "144",
+                 "--attention-dtype", "fp4"]) == 2
+    assert "--attention-dtype fp8 for an FP4 attention" in capsys.readouterr().err
+
+
+def test_a_quantization_file_given_as_the_model_points_to_its_config(tmp_path):
+    from afdlib.inputs.hf_config import model_from_hf_config
+    path = tmp_path / "hf_quant_config.json"
+    path.write_text(json.dumps({"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "NVFP4"}}))
+    with pytest.raises(AfdError, match="this is a quantization file .*give the model's config.json"):
+        model_from_hf_config(path)
+
+
+def test_a_batch_at_the_search_s_cap_is_said_and_is_a_search_bound(tmp_path, capsys):
+    # a one-element hidden size: every batch up to 2^16 met the SLO; "largest meeting 50 ms" was the cap
+    import yaml
+    doc = {"name": "Tiny", "hidden_size": 1, "moe_intermediate_size": 1, "num_layers": 1, "dense_layers": 0,
+           "moe_layers": 1, "routed_experts": 8, "experts_per_token": 1, "source": "test",
+           "attention": {"family": "gqa", "num_heads": 1, "num_kv_heads": 1, "head_dim": 1}}
+    path = tmp_path / "tiny.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    assert main(["throughput", "--model", str(path), "--hardware", "h800", "--design", "ep", "--ep-size", "8"]) == 0
+    assert "up to the search's cap of 65,536: a larger batch may do more" in capsys.readouterr().out
+    from afdlib.decode.search import Best
+    from afdlib.decode.deployment import EPDeployment
+    from afdlib.inputs.catalog import load_hardware
+    best = Best("ep", np.array(1.0), EPDeployment(load_hardware("h800"), 8, 0, 2, "low-latency", 65536), {}, {})
+    assert best.bound_words() == ["65,536 requests per GPU (the batch search's cap)"]

@@ -555,3 +555,16 @@ def test_an_even_range_of_a_whole_number_field_must_step_by_whole_numbers():
     assert axis_values("ep_size", {"from": 8, "to": 64, "num": 8}).tolist() == [8, 16, 24, 32, 40, 48, 56, 64]
     # a geometric range of counts is rounded, as documented (1, 5.6, 31.6, 177.8, 1000)
     assert axis_values("batch_per_gpu", {"from": 1, "to": 1000, "num": 5, "log": True}).tolist() == [1, 6, 32, 178, 1000]
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"fixed": {"ep_size": 144}, "vary": {"ep_micro_batches": [1, 3]}}, "ep_micro_batches 3: EP runs 1 or 2"),
+    ({"fixed": {"ep_size": 144, "ep_micro_batches": 1}, "vary": {"ep_overlap": [0, 1]}},
+     "ep_overlap sets how much .* at ep_micro_batches 1 there is none"),
+    ({"fixed": {"ep_size": 144}, "vary": {"sparsity": [0.5, 1]}}, "sparsity 0.5: E / K is at least 1")])
+def test_a_grid_of_forms_the_commands_refuse_is_refused(change, message):
+    # ep_micro_batches 3 got a confident answer; overlaps at one micro-batch and K > E were flat axes
+    from afdlib.sweep.evaluate import check_grid
+    from afdlib.sweep.spec import parse
+    with pytest.raises(AfdError, match=message):
+        check_grid(parse({"model": "deepseek-v3", "hardware": "h800", "design": "ep", **change}))

@@ -245,6 +245,9 @@ def deployment_of(args, model, hardware):
     check_design_options(args)
     d = _deployment(args, model, hardware, AFDDeployment, EPDeployment)
     check_sigma(args, ffn_ranks(d))
+    if int(d.micro_batches) == 1 and not getattr(d, "sbo", False):   # one micro-batch: nothing to overlap with
+        refuse_given(args, ("ep_overlap", "afd_overlap"), "sets how much of the other micro-batches' work hides "
+                     "a stage; one micro-batch has none (single-batch overlap, --sbo, hides EP's all-to-all)")
     return d
 
 
@@ -269,6 +272,8 @@ def _deployment(args, model, hardware, AFDDeployment, EPDeployment):
     if args.n_attn is None or args.n_ffn is None:
         raise AfdError("--design afd needs --n-attn and --n-ffn (nodes)")
     attn = None if args.attn_hardware is None else device(args, args.attn_hardware)
+    if attn is not None and getattr(args, "gpus_per_node", None) is not None:   # the unit of both pools
+        attn = attn.with_overrides(gpus_per_node=args.gpus_per_node)
     return AFDDeployment.of(hardware, args.n_attn, args.n_ffn, attn,
                             micro_batches=args.micro_batches or AFDDeployment.micro_batches,
                             requests=args.batch_per_gpu, domains=getattr(args, "attention_domains", None) or 1)

@@ -73,6 +73,12 @@ def run(args) -> int:
                                             straggler_factors)
     given_times = [args.t_attn_us, args.t_ffn_us, args.t_comm_us]
     jittered = bool(args.cv_attn or args.cv_ffn or args.cv_comm or args.stragglers != "none" or args.counts)
+    if not jittered:
+        refuse_given(args, ("seed",), "seeds the jitter; without --cv-attn, --cv-ffn, --cv-comm, --stragglers or "
+                     "--counts nothing is random")
+    if args.counts and args.stragglers == "uniform":
+        raise AfdError("--counts samples the FFN's stragglers from the measured loads; --stragglers uniform samples "
+                       "them from uniform routing: give one")
     if any(v is not None for v in given_times):
         if any(v is None for v in given_times):
             raise AfdError("give all of --t-attn-us, --t-ffn-us and --t-comm-us, or none (stage times from the "

@@ -43,6 +43,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run(args) -> int:
     import numpy as np
 
+    from afdlib.decode.batch import MAX_REQUESTS
     from afdlib.decode.deployment import decode_step
     from afdlib.decode.step import bound_names
     from afdlib.inputs.catalog import load_model
@@ -95,7 +96,9 @@ def run(args) -> int:
           f"MTP L_accept {args.mtp:g}, t_g {budget.t_gap_s * ms:g} ms; weights {precision.weights} ({weights_from})"
           + ("" if mtp is None or mtp["declared"] else f"; {mtp['words']}"))
     how = (f"given; {'within' if doc['meets_slo'] else 'over'} the {args.slo_ms:g} ms SLO"
-           if args.batch_per_gpu is not None else f"largest meeting {args.slo_ms:g} ms and memory")
+           if args.batch_per_gpu is not None else f"largest meeting {args.slo_ms:g} ms and memory"
+           + (f" up to the search's cap of {MAX_REQUESTS:,}: a larger batch may do more"
+              if doc["batch_per_gpu"] >= MAX_REQUESTS else ""))
     print(f"{doc['tokens_per_s_per_gpu']:,.0f} output tokens/s per GPU at {doc['batch_per_gpu']} requests per "
           f"{'attention ' if args.design == 'afd' else ''}GPU ({how}); TPOT {doc['tpot_ms']:.1f} ms")
     b = breakdown

@@ -20,6 +20,14 @@ from afdlib.errors import AfdError
 from afdlib.inputs.specs import Hardware
 
 
+def _p(p: float) -> str:
+    """P with two decimals, or as many as it takes not to read as the threshold it is inside of (0.1004, not 0.10)."""
+    d = 2
+    while d < 6 and any(f"{p:.{d}f}" == f"{t:.{d}f}" for t in (DECIDED, 1 - DECIDED)) and p not in (DECIDED, 1 - DECIDED):
+        d += 1
+    return f"{p:.{d}f}"
+
+
 def decision(v: Verdict | None, held, bounds: list, validated_only: bool, one_feasible: bool) -> tuple[bool, str]:
     """(decided, why): a verdict is decided only where the free search's is (P(AFD better) beyond the
     threshold), no best sits on a search bound, and the search held to validated forms (``held``: its
@@ -28,7 +36,7 @@ def decision(v: Verdict | None, held, bounds: list, validated_only: bool, one_fe
     if v is None:
         return one_feasible, "decided: only one design has a feasible deployment" if one_feasible else ""
     if not v.decided:
-        return False, f"undecided: P(AFD better) = {v.p_afd:.2f} is inside {DECIDED:g} to {1 - DECIDED:g}"
+        return False, f"undecided: P(AFD better) = {_p(v.p_afd)} is inside {DECIDED:g} to {1 - DECIDED:g}"
     if bounds:
         return False, ("undecided: the free search decides " + v.recommendation + f" (P(AFD better) = {v.p_afd:.2f}), "
                        "but a best sits on a search bound (" + "; ".join(bounds) + ")")

@@ -45,7 +45,7 @@ import numpy as np
 
 from afdlib.decode.deployment import AFDDeployment, Deployment, EPDeployment, Pool, step_function
 from afdlib.decode.step import Assumptions
-from afdlib.decode.batch import batches
+from afdlib.decode.batch import MAX_REQUESTS, batches
 from afdlib.decode.bounds import AFD_NODE_CAP, EP_MULTIPLE_CAP, take_cells, widen
 from afdlib.decode.validation import validated_forms
 from afdlib.evaluator.alltoall import EP_MODES
@@ -145,7 +145,11 @@ class Best:
         words = {"n_attn": "N_A = {} nodes (the search's hard cap)", "n_ffn": "N_F = {} nodes (the search's hard cap)",
                  "ep_size": "EP size {} (the search's hard cap)",
                  "redundant": "{} redundant experts (the search's E / 8, not widened)"}
-        return [words[k].format(int(self.searched[k])) for k, v in self.on_bound.items() if bool(np.all(v))]
+        out = [words[k].format(int(self.searched[k])) for k, v in self.on_bound.items() if bool(np.all(v))]
+        requests = getattr(self.deployment, "requests", None)
+        if requests is not None and bool(np.all(np.asarray(requests, dtype=float) >= MAX_REQUESTS)):
+            out.append(f"{MAX_REQUESTS:,} requests per GPU (the batch search's cap)")   # a larger batch may do more
+        return out
 
     def on(self, hardware: Hardware, attn_hardware: Hardware | None = None) -> Best:
         """The same best on one device (AFD: its FFN pool; ``attn_hardware`` its attention pool)."""

@@ -350,6 +350,9 @@ def model_from_hf_config(path: str | Path, slug: str | None = None) -> Model:
     if not isinstance(raw, dict):
         raise AfdError(f"{path}: expected a JSON object")
     cfg = dict(raw)
+    if isinstance(raw.get("quantization"), dict) and not any(k in raw for k in _KEYS["hidden_size"]):
+        raise AfdError(f"{path}: this is a quantization file (ModelOpt's hf_quant_config.json): give the model's "
+                       "config.json, beside which it is read")
     if "text_config" in raw and not isinstance(raw["text_config"], dict):
         raise AfdError(f"{path}: field 'text_config' must be an object (the language model's fields), "
                        f"got {type(raw['text_config']).__name__}")

@@ -97,10 +97,11 @@ class Hardware:
         tier = matmul_tier(dtype)
         if tier == "fp4":
             if self.fp4_flops is None:
-                raise AfdError(f"hardware '{self.slug}' has no FP4 tensor cores (no fp4_tflops): FP4 weights "
-                               "(--weights nvfp4/mxfp4, or declared by the model) run W4A4 at an FP4 rate only on "
-                               "Blackwell-class devices; "
-                               "use --weights fp8 (Hopper's weight-only W4A8/W4A16 kernels are not modelled)")
+                raise AfdError(f"hardware '{self.slug}' has no FP4 tensor cores (no fp4_tflops): FP4 matmuls (FP4 "
+                               "weights, --weights nvfp4/mxfp4 or declared by the model, or --attention-dtype fp4) "
+                               "run at an FP4 rate only on Blackwell-class devices; use --weights fp8 for FP4 "
+                               "weights, --attention-dtype fp8 for an FP4 attention (Hopper's weight-only W4A8/W4A16 "
+                               "kernels are not modelled)")
             return self.fp4_flops
         if tier == "fp8":
             return self.int8_flops if self.flops_dtype != "fp8" and self.int8_flops is not None else self.flops

@@ -107,6 +107,20 @@ def check_grid(spec: Spec) -> None:
             check_hardware(hardware_with(hw, values))
         except AfdError as e:
             raise AfdError(f"at {at}: {e}" if at else str(e)) from None
+    small = [v for v in _values(spec, "sparsity", 1.0) if float(v) < 1]   # beyond the other end: the nearest
+    if small:                                                               # member (K = 1), recorded as such
+        raise AfdError(f"sparsity {float(small[0]):g}: E / K is at least 1 (no token takes more experts than there are)")
+    from afdlib.decode.search import EP_MICRO_BATCHES
+    bad = [v for v in _values(spec, "ep_micro_batches", 2) if int(v) not in EP_MICRO_BATCHES]
+    if bad:
+        raise AfdError(f"ep_micro_batches {bad[0]:g}: EP runs {' or '.join(map(str, EP_MICRO_BATCHES))} micro-batches "
+                       "(afd throughput --ep-micro-batches)")
+    if max(_values(spec, "micro_batches", 3)) > 64:
+        raise AfdError("micro_batches: at most 64 (afd throughput --micro-batches)")
+    for name, mb in (("ep_overlap", "ep_micro_batches"), ("afd_overlap", "micro_batches")):
+        if spec.given(name) and 1 in [int(v) for v in _values(spec, mb, 0)]:
+            raise AfdError(f"{name} sets how much of the other micro-batches' work hides a stage; at {mb} 1 there "
+                           "is none: leave 1 out of the axis, or leave the overlap out")
     room = max(_values(spec, "routed_experts", model.routed_experts)) + max(_values(spec, "redundant", 0))
     if "ep" in spec.designs and max(_values(spec, "ep_size", 0)) > room:
         raise AfdError(f"ep_size {max(_values(spec, 'ep_size', 0)):g} exceeds the routed + redundant experts at every "
