@@ -104,7 +104,7 @@ def test_hfu_options_and_errors(capsys):
 
 def test_penalty_json(capsys):
     doc = run_json(capsys, "penalty", "--sigma", "0.8", "--n-attn", "8", "--n-ffn", "2", "--json")
-    assert set(doc) == {"alpha_ep", "alpha_afd", "alpha_afd_exact", "rounding"}
+    assert set(doc) == {"alpha_ep", "alpha_afd", "alpha_afd_exact", "rounding", "alpha_afd_floor", "alpha_afd_ceil", "dp"}
     assert doc["alpha_afd"] == pytest.approx(0.9375) and doc["rounding"] == "floor"
     assert doc["alpha_ep"] == pytest.approx(0.952, abs=5e-4)  # lambda defaults to N_A / N_F = 4
     assert doc["alpha_afd_exact"] == pytest.approx(doc["alpha_ep"])

@@ -811,3 +811,47 @@ def test_a_batch_at_the_search_s_cap_is_said_and_is_a_search_bound(tmp_path, cap
     from afdlib.inputs.catalog import load_hardware
     best = Best("ep", np.array(1.0), EPDeployment(load_hardware("h800"), 8, 0, 2, "low-latency", 65536), {}, {})
     assert best.bound_words() == ["65,536 requests per GPU (the batch search's cap)"]
+
+
+def test_the_roofline_profile_ignores_message_latency_in_the_all_to_all_split_too(tmp_path, capsys):
+    # "no fixed costs": the stage times dropped the latency, but the dispatch / combine split still took it
+    # off, so 100 us of scale-out latency made EP144 faster (3,748 -> 3,867 tokens/s)
+    out = []
+    for us in (0, 100):
+        path = tmp_path / f"lat{us}.yaml"
+        path.write_text("name: eight\ngpus_per_node: 8\nfp8_tflops: 1979\nbf16_tflops: 989\nhbm_tb_per_s: 3.35\n"
+                        f"hbm_gb: 80\nscale_up_gb_per_s: 160\nscale_out_gb_per_s: 50\nscale_out_latency_us: {us}\n"
+                        "source: an H800-like device for a test\n")
+        assert main(["throughput", "--model", "deepseek-v3", "--hardware", str(path), "--design", "ep", "--ep-size",
+                     "144", "--kernels", "roofline", "--json"]) == 0
+        out.append(json.loads(capsys.readouterr().out)["tokens_per_s_per_gpu"])
+    assert out[0] == out[1]
+
+
+def test_penalty_json_holds_every_number_its_text_prints(capsys):
+    # the text's DP line and the rounded forms were not in --json; DP's alpha for AFD is sigma itself
+    import re
+    argv = ["penalty", "--sigma", "0.8", "--n-attn", "1", "--n-ffn", "1"]
+    assert main([*argv, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    dp = re.search(r"DP imbalance:  alpha_EP = ([\d.]+) .* alpha_AFD = ([\d.]+)", text).groups()
+    assert (float(dp[0]), float(dp[1])) == (round(doc["dp"]["alpha_ep"], 4), round(doc["dp"]["alpha_afd"], 4))
+    assert doc["dp"]["alpha_afd"] == 0.8 and f"ceil {doc['alpha_afd_ceil']:.4f}" in text
+
+
+def test_a_shared_expert_size_without_shared_experts_is_refused(tmp_path):
+    import yaml
+
+    from afdlib.inputs.catalog import load_model
+    doc = {"name": "Mini", "hidden_size": 4096, "moe_intermediate_size": 1536, "num_layers": 40, "dense_layers": 0,
+           "moe_layers": 40, "routed_experts": 128, "experts_per_token": 8, "shared_experts": 0, "source": "test",
+           "shared_expert_intermediate_size": 2048,
+           "attention": {"family": "gqa", "num_heads": 32, "num_kv_heads": 4, "head_dim": 128}}
+    path = tmp_path / "m.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    with pytest.raises(AfdError, match="shared_expert_intermediate_size is given but shared_experts is 0"):
+        load_model(str(path))
+    path.write_text(yaml.safe_dump({**doc, "shared_experts": 1}))
+    assert load_model(str(path)).shared_experts == 1

@@ -561,7 +561,8 @@ def test_an_even_range_of_a_whole_number_field_must_step_by_whole_numbers():
     ({"fixed": {"ep_size": 144}, "vary": {"ep_micro_batches": [1, 3]}}, "ep_micro_batches 3: EP runs 1 or 2"),
     ({"fixed": {"ep_size": 144, "ep_micro_batches": 1}, "vary": {"ep_overlap": [0, 1]}},
      "ep_overlap sets how much .* at ep_micro_batches 1 there is none"),
-    ({"fixed": {"ep_size": 144}, "vary": {"sparsity": [0.5, 1]}}, "sparsity 0.5: E / K is at least 1")])
+    ({"fixed": {"ep_size": 144}, "vary": {"sparsity": [0.5, 1]}}, "sparsity 0.5: E / K is at least 1"),
+    ({"fixed": {"ep_size": 144}, "vary": {"gpus_per_node": [4, 8]}}, "gpus_per_node sets an AFD node")])
 def test_a_grid_of_forms_the_commands_refuse_is_refused(change, message):
     # ep_micro_batches 3 got a confident answer; overlaps at one micro-batch and K > E were flat axes
     from afdlib.sweep.evaluate import check_grid

@@ -29,15 +29,18 @@ def run(args) -> int:
     lam = args.lambda_ep if args.lambda_ep is not None else args.n_attn / args.n_ffn
     afd = alpha_afd(args.sigma, args.n_attn, args.n_ffn)
     doc = {"alpha_ep": round(float(alpha_ep(args.sigma, lam)), 6), "alpha_afd": round(float(afd.alpha), 6),
-           "alpha_afd_exact": round(float(afd.exact), 6), "rounding": str(afd.rounding)}
+           "alpha_afd_exact": round(float(afd.exact), 6), "rounding": str(afd.rounding),
+           "alpha_afd_floor": round(float(afd.floor), 6), "alpha_afd_ceil": round(float(afd.ceil), 6),
+           "dp": {"alpha_ep": round(float(alpha_dp_ep(args.sigma, lam)), 6),
+                  "alpha_afd": round(float(alpha_dp_afd(args.sigma)), 6)}}
     if args.json:
         print(dumps(doc))
         return 0
     print(f"sigma = {args.sigma:g}, N_A = {args.n_attn}, N_F = {args.n_ffn} (lambda_AFD = {args.n_attn / args.n_ffn:g}),"
           f" lambda_EP = t_a / t_f = {lam:g}")
     print(f"EP imbalance:  alpha_EP = {doc['alpha_ep']:.4f}   alpha_AFD = {doc['alpha_afd']:.4f} "
-          f"({doc['rounding']}; exact {doc['alpha_afd_exact']:.4f}, floor {float(afd.floor):.4f}, "
-          f"ceil {float(afd.ceil):.4f})")
-    print(f"DP imbalance:  alpha_EP = {float(alpha_dp_ep(args.sigma, lam)):.4f} (batch regrown)   "
-          f"alpha_AFD = {float(alpha_dp_afd(args.sigma)):.4f}")
+          f"({doc['rounding']}; exact {doc['alpha_afd_exact']:.4f}, floor {doc['alpha_afd_floor']:.4f}, "
+          f"ceil {doc['alpha_afd_ceil']:.4f})")
+    print(f"DP imbalance:  alpha_EP = {doc['dp']['alpha_ep']:.4f} (batch regrown)   "
+          f"alpha_AFD = {doc['dp']['alpha_afd']:.4f}")
     return 0

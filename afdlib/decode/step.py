@@ -344,7 +344,7 @@ def ep_step(model: Model, hardware: Hardware, ep_size: ArrayLike, requests: Arra
         comm = ep_all_to_all_work(model, precision, hardware, t_mb, r_size, mode)
         comm = comm.network_scaled(1.0 / sigma)
         t_comm, b_comm = _time(comm, hardware, a)
-        t_d, t_cb = _dispatch_share((t_comm, comm), precision)
+        t_d, t_cb = _dispatch_share((t_comm, a.kernels.at_peak(comm, hardware)), precision)   # the timed work's latency
         total, hidden = ep_moe_time(t_att, t_d, t_ffn, t_cb, m, mode, n_layers, a.ep_overlap,
                                     a.single_batch_overlap, parts)
         return total, m * t_att, m * t_ffn, m * t_comm, b_att, b_ffn, b_comm, sigma, hidden, m * t_d, parts

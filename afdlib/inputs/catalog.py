@@ -313,6 +313,8 @@ def _model_entry(slug: str, entry: Any, profile: str, origin: str) -> Model:
             sources[k] = "arXiv 2602.09721 Table 4 (as printed)"
     sources = _with_default_source(where, sources, default_src,
                                    MODEL_OPTIONAL_INT_FIELDS + ("attention", "weights_dtype"), values)
+    if values.get("shared_expert_intermediate_size") and not values.get("shared_experts"):   # it would be dropped
+        raise AfdError(f"{where}: shared_expert_intermediate_size is given but shared_experts is 0: give the count")
     weights = values.get("weights_dtype")
     if "vocab_size" in values:  # absent: no LM head modelled; given: a vocabulary of at least one token
         checks.integer(values["vocab_size"], "vocab_size", where, lo=1)

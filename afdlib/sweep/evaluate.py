@@ -121,6 +121,9 @@ def check_grid(spec: Spec) -> None:
         if spec.given(name) and 1 in [int(v) for v in _values(spec, mb, 0)]:
             raise AfdError(f"{name} sets how much of the other micro-batches' work hides a stage; at {mb} 1 there "
                            "is none: leave 1 out of the axis, or leave the overlap out")
+    if spec.designs == ("ep",) and spec.given("ep_size") and spec.given("gpus_per_node"):
+        raise AfdError("gpus_per_node sets an AFD node (the unit of n_attn and n_ffn) and EP's search grid; a given "
+                       "ep_size spans the scale-up domain, which it does not change: vary scale_up_domain")
     room = max(_values(spec, "routed_experts", model.routed_experts)) + max(_values(spec, "redundant", 0))
     if "ep" in spec.designs and max(_values(spec, "ep_size", 0)) > room:
         raise AfdError(f"ep_size {max(_values(spec, 'ep_size', 0)):g} exceeds the routed + redundant experts at every "
