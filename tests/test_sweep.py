@@ -569,3 +569,11 @@ def test_a_grid_of_forms_the_commands_refuse_is_refused(change, message):
     from afdlib.sweep.spec import parse
     with pytest.raises(AfdError, match=message):
         check_grid(parse({"model": "deepseek-v3", "hardware": "h800", "design": "ep", **change}))
+
+
+def test_a_text_axis_reads_names_as_the_options_do():
+    # kernels: [Roofline] was refused while weights: [FP8] was taken, and weights fp4 beside nvfp4 (one type) ran twice
+    from afdlib.sweep.spec import axis_values
+    assert axis_values("kernels", ["Roofline", "calibrated"]).tolist() == ["roofline", "calibrated"]
+    with pytest.raises(AfdError, match="the axis weights repeats a value"):
+        axis_values("weights", ["FP8", "fp4", "nvfp4"])

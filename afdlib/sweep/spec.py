@@ -193,8 +193,9 @@ def _check(f: Field, value):
 
 def _checked(f: Field, value):
     where = f"{f.name}"
-    if f.rule == "text":
-        return checks.text(value, where)
+    if f.rule == "text":     # names as the options take them: lower case; weights fp4 the NVFP4 it stands for
+        name = checks.text(value, where).strip().lower()
+        return "nvfp4" if name == "fp4" and f.name == "weights" else name
     if not isinstance(value, numbers.Real) or isinstance(value, bool):
         raise AfdError(f"{where} must be a number, got {value!r}")
     checks.number(value, where)               # NaN or an infinity, before any rounding
