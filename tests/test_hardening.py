@@ -855,3 +855,12 @@ def test_a_shared_expert_size_without_shared_experts_is_refused(tmp_path):
         load_model(str(path))
     path.write_text(yaml.safe_dump({**doc, "shared_experts": 1}))
     assert load_model(str(path)).shared_experts == 1
+
+
+def test_a_catalogue_entry_is_a_copy_of_the_file_parsed_once():
+    # load_catalog deep-copied the whole file once per entry (half of afd catalog's time); an entry is now
+    # the only copy taken, and editing it leaves the next load as the file says
+    from afdlib.inputs.catalog import _entry, load_hardware
+    slug, entry, _ = _entry("h800", None, "hardware", "hardware", "a .yaml file")
+    entry["paper"]["fp8_tflops"] = 1.0
+    assert load_hardware("h800").flops > 1e14

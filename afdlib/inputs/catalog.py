@@ -17,6 +17,7 @@ Models have a ``reference`` profile (Hugging Face config values) and a ``paper``
 """
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
@@ -62,7 +63,9 @@ def data_dir() -> Path:
 # ----------------------------------------------------------------------------- loading
 
 def _section(path: Path, key: str) -> dict:
-    doc = read_yaml(path)
+    """The ``key:`` mapping of a catalogue file, as parsed once per process: not to be edited (an entry taken
+    from it is copied, :func:`_entry`)."""
+    doc = read_yaml(path, copy_result=False)
     if not isinstance(doc, dict) or not isinstance(doc.get(key), dict):
         raise AfdError(f"{path}: expected a top-level mapping '{key}:' of entries")
     return doc[key]
@@ -283,7 +286,7 @@ def _entry(name: str, catalog: Path | None, section: str, what: str, files: str)
     key = name.strip().lower()
     if key not in entries:
         raise AfdError(f"unknown {what} '{name}'; valid: {', '.join(sorted(entries))} (or a path to {files})")
-    return key, entries[key], str(cat_path)
+    return key, copy.deepcopy(entries[key]), str(cat_path)
 
 
 def _model_entry(slug: str, entry: Any, profile: str, origin: str) -> Model:
@@ -364,7 +367,7 @@ def hybrid_model_names() -> list[str]:
 def _hybrid_entry(slug: str, profile: str) -> Model:
     """A hybrid catalogue model: its config read as a user's would be, named and sourced by the entry."""
     path = data_dir() / HYBRID_CATALOGUE
-    entry = _section(path, "models")[slug]
+    entry = copy.deepcopy(_section(path, "models")[slug])
     where = f"{path}: model '{slug}'"
     if not isinstance(entry, dict) or not isinstance(entry.get("hf_config"), str):
         raise AfdError(f"{where}: needs 'hf_config', the file in {data_dir() / 'hf_configs'}")

@@ -53,11 +53,12 @@ MAX_YAML_VALUES = 1_000_000
 _PARSED: dict = {}
 
 
-def read_yaml(path: str | Path) -> Any:
+def read_yaml(path: str | Path, copy_result: bool = True) -> Any:
     """Parsed YAML of ``path``; :class:`AfdError` naming the file when it is missing or malformed.
 
     Each file is parsed once per process and size/modification time (libyaml's loader where
-    available); callers get their own deep copy, so editing a file or the result is safe."""
+    available); callers get their own deep copy, so editing a file or the result is safe
+    (``copy_result=False``: the parsed document itself, for a caller that copies only what it keeps)."""
     import copy
 
     import yaml
@@ -68,7 +69,7 @@ def read_yaml(path: str | Path) -> Any:
     except OSError:
         key = None
     if key is not None and key in _PARSED:
-        return copy.deepcopy(_PARSED[key])
+        return copy.deepcopy(_PARSED[key]) if copy_result else _PARSED[key]
     text = _text(path, MAX_YAML_BYTES)
     try:
         doc = yaml.load(text, Loader=_loader())
@@ -87,7 +88,7 @@ def read_yaml(path: str | Path) -> Any:
                        "refused")
     if key is not None:
         _PARSED[key] = doc
-        return copy.deepcopy(doc)
+        return copy.deepcopy(doc) if copy_result else doc
     return doc
 
 
