@@ -388,7 +388,8 @@ def load_model(name: str, profile: str = "paper", catalog: Path | None = None) -
     ``config.json`` path, or a YAML file."""
     if _looks_like_path(name) and Path(name).suffix.lower() == ".json":     # config.JSON too
         return model_from_hf_config(Path(name))
-    if catalog is None and name.strip().lower() in hybrid_model_names():
+    if catalog is None and not _looks_like_path(name) and name.strip().lower() not in model_names() \
+            and name.strip().lower() in hybrid_model_names():    # the main catalogue first: one file read, not two
         return _hybrid_entry(name.strip().lower(), profile)
     slug, entry, origin = _entry(name, catalog, "models", "model", "a config.json or .yaml file")
     return _model_entry(slug, entry, profile, origin)
