@@ -17,8 +17,8 @@
 # # Where imbalance loses time, EP against AFD (the paper's Figure 5)
 #
 # **Result.** With balancedness $\sigma$ = {glue:text}`sigma` ({numref}`fig5-timelines`), EP keeps
-# {glue:text}`ep_ep` under EP imbalance (only its FFN part stretches) and {glue:text}`ep_dp` under
-# DP imbalance (short ranks idle at the barrier, but the FFN part shrinks with their tokens). AFD,
+# {glue:text}`ep_ep` under EP (expert-parallel) imbalance (only its FFN part stretches) and {glue:text}`ep_dp` under
+# DP (data-parallel attention) imbalance (short ranks idle at the barrier, but the FFN part shrinks with their tokens). AFD,
 # whose three stages each last $t_B$, keeps only $\sigma$ under either kind ({glue:text}`afd_ep`
 # and {glue:text}`afd_dp`). The two are drawn at different ratios, EP at $t_a/t_f$ =
 # {glue:text}`lambda_ep` and AFD at $N_A/N_F$ = {glue:text}`afd_lambda`, and AFD's loss is set by

@@ -300,7 +300,7 @@ glue_all(readings.kernel_readings(m_, study, deployments, Assumptions().kernels.
 #   some of the loss. On AFD's routes each resource has one stage, so the order is first come
 #   first served anyway.
 # - The routing stragglers use an EPLB-style placement fitted to the same loads (an oracle), so
-#   they are a lower bound on routing jitter; DP imbalance across attention nodes is not
+#   they are a lower bound on routing jitter; DP (data-parallel) imbalance across attention nodes is not
 #   modelled here (the imbalance chapters treat it).
 # - The decode model's stage times carry its own assumptions (the validation chapter); the
 #   simulator adds the pipeline, not a second model of the kernels.
