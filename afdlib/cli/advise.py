@@ -12,8 +12,8 @@ def search_ranks(model, hardware) -> int:
     (EP's largest group, AFD's largest FFN pool, at the caps their widening stops at): ``--sigma`` applies
     to every candidate, none can be less balanced than 1 / its ranks, so below 1 / this one design would
     have no deployment the given sigma can describe and the comparison would rest on none."""
-    from afdlib.decode.search import AFD_NODE_CAP, EP_MULTIPLE_CAP, ep_candidates
-    return int(min(ep_candidates(model, hardware, EP_MULTIPLE_CAP)[0].max(), AFD_NODE_CAP * hardware.gpus_per_node))
+    from afdlib.decode.search import most_ffn_gpus
+    return min(most_ffn_gpus(model, hardware, "ep"), most_ffn_gpus(model, hardware, "afd"))
 
 
 def answer_line(doc: dict) -> str:

@@ -108,11 +108,10 @@ def device(args, name: str):
     """The device ``name`` (a slug or a file) under ``--hw-profile``; a profile given on the command line
     for a flat file, which holds one set of figures (no ``paper:`` or ``datasheet:`` block), is refused:
     it would choose nothing."""
-    from afdlib.inputs.catalog import load_hardware
+    from afdlib.inputs.catalog import load_hardware, refuse_profile_of_flat
     hw = load_hardware(name, profile=args.hw_profile)
-    if hw.profile == "user" and given(args, "hw_profile"):
-        raise AfdError(f"--hw-profile {args.hw_profile}: {name} gives one flat set of figures, with no paper: or "
-                       "datasheet: block to choose between; drop --hw-profile, or put the figures under those blocks")
+    if given(args, "hw_profile"):
+        refuse_profile_of_flat(hw, name, f"--hw-profile {args.hw_profile}")
     return hw
 
 

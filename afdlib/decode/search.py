@@ -88,6 +88,15 @@ def ep_candidates(model: Model, hardware: Hardware, top: int = EP_NODE_MULTIPLES
     return size, red
 
 
+def most_ffn_gpus(model: Model, hardware: Hardware, design: str) -> int:
+    """The most GPUs a searched ``design``'s experts may spread over, at the caps its widening stops at
+    (EP: the largest group; AFD: the largest FFN pool): the fewest ranks a given sigma is bounded by
+    (none of its candidates is less balanced than 1 / its ranks)."""
+    if design == "ep":
+        return int(ep_candidates(model, hardware, EP_MULTIPLE_CAP)[0].max())
+    return int(AFD_NODE_CAP * hardware.gpus_per_node)
+
+
 def node_counts(bound: int, base: int = AFD_NODES[-1]) -> np.ndarray:
     """The node counts an AFD pool is searched over up to ``bound``: 1..``base``, then for each
     doubling B -> 2B the four counts B + B/4, ..., 2B (20, 24, 28, 32; 40, ..., 64; 80, ..., 128:

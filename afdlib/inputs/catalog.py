@@ -229,6 +229,15 @@ def _hardware_entry(slug: str, entry: Any, profile: str, eff: Efficiency | None,
     return sheet
 
 
+def refuse_profile_of_flat(hw: Hardware, name: str, option: str) -> None:
+    """A hardware profile named (``option``: ``--hw-profile paper``, a spec's ``hw_profile: paper``) for a flat
+    device file, which holds one set of figures (no ``paper:`` or ``datasheet:`` block): refused, as it
+    would choose nothing."""
+    if hw.profile == "user":
+        raise AfdError(f"{option}: {name} gives one flat set of figures, with no paper: or datasheet: block to "
+                       f"choose between; drop {option.split()[0]}, or put the figures under those blocks")
+
+
 def per_die(hw: Hardware, dies: int) -> Hardware:
     """One of the ``dies`` compute dies of a multi-die package run as a device of its own (Ascend 910C:
     two dies, which CloudMatrix384's serving papers count as the unit, arXiv 2508.02520): every rate,

@@ -35,7 +35,7 @@ from afdlib.inputs.specs import Attention, Model, check_model
 from afdlib.errors import AfdError
 from afdlib.inputs import checks, hf_mixers
 from afdlib.inputs.files import read_json
-from afdlib.inputs.hf_fields import Recorder, refuse_unread
+from afdlib.inputs.hf_fields import Recorder, refuse_unread, scalar
 
 # quantity -> candidate keys, in order (dotted = nested)
 _KEYS = {
@@ -69,8 +69,7 @@ def _int(cfg: dict, keys: tuple[str, ...], path: Path) -> int | None:
     """The first of ``keys`` present (and not null) as an integer; None if none is."""
     for key in keys:
         v = _get(cfg, key)
-        if isinstance(v, list):  # ERNIE-VL style [text, vision]: the text value first, said by afd model
-            v = cfg.scalar(key, v) if isinstance(cfg, Recorder) else (v[0] if v else None)
+        v = scalar(cfg, key, v, path)   # ERNIE-VL style [text, vision]: the text value first, said by afd model
         if v is not None:
             return checks.integer(v, f"field '{key}'", str(path), integral_float=True)
     return None
@@ -106,9 +105,7 @@ def _layout_int(cfg: dict, key: str, path: Path, minimum: int) -> int | None:
     """Integer layout field ``key`` (None if absent); null, a non-integer or a value below ``minimum`` refused."""
     if key not in cfg:
         return None
-    v = cfg[key]
-    if isinstance(v, list) and v:      # [text, vision]: as _int
-        v = cfg.scalar(key, v) if isinstance(cfg, Recorder) else v[0]
+    v = scalar(cfg, key, cfg[key], path)      # [text, vision]: as _int
     return checks.integer(v, f"field '{key}'", str(path), lo=minimum, integral_float=True)
 
 

@@ -30,18 +30,6 @@ class Recorder(dict):
         self.path = path
         self.first_of: dict[str, list] = {}   # fields given as a list where one number is read: the first taken
 
-    def scalar(self, key: str, value):
-        """``value`` of field ``key`` where one number is read: the first entry of a list of one or two
-        (ERNIE-VL's [text, vision] pairs), recorded for ``afd model`` to say. An empty list, or a longer
-        one (per-layer values, which are not read), is refused naming the field."""
-        if not isinstance(value, list):
-            return value
-        if not 1 <= len(value) <= 2:
-            raise AfdError(f"{self.path}: field '{key}' is a list of {len(value)} values where one number is read "
-                           "(a [text, vision] pair at most; per-layer values are not read)")
-        self.first_of[key] = value
-        return value[0]
-
     def get(self, key, default=None):
         self.read.add(key)
         return self._checked(key, super().get(key, default))
@@ -58,6 +46,20 @@ class Recorder(dict):
     def __contains__(self, key):
         self.read.add(key)
         return super().__contains__(key)
+
+
+def scalar(cfg: dict, key: str, value, path: Path | str):
+    """``value`` of field ``key`` where one number is read: the first entry of a list of one or two
+    (ERNIE-VL's [text, vision] pairs), recorded on a :class:`Recorder` for ``afd model`` to say. An empty
+    list, or a longer one (per-layer values, which are not read), is refused naming the field."""
+    if not isinstance(value, list):
+        return value
+    if not 1 <= len(value) <= 2:
+        raise AfdError(f"{path}: field '{key}' is a list of {len(value)} values where one number is read "
+                       "(a [text, vision] pair at most; per-layer values are not read)")
+    if isinstance(cfg, Recorder):
+        cfg.first_of[key] = value
+    return value[0]
 
 
 # Fields that change the model when set and that no reading here uses, each with the value at which it

@@ -87,11 +87,11 @@ def check_grid(spec: Spec) -> None:
     from itertools import product
 
     from afdlib.inputs import checks
+    from afdlib.inputs.catalog import refuse_profile_of_flat
     from afdlib.inputs.specs import check_hardware, check_model
     model, hw = system(spec)
-    if hw.profile == "user" and spec.hw_profile_given:
-        raise AfdError(f"hw_profile {spec.hw_profile}: {spec.hardware} gives one flat set of figures, with no paper: "
-                       "or datasheet: block to choose between; drop hw_profile, or put the figures under those blocks")
+    if spec.hw_profile_given:
+        refuse_profile_of_flat(hw, spec.hardware, f"hw_profile {spec.hw_profile}")
     names = [n for n in spec.axes if n in _SCALAR_CHECKED]
     fixed = {n: v for n, v in spec.fixed.items() if n in _SCALAR_CHECKED}
     grids = [list(spec.axes[n]) for n in names]
@@ -142,10 +142,10 @@ def _ranks(spec: Spec, design: str, model: Model, hw: Hardware) -> int:
     """GPUs the experts of ``design``'s deployments spread over, for a bound on sigma: a given EP size or FFN
     pool's smallest (every point's sigma must describe a placement, as ``afd throughput`` asks); a
     searched one's cap (as ``afd advise`` bounds ``--sigma``)."""
-    from afdlib.decode.search import AFD_NODE_CAP, EP_MULTIPLE_CAP, ep_candidates
-    if design == "ep":
-        return int(min(_values(spec, "ep_size", 0)) or ep_candidates(model, hw, EP_MULTIPLE_CAP)[0].max())
-    return int(min(_values(spec, "n_ffn", 0)) or AFD_NODE_CAP) * int(min(_values(spec, "gpus_per_node", hw.gpus_per_node)))
+    from afdlib.decode.search import most_ffn_gpus
+    g = int(min(_values(spec, "gpus_per_node", hw.gpus_per_node)))
+    given = min(_values(spec, "ep_size" if design == "ep" else "n_ffn", 0)) * (1 if design == "ep" else g)
+    return int(given or most_ffn_gpus(model, replace(hw, gpus_per_node=g), design))
 
 
 @lru_cache(maxsize=8)
