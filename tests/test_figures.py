@@ -156,3 +156,26 @@ def test_the_conditions_figure_stays_legible_with_long_device_names():
     fig = conditions_figure(panels, costs, f"price ratio NVIDIA H20 / {long}", long)
     check_legible(fig, "conditions")                    # raises where a text is under 9 px at the page's width
     plt.close(fig)
+
+
+def test_the_ratio_maps_wrap_a_long_device_name_in_their_titles():
+    """A map titled with a long own device name (an own-pair book's 4-GPU lab node) once stuck out of
+    its panel, widened the saved figure past the column and shrank every label to 8.9 px (the build
+    failed); wrapped, every text keeps its 9 px."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from afdlib.report.figures import ratio_maps_figure
+    from afdlib.report.figures.common import small_texts
+    m = np.geomspace(512, 16384, 6)
+    bw = np.geomspace(12.5e9, 400e9, 5)
+    ratio = np.outer(np.linspace(0.7, 1.4, 5), np.ones(6))
+    long = "Lab node (4 x H200-class accelerators, never in the catalogue), 4-GPU nodes: scale-out x M"
+    maps = {t: SimpleNamespace(values=m, bandwidth=bw, ratio=ratio, axis="moe_intermediate_size")
+            for t in (long, "NVIDIA GB200 NVL72: fabric x M")}
+    placements = {long: {"A": (2048.0, 50e9), "B": (16384.0, 50e9)}}
+    fig = ratio_maps_figure(maps, placements)
+    assert small_texts(fig) == []
+    assert "\n" in fig.axes[0].get_title()           # wrapped, not one line wider than its panel
+    plt.close(fig)

@@ -210,7 +210,7 @@ def ratio_maps_figure(maps: dict, placements: dict):
         ax.set_yscale("log")
         ax.set_xlabel("expert intermediate size M" if rm.axis == "moe_intermediate_size" else "sparsity E / K")
         ax.set_ylabel("bandwidth per GPU, GB/s (sustained)")
-        ax.set_title(title, fontsize=9)
+        ax.set_title(wrapped(title, PAGE_WIDTH_IN / cols), fontsize=9)   # a long device name: lines, not wider
     for ax in axes.flat[n:]:
         ax.set_visible(False)
     _ratio_colour_bar(fig.colorbar(im, ax=axes, label="AFD / EP tokens/s per GPU (black line: break-even)"))
