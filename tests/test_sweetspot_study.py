@@ -239,6 +239,10 @@ def test_heterogeneous_prices_bound_the_price_ratio():
     pools[2]["h800 GPU-h/Mtok"] = 0.09                 # 0.2 p + 0.09 < 0.1: p < 0.05; 0.09 / 0.3 = 0.3 < p
     assert heterogeneous_prices(pools, "h20", "h800") == pytest.approx((0.3, 0.05))
     assert heterogeneous_price_reading(pools, h20, h800).endswith("at no price cheaper than both")
+    pools[2]["h20 GPU-h/Mtok"] = 0.6                    # more attention GPU-hours than EP on h20: at no price (inf)
+    assert heterogeneous_prices(pools, "h20", "h800")[0] == np.inf
+    words = heterogeneous_price_reading(pools, h20, h800)
+    assert "inf" not in words and f"never cheaper than EP on {h20.name}, at any price" in words
     assert np.isnan(heterogeneous_prices(pools[:2], "h20", "h800")[0])
     assert heterogeneous_price_reading(pools[:2], h20, h800).startswith("not comparable here")
 

@@ -348,7 +348,9 @@ def heterogeneous_price_reading(pools: list[dict], attention: Hardware, ffn: Har
         return f"cheaper than EP on either device alone when {price} between {low:.2g} and {high:.2g} times {per}"
     against_ffn = (f"never cheaper than EP on {ffn.name}, at any price" if high <= 0 else
                    f"cheaper than EP on {ffn.name} only if {price} under {high:.2g} times {per}")
-    return f"{against_ffn}, and than EP on {attention.name} only above {low:.2g} times: at no price cheaper than both"
+    against_attention = (f"never cheaper than EP on {attention.name}, at any price" if np.isinf(low) else
+                         f"than EP on {attention.name} only above {low:.2g} times")
+    return f"{against_ffn}, and {against_attention}: at no price cheaper than both"
 
 
 @dataclass(frozen=True)
