@@ -48,6 +48,24 @@ def test_the_ceiling_figure_marks_the_chapters_devices_from_their_data(tmp_path)
     plt.close(fig)
 
 
+def test_the_ceiling_figure_wraps_a_long_device_name_in_its_legends(tmp_path):
+    """An own-pair book for a lab node with a long name failed: the legend entries "<name>, best (scale-up
+    450 GB/s)" widened the figure past the column (every text 8.4 px); wrapped, all stay >= 9 px."""
+    import numpy as np
+
+    from afdlib.inputs.catalog import load_hardware, load_model
+    from afdlib.report.figures import ceiling_figure
+    from afdlib.report.figures.common import small_texts
+    device = tmp_path / "lab.yaml"
+    device.write_text("name: Lab node (4 x H200-class accelerators, never in the catalogue)\ngpus_per_node: 4\n"
+                      "fp8_tflops: 1979\nhbm_tb_per_s: 4.8\nhbm_gb: 141\nscale_up_gb_per_s: 450\n"
+                      "scale_out_gb_per_s: 50\nsource: a test\n")
+    ordinary, superpod, model = load_hardware(str(device)), load_hardware("gb200"), load_model("kimi-k2")
+    fig = ceiling_figure([model], np.array([[0.4], [0.6]]), ordinary, superpod, model)
+    assert small_texts(fig) == []
+    plt.close(fig)
+
+
 def test_small_texts_measure_the_size_shown_in_the_column():
     from afdlib.report.figures.common import COLUMN_PX, small_texts
     # a figure narrower than the column is shown at its size: 7 pt at 100 dpi = 9.72 px, 6 pt = 8.33 px

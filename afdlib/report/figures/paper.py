@@ -10,7 +10,7 @@ from matplotlib.ticker import PercentFormatter
 from afdlib.analysis.hfu import limit_names
 from afdlib.report.style import COMM_CEILING, REGIME_COLOURS
 from afdlib.report.figures.common import (PAGE_WIDTH_IN, PANELS_PER_ROW, STAGE_COLOURS, lanes_panel, legend_columns,
-                                         place_labels)
+                                         place_labels, wrapped)
 
 
 def models_scatter(model_table: pd.DataFrame, paper_models: list[str]):
@@ -189,7 +189,8 @@ def ceiling_figure(models, best: np.ndarray, ordinary, superpod, reference_model
             (ordinary.scale_out_bytes_per_s, ordinary.flops, "#7f8c8d"),
     }
     for label, (bw, flops, colour) in lines.items():
-        ax1.plot(sizes, np.minimum(1, comm_ceiling(1, 1, bw, bw, sizes, flops)), color=colour, lw=2, label=label)
+        ax1.plot(sizes, np.minimum(1, comm_ceiling(1, 1, bw, bw, sizes, flops)), color=colour, lw=2,
+                 label=wrapped(label, PAGE_WIDTH_IN / 2))    # a long device name: lines, not a wider figure
     for i, marker in ((0, "o"), (1, "s")):
         ax1.plot([m.moe_intermediate_size for m in models], best[i], marker, color="black", ms=4, alpha=0.7,
                  ls="none")
@@ -225,14 +226,14 @@ def ceiling_figure(models, best: np.ndarray, ordinary, superpod, reference_model
         at.setdefault(value / 1e9, []).append(name)
     letters = "abcdef"
     for k, (value, names) in enumerate(at.items()):   # a letter above the frame, the name in the legend
-        ax2.axvline(value, color="grey", lw=0.8, ls=":", label=f"{letters[k]}: {' = '.join(names)}")
+        ax2.axvline(value, color="grey", lw=0.8, ls=":", label=wrapped(f"{letters[k]}: {' = '.join(names)}", PAGE_WIDTH_IN / 2))
     ax2.set_xscale("log")
     top = ax2.secondary_xaxis("top")
     top.set_xticks(list(at), list(letters[:len(at)]), fontsize=9)
     top.xaxis.set_minor_locator(plt.NullLocator())
     top.tick_params(length=0, pad=1)
     ax2.set_xlabel("effective bandwidth per GPU, GB/s (one direction)")
-    ax2.set_title(f"Ceiling vs bandwidth ({reference_model.name} experts)", fontsize=9, pad=14)
+    ax2.set_title(wrapped(f"Ceiling vs bandwidth ({reference_model.name} experts)", PAGE_WIDTH_IN / 2), fontsize=9, pad=14)
     ax2.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax2.set_ylim(0, 1.08)
     ax2.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.3))
