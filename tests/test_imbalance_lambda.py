@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from afdlib.analysis.imbalance import alpha_afd, alpha_ep
-from afdlib.analysis.imbalance_cost import dp_break_even, like_with_like_study
+from afdlib.analysis.imbalance_cost import break_even_text, dp_break_even, dp_tip_words, like_with_like_study
 from afdlib.decode.deployment import AFDDeployment, EPDeployment, decode_step
 from afdlib.studies.imbalance_lambda import (
-    EP_FORM, break_even_text, deployment_lambda, model_lambdas, own_lambda_study, published_lambdas)
+    EP_FORM, deployment_lambda, model_lambdas, own_lambda_study, published_lambdas)
 from afdlib.decode.search import best_afd
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.errors import AfdError
@@ -144,6 +144,8 @@ def test_break_even_text():
     assert break_even_text(0.9331) == "0.933"
     # never "a DP break-even of none": 1, the table's own convention, with what it means
     assert break_even_text(1.0) == "1 (EP keeps more at any DP balancedness)"
+    # one wording for the break-even wherever it is printed: the chapter's "from X to Y" reads with it
+    assert dp_tip_words(1.0)[1] == break_even_text(1.0) and dp_tip_words(0.9644)[1] == "0.964"
 
 
 def test_the_lambda_table_is_shown_in_eight_columns_with_every_number():

@@ -139,10 +139,16 @@ def dp_break_even(alpha_afd_value: float, alpha_ep_value: float, lambda_ep: floa
 def dp_tip_words(break_even: float) -> tuple[str, str]:
     """A :func:`dp_break_even` in words: what DP imbalance does to the comparison ("tips the balance to EP
     below a DP balancedness of 0.964"; at 1, "leaves EP ahead at any DP balancedness") and the break-even
-    alone ("0.964"; "none, EP keeping more at any DP balancedness")."""
+    alone (:func:`break_even_text`)."""
     if break_even < 1:
-        return f"tips the balance to EP below a DP balancedness of {break_even:.3f}", f"{break_even:.3f}"
-    return "leaves EP ahead at any DP balancedness", "none, EP keeping more at any DP balancedness"
+        return f"tips the balance to EP below a DP balancedness of {break_even:.3f}", break_even_text(break_even)
+    return "leaves EP ahead at any DP balancedness", break_even_text(break_even)
+
+
+def break_even_text(value: float) -> str:
+    """A DP break-even as printed: three decimals, or where it is 1 (EP keeps more at any DP
+    balancedness, :func:`dp_break_even`) saying so, a number that reads in "from 1 (...) to 0.942"."""
+    return f"{value:.3f}" if value < 1 else "1 (EP keeps more at any DP balancedness)"
 
 
 LAMBDA_ROW_FORMAT = {"AFD lambda": "{:.3g}", "EP lambda": "{:.2f}", "tokens per step": "{:,}", "AFD sigma": "{:.3f}",

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from numpy.typing import ArrayLike
 
-from afdlib.analysis.imbalance_cost import LikeWithLikeStudy, like_with_like_study
+from afdlib.analysis.imbalance_cost import LikeWithLikeStudy, break_even_text, like_with_like_study
 from afdlib.decode.deployment import AFDDeployment, EPDeployment, decode_step
 from afdlib.decode.result import Step
 from afdlib.decode.search import best_afd
@@ -187,12 +187,6 @@ def _range_text(even: list[float]) -> str:
     if lo == hi or lo >= 1:
         return break_even_text(lo)
     return f"{lo:.3f}-{hi:.3f}" if hi < 1 else f"{lo:.3f} to none at the higher λ"
-
-
-def break_even_text(value: float) -> str:
-    """A DP break-even as printed: three decimals, or where it is 1 (EP keeps more at any DP
-    balancedness, :func:`afdlib.analysis.imbalance_cost.dp_break_even`) saying so."""
-    return f"{value:.3f}" if value < 1 else "1 (EP keeps more at any DP balancedness)"
 
 
 def own_lambda_study(counts: ArrayLike, model: Model, hardware: Hardware, budget: Budget, context: float,
