@@ -49,7 +49,7 @@
 # whatever its kernels; AFD's pipeline runs at its steady state, without fill and drain), EP leads in
 # {glue:text}`n_ep_sym` of {glue:text}`n_pairs` pairs, by a median factor of {glue:text}`median_sym`;
 # this equal-overlap reading hides more than the schedule, which already over-predicts the
-# published EP deployments whose all-to-all crosses a NIC (previous chapter). The AFD side rests on a single published deployment (Step-3).
+# published EP deployments whose all-to-all crosses a NIC (previous chapter).
 # EP's lead is as large as its all-to-all is well hidden, and under the schedule {glue:text}`decided_reading`.
 #
 # The searches range wider than the validation: the best EP deployment's form (micro-batches,
