@@ -16,9 +16,7 @@
 # %% [markdown]
 # # The grouped-GEMM roofline on the EP side (the roofline half of the paper's Figure 3)
 #
-# **Result.** At {glue:text}`ep_model`'s published decode load, {glue:text}`ep_tokens` tokens per expert per
-# step, the roofline of EP's grouped GEMMs allows {glue:text}`ep_balanced` on {glue:text}`hw_focus`
-# ({numref}`fig3-gemm`).
+# **Result.** {glue:text}`result_lead` ({numref}`fig3-gemm`).
 #
 # ```{glue:md} result_md
 # :format: myst
@@ -40,7 +38,7 @@
 # %% tags=["parameters"]
 hardware = ["h800", "h20"]
 hw_profile = "paper"
-experts_per_gpu = 8                 # local experts in one grouped GEMM (EP32 for DeepSeek-V3)
+experts_per_gpu = 8                 # local experts in one grouped GEMM (EP32 for DeepSeek-V3); None: the own EP deployment's
 zipf_exponents = [0.5, 1.0, 1.5]    # skew of the imbalanced curves
 ofu = 1.0                           # compute efficiency of the kernel (1.0: the roofline)
 afd_model = "deepseek-v3"           # whose AFD ceiling is drawn for comparison
@@ -63,7 +61,7 @@ import afdlib.report.params as _p
 
 _p.check_parameters(
     globals(),
-    hardware=_p.list_of(_p.text), hw_profile=_p.PROFILE_HW, experts_per_gpu=_p.integer(1, 4096),
+    hardware=_p.list_of(_p.text), hw_profile=_p.PROFILE_HW, experts_per_gpu=_p.optional(_p.integer(1, 4096)),
     zipf_exponents=_p.list_of(_p.nonnegative, 0), ofu=_p.fraction, afd_model=_p.text,
     focus_hardware=_p.text, ep_model=_p.text,
     ep_tokens_per_gpu_s=_p.positive, ep_tokens_per_user_s=_p.positive,
@@ -80,7 +78,7 @@ from afdlib.evaluator.grouped_gemm import ep_tokens_per_expert, grouped_gemm_hfu
 from afdlib.analysis.hfu import hfu_sweep
 from afdlib.report.figures import grouped_gemm_figure
 from afdlib.report.style import save_data, save_figure, setup_style
-from afdlib.studies.ep_load import own_ep_load
+from afdlib.studies.ep_load import fig3_lead, own_ep_load
 from afdlib.inputs.specs import Budget
 from afdlib.decode.step import DECODE_T_GAP_S
 
@@ -91,14 +89,15 @@ tokens = np.geomspace(1, 8192, 400)
 exponents = np.array([0.0, *zipf_exponents])
 ep_tokens = ep_tokens_per_expert(ep_tokens_per_gpu_s, ep_tokens_per_user_s, ep_tokens_per_request_step, ep_gpus,
                                  deployed.experts_per_token, deployed.routed_experts + ep_redundant_experts)
+focus = hws[hardware.index(focus_hardware) if focus_hardware in hardware else 0]
+own = own_ep_load(model, focus, Budget(slo_s=slo_ms / 1e3, l_accept=1.0, t_gap_s=DECODE_T_GAP_S), context)
+experts_per_gpu = experts_per_gpu or own["own_local"] or 8
 counts = skewed_tokens(tokens[None, :], experts_per_gpu, exponents[:, None])       # (exponent, tokens, expert)
 curves = {h.slug: grouped_gemm_hfu(counts, h, ofu=ofu) for h in hws}
 afd = {h.slug: hfu_sweep(model, h, np.arange(1, 65))[1].max_hfu for h in hws}
 frame = pd.concat([pd.DataFrame({"hardware": h, "zipf_exponent": s, "tokens_per_expert": tokens, "hfu": curves[h][k]})
                    for h in curves for k, s in enumerate(exponents)])
 save_data(frame, "fig3_grouped_gemm", output_dir);
-focus = hws[hardware.index(focus_hardware) if focus_hardware in hardware else 0]
-own = own_ep_load(model, focus, Budget(slo_s=slo_ms / 1e3, l_accept=1.0, t_gap_s=DECODE_T_GAP_S), context)
 
 # %% tags=["hide-input"]
 fig = grouped_gemm_figure(tokens, curves, exponents, hws, ep_tokens, afd, paper_ep_hfu, experts_per_gpu, ofu, model.name,
@@ -121,10 +120,11 @@ plt.close(fig)
 from afdlib.report.hfu_readings import as_markdown, grouped_gemm_readings
 from afdlib.report.style import glue_all
 
-glue_all(as_markdown({"own_md": own["own_md"]} | grouped_gemm_readings(
+readings = grouped_gemm_readings(
     hws, focus.slug, afd, model, deployed, ep_tokens, experts_per_gpu,
     exponents, ofu, paper_ep_hfu, ep_tokens_per_request_step, ep_gpus, deployed.routed_experts + ep_redundant_experts,
-    tuple(filter(None, [own["own_mark"]])))))
+    tuple(filter(None, [own["own_mark"]])))
+glue_all(as_markdown({"own_md": own["own_md"], "result_lead": fig3_lead(readings, own, model, deployed)} | readings))
 
 # %% [markdown]
 # ## Reading

@@ -60,3 +60,28 @@ def test_table_2s_afd_reading_follows_its_ratios(model, hardware):
         assert words.endswith("against the paper's choice of 3BO")
         if rate["2BO"] > rate["3BO"] > rate["4BO"]:
             assert words.startswith("two micro-batches beat three")
+
+
+def test_the_grouped_gemm_chapter_leads_with_the_own_pairs_ep_load(tmp_path, monkeypatch):
+    """Mixtral-8x7B on H100 with the own-pair book's parameters (custom_parameters): the Result leads with
+    the pair's own best EP deployment, not DeepSeek-V3's published 740 tokens per expert, and the curves
+    are drawn for that deployment's local experts (one of Mixtral's 8 per GPU at EP8), on the datasheet
+    figures the rest of the book uses; the reference chapter still leads with the published load."""
+    import myst_nb
+
+    from afdlib.report.own_book import custom_parameters
+    from afdlib.studies.ep_load import own_ep_load
+    glued: dict = {}
+    monkeypatch.setattr(myst_nb, "glue", lambda key, value, **kw: glued.__setitem__(key, value))
+    params = custom_parameters("h100", "mixtral-8x7b")["fig3_grouped_gemm"]
+    execute("fig3_grouped_gemm", tmp_path, **params)
+    own = own_ep_load(load_model("mixtral-8x7b"), load_hardware("h100", profile="datasheet"),
+                      Budget(slo_s=0.05, l_accept=1.0, t_gap_s=DECODE_T_GAP_S), 4096)
+    assert glued["result_lead"].startswith(f"At Mixtral-8x7B's own best EP deployment on H100 SXM ({own['own_label']}), "
+                                           f"about {own['own_tokens']:.0f} tokens per expert")
+    assert glued["experts_per_gpu"] == str(own["own_local"]) == "1"        # 8 experts over EP8
+    assert "published decode load" in glued["result_lead"]                 # the paper's load second
+    glued.clear()
+    (tmp_path / "ref").mkdir()
+    execute("fig3_grouped_gemm", tmp_path / "ref")
+    assert glued["result_lead"].startswith("At DeepSeek-V3's published decode load") and glued["experts_per_gpu"] == "8"

@@ -46,7 +46,8 @@ def custom_parameters(hardware: str | None, model: str | None) -> dict[str, dict
         fig4["hardware"], fig3["hardware"], app["ordinary"] = [hardware], [hardware], hardware
     if model:
         fig4.update(models=[model], ceiling_model=model)
-        fig3["afd_model"] = model
+        # the pair's own EP deployment on the book's (datasheet) figures, its local experts in the curves
+        fig3.update(afd_model=model, experts_per_gpu=None, hw_profile="datasheet")
         app["models"] = [model]
     # the sweet spots: the paper's devices and models with the given ones added, the given pair as
     # the reference whose shape and bandwidth the maps move (the superpod stays GB200 for contrast)

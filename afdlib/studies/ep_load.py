@@ -22,11 +22,13 @@ def own_ep_load(model: Model, hardware: Hardware, budget: Budget, context: float
                 ofu: float = 1.0) -> dict:
     """The decode model's best EP deployment for ``model`` on ``hardware`` under ``budget`` at
     ``context``: ``own_tokens`` (tokens per expert per step, a float; None where no EP deployment is
-    feasible) and ``own_md``, the sentence that reads it against the device's ridge and the roofline
-    there, balanced and with Zipf skew ``exponent`` over the deployment's own local experts."""
+    feasible), ``own_local`` its local experts per GPU, ``own_balanced`` the roofline HFU there
+    (balanced), ``own_label`` the deployment, and ``own_md``, the sentence that reads it against the
+    device's ridge and the roofline there, balanced and with Zipf skew ``exponent`` over the
+    deployment's own local experts."""
     best = best_ep(model, hardware, budget, context)
     if float(np.asarray(best.tokens_per_s_per_gpu)) <= 0:
-        return {"own_tokens": None, "own_mark": None, "own_md": (f"No EP deployment of {model.name} on {hardware.name} meets the "
+        return {"own_tokens": None, "own_local": None, "own_balanced": None, "own_label": None, "own_mark": None, "own_md": (f"No EP deployment of {model.name} on {hardware.name} meets the "
                                                f"{budget.slo_s * 1e3:g} ms SLO and fits in memory, so it has no own "
                                                "EP load to read here.")}
     d = best.deployment
@@ -37,10 +39,25 @@ def own_ep_load(model: Model, hardware: Hardware, budget: Budget, context: float
     hfu = grouped_gemm_hfu(skewed_tokens(n, local, np.array([0.0, exponent])), hardware, ofu=ofu)
     ridge = float(ridge_tokens_per_expert(hardware.flops, hardware.hbm_bytes_per_s)) * ofu
     side = "above" if n > ridge else "below"
-    return {"own_tokens": n, "own_mark": f"{model.name}'s own best EP deployment in the decode model (dash-dotted)",
+    return {"own_tokens": n, "own_local": local, "own_balanced": float(hfu[0]), "own_label": d.label,
+            "own_mark": f"{model.name}'s own best EP deployment in the decode model (dash-dotted)",
             "own_md": (
         f"For {model.name} on {hardware.name} itself, the decode model's best EP deployment ({d.label}, "
         f"{int(d.requests)} requests per GPU at the {budget.slo_s * 1e3:g} ms SLO and context {context:g}) gives "
         f"about {n:.0f} tokens per expert per step over its {local} local expert{'s' if local != 1 else ''}, {side} the ridge of "
         f"{ridge:.0f}: the roofline allows {hfu[0]:.0%} balanced and {hfu[1]:.0%} with Zipf skew $s$ = "
         f"{exponent:g} there.")}
+
+
+def fig3_lead(readings: dict, own: dict, model: Model, published: Model) -> str:
+    """The grouped-GEMM chapter's first sentence: the pair's own EP load first where the chapter is built
+    for another model than the published deployment's (``own``: :func:`own_ep_load`; ``readings``: the
+    chapter's glue, :func:`afdlib.report.hfu_readings.grouped_gemm_readings`), else the published load."""
+    at_published = (f"{published.name}'s published decode load, {readings['ep_tokens']} tokens per expert per step")
+    if model.slug == published.slug or own["own_tokens"] is None:
+        return (f"At {at_published}, the roofline of EP's grouped GEMMs allows {readings['ep_balanced']} on "
+                f"{readings['hw_focus']}")
+    return (f"At {model.name}'s own best EP deployment on {readings['hw_focus']} ({own['own_label']}), about "
+            f"{own['own_tokens']:.0f} tokens per expert per step over {own['own_local']} local "
+            f"expert{'s' if own['own_local'] != 1 else ''}, the roofline of EP's grouped GEMMs allows "
+            f"{own['own_balanced']:.0%} (balanced); at {at_published}, it allows {readings['ep_balanced']}")

@@ -161,7 +161,7 @@ def grouped_gemm_figure(tokens, curves: dict, exponents, hardware, ep_tokens: fl
                        label=f"{afd_model_name}'s own best EP ({own[1]:.0f} tok/expert, decode model)")
         ax.set_xscale("log")
         ax.set_ylim(0, 1.08)
-        ax.set_title(f"{h.name}: {experts_per_gpu} experts per GPU", pad=20)
+        ax.set_title(f"{h.name}: {experts_per_gpu} expert{'s' if experts_per_gpu != 1 else ''} per GPU", pad=20)
         ax.set_xlabel("average tokens per expert")
         ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     axes[0, 0].set_ylabel("grouped-GEMM HFU (roofline)")
