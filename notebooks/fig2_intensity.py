@@ -16,10 +16,7 @@
 # %% [markdown]
 # # How many tokens can an FFN rank receive? (the paper's Figure 2)
 #
-# **Result.** For {glue:text}`model_name` on {glue:text}`hw_name` the arithmetic intensity of an
-# FFN rank's grouped GEMMs stays flat from $N_F$ = {glue:text}`border_stable` and is pinned to the
-# scale-out network from $N_F = K$ = {glue:text}`border_out` (the dead zone): there, adding FFN
-# nodes no longer adds tokens per rank, only fewer experts per GPU ({numref}`fig2-intensity`).
+# **Result.** {glue:text}`result_words` ({numref}`fig2-intensity`).
 #
 # Under AFD every routed token crosses the network twice per layer: FP8 dispatch (1 byte per
 # hidden element) and BF16 combine (2 bytes). Within the stage budget $t_B$ a link of
@@ -54,7 +51,8 @@ from afdlib.report.readable import glue, show_chapter
 
 from afdlib.inputs.catalog import load_hardware, load_model
 from afdlib.report.figures import intensity_figure
-from afdlib.analysis.intensity import intensity_sweep, regime_borders
+from afdlib.analysis.intensity import intensity_sweep
+from afdlib.report.intensity_words import result_words, runs_line
 from afdlib.report.style import glue_table, save_data, save_figure, setup_style
 
 setup_style()
@@ -75,19 +73,11 @@ glue("fig_intensity", fig, display=False)
 plt.close(fig)
 
 # %% tags=["hide-input"]
-borders = regime_borders(K, E, r, g)
-at = sweep.set_index("n_ffn")
-stable_at = int(np.ceil(borders["stable"])) if borders["stable"] <= n_ffn_max else None
 glue("model_name", m.name, display=False)
 glue("hw_name", hw.name, display=False)
 glue("ratio_r", f"{r:.2f}", display=False)
-for key, border in (("border_stable", "stable"), ("border_out", "scale-out-bound"), ("border_max", "max-intensity")):
-    glue(key, f"{borders[border]:,.2f}".rstrip("0").rstrip("."), display=False)   # 1.11, 2.5, 8: no needless decimals
-glue("i_first", f"{at.intensity.iloc[0]:.3f}", display=False)
-glue("i_dead", f"{at.intensity.loc[min(int(np.ceil(borders['scale-out-bound'])), n_ffn_max)]:.3f}",
-     display=False)
-glue("i_max", f"{at.intensity.max():.3f}", display=False)
-glue("n_at_max", int(at.intensity.idxmax()), display=False)
+glue("result_words", result_words(sweep, m.name, hw.name, K, r), display=False)
+glue("runs_line", runs_line(sweep, r), display=False)
 
 # %% [markdown]
 # ```{glue:figure} fig_intensity
@@ -96,7 +86,7 @@ glue("n_at_max", int(at.intensity.idxmax()), display=False)
 # Arithmetic intensity of one FFN rank against the number of FFN nodes $N_F$, normalised to
 # $B_\text{out}$ = 1 token (Eqs. 9-10; two-stage forwarding, FP8 weights, $g$ GPUs per node).
 # Dots: whole experts per GPU, $G = \lceil E/(N_F g) \rceil$; dashed: the continuous
-# $G = E/(N_F g)$. Shading: the four regimes. The shape does not depend on the SLO or $t_B$,
+# $G = E/(N_F g)$. Shading: the regimes the sweep enters. The shape does not depend on the SLO or $t_B$,
 # which only scale $B_\text{out}$. The first points are in {numref}`tab-intensity-sweep`.
 # ```
 #
@@ -111,21 +101,20 @@ glue("n_at_max", int(at.intensity.idxmax()), display=False)
 # ## Reading
 #
 # For {glue:text}`model_name` on {glue:text}`hw_name` ($r = BW_\text{up}/BW_\text{out}$ =
-# {glue:text}`ratio_r`) the four regimes start at $N_F$ = 1 (scale-up bound),
-# {glue:text}`border_stable` (stable: $K/N_F \le r$), {glue:text}`border_out` (scale-out bound:
-# $N_F \ge K$) and {glue:text}`border_max` (maximum intensity: $G = 1$).
+# {glue:text}`ratio_r`) the sweep's whole node counts pass through {glue:text}`runs_line`. The four
+# regimes, where they occur:
 #
 # 1. **Scale-up bound.** Scale-up caps $B_\text{rank}$ while the experts per GPU fall with $N_F$,
-#    so intensity rises: {glue:text}`i_first` at one FFN node.
-# 2. **Stable.** Each extra node splits the same scale-out traffic: $B_\text{rank}$ and $G$ both fall
+#    so intensity rises ($K/N_F > r$).
+# 2. **Stable** ($1 \le K/N_F \le r$). Each extra node splits the same scale-out traffic: $B_\text{rank}$ and $G$ both fall
 #    as $1/N_F$ and intensity stays flat (the discrete curve dips where $E/(N_F g)$ is not a whole
 #    number).
 # 3. **Scale-out bound, the dead zone.** From $N_F = K$ a token reaches each node at most once:
 #    $B_\text{rank} = B_\text{out}$, the FLOPs per rank stop growing, and only the shrinking $G$
-#    lifts intensity ({glue:text}`i_dead` at the border). This is where the bound on the HFU (hardware FLOP utilisation: FLOP/s reached over peak across the whole stage budget) of the next
+#    lifts intensity. This is where the bound on the HFU (hardware FLOP utilisation: FLOP/s reached over peak across the whole stage budget) of the next
 #    chapter is pinned to the scale-out network, whatever is added.
-# 4. **Maximum intensity.** One expert per GPU: intensity {glue:text}`i_max` from
-#    $N_F$ = {glue:text}`n_at_max` on; more nodes only add replicas.
+# 4. **Maximum intensity.** One expert per GPU ($G$ = 1, which takes precedence): more nodes only add
+#    replicas.
 #
 # ## Limitations
 #

@@ -155,12 +155,14 @@ def answer_markdown(pair: Pair, note: str = "") -> str:
 # --- one computed line per chapter, at the chapter's own settings ------------------------------------
 
 def _fig2(pair: Pair, p: dict) -> str:
-    from afdlib.analysis.intensity import regime_borders
+    """The intensity chapter's own Result (:func:`afdlib.report.intensity_words.result_words`) at its settings."""
+    import pandas as pd
+
+    from afdlib.analysis.intensity import intensity_sweep
+    from afdlib.report.intensity_words import result_words
     m, hw = load_model(p["model"], profile=p["model_profile"]), load_hardware(p["hardware"], profile=p["hw_profile"])
-    b = regime_borders(m.experts_per_token, m.routed_experts, hw.bandwidth_ratio, hw.gpus_per_node)
-    start = f"N_F = {b['stable']:.3g}" if b["stable"] > 1 else "the first FFN node"
-    return (f"{m.name}'s FFN rank on {hw.name}: its arithmetic intensity is flat from {start} and pinned to the "
-            f"scale-out network from N_F = K = {b['scale-out-bound']:g} (the dead zone)")
+    sweep = pd.DataFrame(intensity_sweep(m, hw, np.arange(1, int(p["n_ffn_max"]) + 1)))
+    return result_words(sweep, m.name, hw.name, m.experts_per_token, hw.bandwidth_ratio)
 
 
 def _fig3(pair: Pair, p: dict) -> str:
