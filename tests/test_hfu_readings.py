@@ -77,6 +77,12 @@ def test_dead_zone_readings_for_a_never_seen_pair(pair):
     s = panels.summ[hw.slug, m.slug]
     assert readings["reading_md"].count("\n- ") == 1 and f"**{m.name} on {DEVICE}**" in readings["reading_md"]
     assert (f"{100 * s.max_hfu:.1f}%" if s.max_hfu is not None else "no feasible point") in readings["reading_md"]
+    # the SLO bullet: a count of changed maxima only where one changes ("are 0 of 1, on no device" read badly)
+    alt = panels.summ_alt[hw.slug, m.slug]
+    same = (None if s.max_hfu is None else round(100 * s.max_hfu, 1)) == \
+        (None if alt.max_hfu is None else round(100 * alt.max_hfu, 1))
+    assert ("the one panel's maximum is the same to 0.1%" in readings["reading_md"]) == same
+    assert "are 0 of" not in readings["reading_md"] and "on no device" not in readings["reading_md"]
 
 
 def test_figure_4_takes_the_device_s_own_node_as_figure_3_does(pair):

@@ -355,8 +355,14 @@ def _slo_bullet(p: Panels, slo_ms: float, slo_alt_ms: float, budget) -> str:
     where = ", ".join(dict.fromkeys(short(x) for x, _ in changed)) or "no device"
     moves = [f"{y.name} on {short(x)} goes from {p.peak(x.slug, y.slug) or 'infeasible'} to "
              f"{p.peak(x.slug, y.slug, alt=True) or 'infeasible'}" for x, y in changed[:3]]
-    text = (f"- **The SLO matters where the weight read decides feasibility**: at {slo_ms:g} ms and {slo_alt_ms:g} "
-            f"ms the maxima that change (to 0.1%) are {len(changed)} of {len(p.hws) * len(p.ms)}, on {where}")
+    panels = len(p.hws) * len(p.ms)
+    if not changed:
+        text = (f"- **The SLO does not move these maxima**: at {slo_ms:g} ms and {slo_alt_ms:g} ms "
+                + ("the one panel's maximum is" if panels == 1 else f"every one of the {panels} panels' maxima is")
+                + " the same to 0.1% (the SLO matters only where the weight read decides feasibility)")
+    else:
+        text = (f"- **The SLO matters where the weight read decides feasibility**: at {slo_ms:g} ms and {slo_alt_ms:g} "
+                f"ms the maxima that change (to 0.1%) are {len(changed)} of {panels}, on {where}")
     text += ("; " + ", ".join(moves)) if moves else ""
     text += say(", and {dsv3}'s {v} on {h200} holds only above the {slo} ms found above", dsv3=p.model("deepseek-v3"),
                 v=p.peak("h200", "deepseek-v3"), h200=p.hw("h200"),
