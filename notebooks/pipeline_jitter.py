@@ -37,8 +37,8 @@
 # {glue:text}`straggler_cv` from step to step after EPLB placement, and with them alone the AFD
 # deployments lose at most {glue:text}`straggler_loss`. Other noise (network, kernels) costs
 # more as soon as it reaches a few percent (equal-stage 3BO loses {glue:text}`ideal_loss_3_005`
-# at CV {glue:text}`ideal_small_cv`), and its size in real deployments is not measured. EP's
-# two-batch overlap loses at most {glue:text}`ep_loss_max` over the same range.
+# at CV {glue:text}`ideal_small_cv`), and its size in real deployments is not measured.
+# {glue:text}`ep_loss_words`.
 
 # %% tags=["parameters"]
 model = "deepseek-v3"

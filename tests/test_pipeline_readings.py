@@ -103,6 +103,11 @@ def test_deployment_readings_find_where_3bo_stops_being_best():
     assert "dep_loss_3_03" not in got                        # no CV 0.3 in the study
     assert got["straggler_cv"] == "2.2%-3.0%" and got["ep_loss_1"] == "0.01%"   # 0.02 + 2 / 1000 to 0.03; abs(-1e-4)
     assert got["ep_loss_max"] == "0.2%"                      # 0.2 / 100 - 1e-4
+    assert got["ep_loss_words"] == "EP's deployments, with one micro-batch and with two, lose at most 0.2% over the same range"
+    one = _study(tokens)
+    one = one[(one.design == "afd") | (one.micro_batches == 1)].assign(throughput_loss=lambda t: t.throughput_loss * 0)
+    assert r.ep_loss_words(one[one.design == "ep"]) == ("EP's best deployment, one micro-batch with nothing overlapped "
+                                                        "to break, loses nothing measurable over the same range (under 0.05%)")
 
 
 def test_deployment_headlines_when_3bo_wins_everywhere_or_nowhere():
