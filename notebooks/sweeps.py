@@ -42,16 +42,11 @@
 # **Result.** AFD leads EP somewhere in the bandwidth range ({glue:text}`bw_range` GB/s per GPU) in
 # {glue:text}`n_ahead` of the {glue:text}`n_cells` (M, E / K) cells, and never in
 # {glue:text}`n_never` ({numref}`sweeps-break-even`). {glue:text}`band` Along expert width (M, at the same
-# total parameters; where both ends have a reading) the overtaking bandwidth {glue:text}`trend_m` from
-# M = {glue:text}`m_low` to M = {glue:text}`m_high` and the bandwidth where EP leads again
-# {glue:text}`trend_m_retake` (read as the band where AFD leads, {glue:text}`side_m` the paper's
-# condition that coarse experts favour AFD). The paper's condition is about the ratio on a given
+# total parameters) {glue:text}`axis_m`. The paper's condition is about the ratio on a given
 # network, and that moves differently at different bandwidths: at {glue:text}`rt_low_bw` GB/s it
 # {glue:text}`rt_low` along M, from {glue:text}`rt_low_from` to {glue:text}`rt_low_to` (medians over
 # sparsity), at {glue:text}`rt_high_bw` GB/s it {glue:text}`rt_high`, from {glue:text}`rt_high_from` to
-# {glue:text}`rt_high_to`. Along sparsity (E / K, from {glue:text}`s_low` to {glue:text}`s_high`) the overtaking bandwidth
-# {glue:text}`trend_s` and the bandwidth where EP leads again {glue:text}`trend_s_retake` ({glue:text}`side_s` its condition
-# that low sparsity favours AFD). {glue:text}`placed_cap` as they are
+# {glue:text}`rt_high_to`. Along sparsity (E / K) {glue:text}`axis_s`. {glue:text}`placed_cap` as they are
 # differ from the family's reading at their (M, E / K) in {glue:text}`n_differ` of
 # {glue:text}`n_models` cases ({numref}`tab-sweeps-models`): expert width and sparsity do not decide
 # alone, the rest of a model (attention, layers, hidden size) moves the crossing too.

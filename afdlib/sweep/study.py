@@ -20,6 +20,9 @@ from afdlib.sweep.grid import dataset
 from afdlib.sweep.readings import FROM_BOTTOM, NEVER, Crossing, crossing
 from afdlib.sweep.spec import parse
 
+NOT_READ = "cannot be read (AFD never ahead at one end)"
+"""A crossing trend along an axis where an end has no crossing to compare (:meth:`Surface.trend`)."""
+
 
 def surface_spec(model: str, hardware: str, bandwidth: dict, widths, sparsities, fixed: dict,
                  hw_profile: str = "datasheet", axis: str = "scale_out_gb_per_s") -> dict:
@@ -118,6 +121,7 @@ class Surface:
                 "overtake_range": span(c.overtake), "retake_range": span(c.retake),
                 "trend_m": self.trend(0), "trend_s": self.trend(1), "trend_m_retake": self.trend(0, "retake"),
                 "trend_s_retake": self.trend(1, "retake"), "side_m": self.paper_side(0), "side_s": self.paper_side(1),
+                "axis_m": self.axis_words(0), "axis_s": self.axis_words(1),
                 "n_differ": self.differ(), "n_models": len(self.models), "m_low": f"{w[0]:g}", "m_high": f"{w[-1]:g}",
                 "s_low": f"{s[0]:g}", "s_high": f"{s[-1]:g}", "bw_num": int(bw.size),
                 "n_on_bound": int(self.ds.on_search_bound.any("design").sum()),
@@ -200,6 +204,34 @@ class Surface:
         """Catalogue models whose own overtake differs from the surface's reading at their cell."""
         return sum(r["surface overtake"] != r["own overtake"] for r in self.rows())
 
+    def axis_words(self, axis: int) -> str:
+        """What the surface says along ``axis`` (0: expert width M, 1: sparsity E / K), for the paper's
+        condition there (coarse experts, low sparsity favour AFD): the crossings' trends where both ends of
+        the axis have them (:meth:`trend`, :meth:`paper_side`); else the AFD / EP ratio itself, its median
+        over the other axis and every bandwidth at each end, since the crossings cannot be compared."""
+        w, s = self.ds.expert_width.values, self.ds.sparsity.values
+        name, lo, hi = ("M", f"{w[0]:g}", f"{w[-1]:g}") if axis == 0 else ("E / K", f"{s[0]:g}", f"{s[-1]:g}")
+        cond = "that coarse experts favour AFD" if axis == 0 else "that low sparsity favours AFD"
+        over, back = self.trend(axis), self.trend(axis, "retake")
+        if NOT_READ not in (over, back):
+            return (f"the overtaking bandwidth {over} from {name} = {lo} to {name} = {hi} and the bandwidth where EP "
+                    f"leads again {back} (read as the band where AFD leads, {self.paper_side(axis)} the paper's "
+                    f"condition {cond})")
+        if over != NOT_READ:          # EP never leads again at an end: AFD keeps its lead to the top there
+            want = "falls" if axis == 0 else "rises"
+            side = ("bearing out" if over == want else "neither for nor against" if over == "does not move"
+                    else "against")
+            return (f"the overtaking bandwidth {over} from {name} = {lo} to {name} = {hi}, AFD keeping its lead to the "
+                    f"top of the range at an end ({side} the paper's condition {cond})")
+        r = np.moveaxis(self.ds.afd_over_ep.transpose("expert_width", "sparsity", self.axis).values, axis, 0)
+        first, last = float(np.nanmedian(r[0])), float(np.nanmedian(r[-1]))
+        d = np.log(last / first)
+        moves = "rises" if d > 0.02 else "falls" if d < -0.02 else "does not move"
+        toward = {"rises": "bearing out", "falls": "against"} if axis == 0 else {"falls": "bearing out", "rises": "against"}
+        return (f"the crossings cannot be compared from {name} = {lo} to {name} = {hi} (AFD is never ahead at one "
+                f"end); the ratio itself, its median over the other axis and every bandwidth, {moves} from "
+                f"{first:.2f} to {last:.2f}, {toward.get(moves, 'neither for nor against')} the paper's condition {cond}")
+
     def trend(self, axis: int, reading: str = "overtake") -> str:
         """How the ``reading`` (overtake or retake) bandwidth moves from the first to the last value of
         ``axis`` (0: width, 1: sparsity), over the cells where both ends have one: "falls", "rises" or
@@ -207,7 +239,7 @@ class Surface:
         v = np.log(np.moveaxis(getattr(self.crossing, reading), axis, 0))
         both = np.isfinite(v[0]) & np.isfinite(v[-1])
         if not both.any():
-            return "cannot be read (AFD never ahead at one end)"
+            return NOT_READ
         d = float(np.mean(v[-1][both] - v[0][both]))
         return "falls" if d < -0.05 else "rises" if d > 0.05 else "does not move"
 
