@@ -123,6 +123,11 @@ def test_deployment_headlines_when_3bo_wins_everywhere_or_nowhere():
     assert head["dep_choice"] == ("it is not the best AFD choice at any CV studied (the best 2BO deployment leads "
                                   "without jitter)")
     assert head["dep_most"] == "2BO, not 3BO, delivers the most AFD throughput at moderate jitter (CV 0.1 and 0.2)."
+    # 3BO best at CV 0 only (3000 against 2000), 2BO ahead from CV 0.1: "only without jitter", not "up to CV 0"
+    at0 = {(m, cv): (3000 if m == 3 else 2000) if cv == 0 else (3000 if m == 2 else 2000)
+           for m in (2, 3, 4) for cv in (0.0, 0.1, 0.2)}
+    assert r.deployment_headlines(_study(at0), SAME)["dep_choice"].startswith(
+        "it is the best AFD choice only without jitter (CV 0); at CV 0.1 the best 2-micro-batch deployment is 50.0% ahead")
     # 4BO level with 3BO at CV 0 (2000 each): not behind, so no cost explanation
     assert head["dep_4"] == "4BO absorbs jitter no better but starts 0% ahead without any"
 

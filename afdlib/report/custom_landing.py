@@ -209,9 +209,9 @@ def _sigma(pair: Pair, p: dict) -> str:
     where = f"the chapter derives the balancedness sigma from DeepSeek-V3's routing statistics on {hw}"
     if a is None or not (a.ep.get("feasible") and a.afd.get("feasible")):
         return where
-    return (f"{where}; at {pair.model.name}'s best deployments the decode model's sigma keeps "
-            f"{a.ep['imbalance_alpha']:.1%} of EP's balanced throughput (sigma {a.ep['sigma']:.3f}) and "
-            f"{a.afd['imbalance_alpha']:.1%} of AFD's (sigma {a.afd['sigma']:.3f})")
+    return (f"{where}; for {pair.model.name}'s own best deployments (`afd advise`, not in the chapter) the "
+            f"decode model's sigma keeps {a.ep['imbalance_alpha']:.1%} of EP's balanced throughput (sigma "
+            f"{a.ep['sigma']:.3f}) and {a.afd['imbalance_alpha']:.1%} of AFD's (sigma {a.afd['sigma']:.3f})")
 
 
 def _pipeline(pair: Pair, p: dict) -> str:
@@ -219,9 +219,15 @@ def _pipeline(pair: Pair, p: dict) -> str:
     if a is None or not a.afd.get("feasible"):
         return f"AFD has no feasible deployment for {pair.label} to simulate at these settings"
     d = a.afd
-    return (f"the best AFD deployment, {d['n_attn']}A{d['n_ffn']}F with {d['micro_batches']} micro-batches, runs "
+    domains = int(d.get("domains", 1))
+    form = (f"the attention pool in {domains} domains of {d['micro_batches']} micro-batches" if domains > 1
+            else f"{d['micro_batches']} micro-batches")
+    simulated = ("the chapter simulates what jitter costs it" if domains == 1 else
+                 "the chapter simulates what jitter costs the best one-domain deployments (2, 3 and 4 micro-batches), "
+                 "not this form")
+    return (f"the best AFD deployment (`afd advise`), {d['n_attn']}A{d['n_ffn']}F with {form}, runs "
             f"at the pace of its {PACE.get(d['pace'], d['pace'])} stage, the FFN pool idle {d['bubble_ffn']:.0%} and the attention pool "
-            f"{d['bubble_attn']:.0%} of the time without jitter; the chapter simulates what jitter costs it")
+            f"{d['bubble_attn']:.0%} of the time without jitter; {simulated}")
 
 
 PACE = {"attention": "attention", "ffn": "FFN", "comm": "communication"}

@@ -190,7 +190,8 @@ def deployment_headlines(study: pd.DataFrame, same_shape: dict, tie: float = 0.0
         lead = max(MICRO_BATCHES, key=lambda m: _value(afd, m, 0.0, "tokens_per_s_per_gpu_slo"))
         out["dep_choice"] = f"it is not the best AFD choice at any CV studied (the best {lead}BO deployment leads without jitter)"
     else:
-        out["dep_choice"] = (f"it is the best AFD choice up to CV {cross:g}"
+        out["dep_choice"] = ((f"it is the best AFD choice up to CV {cross:g}" if cross > 0 else
+                              "it is the best AFD choice only without jitter (CV 0)")
                              + (" on the whole grid" if after is None else
                                 f"; at CV {after[0]:g} the best {after[1]:.0f}-micro-batch deployment is {after[2]:.1%} ahead"
                                 + (", a tie within the simulation's noise" if after[2] < tie else "")))
