@@ -99,9 +99,9 @@ from afdlib.decision.verdict import verdict
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.decision.sweetspot import overlap_methods, pools_table
 from afdlib.studies.threshold_study import bandwidth_curves, threshold_words
-from afdlib.studies.sweetspot_words import afd_form_words, break_even_words, decided_words, equal_share_words, rests_on
+from afdlib.studies.sweetspot_words import afd_form_words, break_even_words, decided_words, equal_share_words, paper_claim_words, rests_on
 from afdlib.studies.sweetspot_study import (advice_summary, break_even, error_spread, heterogeneous_design,
-                                           design_named, duplex_gain, overlap_readings, paper_side, pools_named, pools_rows, property_maps, ratio_of, ratio_span, top_form, twins)
+                                           design_named, duplex_gain, maps_networks, network_words, overlap_readings, paper_side, pools_named, pools_rows, property_maps, ratio_of, ratio_span, top_form, twins)
 from afdlib.studies.conditions import table3_study
 from afdlib.decode.validation import form_label, validation_rows
 from afdlib.inputs.catalog import load_hardware, load_model, model_names
@@ -174,8 +174,9 @@ glue_all({
         "tornado_top": " and ".join(t["assumption"] for t in ref_v.tornado[:2]), "ref_why": undecided_words(ref_v, ref_v.tornado[0]["nominal"]),
         "ref_ordinary_ep_form": next(r["ep_form"] for r in rows if (r["model"], r["hardware"]) == (ref.slug, hw_o.slug)),
         "ref_ordinary_paper_like": f"{ratio_of(sym_rows, ref.slug, hw_o.slug):.2f}", "ref_superpod_ratio": f"{ratio_of(rows, ref.slug, hw_s.slug):.2f}", "coarse_superpod": f"{coarse[0]:.2f} to {coarse[1]:.2f}",
-        "break_even_words": break_even_words(bw_even, side, hw_o.scale_out_bytes_per_s),
-        "equal_share_words": equal_share_words(ratio_of(sym_rows, ref.slug, hw_o.slug), half[0]["ratio"]),
+        "break_even_words": break_even_words(bw_even, side, hw_o.scale_out_bytes_per_s, "fabric" if hw_o.superpod else "NIC"),
+        "equal_share_words": equal_share_words(ratio_of(sym_rows, ref.slug, hw_o.slug), half[0]["ratio"], bool(hw_o.superpod)),
+        "paper_claim": paper_claim_words(bool(hw_o.superpod)),
         "duplex_gain": f"{duplex_gain(ref, hw_o, budget, context):.0%}"})
 
 # %% [markdown]
@@ -186,7 +187,7 @@ glue_all({
 # cases: DeepSeek-V3 on H800 and on GB200), and {numref}`sweet-spots-maps` then moves one property
 # at a time.
 #
-# - **{glue:text}`ref_name` on {glue:text}`ordinary_name`**: the paper says EP keeps the lead on ordinary clusters. Under the
+# - **{glue:text}`ref_name` on {glue:text}`ordinary_name`**: {glue:text}`paper_claim`. Under the
 #   schedule the model puts AFD at {glue:text}`ref_ordinary_ratio` x EP at its defaults, and over its
 #   uncertain assumptions {glue:text}`ref_ordinary_call` (the ratio {glue:text}`ref_ordinary_interval`
 #   from the 10th to the 90th percentile; {numref}`sweet-spots-tornado`: {glue:text}`tornado_top` move
@@ -223,7 +224,7 @@ glue_figure(fig, "sweet_spots_maps", output_dir)
 save_data(pd.concat([pd.DataFrame(c) for c in maps.columns()]), "sweet_spots_maps", output_dir)
 r = maps.readings()
 glue_all({
-        "superpod_name": hw_s.name, "ordinary_nodes": f"{hw_o.name}'s {hw_o.gpus_per_node}-GPU nodes", "map_points": f"{maps.points:,}", "map_on_bound": f"{maps.on_bound()}",
+        "superpod_name": hw_s.name, "ordinary_nodes": network_words(hw_o), "map_networks": maps_networks(hw_o), "map_points": f"{maps.points:,}", "map_on_bound": f"{maps.on_bound()}",
         "search_bounds": bounds_reading(rows, maps.titled().values(), {"held to validated forms": val_rows, "with equal overlap": sym_rows}),
         "model_numbers": ", ".join(f"{k + 1} {m.name}" for k, m in enumerate(catalogue)),
         "m_small": f"{r.m_small:.0f}", "m_large": f"{r.m_large:.0f}", "s_low": f"{r.s_low:.0f}", "s_high": f"{r.s_high:.0f}",
@@ -247,7 +248,7 @@ glue_all({
 #
 # AFD / EP ratio for members of {glue:text}`ref_name`'s family at the same total routed
 # parameters (the paper's method; M: E and K scaled with 1 / M; E / K: K varied), over the
-# network bandwidth per GPU ({glue:text}`ordinary_nodes`: the NIC; Superpod: the whole fabric); black line:
+# network bandwidth per GPU ({glue:text}`map_networks`); black line:
 # break-even; dots: the catalogue models ({glue:text}`model_numbers`) at their own expert size or
 # sparsity and the device's bandwidth (their other dimensions differ from the reference, so a dot
 # reads the map, not the model). The best AFD deployment sits on the search's bound of 16 nodes per

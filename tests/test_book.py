@@ -332,6 +332,12 @@ def test_custom_parameters_take_every_notebook_that_admits_them():
                                                        "sweet_spots", "sweeps"}
     assert custom_parameters("h200", None)["sweeps"] == {"hardware": "h200"}
     assert "fig2_intensity" not in custom_parameters("h200", None)      # it needs both
+    # a Superpod takes the ceiling appendix's Superpod slot (its ordinary cluster stays the paper's); the
+    # sweet spots' contrast Superpod is another one than the device itself
+    pod = custom_parameters("gb300", "deepseek-v3")
+    assert pod["appendix_a_ceiling"] == {"superpod": "gb300", "models": ["deepseek-v3"]}
+    assert custom_parameters("h800", None)["appendix_a_ceiling"] == {"ordinary": "h800"}
+    assert custom_parameters("gb200", None)["sweet_spots"]["superpod"] == "gb300" != pod["sweet_spots"].get("superpod", "gb200")
     # every parameter named exists in its notebook (papermill would only warn)
     for name, params in both.items():
         declared = set(pm.inspect_notebook(str(ROOT / "notebooks" / f"{name}.ipynb")))

@@ -126,6 +126,10 @@ def test_reference_row_states_the_lean_against_the_tool():
     assert row["reason"].startswith("undecided because") and f"above {decisive_band()[1]:.2f}" in row["reason"]
     assert row["reason"].endswith("against NVIDIA aiconfigurator the model leans toward AFD by a factor 1.21")
     assert reference_row({**ref, "decisive": True, "recommendation": "EP"}, 0.85, "s", "M", "D")["departs"] is False
+    # on a Superpod the paper finds AFD competitive: a verdict decided for EP departs, an undecided one does not
+    pod = reference_row({**ref, "decisive": True, "recommendation": "EP"}, 0.85, "s", "M", "D", superpod=True)
+    assert pod["departs"] is True and pod["claim"].startswith("AFD is competitive on a Superpod (M on D)")
+    assert reference_row(ref, 0.85, "s", "M", "D", superpod=True)["departs"] is False
 
 
 def test_one_grid_for_the_break_even():

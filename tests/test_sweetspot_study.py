@@ -222,6 +222,19 @@ def test_property_maps_on_a_small_grid():
     assert list(maps.m_superpod.values) == pytest.approx([512, 16384])
     assert list(maps.sparsity_ordinary.values) == pytest.approx([4, 128])
     assert maps.on_bound().endswith("of 16")
+
+
+def test_an_own_superpod_in_the_ordinary_slot_keeps_its_fabric():
+    """An own-pair book for GB300 NVL72 puts it in the maps' first slot: its maps sweep the fabric range
+    (80-2880 GB/s sustained, past its own 720), titled and captioned as a fabric, not "8-GPU nodes: the NIC"."""
+    from afdlib.studies.sweetspot_study import maps_networks, network_title, network_words
+    gb300, gb200, h800 = (load_hardware(h, profile="datasheet") for h in ("gb300", "gb200", "h800"))
+    maps = property_maps(load_model("deepseek-v3", profile="reference"), gb300, gb200, BUDGET, 4096, 2)
+    assert maps.m_ordinary.bandwidth == pytest.approx([80e9, 2880e9])
+    assert list(maps.titled())[0] == f"{gb300.name}: fabric x M" and network_words(gb300) == f"{gb300.name}'s fabric"
+    assert maps_networks(gb300) == "each Superpod: its whole fabric"
+    assert maps_networks(h800) == f"{h800.name}'s 8-GPU nodes: the NIC; Superpod: the whole fabric"
+    assert network_title(h800) == f"{h800.name}, 8-GPU nodes: scale-out"
     for rm in maps.titled().values():
         assert rm.ratio.shape == (2, 2)
         ok = rm.ep > 0
@@ -303,6 +316,10 @@ def test_sweet_spot_words_for_every_outcome():
     assert equal_share_words(0.8, 0.9) == "EP ahead, as the paper says, when both designs hide the same share"
     assert equal_share_words(1.1, 1.2).startswith("AFD ahead, against the paper")
     assert equal_share_words(0.9, 1.1) == "EP ahead with all hidden and AFD with half: the lead turns with the share both hide"
+    # a Superpod: the paper's reading there is AFD competitive, so EP ahead is not "as the paper says"
+    assert "as the paper says" not in equal_share_words(0.8, 0.9, superpod=True)
+    assert equal_share_words(0.8, 0.9, superpod=True).startswith("EP ahead when both designs hide the same share, short of")
+    assert "nearest today's fabric" in break_even_words(47e9, "below", 40e9, "fabric")
     # the own-pair book's "crossing 1 ... at about none in range GB/s": no number where there is none
     none = break_even_words(None, "never", 40e9)
     assert "no bandwidth at which the ratio crosses 1" in none and "none" not in none and "now 40 GB/s" in none

@@ -197,6 +197,11 @@ def _fig4(pair: Pair, p: dict) -> str:
 def _appendix_a(pair: Pair, p: dict) -> str:
     from afdlib.analysis.hfu import dead_zone_floor, intermediate_size_for_full_hfu
     hw, m = load_hardware(p["ordinary"], profile=p["hw_profile"]), load_model(pair.model_arg)
+    pod = load_hardware(p["superpod"], profile=p["hw_profile"])
+    if pair.given["hardware"] and pair.hw.superpod:       # the device is the appendix's Superpod: no dead zone
+        need = float(intermediate_size_for_full_hfu(pod.scale_up_bytes_per_s, pod.flops))
+        return (f"on {pod.name}'s fabric an expert needs M >= {need:,.0f} for 100% HFU (no dead zone: one fabric); "
+                f"{m.name}'s M = {m.moe_intermediate_size:,}")
     need = float(intermediate_size_for_full_hfu(hw.scale_out_bytes_per_s, hw.flops))
     floor = float(dead_zone_floor(hw.scale_out_bytes_per_s, m.moe_intermediate_size, hw.flops))
     return (f"in the dead zone of {hw.name} an expert needs M >= {need:,.0f} for 100% HFU; {m.name}'s M = "

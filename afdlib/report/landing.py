@@ -205,17 +205,23 @@ def verdict_words(row: dict) -> str:
     return f"{row['recommendation']}, {p}" if row["decisive"] else f"{row['recommendation']} (undecided), {p}"
 
 
-def reference_row(reference: dict, paper_like: float, spreads: str, model: str, device: str, lean: str = "") -> dict:
-    """The paper's verdict on ordinary clusters against the reference pair's (``reference``: its
+def reference_row(reference: dict, paper_like: float, spreads: str, model: str, device: str, lean: str = "",
+                  superpod: bool = False) -> dict:
+    """The paper's verdict for the reference device's kind against the reference pair's (``reference``: its
     advice-table row; ``paper_like``: its ratio with all communication hidden for both designs;
-    ``lean``: how the model leans against aiconfigurator, :func:`afdlib.peers.comparison.lean_readings`)."""
-    agrees = reference["decisive"] and reference["recommendation"] == "EP"
+    ``lean``: how the model leans against aiconfigurator, :func:`afdlib.peers.comparison.lean_readings`):
+    on ordinary clusters EP keeps the lead; on a Superpod (``superpod``) the paper finds AFD competitive,
+    which a verdict decided for EP departs from."""
+    agrees = (reference["decisive"] and reference["recommendation"] == "EP") if not superpod else \
+        not (reference["decisive"] and reference["recommendation"] == "EP")
     why = (f"end to end the model's error in AFD / EP against published head-to-heads ({spreads}) enters the verdict"
            if reference["decisive"] else
            undecided_words(Verdict(reference["p_afd"], (reference.get("ratio_lo", np.nan),
                                                         reference.get("ratio_hi", np.nan)), np.nan), reference["ratio"]))
-    return _row(f"EP keeps the lead on ordinary clusters ({model} on {device})",
-                "EP: its grouped GEMMs' HFU above AFD's FFN-side ceiling",
+    claim, paper = ((f"AFD is competitive on a Superpod ({model} on {device})", "AFD competitive (coarse experts)")
+                    if superpod else (f"EP keeps the lead on ordinary clusters ({model} on {device})",
+                                      "EP: its grouped GEMMs' HFU above AFD's FFN-side ceiling"))
+    return _row(claim, paper,
                 f"{verdict_words(reference)}; AFD / EP {reference['ratio']:.2f} at the model's defaults",
                 f"{why}; with all communication hidden for both designs (the paper's own models) the ratio is "
                 f"{paper_like:.2f}: the answer turns on how much of each design's communication hides"
@@ -421,7 +427,7 @@ def departure_table(pairs: list[dict], equal: list[dict], table3, model: Model, 
     ref = next(r for r in pairs if (r["model"], r["hardware"]) == (model.slug, ordinary.slug))
     from afdlib.peers.comparison import lean_readings
     rows = ([reference_row(ref, ratio_of(equal, model.slug, ordinary.slug), ratio_spread_words(), model.name,
-                           ordinary.name, lean_readings()["aic_lean"])]
+                           ordinary.name, lean_readings()["aic_lean"], bool(np.all(ordinary.superpod)))]
             + condition_rows(table3)
             + method_rows(float(alpha_afd_as_printed(1.0, 8, 2)), float(alpha_afd(1.0, 8, 2).alpha), "8A2F",
                           Budget().t_gap_s, DECODE_T_GAP_S, float(afd_destinations("paper", k, e, k)),

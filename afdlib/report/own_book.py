@@ -15,6 +15,8 @@ import shutil
 import time
 from pathlib import Path
 
+import numpy as np
+
 from afdlib.errors import AfdError
 from afdlib.report import book
 from afdlib.report.building import BuildFailed, lock, publish_whole, rmtree, writable_folder
@@ -43,7 +45,9 @@ def custom_parameters(hardware: str | None, model: str | None) -> dict[str, dict
         out["sigma_from_routing"] = {"hardware": hardware}       # DeepSeek-V3's routing data, on this hardware
     fig4, fig3, app = {}, {}, {}
     if hardware:
-        fig4["hardware"], fig3["hardware"], app["ordinary"] = [hardware], [hardware], hardware
+        # the ceiling appendix sets an ordinary cluster beside a Superpod: the device takes the slot of its kind
+        fig4["hardware"], fig3["hardware"] = [hardware], [hardware]
+        app["superpod" if _is_superpod(hardware) else "ordinary"] = hardware
     if model:
         fig4.update(models=[model], ceiling_model=model)
         # the pair's own EP deployment on the book's (datasheet) figures, its local experts in the curves
@@ -55,6 +59,8 @@ def custom_parameters(hardware: str | None, model: str | None) -> dict[str, dict
     if hardware:
         sweet.update(hardware=[*PAPER_HARDWARE, *([] if hardware in PAPER_HARDWARE else [hardware])],
                      ordinary=hardware, ffn_pool=hardware)
+        if hardware == "gb200":     # the contrast is another Superpod, with its chip on 8-GPU boards as twin
+            sweet.update(superpod="gb300", superpod_twin="b300")
     if model:
         sweet.update(models=[*PAPER_MODELS, *([] if model in PAPER_MODELS else [model])], reference_model=model)
     # the sweeps' break-even surface: the given model's family on the given device, the models placed
@@ -67,6 +73,16 @@ def custom_parameters(hardware: str | None, model: str | None) -> dict[str, dict
         if params:
             out[name] = params
     return out
+
+
+def _is_superpod(hardware: str) -> bool:
+    """Whether the device is Superpod-class; False for one that does not load (the build refuses it
+    before any notebook runs, with the loader's own message)."""
+    from afdlib.inputs.catalog import load_hardware
+    try:
+        return bool(np.all(load_hardware(hardware).superpod))
+    except AfdError:
+        return False
 
 
 def _absolute(name: str | None) -> str | None:

@@ -179,9 +179,8 @@ class PropertyMaps:
 
     def _panels(self):
         o, s = self.ordinary, self.superpod
-        return ((f"{o.name}, {o.gpus_per_node}-GPU nodes: scale-out x M", o, self.m_ordinary),
-                (f"{o.name}, {o.gpus_per_node}-GPU nodes: scale-out x E/K", o, self.sparsity_ordinary),
-                (f"{s.name}: fabric x M", s, self.m_superpod), (f"{s.name}: fabric x E/K", s, self.sparsity_superpod))
+        return ((f"{network_title(o)} x M", o, self.m_ordinary), (f"{network_title(o)} x E/K", o, self.sparsity_ordinary),
+                (f"{network_title(s)} x M", s, self.m_superpod), (f"{network_title(s)} x E/K", s, self.sparsity_superpod))
 
     def titled(self) -> dict[str, RatioMap]:
         """The four maps by panel title, in drawing order."""
@@ -219,8 +218,33 @@ def property_maps(model: Model, ordinary: Hardware, superpod: Hardware, budget: 
     g = _grids(size)
     return PropertyMaps(model, ordinary, superpod, *(
         ratio_map(model, hw, budget, context, g[net], g[axis], axis)
-        for hw, net, axis in ((ordinary, "ordinary", "moe_intermediate_size"), (ordinary, "ordinary", "sparsity"),
-                              (superpod, "superpod", "moe_intermediate_size"), (superpod, "superpod", "sparsity"))))
+        for hw, axis in ((ordinary, "moe_intermediate_size"), (ordinary, "sparsity"),
+                         (superpod, "moe_intermediate_size"), (superpod, "sparsity"))
+        for net in (_network_kind(hw),)))
+
+
+def _network_kind(hw: Hardware) -> str:
+    """Which bandwidth grid a device's maps sweep: a Superpod its fabric's, other devices their NIC's (an
+    own Superpod in the ordinary slot keeps its fabric, not a NIC range below its own bandwidth)."""
+    return "superpod" if bool(np.all(hw.superpod)) else "ordinary"
+
+
+def network_words(hw: Hardware) -> str:
+    """A device's swept network in prose: "NVIDIA H800 SXM's 8-GPU nodes" (their NIC), "NVIDIA GB200 NVL72's fabric"."""
+    return f"{hw.name}'s fabric" if _network_kind(hw) == "superpod" else f"{hw.name}'s {hw.gpus_per_node}-GPU nodes"
+
+
+def maps_networks(ordinary: Hardware) -> str:
+    """The maps caption's networks: the ordinary device's NIC and the Superpod's fabric, or, where the
+    "ordinary" device is itself a Superpod (an own-pair book's), each one's fabric."""
+    if _network_kind(ordinary) == "superpod":
+        return "each Superpod: its whole fabric"
+    return f"{network_words(ordinary)}: the NIC; Superpod: the whole fabric"
+
+
+def network_title(hw: Hardware) -> str:
+    """How a map or a caption names a device's swept network: "H800, 8-GPU nodes: scale-out", "GB200: fabric"."""
+    return f"{hw.name}: fabric" if _network_kind(hw) == "superpod" else f"{hw.name}, {hw.gpus_per_node}-GPU nodes: scale-out"
 
 
 @dataclass(frozen=True)

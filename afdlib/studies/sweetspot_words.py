@@ -6,26 +6,42 @@ from __future__ import annotations
 from afdlib.studies.sweetspot_study import OverlapReadings
 
 
-def equal_share_words(all_hidden: float, half_hidden: float) -> str:
+def paper_claim_words(superpod: bool) -> str:
+    """What the paper says of a device of this kind: EP keeps the lead on ordinary clusters; on a
+    Superpod-class fabric it finds AFD competitive (GB200/GB300 with coarse experts)."""
+    if superpod:
+        return ("this device is a Superpod-class system (one fabric joins its GPUs at scale-up speed), where the "
+                "paper finds AFD competitive for coarse experts (GB200/GB300 with Step3 and ERNIE-4.5)")
+    return "the paper says EP keeps the lead on ordinary clusters"
+
+
+def equal_share_words(all_hidden: float, half_hidden: float, superpod: bool = False) -> str:
     """Which design leads when both hide the same share of their communication (AFD / EP with all of it
-    hidden and with half), against the paper's reading that EP keeps the lead there."""
+    hidden and with half), against the paper's reading for the device's kind (:func:`paper_claim_words`:
+    EP ahead on ordinary clusters; on a Superpod, AFD competitive)."""
     lead = ["EP" if r < 1 else "AFD" for r in (all_hidden, half_hidden)]
-    if lead == ["EP", "EP"]:
+    if superpod:
+        if lead[0] == lead[1]:
+            return (f"{lead[0]} ahead when both designs hide the same share"
+                    + (", as far as the paper's 'competitive' goes" if lead[0] == "AFD" else
+                       ", short of the AFD the paper finds competitive on Superpods"))
+    elif lead == ["EP", "EP"]:
         return "EP ahead, as the paper says, when both designs hide the same share"
-    if lead == ["AFD", "AFD"]:
+    elif lead == ["AFD", "AFD"]:
         return "AFD ahead, against the paper, even when both designs hide the same share"
     return f"{lead[0]} ahead with all hidden and {lead[1]} with half: the lead turns with the share both hide"
 
 
-def break_even_words(bandwidth: float | None, side: str, now: float) -> str:
+def break_even_words(bandwidth: float | None, side: str, now: float, network: str = "NIC") -> str:
     """``afd advise``'s break-even bandwidth in a sentence (bytes/s per GPU; ``side``:
-    :func:`break_even_side`'s), or that there is none in the bandwidths searched."""
+    :func:`break_even_side`'s; ``network``: what the bandwidth is, "NIC" or a Superpod's "fabric"), or that
+    there is none in the bandwidths searched."""
     where = {"never": "AFD never ahead in the range searched", "always": "AFD ahead throughout the range searched",
              "above": "the ratio above 1 just above it", "below": "the ratio above 1 just below it"}[side]
     if bandwidth is None:
         return (f"Under the schedule afd advise finds no bandwidth at which the ratio crosses 1 ({where}; "
                 f"sustained, now {now / 1e9:.0f} GB/s)")
-    return (f"Under the schedule afd advise finds the ratio crossing 1 nearest today's NIC at about "
+    return (f"Under the schedule afd advise finds the ratio crossing 1 nearest today's {network} at about "
             f"{bandwidth / 1e9:.0f} GB/s per GPU ({where}; interpolated between the bandwidths it searches; "
             f"sustained, now {now / 1e9:.0f} GB/s)")
 
