@@ -99,7 +99,7 @@ from afdlib.decision.verdict import verdict
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.decision.sweetspot import overlap_methods, pools_table
 from afdlib.studies.threshold_study import bandwidth_curves, threshold_words
-from afdlib.studies.sweetspot_words import afd_form_words, break_even_words, decided_words, equal_share_words, paper_claim_words, rests_on
+from afdlib.studies.sweetspot_words import afd_form_words, break_even_words, decided_words, equal_share_words, one_domain_note, paper_claim_words, rests_on
 from afdlib.studies.sweetspot_study import (advice_summary, break_even, error_spread, heterogeneous_design,
                                            design_named, duplex_gain, maps_networks, network_words, overlap_readings, paper_side, pools_named, pools_rows, property_maps, ratio_of, ratio_span, top_form, twins)
 from afdlib.studies.conditions import table3_study
@@ -340,9 +340,9 @@ methods = pd.DataFrame(method_rows)
 save_data(methods, "sweet_spots_overlap_methods", output_dir)
 o = overlap_readings(method_rows)
 hidden = {r["method"]: r["note"].split()[0] for r in method_rows[::-1] if r["design"] == "EP" and r["note"]}  # first 2BO
-glue_all({"attn_pool": attn_hw.name, "ffn_pool_name": ffn_hw.name, "afd_3bo_words": afd_form_words(o), "ep_2bo_change": f"{o.ep_2bo_change:+.0%}",
-          "ep_2bo_gain": f"{o.ep_2bo_gain:+.0%}", "ep_best": o.ep_best,
-          "ep_2bo_hidden": hidden["2BO"], "ep_sbo_hidden": hidden["SBO"]})
+glue_all({"attn_pool": attn_hw.name, "ffn_pool_name": ffn_hw.name, "ep_2bo_change": f"{o.ep_2bo_change:+.0%}",
+          "afd_3bo_words": afd_form_words(o) + "." + one_domain_note(rows, ref.slug, hw_o.slug, method_rows),
+          "ep_2bo_gain": f"{o.ep_2bo_gain:+.0%}", "ep_best": o.ep_best, "ep_2bo_hidden": hidden["2BO"], "ep_sbo_hidden": hidden["SBO"]})
 methods.rename(columns={"tokens_per_s_per_gpu": "tokens/s per GPU", "batch_per_gpu": "requests per GPU"}).pipe(lambda t: glue_table(
     "tab_sweet_methods", t.style.hide(axis="index").format({"tokens/s per GPU": "{:,.0f}", "requests per GPU": "{:.0f}"})))
 
@@ -359,7 +359,7 @@ methods.rename(columns={"tokens_per_s_per_gpu": "tokens/s per GPU", "batch_per_g
 # overlap as the schedule runs it (low-latency kernels; dispatch beside the shared experts, combine
 # beside the down GEMM), hiding {glue:text}`ep_sbo_hidden` of what could overlap. 2BO: two
 # micro-batches (EP as its schedule runs them, and with all of the all-to-all hidden). 3BO, 4BO:
-# AFD's pipeline as its schedule runs it. For AFD, {glue:text}`afd_3bo_words`. For EP, two
+# AFD's pipeline as its schedule runs it. For AFD, {glue:text}`afd_3bo_words` For EP, two
 # micro-batches as scheduled (overlapping {glue:text}`ep_2bo_hidden` of what could overlap) change
 # the throughput by {glue:text}`ep_2bo_change` against one plain batch (the second micro-batch reads
 # the weights and launches the kernels again, against the share of the all-to-all it hides), and by

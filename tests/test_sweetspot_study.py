@@ -328,3 +328,16 @@ def test_sweet_spot_words_for_every_outcome():
     assert grid_words(["deepseek-v3"], ["h800", "gb200"]) == "1 model on 2 devices"
     from afdlib.studies.sweetspot_words import decided_words
     assert [decided_words(n) for n in (0, 1, 3)] == ["none is decided", "1 is decided", "3 are decided"]
+
+
+def test_table_2s_afd_reading_says_where_a_split_attention_pool_beats_every_row():
+    """minimax-m2.5 on a 4-GPU lab node: Table 2's best AFD row 3BO at 2,609 tokens/s, the pair's best AFD
+    28A3F with 2 attention domains x 2 micro-batches at 2,737: the reading says the rows keep one domain."""
+    from afdlib.studies.sweetspot_words import one_domain_note
+    methods = [{"design": "AFD", "method": m, "tokens_per_s_per_gpu": t} for m, t in (("2BO", 2580.0), ("3BO", 2609.0))]
+    row = {"model": "m", "hardware": "h", "afd_form": "AFD, 2 attention domains x 2 micro-batches", "afd_config": "28A3F",
+           "afd": 2737.0}
+    note = one_domain_note([row], "m", "h", methods)
+    assert "one domain" in note and "28A3F" in note and "1.05x the best row here" in note     # 2737 / 2609
+    assert one_domain_note([{**row, "afd_form": "AFD, 3 micro-batches"}], "m", "h", methods) == ""
+    assert one_domain_note([{**row, "afd": 2600.0}], "m", "h", methods) == ""

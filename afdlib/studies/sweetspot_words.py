@@ -71,3 +71,17 @@ def rests_on(n: int) -> str:
 def decided_words(n: int) -> str:
     """How many pairs are decided, with the verb agreeing: "none is decided", "1 is decided", "3 are decided"."""
     return "none is decided" if n == 0 else f"{n} {'is' if n == 1 else 'are'} decided"
+
+
+def one_domain_note(rows: list[dict], model: str, hardware: str, methods: list[dict]) -> str:
+    """Where the pair's best AFD deployment overall (its advice row: ``afd_form``, ``afd_config``, ``afd``
+    tokens/s per GPU) splits the attention pool into domains and beats every AFD row of Table 2
+    (``methods``: :func:`afdlib.decision.sweetspot.overlap_methods`, one attention domain each, as the
+    paper's), the sentence that says so; empty otherwise (model, hardware: slugs)."""
+    r = next((x for x in rows if (x["model"], x["hardware"]) == (model, hardware)), None)
+    best_row = max((m["tokens_per_s_per_gpu"] for m in methods if m["design"] == "AFD"), default=0.0)
+    if r is None or "domain" not in str(r.get("afd_form", "")) or not r["afd"] > best_row:
+        return ""
+    return (f" These rows keep the attention pool in one domain, as the paper does: the best AFD deployment "
+            f"overall, {r['afd_config']} ({r['afd_form']}, {r['afd']:,.0f} tokens/s per GPU, "
+            f"{r['afd'] / best_row:.2f}x the best row here), splits it.")
