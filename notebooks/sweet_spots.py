@@ -101,7 +101,7 @@ from afdlib.decision.sweetspot import overlap_methods, pools_table
 from afdlib.studies.threshold_study import bandwidth_curves, threshold_words
 from afdlib.studies.sweetspot_words import afd_form_words, break_even_words, decided_words, equal_share_words, one_domain_note, paper_claim_words, rests_on
 from afdlib.studies.sweetspot_study import (advice_summary, break_even, error_spread, heterogeneous_design,
-                                           design_named, duplex_gain, maps_networks, network_words, overlap_readings, paper_side, pools_named, pools_rows, property_maps, ratio_of, ratio_span, top_form, twins)
+                                           design_named, duplex_gain, maps_networks, network_words, overlap_readings, paper_side, pools_named, pools_rows, property_maps, ratio_of, ratio_span, top_form, top_row_clause, twins)
 from afdlib.studies.conditions import table3_study
 from afdlib.decode.validation import form_label, validation_rows
 from afdlib.inputs.catalog import load_hardware, load_model, model_names
@@ -229,8 +229,7 @@ glue_all({
         "model_numbers": ", ".join(f"{k + 1} {m.name}" for k, m in enumerate(catalogue)),
         "m_small": f"{r.m_small:.0f}", "m_large": f"{r.m_large:.0f}", "s_low": f"{r.s_low:.0f}", "s_high": f"{r.s_high:.0f}",
         "m_row_bw": f"{r.m_row_bw / 1e9:.0f}", "m_row_small": f"{r.m_row_small:.2f}", "m_row_large": f"{r.m_row_large:.2f}",
-        "m_row_peak": f"{r.m_row_peak:.2f}", "m_row_peak_m": f"{r.m_row_peak_m:.0f}", "m_top_bw": f"{r.m_top_bw / 1e9:.0f}",
-        "m_top_small": f"{r.m_top_small:.2f}", "m_top_large": f"{r.m_top_large:.2f}",
+        "m_row_peak": f"{r.m_row_peak:.2f}", "m_row_peak_m": f"{r.m_row_peak_m:.0f}", "m_top_clause": top_row_clause(r),
         "ms_row_bw": f"{r.ms_row_bw / 1e9:.0f}", "ms_row_small": f"{r.ms_row_small:.2f}",
         "ms_row_large": f"{r.ms_row_large:.2f}", "ss_row_low": f"{r.ss_row_low:.2f}",
         "ss_row_high": f"{r.ss_row_high:.2f}", "s_row_low": f"{r.s_row_low:.2f}", "s_row_high": f"{r.s_row_high:.2f}",
@@ -264,8 +263,8 @@ glue_all({
 # - **Coarse experts** (same total and activated parameters: E and K scale with 1 / M). On
 #   {glue:text}`ordinary_name` at {glue:text}`m_row_bw` GB/s the ratio goes from {glue:text}`m_row_small` at
 #   M = {glue:text}`m_small` (peak {glue:text}`m_row_peak` at M = {glue:text}`m_row_peak_m`)
-#   to {glue:text}`m_row_large` at M = {glue:text}`m_large`, {glue:text}`m_side` end to end; at {glue:text}`m_top_bw` GB/s
-#   it goes from {glue:text}`m_top_small` to {glue:text}`m_top_large` (upper left map). On {glue:text}`superpod_name` at its
+#   to {glue:text}`m_row_large` at M = {glue:text}`m_large`, {glue:text}`m_side` end to end{glue:text}`m_top_clause`
+#   (upper left map). On {glue:text}`superpod_name` at its
 #   own fabric ({glue:text}`ms_row_bw` GB/s) it goes from {glue:text}`ms_row_small` to
 #   {glue:text}`ms_row_large` over the same range of M, {glue:text}`ms_side` end to end.
 # - **Sparsity** (same total parameters: K varies, E and M kept): on {glue:text}`ordinary_name` the ratio goes from {glue:text}`s_row_low` at

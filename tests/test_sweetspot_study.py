@@ -119,6 +119,11 @@ def test_map_readings_at_the_reference_point(hand_maps):
     # H800's 40 GB/s is nearest 45 GB/s (row 1); GB200's 720 nearest 700 (row 1); M = 2048 is column 1
     assert (r.m_row_bw, r.m_row_small, r.m_row_large, r.m_row_peak, r.m_row_peak_m) == (45e9, 0.9, 0.8, 1.3, 2048)
     assert (r.m_top_bw, r.m_top_small, r.m_top_large) == (640e9, 0.4, 0.2)
+    from dataclasses import replace as _replace
+
+    from afdlib.studies.sweetspot_study import top_row_clause
+    assert top_row_clause(r) == "; at 640 GB/s it goes from 0.40 to 0.20"
+    assert top_row_clause(_replace(r, m_row_bw=640e9)) == ""       # the own row is the top row: said once
     assert (r.ms_row_bw, r.ms_row_small, r.ms_row_large, r.ss_row_low, r.ss_row_high) == (700e9, 0.85, 0.66, 0.5, 0.7)
     assert (r.s_row_low, r.s_row_high, r.s_low, r.s_high, r.m_small, r.m_large) == (0.7, 0.95, 8, 128, 1024, 4096)
     assert (r.ref_m_grid, r.fabric_low, r.fabric_high, r.fabric_low_bw, r.fabric_high_bw) == (2048, 0.65, 0.95, 80e9,
@@ -306,8 +311,8 @@ def test_threshold_words_name_each_devices_node_and_crossings(h800):
     words = threshold_words(curves, [h800, four], "h800")
     assert words["curve_devices"] == "2 devices (NVIDIA H800 SXM: 8 GPUs per node, Lab: 4 GPUs per node)"
     assert words["crossings"] == "NVIDIA H800 SXM: 15, 30 GB/s; Lab: never"
-    assert words["cross_note"].startswith("on that grid the ratio crosses 1 2 times")
-    assert threshold_words(curves, [four], "lab")["cross_note"] == "on that grid the ratio never crosses 1"
+    assert words["cross_note"].startswith("on that grid the ratio crosses 1 twice")
+    assert threshold_words(curves, [four], "lab")["cross_note"] == "its curve stays on one side of 1"   # not the break-even line again
 
 
 def test_sweet_spot_words_for_every_outcome():

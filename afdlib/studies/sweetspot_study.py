@@ -294,6 +294,14 @@ class MapReadings:
     ep_gain: float
 
 
+def top_row_clause(r: MapReadings) -> str:
+    """The M map's top bandwidth row after the device's own row ("; at 640 GB/s it goes from 0.88 to 0.91"),
+    or nothing where the own row is the top row (the clause would repeat it)."""
+    if np.isclose(r.m_top_bw, r.m_row_bw):
+        return ""
+    return f"; at {r.m_top_bw / 1e9:.0f} GB/s it goes from {r.m_top_small:.2f} to {r.m_top_large:.2f}"
+
+
 def map_readings(maps: PropertyMaps) -> MapReadings:
     mo, so, ms, ss = maps.m_ordinary, maps.sparsity_ordinary, maps.m_superpod, maps.sparsity_superpod
     i, i_s = mo.row(maps.ordinary.scale_out_bytes_per_s), ms.row(maps.superpod.scale_out_bytes_per_s)

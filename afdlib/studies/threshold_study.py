@@ -45,8 +45,9 @@ def threshold_words(curves: list[ThresholdCurve], devices: list[Hardware], slug:
     """The threshold figure's words: every device's crossings (``crossings``), the devices with their
     node sizes (``curve_devices``) and how often the ratio crosses 1 on device ``slug`` (``cross_note``)."""
     n = next(c.crossings.size for c in curves if c.slug == slug)
-    return {"cross_note": f"on that grid the ratio crosses 1 {n} times, so no single bandwidth separates the designs"
-            if n > 1 else "on that grid this is the only crossing" if n else "on that grid the ratio never crosses 1",
+    times = "twice" if n == 2 else f"{n} times"
+    return {"cross_note": f"on that grid the ratio crosses 1 {times}, so no single bandwidth separates the designs"
+            if n > 1 else "on that grid this is the only crossing" if n else "its curve stays on one side of 1",
             "curve_devices": f"{len(devices)} devices (" + ", ".join(f"{d.name}: {d.gpus_per_node} GPUs per node"
                                                                  for d in devices) + ")",
             "crossings": "; ".join(f"{c.name}: " + (", ".join(f"{x / 1e9:.0f}" for x in c.crossings) + " GB/s"
