@@ -261,7 +261,7 @@ afd, ep = imbalance_cost(counts, load_model("deepseek-v3"), load_hardware(hardwa
 answer = pd.DataFrame([afd.__dict__, ep.__dict__])
 save_data(answer, "sigma_cost", output_dir)
 for key, value in (cost_readings := {
-        "afd_tokens": f"{afd.tokens_per_step:,}", "ep_tokens": f"{ep.tokens_per_step:,}",
+        "afd_tokens": f"{afd.tokens_per_step:,}", "ep_tokens": f"{ep.tokens_per_step:,}", "afd_expert_gpus": afd.gpus, "ep_expert_gpus": ep.gpus,
         "sigma_afd": f"{afd.sigma:.3f}", "alpha_afd": f"{afd.alpha:.3f}", "loss_afd": f"{1 - afd.alpha:.1%}",
         "sigma_ep": f"{ep.sigma:.3f}", "alpha_ep": f"{ep.alpha:.3f}", "loss_ep": f"{1 - ep.alpha:.1%}",
         "verdict": "less than" if afd.alpha > ep.alpha else "more than", "hw_name": load_hardware(hardware).name,
@@ -271,7 +271,7 @@ for key, value in (cost_readings := {
         "alpha_afd_at_ep_sigma": f"{float(alpha_afd(ep.sigma, n_attn_afd, n_ffn_afd).alpha):.3f}",
         "alpha_ep_at_ep_sigma": f"{float(alpha_ep(ep.sigma, n_attn_afd / n_ffn_afd)):.3f}"}).items():
     glue(key, value, display=False)
-answer.rename(columns={"gpus": "GPUs", "tokens_per_step": "tokens per layer step", "sigma": "σ (step)",
+answer.rename(columns={"gpus": "GPUs holding experts", "tokens_per_step": "tokens per layer step", "sigma": "σ (step)",
                        "alpha": "α (throughput kept)", "rounding": "attention rounding"}).pipe(
     lambda t: glue_table("tab_sigma_cost", t.style.hide(axis="index").format(precision=3)))
 
@@ -295,7 +295,7 @@ answer.rename(columns={"gpus": "GPUs", "tokens_per_step": "tokens per layer step
 # two designs do not see the same $\sigma$: AFD's few FFN GPUs hold {glue:text}`afd_slots_per_gpu` expert slots each and
 # average their skew away, while EP spreads {glue:text}`ep_slots_per_gpu` expert slots per GPU over a
 # large deployment, where even replicas leave stragglers. And these two deployments differ in
-# size (16 FFN GPUs against 144 GPUs) and in tokens per GPU, so this comparison ({glue:text}`consequence`)
+# size ({glue:text}`afd_expert_gpus` FFN GPUs against {glue:text}`ep_expert_gpus` GPUs) and in tokens per GPU, so this comparison ({glue:text}`consequence`)
 # does not say which design suffers less from imbalance: the next section compares like with like.
 # Re-run with your own recorder dump, from the repository root:
 # `.venv/bin/papermill notebooks/sigma_from_routing.ipynb /tmp/sigma.ipynb -p counts_dir my_dumps -p counts_file run1 -p output_dir /tmp/sigma`,
