@@ -159,6 +159,21 @@ def test_the_tornado_figure_wraps_a_long_pair_name():
     plt.close(fig)
 
 
+def test_the_tornado_figure_has_ticks_to_read_a_narrow_range_by():
+    """Ratios 0.93-1.02 once showed one tick, "1": the bars could not be read. Plain ticks across the range,
+    every bar inside the frame (the left end not clipped)."""
+    from afdlib.report.figures import tornado_figure
+    rows = [{"assumption": "a", "low": 0.93, "high": 1.02, "nominal": 0.97, "at": "4th and 96th"},
+            {"assumption": "b", "low": 0.95, "high": 0.99, "nominal": 0.97, "at": "4th and 96th"}]
+    fig = tornado_figure(rows, "M on D")
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert len(labels) >= 3 and "0.9" in labels and "1" in labels
+    lo, hi = ax.get_xlim()
+    assert lo < 0.93 and hi > 1.02
+    plt.close(fig)
+
+
 def test_the_conditions_figure_stays_legible_with_long_device_names():
     """An own-pair book names its device from the file (long names): the conditions figure still passes
     the book's legibility check (it once shrank every text under 9 px when the names took a legend column)."""

@@ -165,6 +165,14 @@ def tornado_figure(rows: list[dict], title: str):
     ax.set_yticks(y, [r["assumption"] for r in rows], fontsize=8)
     ax.invert_yaxis()
     ax.set_xscale("log")
+    # the range with room for the bars' ends and their labels, and plain ticks across it (a narrow log range
+    # otherwise keeps only the tick "1", and no bar can be read)
+    ends = [v for r in rows for v in (r["low"], r["high"])] + [rows[0]["nominal"], 1.0]
+    lo, hi = min(ends) / 1.04, max(ends) * 1.15
+    ax.set_xlim(lo, hi)
+    ticks = [t for t in (0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.3, 1.4, 1.6, 1.8, 2.0, 2.5, 3.0, 4.0)
+             if lo <= t <= hi]
+    ax.set_xticks(ticks if len(ticks) >= 3 else np.round(np.geomspace(lo, hi, 4), 2))
     ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
     ax.xaxis.set_minor_formatter(plt.NullFormatter())
     ax.set_xlabel("AFD / EP tokens/s per GPU (dotted: break-even; line: the model's defaults)")
