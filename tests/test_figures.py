@@ -212,3 +212,16 @@ def test_the_ratio_maps_wrap_a_long_device_name_in_their_titles():
     assert small_texts(fig) == []
     assert "\n" in fig.axes[0].get_title()           # wrapped, not one line wider than its panel
     plt.close(fig)
+
+
+def test_the_jitter_deployment_figure_colours_ep_apart_from_afd():
+    """EP with two micro-batches once shared AFD 2BO's green: every line a colour of its own."""
+    import pandas as pd
+
+    from afdlib.report.figures.pipeline import jitter_deployment_figure
+    rows = [{"design": d, "micro_batches": m, "cv": cv, "throughput_loss": 0.01 * cv, "tokens_per_s_per_gpu_slo": 1000.0}
+            for d, ms in (("afd", (2, 3, 4)), ("ep", (1, 2))) for m in ms for cv in (0.0, 0.1)]
+    fig = jitter_deployment_figure(pd.DataFrame(rows))
+    colours = [line.get_color() for line in fig.axes[0].get_lines()]
+    assert len(colours) == 5 and len(set(colours)) == 5
+    plt.close(fig)

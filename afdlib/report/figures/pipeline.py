@@ -25,6 +25,8 @@ def overlap_timelines_figure(timelines: dict):
 
 
 _MB_COLOURS = {1: "#999999", 2: "#1b9e77", 3: "#d95f02", 4: "#7570b3"}
+_EP_COLOURS = {1: "#555555", 2: "#e7298a"}
+"""EP's lines in their own colours (dashed, squares), so "EP, 2 micro-batches" is never AFD's 2BO green."""
 
 
 def jitter_ideal_figure(table: pd.DataFrame):
@@ -58,7 +60,8 @@ def jitter_deployment_figure(table: pd.DataFrame):
     fig, (a, b) = plt.subplots(1, 2, figsize=(PAGE_WIDTH_IN, 3.6))
     for (design, m), g in table.groupby(["design", "micro_batches"]):
         g = g.sort_values("cv")
-        style = dict(marker="o" if design == "afd" else "s", ms=4, color=_MB_COLOURS.get(m, "black"),
+        style = dict(marker="o" if design == "afd" else "s", ms=4,
+                     color=(_MB_COLOURS if design == "afd" else _EP_COLOURS).get(m, "black"),
                      ls="-" if design == "afd" else "--", label=f"{design.upper()}, {m} micro-batch{'es' if m > 1 else ''}")
         a.plot(g.cv, g.throughput_loss, **style)
         b.plot(g.cv, g.tokens_per_s_per_gpu_slo, **style)
