@@ -208,11 +208,15 @@ def ratio_maps_figure(maps: dict, placements: dict):
         for k, (px, py) in enumerate(placements.get(title, {}).values()):
             points.setdefault((float(px), float(py)), []).append(str(k + 1))
         previous, level = None, 0
+        y_lo, y_hi = float(np.min(y)), float(np.max(y))
         for (px, py), numbers in sorted(points.items()):
             level = (level + 1) % 3 if previous is not None and px / previous < 1.5 else 0
-            ax.plot(px, py / 1e9, "o", color="black", ms=4)
-            ax.annotate(",".join(numbers), (px, py / 1e9), xytext=(0, 5 + 11 * level), textcoords="offset points",
-                        fontsize=9, ha="center", bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.7))
+            # in the upper half the labels stack downwards: off the panel's title and inside the frame
+            down = np.log(py / 1e9 / y_lo) > 0.5 * np.log(y_hi / y_lo) if y_hi > y_lo else False
+            ax.plot(px, py / 1e9, "o", color="black", ms=4, clip_on=False)
+            ax.annotate(",".join(numbers), (px, py / 1e9), xytext=(0, -(6 + 11 * level) if down else 5 + 11 * level),
+                        textcoords="offset points", fontsize=9, ha="center", va="top" if down else "bottom",
+                        bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.7))
             previous = px
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
