@@ -92,6 +92,9 @@ def test_condition_directions_and_sentences():
     assert sparse.agrees()
     bound = _cond([0.8, 0.9, 1.1], [0.7, 0.8, 0.9], +1, bound=64, on=True)
     assert "extended to 64 nodes per pool; its best still sits on that bound" in bound.sentence()
+    # 0.972 -> 0.969 prints 0.97 to 0.97: level, not "the ratio moves toward AFD"
+    level = _cond([0.972, 0.95, 0.969], [0.9, 0.9, 0.9], -1)
+    assert level.sentence().startswith("is level on X at two decimals (the ratio does not move either way)")
 
 
 def test_hetero_sentence_names_the_window_or_why_not():
@@ -105,6 +108,10 @@ def test_hetero_sentence_names_the_window_or_why_not():
     s = hetero_sentence(pools, h20, h800)
     assert s.startswith("NVIDIA H20 attention + NVIDIA H800 SXM FFN departs, because decode is bound by compute")
     assert "gives 0.17 times" in s and "FLOP/s ratio 0.15" in s
+    # 0.17 is within 25% of 0.15: compute-bound; at 0.12 against the FLOP/s ratio 0.06 (a factor 2) it is not "near"
+    pools[0]["tokens/s per GPU"] = 0.34 * 2400
+    assert "near their FLOP/s ratio" not in hetero_sentence(pools, h20, h800)
+    pools[0]["tokens/s per GPU"] = 400.0
     pools[2]["h800 GPU-h/Mtok"] = 0.05                 # now 1/6 < p < 1/4
     assert "agrees with the paper" in hetero_sentence(pools, h20, h800)
 

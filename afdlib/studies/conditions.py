@@ -135,6 +135,8 @@ class Condition:
         decided = [f"{w} {p:.2f}" for w, p in zip(("decided for EP at", "decided for AFD at"), (min(self.p_ends),
                    max(self.p_ends))) if (p <= DECIDED if w.endswith("EP at") else p >= 1 - DECIDED)]
         ends += f" ({'; '.join(decided)})" if decided else ""
+        if round(float(r[0]), 2) == round(float(r[-1]), 2):
+            return f"is level on {self.device} at two decimals (the ratio does not move either way): {ends}{bound}"
         if self.agrees():
             return f"agrees with the paper on {self.device} (the ratio moves toward AFD): {ends}{bound}"
         why = ("of the overlap the schedule gives each design (with equal overlap it agrees)" if self.agrees(True)
@@ -222,9 +224,13 @@ def hetero_sentence(pools: list[dict], attn: Hardware, ffn: Hardware) -> str:
     rate = {r["design"]: r["tokens/s per GPU"] for r in pools}
     ep = rate[f"EP on {attn.slug}"] / rate[f"EP on {ffn.slug}"]
     flops, hbm = attn.flops / ffn.flops, attn.hbm_bytes_per_s / ffn.hbm_bytes_per_s
+    # compute-bound only where EP's rates follow the FLOP/s ratio within 25% (and closer than the HBM ratio)
+    near = abs(np.log(ep / flops)) < min(np.log(1.25), abs(np.log(ep / hbm)))
+    buys = ("memory-rich attention GPUs buy little" if np.all(attn.hbm_bytes > ffn.hbm_bytes)
+            else "the pairing buys little")
     why = (f"decode is bound by compute here (EP on {attn.name} gives {ep:.2f} times {ffn.name}'s tokens/s per GPU, "
-           f"near their FLOP/s ratio {flops:.2f}, not their HBM ratio {hbm:.2f}), so memory-rich attention GPUs "
-           "buy little" if abs(np.log(ep / flops)) < abs(np.log(ep / hbm)) else "of the GPU-hours each pool needs")
+           f"near their FLOP/s ratio {flops:.2f}, not their HBM ratio {hbm:.2f}), so {buys}" if near
+           else "of the GPU-hours each pool needs")
     return (f"{attn.name} attention + {ffn.name} FFN departs, because {why}: "
             f"{heterogeneous_price_reading(pools, attn, ffn)}")
 

@@ -443,6 +443,9 @@ def duplex_gain(model: Model, hardware: Hardware, budget: Budget, context: float
                                      assumptions).tokens_per_s_per_gpu)) / base - 1
 
 
-def paper_side(favours_afd: bool) -> str:
-    """Whether a reading agrees with the paper's condition (which favours AFD)."""
-    return "with the paper" if favours_afd else "against the paper"
+def paper_side(at_afd_end: float, at_other_end: float) -> str:
+    """Whether a reading agrees with the paper's condition: the ratio at the end the paper says favours
+    AFD (coarse experts, low sparsity) against the other end's; level at the two decimals printed, neither."""
+    if round(float(at_afd_end), 2) == round(float(at_other_end), 2):
+        return "level at two decimals: neither with nor against the paper"
+    return "with the paper" if at_afd_end > at_other_end else "against the paper"
