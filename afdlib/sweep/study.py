@@ -103,7 +103,7 @@ class Surface:
             v = v[np.isfinite(v)]
             if not v.size:
                 return "nowhere in the range"
-            lo, hi = f"{v.min():.3g}", f"{v.max():.3g}"
+            lo, hi = (f"{x:,.0f}" if x >= 100 else f"{x:.3g}" for x in (v.min(), v.max()))   # 2,190, not 2.19e+03
             return lo if lo == hi else f"{lo} to {hi}"
         over, back = span(c.overtake), span(c.retake)
         if not ahead.any():
