@@ -178,6 +178,10 @@ def test_overlap_readings():
     assert (o.ep_2bo_change, o.ep_2bo_gain) == pytest.approx((-0.15, 0.2))
     assert o.ep_best == "SBO"                          # the all-hidden 2BO row (1200) is a what-if, not counted
     assert o.ep_sbo_change == pytest.approx(0.1)       # 1100 / 1000 - 1
+    assert o.ep_best_words() == "short of that what-if the fastest EP row is SBO"          # 1100 < 1200
+    methods[3]["tokens_per_s_per_gpu"] = 1050.0                                            # what-if below SBO
+    assert overlap_readings(methods).ep_best_words() == "the fastest EP row, that what-if included, is SBO"
+    methods[3]["tokens_per_s_per_gpu"] = 1200.0
     methods[2]["tokens_per_s_per_gpu"] = 1150.0        # two micro-batches as scheduled beat SBO
     assert overlap_readings(methods).ep_best == "2BO" and overlap_readings(methods).ep_2bo_change == pytest.approx(0.15)
 
