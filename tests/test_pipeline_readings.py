@@ -246,3 +246,15 @@ def test_ideal_readings_word_where_the_loss_peaks():
     assert got["ideal_peak"] == "the relative loss peaks at three micro-batches, as the paper says"
     assert got["ideal_more"] == "in absolute terms more micro-batches still deliver more"
     assert got["ideal_order"] == "the same ordering"
+
+
+def test_the_slo_edge_is_measured_not_said_slightly():
+    import pandas as pd
+    study = pd.DataFrame([{"design": "ep", "cv": 0.0, "tpot_ms": 54.8, "ep_size": 64, "n_attn": None, "n_ffn": None,
+                           "micro_batches": 2},
+                          {"design": "afd", "cv": 0.0, "tpot_ms": 49.95, "ep_size": None, "n_attn": 6, "n_ffn": 3,
+                           "micro_batches": 2},
+                          {"design": "ep", "cv": 0.1, "tpot_ms": 60.0, "ep_size": 64, "n_attn": None, "n_ffn": None,
+                           "micro_batches": 2}])
+    assert r.slo_edge_words(study, 50.0) == "here by up to 9.6% (EP64)"          # 54.8 / 50 - 1; CV 0 only
+    assert r.slo_edge_words(study[study.design == "afd"], 50.0) == "none of these deployments does"

@@ -141,6 +141,19 @@ def deployment_readings(study: pd.DataFrame) -> dict:
     return out
 
 
+def slo_edge_words(study: pd.DataFrame, slo_ms: float) -> str:
+    """How far the simulator's fill and drain take a deployment found at the SLO's edge past the SLO
+    without jitter (the study's CV-0 rows, their ``tpot_ms``): "by up to 9.6% (EP64)", or that none does."""
+    at0 = study[np.isclose(study.cv, 0.0)]
+    over = at0.tpot_ms / slo_ms - 1.0
+    if not len(at0) or float(over.max()) <= 0:
+        return "none of these deployments does"
+    worst = at0.loc[over.idxmax()]
+    label = (f"EP{int(worst.ep_size)}" if worst.design == "ep" else f"{int(worst.n_attn)}A{int(worst.n_ffn)}F "
+             f"{int(worst.micro_batches)}BO")
+    return f"here by up to {float(over.max()):.1%} ({label})"
+
+
 def ep_loss_words(ep: pd.DataFrame) -> str:
     """What jitter costs EP's overlap over the study's CVs (its rows; columns micro_batches, throughput_loss):
     "EP's two-batch overlap loses at most 1.2% over the same range", or nothing measurable, or that EP's best
