@@ -85,3 +85,29 @@ def test_the_grouped_gemm_chapter_leads_with_the_own_pairs_ep_load(tmp_path, mon
     (tmp_path / "ref").mkdir()
     execute("fig3_grouped_gemm", tmp_path / "ref")
     assert glued["result_lead"].startswith("At DeepSeek-V3's published decode load") and glued["experts_per_gpu"] == "8"
+
+
+@pytest.mark.parametrize("model, hardware, expect", [
+    ("deepseek-v3", "h800", "is pinned to the scale-out network"),       # the paper's outcome
+    ("mixtral-8x7b", "h100", "one expert per GPU from the first FFN node"),  # 8 experts: G = 1 at once
+    ("step3", "gb200", "no dead zone")])                                 # one fabric: r = 1
+def test_the_intensity_chapter_words_follow_its_own_table(tmp_path, monkeypatch, model, hardware, expect):
+    """The intensity chapter run for three pairs whose outcomes differ, its Result read against its own
+    fig2_intensity.csv: every node count it names is a whole N_F of the table in the regime it names."""
+    import re
+
+    import myst_nb
+    glued: dict = {}
+    monkeypatch.setattr(myst_nb, "glue", lambda key, value, **kw: glued.__setitem__(key, value))
+    out = execute("fig2_intensity", tmp_path, model=model, hardware=hardware)
+    table = pd.read_csv(out / "fig2_intensity.csv").set_index("n_ffn")
+    words = glued["result_words"]
+    assert expect in words
+    for a, b in re.findall(r"stays [^,]*?over N_F = (\d+)-(\d+)", words):   # a stable run: those rows are stable
+        assert set(table.loc[int(a):int(b), "regime"]) == {"stable"}
+    for a, b in re.findall(r"over N_F = (\d+)-(\d+) while scale-up binds", words):
+        assert set(table.loc[int(a):int(b), "regime"]) == {"scale-up-bound"}
+    k = re.search(r"from N_F = K = (\d+)", words)
+    if k:                                                                # the first whole N_F >= K of the table
+        assert int(k.group(1)) == int(table.index[table.index >= load_model(model).experts_per_token][0])
+    assert not re.search(r"N_F = \d+\.\d", words)                        # never a fractional node count
