@@ -387,7 +387,8 @@ glue_table("tab_sigma_dp", dp.style.hide(axis="index").format("{:.3f}"))
 # work against its FFN work, in GPU-seconds (AFD sizes its pools so that $t_a = t_f$). The decode
 # model gives its own, from its stage times without imbalance (the penalty stretches the FFN by
 # $1/\sigma$ itself), for DeepSeek-V3 on {glue:text}`hw_name` at `afd advise`'s settings ({glue:text}`own_settings`).
-# The AFD deployment its search picks is {glue:text}`own_afd`: $\lambda$ = $N_A/N_F$ =
+# The AFD deployment its search picks in the paper's form (one attention pool, no data-parallel
+# domains, whose balance $\lambda$ is) is {glue:text}`own_afd`: $\lambda$ = $N_A/N_F$ =
 # {glue:text}`own_lambda_afd` (its work ratio $N_A t_a / (N_F t_f)$: {glue:text}`own_work_ratio`).
 # EP on the same {glue:text}`own_gpus` GPUs, in DeepSeek's form (two micro-batches, low-latency
 # kernels) at its largest batch within the SLO, has $t_a/t_f$ = {glue:text}`own_lambda_ep`;

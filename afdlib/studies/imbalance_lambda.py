@@ -202,5 +202,5 @@ def own_lambda_study(counts: ArrayLike, model: Model, hardware: Hardware, budget
                                  d.ffn.hardware.gpus_per_node, [afd.gpus], redundant, ep.lam, afd.tokens, trials,
                                  seed, layers)
     settings = (f"{hardware.profile} hardware, {budget.slo_s * 1e3:g} ms per token, context {context:g}, "
-                f"MTP {budget.l_accept:g}")
+                + ("no MTP" if budget.l_accept <= 1 else f"{budget.l_accept:g} tokens accepted per step (MTP)"))
     return OwnLambda(afd, ep, published_lambdas(published, assumptions), study, settings)
