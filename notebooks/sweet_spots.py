@@ -31,7 +31,8 @@
 # model's uncertain assumptions ({glue:text}`assumption_list`) under which AFD gives more
 # tokens/s per GPU, P(AFD better); a pair is decided when it is {glue:text}`decided`. Under the
 # schedule {glue:text}`pair_grid` give {glue:text}`n_afd` of {glue:text}`n_pairs`
-# pairs to AFD and {glue:text}`n_ep` to EP (the more likely design), with P(AFD better) from
+# pairs to AFD and {glue:text}`n_ep` to EP (the more likely design; AFD is ahead at the model's defaults
+# in {glue:text}`n_ahead_defaults`, the orange cells of {numref}`sweet-spots-advice`), with P(AFD better) from
 # {glue:text}`p_range`, and {glue:text}`n_decided_words`: the model's error in AFD / EP against
 # published head-to-heads (one standard deviation: {glue:text}`ratio_spread`) enters every verdict
 # ({glue:text}`tornado_top` move the reference pair's ratio most, {numref}`sweet-spots-tornado`), so a
@@ -128,7 +129,7 @@ save_data(pd.DataFrame(val_rows), "sweet_spots_advice_validated", output_dir)
 (n, sym, val), err = (advice_summary(x) for x in (rows, sym_rows, val_rows)), error_spread(validation_rows())
 top, sym_normal = top_form(rows, "ep"), sum(r.get("ep_form") == form_label("ep", 2, "normal") for r in sym_rows)
 glue_all({
-        "n_pairs": n.pairs, "n_decided_words": decided_words(n.decisive), "pair_grid": grid_words(models, hardware), "n_afd": n.afd, "n_ep": n.ep, "n_decisive": n.decisive, "n_ep_sym": sym.ep,
+        "n_pairs": n.pairs, "n_decided_words": decided_words(n.decisive), "pair_grid": grid_words(models, hardware), "n_afd": n.afd, "n_ep": n.ep, "n_decisive": n.decisive, "n_ep_sym": sym.ep, "n_ahead_defaults": sum(r["ratio"] > 1 for r in rows),
         "n_afd_val": val.afd, "n_ep_val": val.ep, "n_decisive_val": val.decisive, "sym_normal": sym_normal,
         "range_val": f"{val.ratio_min:.2f} to {val.ratio_max:.2f}", "ep_top_form": f"{top[0]}, in {top[1]}",
         "ep_top_validated": "validated by a published deployment" if top[2] else "stated by no published deployment",
@@ -149,7 +150,7 @@ glue_all({
 #
 # AFD / EP output tokens per second per GPU, best deployment of each, SLO
 # {glue:text}`slo` ms, context {glue:text}`ctx`, no MTP, datasheet hardware with the decode model's
-# defaults (orange: AFD ahead), with P(AFD better) below each ratio ('?': undecided, P
+# defaults (orange: AFD ahead at the defaults; the more likely design is P's), with P(AFD better) below each ratio ('?': undecided, P
 # {glue:text}`undecided`). The ratios span
 # {glue:text}`ratio_range`; with the overlap override at 1 for both designs (the equal-overlap
 # reading) they span {glue:text}`range_sym`. Devices that give the same ratio for every model (their differences do
