@@ -361,6 +361,6 @@ this selection; their prose was written for the reference settings, so a sentenc
 reference device or model speaks of that one, and its number is missing where that device or model
 is not in this selection. The sweet-spot chapter adds this selection to the paper's devices and
 models and takes it as the reference pair of its maps. Chapters that do not take a hardware or a
-model (the penalty figures, the published deployments, the comparison with aiconfigurator) are in
+model (among them the penalty figures, the published deployments, the comparison with aiconfigurator) are in
 the reference book only, each listed after these on a page that says why it is not here.
 """
