@@ -190,7 +190,7 @@ def ceiling_figure(models, best: np.ndarray, ordinary, superpod, reference_model
     }
     for label, (bw, flops, colour) in lines.items():
         ax1.plot(sizes, np.minimum(1, comm_ceiling(1, 1, bw, bw, sizes, flops)), color=colour, lw=2,
-                 label=wrapped(label, PAGE_WIDTH_IN / 2))    # a long device name: lines, not a wider figure
+                 label=wrapped(label, PAGE_WIDTH_IN / 2 - 0.6))    # a long device name: lines, not a wider figure
     for i, marker in ((0, "o"), (1, "s")):
         ax1.plot([m.moe_intermediate_size for m in models], best[i], marker, color="black", ms=4, alpha=0.7,
                  ls="none")
@@ -209,15 +209,18 @@ def ceiling_figure(models, best: np.ndarray, ordinary, superpod, reference_model
     ax1.set_title("Ceiling vs M (markers: each model's best feasible\nbound, circles ordinary, squares Superpod;\n"
                   "numbers: the models)", fontsize=9)
     ax1.yaxis.set_major_formatter(PercentFormatter(1.0))
-    ax1.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=1)   # below: the 100% points stay visible
+
     ax1.set_ylim(-0.32, 1.08)                     # a strip under 0% for the models' numbers
     ax1.set_yticks(np.linspace(0, 1, 6))
     bw = np.geomspace(10e9, 2000e9, 200)
-    for flops, colour in ((ordinary.flops, "#2c7fb8"), (superpod.flops, "#c0392b")):
-        ax2.plot(bw / 1e9, np.minimum(1, comm_ceiling(1, 1, bw, bw, reference_model.moe_intermediate_size, flops)),
-                 color=colour, lw=2, label=f"M = {reference_model.moe_intermediate_size}, {flops / 1e12:.0f} TFLOP/s")
     def short(hw):
         return hw.name.replace("NVIDIA ", "")
+    same = np.isclose(ordinary.flops, superpod.flops)     # one chip's FLOP/s: one curve, both devices named
+    for hw, colour, ls in ((ordinary, "#2c7fb8", "-"), (superpod, "#c0392b", ":" if same else "-")):
+        name = f"{short(ordinary)} = {short(superpod)}" if same else short(hw)
+        ax2.plot(bw / 1e9, np.minimum(1, comm_ceiling(1, 1, bw, bw, reference_model.moe_intermediate_size, hw.flops)),
+                 color=colour, lw=2, ls=ls, label=None if same and hw is superpod else wrapped(
+                     f"{name}: M = {reference_model.moe_intermediate_size}, {hw.flops / 1e12:.0f} TFLOP/s", PAGE_WIDTH_IN / 2 - 0.6))
     marks = {f"{short(ordinary)} NIC ({ordinary.scale_out_bytes_per_s * 8 / 1e9:g} Gb/s)": ordinary.scale_out_bytes_per_s,
              f"{short(ordinary)} scale-up": ordinary.scale_up_bytes_per_s,
              f"{short(superpod)} fabric": superpod.scale_up_bytes_per_s}   # the chapter's devices, from their data
@@ -226,7 +229,7 @@ def ceiling_figure(models, best: np.ndarray, ordinary, superpod, reference_model
         at.setdefault(value / 1e9, []).append(name)
     letters = "abcdef"
     for k, (value, names) in enumerate(at.items()):   # a letter above the frame, the name in the legend
-        ax2.axvline(value, color="grey", lw=0.8, ls=":", label=wrapped(f"{letters[k]}: {' = '.join(names)}", PAGE_WIDTH_IN / 2))
+        ax2.axvline(value, color="grey", lw=0.8, ls=":", label=wrapped(f"{letters[k]}: {' = '.join(names)}", PAGE_WIDTH_IN / 2 - 0.6))
     ax2.set_xscale("log")
     top = ax2.secondary_xaxis("top")
     top.set_xticks(list(at), list(letters[:len(at)]), fontsize=9)
@@ -236,9 +239,21 @@ def ceiling_figure(models, best: np.ndarray, ordinary, superpod, reference_model
     ax2.set_title(wrapped(f"Ceiling vs bandwidth ({reference_model.name} experts)", PAGE_WIDTH_IN / 2), fontsize=9, pad=14)
     ax2.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax2.set_ylim(0, 1.08)
-    ax2.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.3))
     fig.tight_layout()
+    for ax in (ax1, ax2):      # below each panel, under its axis label (the 100% points stay visible)
+        _legend_below(ax)
     return fig
+
+
+def _legend_below(ax) -> None:
+    """The panel's legend under everything the panel draws below its frame (ticks, tick labels, its axis
+    label), however tall the legend: anchored at the panel's own drawn bottom, not at a fixed fraction
+    of a frame that the layout may shrink. The saved figure's tight box takes it in."""
+    fig = ax.figure
+    fig.canvas.draw()
+    bottom = ax.get_tightbbox(fig.canvas.get_renderer()).y0
+    y = ax.transAxes.inverted().transform((0.0, bottom))[1]
+    ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, y - 0.02), ncol=1)
 
 
 def penalty_table(n_ffn_values, sigmas, lambda_min: float, lambda_max: float) -> pd.DataFrame:
