@@ -100,9 +100,9 @@ from afdlib.decision.verdict import verdict
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.decision.sweetspot import overlap_methods, pools_table
 from afdlib.studies.threshold_study import bandwidth_curves, threshold_words
-from afdlib.studies.sweetspot_words import afd_form_words, break_even_words, decided_words, equal_share_words, one_domain_note, paper_claim_words, rests_on
+from afdlib.studies.sweetspot_words import afd_form_words, break_even_words, decided_words, equal_share_words, one_domain_note, paper_claim_words, paper_side, rests_on, top_row_clause
 from afdlib.studies.sweetspot_study import (advice_summary, break_even, error_spread, heterogeneous_design,
-                                           design_named, duplex_gain, maps_networks, network_words, overlap_readings, paper_side, pools_named, pools_rows, property_maps, ratio_of, ratio_span, top_form, top_row_clause, twins)
+                                           design_named, duplex_gain, maps_networks, network_words, overlap_readings, pools_named, pools_rows, property_maps, ratio_of, ratio_span, top_form, twins)
 from afdlib.studies.conditions import table3_study
 from afdlib.decode.validation import form_label, validation_rows
 from afdlib.inputs.catalog import load_hardware, load_model, model_names

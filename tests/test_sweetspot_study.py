@@ -121,7 +121,7 @@ def test_map_readings_at_the_reference_point(hand_maps):
     assert (r.m_top_bw, r.m_top_small, r.m_top_large) == (640e9, 0.4, 0.2)
     from dataclasses import replace as _replace
 
-    from afdlib.studies.sweetspot_study import top_row_clause
+    from afdlib.studies.sweetspot_words import top_row_clause
     assert top_row_clause(r) == "; at 640 GB/s it goes from 0.40 to 0.20"
     assert top_row_clause(_replace(r, m_row_bw=640e9)) == ""       # the own row is the top row: said once
     assert (r.ms_row_bw, r.ms_row_small, r.ms_row_large, r.ss_row_low, r.ss_row_high) == (700e9, 0.85, 0.66, 0.5, 0.7)

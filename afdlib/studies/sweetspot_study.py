@@ -294,14 +294,6 @@ class MapReadings:
     ep_gain: float
 
 
-def top_row_clause(r: MapReadings) -> str:
-    """The M map's top bandwidth row after the device's own row ("; at 640 GB/s it goes from 0.88 to 0.91"),
-    or nothing where the own row is the top row (the clause would repeat it)."""
-    if np.isclose(r.m_top_bw, r.m_row_bw):
-        return ""
-    return f"; at {r.m_top_bw / 1e9:.0f} GB/s it goes from {r.m_top_small:.2f} to {r.m_top_large:.2f}"
-
-
 def map_readings(maps: PropertyMaps) -> MapReadings:
     mo, so, ms, ss = maps.m_ordinary, maps.sparsity_ordinary, maps.m_superpod, maps.sparsity_superpod
     i, i_s = mo.row(maps.ordinary.scale_out_bytes_per_s), ms.row(maps.superpod.scale_out_bytes_per_s)
@@ -449,11 +441,3 @@ def duplex_gain(model: Model, hardware: Hardware, budget: Budget, context: float
                    inter_domain_bytes_per_s=None if inter is None else inter * 1.5)
     return float(np.asarray(best_afd(model, fast, fast, budget, context, precision,
                                      assumptions).tokens_per_s_per_gpu)) / base - 1
-
-
-def paper_side(at_afd_end: float, at_other_end: float) -> str:
-    """Whether a reading agrees with the paper's condition: the ratio at the end the paper says favours
-    AFD (coarse experts, low sparsity) against the other end's; level at the two decimals printed, neither."""
-    if round(float(at_afd_end), 2) == round(float(at_other_end), 2):
-        return "level at two decimals: neither with nor against the paper"
-    return "with the paper" if at_afd_end > at_other_end else "against the paper"

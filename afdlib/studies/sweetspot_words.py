@@ -3,7 +3,9 @@ wording for every outcome (issue 31): who leads at an equal hidden share, the br
 and how AFD's micro-batch counts compare (Table 2)."""
 from __future__ import annotations
 
-from afdlib.studies.sweetspot_study import OverlapReadings
+import numpy as np
+
+from afdlib.studies.sweetspot_study import MapReadings, OverlapReadings
 
 
 def paper_claim_words(superpod: bool) -> str:
@@ -85,3 +87,19 @@ def one_domain_note(rows: list[dict], model: str, hardware: str, methods: list[d
     return (f" These rows keep the attention pool in one domain, as the paper does: the best AFD deployment "
             f"overall, {r['afd_config']} ({r['afd_form']}, {r['afd']:,.0f} tokens/s per GPU, "
             f"{r['afd'] / best_row:.2f}x the best row here), splits it.")
+
+
+def top_row_clause(r: MapReadings) -> str:
+    """The M map's top bandwidth row after the device's own row ("; at 640 GB/s it goes from 0.88 to 0.91"),
+    or nothing where the own row is the top row (the clause would repeat it)."""
+    if np.isclose(r.m_top_bw, r.m_row_bw):
+        return ""
+    return f"; at {r.m_top_bw / 1e9:.0f} GB/s it goes from {r.m_top_small:.2f} to {r.m_top_large:.2f}"
+
+
+def paper_side(at_afd_end: float, at_other_end: float) -> str:
+    """Whether a reading agrees with the paper's condition: the ratio at the end the paper says favours
+    AFD (coarse experts, low sparsity) against the other end's; level at the two decimals printed, neither."""
+    if round(float(at_afd_end), 2) == round(float(at_other_end), 2):
+        return "level at two decimals: neither with nor against the paper"
+    return "with the paper" if at_afd_end > at_other_end else "against the paper"
