@@ -187,11 +187,14 @@ def deployment_headlines(study: pd.DataFrame, same_shape: dict, tie: float = 0.0
                            f"{worst}BO is the most fragile here (CV {at:g}), not 3BO as the paper says."),
            "dep_fragile_why": why if worst == 3 else ""}
     best = {c: max(MICRO_BATCHES, key=lambda m: _value(afd, m, c, "tokens_per_s_per_gpu_slo")) for c in moderate}
+    everywhere = {max(MICRO_BATCHES, key=lambda m: _value(afd, m, c, "tokens_per_s_per_gpu_slo"))
+                  for c in sorted(set(afd.cv))}
     names = " and ".join(f"{c:g}" for c in moderate)
+    where = "at every CV studied" if len(everywhere) == 1 else f"at moderate jitter (CV {names})"
     if set(best.values()) == {3}:
-        out["dep_most"] = f"3BO still delivers the most AFD throughput at moderate jitter (CV {names})."
+        out["dep_most"] = f"3BO still delivers the most AFD throughput {where}."
     elif len(set(best.values())) == 1:
-        out["dep_most"] = f"{best[moderate[0]]}BO, not 3BO, delivers the most AFD throughput at moderate jitter (CV {names})."
+        out["dep_most"] = f"{best[moderate[0]]}BO, not 3BO, delivers the most AFD throughput {where}."
     else:
         out["dep_most"] = ("The most AFD throughput at moderate jitter comes from "
                            + " and ".join(f"{m}BO at CV {c:g}" for c, m in best.items()) + ".")
