@@ -165,5 +165,6 @@ def test_a_decided_end_is_called_decided():
     """P(AFD better) 0.91 at one end and 0.05 at the other: both ends are decided (rule: <= 0.1, >= 0.9)."""
     from dataclasses import replace
     c = replace(_cond([1.2, 1.0, 0.9], [1.0, 0.9, 0.8], -1), p_ends=(0.91, 0.05))
-    assert "(decided for EP at 0.05; decided for AFD at 0.91)" in c.sentence()
+    # beside the P it reads (the schedule's), not after the equal-overlap ratios
+    assert "(P(AFD better) 0.91 to 0.05; decided for EP at 0.05; decided for AFD at 0.91); with equal overlap" in c.sentence()
     assert "decided" not in _cond([0.8, 0.9, 1.1], [0.7, 0.8, 0.9], +1).sentence()

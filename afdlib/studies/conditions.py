@@ -127,14 +127,14 @@ class Condition:
         r, e, x = self.ratios(), self.ratios(True), self.x
         lo, hi = self.end_labels or (f"{self.axis} = {fmt.format(x[0])}", fmt.format(x[-1]))
         ends = (f"{r[0]:.2f} at {lo} to {r[-1]:.2f} at {hi}"
-                f" (P(AFD better) {self.p_ends[0]:.2f} to {self.p_ends[1]:.2f}); with equal overlap "
+                f" (P(AFD better) {self.p_ends[0]:.2f} to {self.p_ends[1]:.2f}{{decided}}); with equal overlap "
                 f"{e[0]:.2f} to {e[-1]:.2f}")
         bound = (f"; the AFD search was extended to {max(p.bound for p in self.points)} nodes per pool"
                  if any(p.bound > 16 for p in self.points) else "")
         bound += "; its best still sits on that bound" if self.bound_binds else ""
         decided = [f"{w} {p:.2f}" for w, p in zip(("decided for EP at", "decided for AFD at"), (min(self.p_ends),
                    max(self.p_ends))) if (p <= DECIDED if w.endswith("EP at") else p >= 1 - DECIDED)]
-        ends += f" ({'; '.join(decided)})" if decided else ""
+        ends = ends.replace("{decided}", f"; {'; '.join(decided)}" if decided else "")   # beside the P it reads
         if round(float(r[0]), 2) == round(float(r[-1]), 2):
             return f"is level on {self.device} at two decimals (the ratio does not move either way): {ends}{bound}"
         if self.agrees():

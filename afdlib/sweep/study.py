@@ -167,15 +167,15 @@ class Surface:
 
     def ratio_trend(self, axis: int, gb_per_s: float) -> tuple[str, float, float]:
         """How the AFD / EP ratio itself moves along ``axis`` (0: width, 1: sparsity) at the swept
-        bandwidth nearest ``gb_per_s``: ("falls" | "rises" | "does not move", the median ratio over the
-        other axis at the axis' first and at its last value)."""
+        bandwidth nearest ``gb_per_s``: ("falls" | "rises" | "does not move" (within 2% in log, as
+        :meth:`axis_words`), the median ratio over the other axis at the axis' first and at its last value)."""
         bw = self.ds[self.axis].values
         k = int(np.argmin(np.abs(np.log(bw / gb_per_s))))
         r = np.moveaxis(self.ds.afd_over_ep.transpose("expert_width", "sparsity", self.axis).values[..., k],
                         axis, 0)
         lo, hi = float(np.nanmedian(r[0])), float(np.nanmedian(r[-1]))
         d = np.log(hi / lo)
-        return ("falls" if d < -0.05 else "rises" if d > 0.05 else "does not move"), lo, hi
+        return ("falls" if d < -0.02 else "rises" if d > 0.02 else "does not move"), lo, hi   # as axis_words
 
     def ratio_readings(self, low_gb_per_s: float, high_gb_per_s: float) -> dict:
         """The ratio's own trend along expert width at a low and a high bandwidth (the paper's condition
