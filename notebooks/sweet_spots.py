@@ -100,7 +100,7 @@ from afdlib.decision.verdict import verdict
 from afdlib.decode.step import DECODE_T_GAP_S, Assumptions
 from afdlib.decision.sweetspot import overlap_methods, pools_table
 from afdlib.studies.threshold_study import bandwidth_curves, threshold_words
-from afdlib.studies.sweetspot_words import afd_form_words, break_even_words, decided_words, equal_share_words, one_domain_note, paper_claim_words, paper_side, rests_on, top_row_clause
+from afdlib.studies.sweetspot_words import afd_form_words, break_even_words, decided_words, equal_share_words, one_domain_note, duplex_words, paper_claim_words, paper_side, rests_on, top_row_clause
 from afdlib.studies.sweetspot_study import (advice_summary, break_even, error_spread, heterogeneous_design,
                                            design_named, duplex_gain, maps_networks, network_words, overlap_readings, pools_named, pools_rows, property_maps, ratio_of, ratio_span, top_form, twins)
 from afdlib.studies.conditions import table3_study
@@ -178,7 +178,7 @@ glue_all({
         "break_even_words": break_even_words(bw_even, side, hw_o.scale_out_bytes_per_s, "fabric" if hw_o.superpod else "NIC"),
         "equal_share_words": equal_share_words(ratio_of(sym_rows, ref.slug, hw_o.slug), half[0]["ratio"], bool(hw_o.superpod)),
         "paper_claim": paper_claim_words(bool(hw_o.superpod)),
-        "duplex_gain": f"{duplex_gain(ref, hw_o, budget, context):.0%}"})
+        "duplex_gain": duplex_words(duplex_gain(ref, hw_o, budget, context))})
 
 # %% [markdown]
 # ## The reference cases
@@ -272,7 +272,7 @@ glue_all({
 #   E/K = {glue:text}`s_low` to {glue:text}`s_row_high` at E/K = {glue:text}`s_high`,
 #   {glue:text}`s_side`; on {glue:text}`superpod_name` from
 #   {glue:text}`ss_row_low` to {glue:text}`ss_row_high`, {glue:text}`ss_side`.
-# - **Bandwidth** (at the grid's M = {glue:text}`ref_m_grid`): on the Superpod the fabric
+# - **Bandwidth** (at the grid's M = {glue:text}`ref_m_grid`): on {glue:text}`superpod_name` the fabric
 #   bandwidth moves the ratio from {glue:text}`fabric_low` at {glue:text}`fabric_low_bw` GB/s to
 #   {glue:text}`fabric_high` at {glue:text}`fabric_high_bw`. On {glue:text}`ordinary_nodes`:
 #   {glue:text}`o_low` at {glue:text}`o_low_bw` GB/s, a peak of
@@ -472,8 +472,8 @@ glue_table("tab_sweet_table3", t3.style.hide(axis="index"))
 #   per FFN node (the paper's two-stage forwarding) decides others.
 # - Smaller asymmetries, found by an independent recomputation:
 #   AFD's dispatch and combine share one link as in the paper's Eq. 2, although they run in
-#   opposite directions (favours EP: AFD alone at 1.5 times its network bandwidth, which carrying
-#   them at once would amount to, gains {glue:text}`duplex_gain` for {glue:text}`ref_name` on
+#   opposite directions (AFD alone at 1.5 times its network bandwidth, which carrying
+#   them at once would amount to, {glue:text}`duplex_gain` for {glue:text}`ref_name` on
 #   {glue:text}`ordinary_name`; EP's two micro-batches, whose dispatch and combine also run in
 #   opposite directions, are not re-searched the same way); AFD's dense layers
 #   run in three micro-batches on the attention pool with nothing to overlap (favours EP, a few

@@ -350,3 +350,10 @@ def test_table_2s_afd_reading_says_where_a_split_attention_pool_beats_every_row(
     assert "one domain" in note and "28A3F" in note and "1.05x the best row here" in note     # 2737 / 2609
     assert one_domain_note([{**row, "afd_form": "AFD, 3 micro-batches"}], "m", "h", methods) == ""
     assert one_domain_note([{**row, "afd": 2600.0}], "m", "h", methods) == ""
+
+
+def test_duplex_words_say_whom_the_shared_lane_favours():
+    from afdlib.studies.sweetspot_words import duplex_words
+    assert duplex_words(0.04) == "gains 4%: the shared lane favours EP"
+    assert duplex_words(0.001).startswith("gains nothing measurable")
+    assert duplex_words(-0.02) == "gains nothing (its best changes by -2%): the shared lane does not bind here"

@@ -103,3 +103,14 @@ def paper_side(at_afd_end: float, at_other_end: float) -> str:
     if round(float(at_afd_end), 2) == round(float(at_other_end), 2):
         return "level at two decimals: neither with nor against the paper"
     return "with the paper" if at_afd_end > at_other_end else "against the paper"
+
+
+def duplex_words(gain: float) -> str:
+    """What carrying AFD's dispatch and combine in opposite directions at once would do
+    (:func:`afdlib.studies.sweetspot_study.duplex_gain`), and so whom the shared lane favours: "gains 4%: the
+    shared lane favours EP"; under half a percent, nothing; a loss (the search's best moving) no gain."""
+    if gain >= 0.005:
+        return f"gains {gain:.0%}: the shared lane favours EP"
+    if gain > -0.005:
+        return "gains nothing measurable: the shared lane does not bind here"
+    return f"gains nothing (its best changes by {gain:+.0%}): the shared lane does not bind here"
