@@ -133,9 +133,7 @@ glue_all(as_markdown({"own_md": own["own_md"], "result_lead": fig3_lead(readings
 # {cite}`deepseek_infra` gives about {glue:text}`ep_tokens` tokens per expert per step (requests per GPU x
 # {glue:text}`tokens_per_step` tokens per step with MTP x {glue:text}`ep_gpus` GPUs x {glue:text}`ep_k` experts
 # per token / {glue:text}`physical` physical experts), the paper's 740. There the roofline allows
-# {glue:text}`ep_balanced` balanced and {glue:text}`ep_skewed` with Zipf skew $s$ = {glue:text}`skew_s` on
-# {glue:text}`hw_focus`: {glue:text}`skew_cost`, while at the ridge itself the same skew drops HFU to
-# {glue:text}`ridge_skewed`.
+# {glue:text}`allows`.
 #
 # ```{glue:md} own_md
 # :format: myst

@@ -65,8 +65,8 @@ def test_table_2s_afd_reading_follows_its_ratios(model, hardware):
 def test_the_grouped_gemm_chapter_leads_with_the_own_pairs_ep_load(tmp_path, monkeypatch):
     """Mixtral-8x7B on H100 with the own-pair book's parameters (custom_parameters): the Result leads with
     the pair's own best EP deployment, not DeepSeek-V3's published 740 tokens per expert, and the curves
-    are drawn for that deployment's local experts (one of Mixtral's 8 per GPU at EP8), on the datasheet
-    figures the rest of the book uses; the reference chapter still leads with the published load."""
+    are drawn for that deployment's local experts (one of Mixtral's 8 per GPU at EP8), on the chapter's
+    paper figures (its sentence says so); the reference chapter still leads with the published load."""
     import myst_nb
 
     from afdlib.report.own_book import custom_parameters
@@ -75,12 +75,16 @@ def test_the_grouped_gemm_chapter_leads_with_the_own_pairs_ep_load(tmp_path, mon
     monkeypatch.setattr(myst_nb, "glue", lambda key, value, **kw: glued.__setitem__(key, value))
     params = custom_parameters("h100", "mixtral-8x7b")["fig3_grouped_gemm"]
     execute("fig3_grouped_gemm", tmp_path, **params)
-    own = own_ep_load(load_model("mixtral-8x7b"), load_hardware("h100", profile="datasheet"),
+    own = own_ep_load(load_model("mixtral-8x7b"), load_hardware("h100", profile="paper"),
                       Budget(slo_s=0.05, l_accept=1.0, t_gap_s=DECODE_T_GAP_S), 4096)
     assert glued["result_lead"].startswith(f"At Mixtral-8x7B's own best EP deployment on H100 SXM ({own['own_label']}), "
                                            f"about {own['own_tokens']:.0f} tokens per expert")
     assert glued["experts_per_gpu"] == str(own["own_local"]) == "1"        # 8 experts over EP8
     assert "published decode load" in glued["result_lead"]                 # the paper's load second
+    assert "on the paper's figures for it" in glued["own_md"].data
+    # one local expert: no skew to read ("the same skew drops HFU to 100%", "50% to 50%" once)
+    assert "no skew among a GPU's experts" in glued["allows"] and "drops HFU" not in glued["allows"]
+    assert "Zipf" not in glued["result_md"].data.split("One grouped-GEMM call")[1].split(".")[0]
     glued.clear()
     (tmp_path / "ref").mkdir()
     execute("fig3_grouped_gemm", tmp_path / "ref")

@@ -93,6 +93,13 @@ def grouped_gemm_readings(hws, focus: str, afd: dict, afd_model, ep_model, ep_to
                    + "".join(f" and at {ridge[h.slug]:.0f} on {short(h)}" for h in hws if h.slug != focus))
     f["skew_cost"] = ("far enough above the ridge that skew costs little" if at_ep[0] - at_ep[k1] < 0.05
                       else f"near enough to the ridge that skew costs {100 * (at_ep[0] - at_ep[k1]):.0f} points")
+    if experts_per_gpu == 1:     # one expert per GPU: no skew among a GPU's experts, every curve the balanced one
+        f["allows"] = (f"{f['ep_balanced']} on {f['hw_focus']}: with one expert per GPU there is no skew among a "
+                       "GPU's experts, so the skewed curves are the balanced one")
+    else:
+        f["allows"] = (f"{f['ep_balanced']} balanced and {f['ep_skewed']} with Zipf skew $s$ = {f['skew_s']} on "
+                       f"{f['hw_focus']}: {f['skew_cost']}, while at the ridge itself the same skew drops HFU to "
+                       f"{f['ridge_skewed']}")
     ceiling = afd.get(focus)
     paper_device = focus == PAPER_EP_DEVICE and ep_model.slug == PAPER_MODEL
     if ceiling is None:
@@ -121,12 +128,14 @@ def grouped_gemm_readings(hws, focus: str, afd: dict, afd_model, ep_model, ep_to
 
 
 def _fig3_result(f: dict, paper_device: bool) -> str:
+    one = f["experts_per_gpu"] == "1"         # no skew to read: the balanced numbers alone
     head = ("One grouped-GEMM call sees half of that load, {call_hi} tokens per expert (two micro-batches; the "
-            "deployment runs MTP), where the roofline gives {call_skew_hi} with Zipf skew $s$ = {skew_s} and "
-            "{call_bal_hi} balanced").format(**f)
+            "deployment runs MTP), where the roofline gives "
+            + ("{call_bal_hi}" if one else "{call_skew_hi} with Zipf skew $s$ = {skew_s} and {call_bal_hi} balanced")).format(**f)
     if not paper_device:        # the paper measured on another device: this device's numbers alone
-        return head + (", and {call_skew_lo} to {call_bal_lo} without MTP ({call_lo} tokens per call). "
-                       "{afd_cap}.").format(**f, afd_cap=f["afd_words"][:1].upper() + f["afd_words"][1:])
+        return head + ((", and {call_bal_lo} without MTP ({call_lo} tokens per call). " if one else
+                        ", and {call_skew_lo} to {call_bal_lo} without MTP ({call_lo} tokens per call). ")
+                       + "{afd_cap}.").format(**f, afd_cap=f["afd_words"][:1].upper() + f["afd_words"][1:])
     gap = ", so most of the gap is kernel efficiency, not the roofline" if f["paper_vs_mtp"] == "lies below it" else ""
     return head + (": the paper's measured ~{paper_ep} {paper_vs_mtp}{gap}. Without MTP ({call_lo} tokens per call: "
                    "{call_skew_lo} to {call_bal_lo}) the measured value {paper_vs_nomtp}. Either way "

@@ -50,8 +50,9 @@ def custom_parameters(hardware: str | None, model: str | None) -> dict[str, dict
         app["superpod" if _is_superpod(hardware) else "ordinary"] = hardware
     if model:
         fig4.update(models=[model], ceiling_model=model)
-        # the pair's own EP deployment on the book's (datasheet) figures, its local experts in the curves
-        fig3.update(afd_model=model, experts_per_gpu=None, hw_profile="datasheet")
+        # the pair's own EP deployment (its local experts in the curves), on the chapter's paper figures as the
+        # AFD ceiling of the previous chapter: its sentence names the profile
+        fig3.update(afd_model=model, experts_per_gpu=None)
         app["models"] = [model]
     # the sweet spots: the paper's devices and models with the given ones added, the given pair as
     # the reference whose shape and bandwidth the maps move (the superpod stays GB200 for contrast)

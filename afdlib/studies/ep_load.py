@@ -42,7 +42,7 @@ def own_ep_load(model: Model, hardware: Hardware, budget: Budget, context: float
     return {"own_tokens": n, "own_local": local, "own_balanced": float(hfu[0]), "own_label": d.label,
             "own_mark": f"{model.name}'s own best EP deployment in the decode model (dash-dotted)",
             "own_md": (
-        f"For {model.name} on {hardware.name} itself, the decode model's best EP deployment ({d.label}, "
+        f"For {model.name} on {hardware.name} itself{_profile_words(hardware)}, the decode model's best EP deployment ({d.label}, "
         f"{int(d.requests)} requests per GPU at the {budget.slo_s * 1e3:g} ms SLO and context {context:g}) gives "
         f"about {n:.0f} tokens per expert per step over its {local} local expert{'s' if local != 1 else ''}, {side} the ridge of "
         f"{ridge:.0f}: the roofline allows {hfu[0]:.0%} balanced and {hfu[1]:.0%} with Zipf skew $s$ = "
@@ -61,3 +61,10 @@ def fig3_lead(readings: dict, own: dict, model: Model, published: Model) -> str:
             f"{own['own_tokens']:.0f} tokens per expert per step over {own['own_local']} local "
             f"expert{'s' if own['own_local'] != 1 else ''}, the roofline of EP's grouped GEMMs allows "
             f"{own['own_balanced']:.0%} (balanced); at {at_published}, it allows {readings['ep_balanced']}")
+
+
+def _profile_words(hardware: Hardware) -> str:
+    """" (the paper's figures for it)" for a catalogue profile other than the datasheet's, which the book's
+    end-to-end chapters use: the same pair's best deployment differs between the two."""
+    return {"paper": " (on the paper's figures for it, as the previous chapter; the end-to-end chapters take its "
+                     "datasheet's)"}.get(hardware.profile, "")
