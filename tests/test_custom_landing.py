@@ -98,3 +98,13 @@ def test_a_best_on_a_search_bound_is_said_on_the_landing_page():
     capped = "N_F = 128 nodes (the search's hard cap)"
     pair.advice = replace(pair.advice, afd={**pair.advice.afd, "on_bound": [capped]})
     assert f"The search's best sits on a bound (AFD: {capped}): that design may do better" in answer_markdown(pair)
+
+
+def test_the_landing_page_of_a_superpod_says_it_has_no_dead_zone():
+    """GB300 NVL72 with DeepSeek-V3: the dead-zone chapter's and the ceiling appendix's rows read the one
+    fabric (no dead zone; the ceiling at M = 2,048 on 720 GB/s: 2 x 720e9 x 2048 / 4500e12 = 65.5%), not a
+    dead-zone floor, and the appendix's row ends with the model's own ceiling."""
+    text, _ = _landing("gb300", "deepseek-v3")
+    rows = {re.search(r"generated/(\w+)", r).group(1): r for r in text.splitlines() if r.startswith("| {doc}`generated/")}
+    assert "on its one fabric there is no dead zone" in rows["fig4_dead_zone"] and "floor" not in rows["fig4_dead_zone"]
+    assert "DeepSeek-V3's M = 2,048 sits at 65.5%" in rows["appendix_a_ceiling"]

@@ -189,9 +189,10 @@ def _fig4(pair: Pair, p: dict) -> str:
     nodes = "" if g == hw.gpus_per_node else f" (taken as {g}-GPU nodes, the chapter's `gpus_per_node`)"
     peak = (f"peaks at {_pct(s.max_hfu)} (first at N_F = {s.best_n_ffn})" if s.max_hfu is not None
             else f"has no feasible N_F up to {n[-1]}")
-    return (f"the HFU bound of {m.name}'s FFN side on {hw.name}{nodes} {peak}; its dead-zone floor is "
-            f"{_pct(s.dead_zone_floor)} (SLO {p['slo_ms']:g} ms, {p['mtp']:g} tokens accepted per step, "
-            f"gap {p['t_gap_ms']:g} ms)")
+    floor = ("on its one fabric there is no dead zone" if np.all(hw.superpod) else
+             f"its dead-zone floor is {_pct(s.dead_zone_floor)}")
+    return (f"the HFU bound of {m.name}'s FFN side on {hw.name}{nodes} {peak}; {floor} (SLO {p['slo_ms']:g} ms, "
+            f"{p['mtp']:g} tokens accepted per step, gap {p['t_gap_ms']:g} ms)")
 
 
 def _appendix_a(pair: Pair, p: dict) -> str:
@@ -200,8 +201,9 @@ def _appendix_a(pair: Pair, p: dict) -> str:
     pod = load_hardware(p["superpod"], profile=p["hw_profile"])
     if pair.given["hardware"] and pair.hw.superpod:       # the device is the appendix's Superpod: no dead zone
         need = float(intermediate_size_for_full_hfu(pod.scale_up_bytes_per_s, pod.flops))
+        at = float(dead_zone_floor(pod.scale_up_bytes_per_s, m.moe_intermediate_size, pod.flops))
         return (f"on {pod.name}'s fabric an expert needs M >= {need:,.0f} for 100% HFU (no dead zone: one fabric); "
-                f"{m.name}'s M = {m.moe_intermediate_size:,}")
+                f"{m.name}'s M = {m.moe_intermediate_size:,} sits at {_pct(at)}")
     need = float(intermediate_size_for_full_hfu(hw.scale_out_bytes_per_s, hw.flops))
     floor = float(dead_zone_floor(hw.scale_out_bytes_per_s, m.moe_intermediate_size, hw.flops))
     return (f"in the dead zone of {hw.name} an expert needs M >= {need:,.0f} for 100% HFU; {m.name}'s M = "
