@@ -21,8 +21,10 @@
 # ```{glue:figure} fig_intro_pairs
 # :name: intro-pairs
 #
-# AFD / EP output tokens per second per GPU for {glue:text}`r_pair_grid` (SLO {glue:text}`r_slo`,
-# context 4096, no MTP, each design's best deployment), P(AFD better) below each ratio; '?': undecided.
+# AFD / EP output tokens per second per GPU for {glue:text}`r_pair_grid` (AFD: attention and the
+# MoE experts on separate GPU pools; EP: large-scale expert parallelism) at a per-token latency SLO
+# (service-level objective) of {glue:text}`r_slo`, context 4096, no MTP (multi-token prediction),
+# each design's best deployment; P(AFD better) below each ratio; '?': undecided.
 # ```
 #
 # Serving a large mixture-of-experts (MoE) model in the decode phase, you can keep **large-scale
@@ -181,7 +183,7 @@ results = pd.DataFrame([
      "this book": f"P(AFD better) over {assumption_words()} (the ratio's error: {ratio_spread_words()}); decided at {DECIDED:g} or "
                   f"{1 - DECIDED:g}",
      "status": "beyond the paper", "chapter": "sweet_spots"},
-    {"claim": "Against NVIDIA aiconfigurator (TPOT, ours / its)", "paper": "-",
+    {"claim": "Against NVIDIA aiconfigurator (TPOT, time per output token: ours / its)", "paper": "-",
      "this book": f"EP {aic[aic.design == 'ep'].ratio_tpot_ms.median():.2f}, AFD "
                   f"{aic[aic.design == 'afd'].ratio_tpot_ms.median():.2f} (medians, {len(aic)} settings)",
      "status": "beyond the paper", "chapter": "aiconfigurator_comparison"},
