@@ -67,7 +67,7 @@ def aic_ratio_figure(comp: pd.DataFrame):
         ax.set_xticklabels([str(int(b)) for b in sorted(grid.batch_per_gpu.unique())])
         ax.set_xlabel("requests per (attention) GPU")
         ax.set_title(design.upper())
-    axes[0].set_ylabel("our TPOT / aiconfigurator's")
+    axes[0].set_ylabel("our TPOT / aiconfigurator's\n(grey band: within 20%)")
     fig.tight_layout()
     handles, labels = axes[1].get_legend_handles_labels()      # below the panels: the lines stay clear
     fig.legend(handles, labels, fontsize=8, ncol=4, loc="upper center", bbox_to_anchor=(0.5, 0.0))
@@ -96,7 +96,7 @@ def aic_stage_figure(comp: pd.DataFrame):
      .add(so.Dash(width=0.6, linewidth=2, color="black"), so.Agg("median"), color=None)
      .scale(y="log", x=so.Nominal(order=[c[2] for c in cols]),
             color=so.Nominal(colours, order=list(colours)))
-     .label(x="", y="ours / aiconfigurator's", color="")
+     .label(x="", y="ours / aiconfigurator's (grey band: within 20%)", color="")
      .theme(sns.axes_style("whitegrid"))                                          # the book's style
      .on(ax).plot())
     fig.tight_layout()

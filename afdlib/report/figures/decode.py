@@ -7,7 +7,7 @@ import textwrap
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.ticker import PercentFormatter
+from matplotlib.ticker import LogLocator, PercentFormatter
 
 from afdlib.report.figures.common import PAGE_WIDTH_IN, wrapped
 
@@ -214,12 +214,18 @@ def ratio_maps_figure(maps: dict, placements: dict):
             # in the upper half the labels stack downwards: off the panel's title and inside the frame
             down = np.log(py / 1e9 / y_lo) > 0.5 * np.log(y_hi / y_lo) if y_hi > y_lo else False
             ax.plot(px, py / 1e9, "o", color="black", ms=4, clip_on=False)
+            at_x = np.log(px / np.min(x)) / np.log(np.max(x) / np.min(x)) if np.max(x) > np.min(x) else 0.5
+            ha = "left" if at_x < 0.05 else "right" if at_x > 0.95 else "center"     # inside the frame at its edges
             ax.annotate(",".join(numbers), (px, py / 1e9), xytext=(0, -(6 + 11 * level) if down else 5 + 11 * level),
-                        textcoords="offset points", fontsize=9, ha="center", va="top" if down else "bottom",
+                        textcoords="offset points", fontsize=9, ha=ha, va="top" if down else "bottom",
                         bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.7))
             previous = px
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
+        # plain labels at 1, 2 and 5 of each decade: the two decades' powers alone could not be read
+        ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(plt.NullFormatter())
         ax.set_xlabel("expert intermediate size M" if rm.axis == "moe_intermediate_size" else "sparsity E / K")
         ax.set_ylabel("bandwidth per GPU, GB/s (sustained)")
         ax.set_title(wrapped(title, PAGE_WIDTH_IN / cols), fontsize=9)   # a long device name: lines, not wider

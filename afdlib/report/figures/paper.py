@@ -237,6 +237,7 @@ def ceiling_figure(models, best: np.ndarray, ordinary, superpod, reference_model
     top.tick_params(length=0, pad=1)
     ax2.set_xlabel("effective bandwidth per GPU, GB/s (one direction)")
     ax2.set_title(wrapped(f"Ceiling vs bandwidth ({reference_model.name} experts)", PAGE_WIDTH_IN / 2), fontsize=9, pad=14)
+    ax2.set_ylabel("HFU ceiling")
     ax2.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax2.set_ylim(0, 1.08)
     fig.tight_layout()
