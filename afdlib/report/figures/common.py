@@ -25,6 +25,18 @@ def legend_columns(labels, width_in: float, fontsize: float = 9, most: int = 3) 
     return max(1, min(most, int(width_in // column_in)))
 
 
+def legend_below(ax, fontsize: float = 9, ncol: int = 1) -> None:
+    """The panel's legend under everything the panel draws below its frame (ticks, tick labels, its axis
+    label), however tall the legend: anchored at the panel's own drawn bottom, not at a fixed fraction of a
+    frame the layout may shrink, and off the data (a legend inside the frame covered points and bars).
+    Call it after the figure's layout; the saved figure's tight box takes it in."""
+    fig = ax.figure
+    fig.canvas.draw()
+    bottom = ax.get_tightbbox(fig.canvas.get_renderer()).y0
+    y = ax.transAxes.inverted().transform((0.0, bottom))[1]
+    ax.legend(fontsize=fontsize, loc="upper center", bbox_to_anchor=(0.5, y - 0.02), ncol=ncol)
+
+
 def wrapped(label: str, width_in: float, fontsize: float = 9) -> str:
     """``label`` broken into lines that fit ``width_in`` inches beside a legend handle (about 0.55 em a
     character), so a long device or model name stays inside its panel."""

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import LogLocator, PercentFormatter
 
-from afdlib.report.figures.common import PAGE_WIDTH_IN, wrapped
+from afdlib.report.figures.common import PAGE_WIDTH_IN, legend_below, wrapped
 
 
 def validation_figure(table: pd.DataFrame):
@@ -65,7 +65,8 @@ def breakdown_figure(table: pd.DataFrame):
     ax.set_yticks(y, [f"{k + 1}. {c}" for k, c in enumerate(table.label)], fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("µs per MoE layer, all micro-batches (each stage's busy time)")
-    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    legend_below(ax, fontsize=8, ncol=3)           # under the axis: it covered the last case's bars
     return fig
 
 
@@ -97,7 +98,8 @@ def batch_curves_figure(curves: dict, published: dict):
     ax.set_xlabel("requests per GPU")
     ax.set_ylabel("predicted output tokens/s per GPU")
     ax.set_title("dotted: published figure", fontsize=9)
-    ax.legend(fontsize=8)
+    fig.tight_layout()
+    legend_below(ax, fontsize=8, ncol=2)           # under the axis: it covered the curves
     return fig
 
 

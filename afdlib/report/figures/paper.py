@@ -9,8 +9,8 @@ from matplotlib.ticker import PercentFormatter
 
 from afdlib.analysis.hfu import limit_names
 from afdlib.report.style import COMM_CEILING, REGIME_COLOURS
-from afdlib.report.figures.common import (PAGE_WIDTH_IN, PANELS_PER_ROW, STAGE_COLOURS, lanes_panel, legend_columns,
-                                         place_labels, wrapped)
+from afdlib.report.figures.common import (PAGE_WIDTH_IN, PANELS_PER_ROW, STAGE_COLOURS, lanes_panel, legend_below,
+                                         legend_columns, place_labels, wrapped)
 
 
 def models_scatter(model_table: pd.DataFrame, paper_models: list[str]):
@@ -147,7 +147,9 @@ def grouped_gemm_figure(tokens, curves: dict, exponents, hardware, ep_tokens: fl
                     label="balanced" if s == 0 else f"Zipf s = {s:g}")
         ridge = float(ridge_tokens_per_expert(h.flops, h.hbm_bytes_per_s)) * ofu
         ax.axvline(ridge, color="grey", lw=0.8, ls=":")
-        ax.text(ridge, 0.03, f" ridge {ridge:.0f}", fontsize=9, color="grey")
+        right = ridge < ep_tokens < 4 * ridge     # the EP line just right of the ridge: its label goes left
+        ax.text(ridge, 0.03, f"ridge {ridge:.0f} " if right else f" ridge {ridge:.0f}", fontsize=9, color="grey",
+                ha="right" if right else "left")
         if afd_ceiling.get(h.slug) is not None:
             ax.axhline(afd_ceiling[h.slug], **COMM_CEILING,
                        label=f"AFD ceiling, {afd_model_name} on {h.name.replace('NVIDIA ', '')} ({afd_ceiling[h.slug]:.1%})")
@@ -242,19 +244,8 @@ def ceiling_figure(models, best: np.ndarray, ordinary, superpod, reference_model
     ax2.set_ylim(0, 1.08)
     fig.tight_layout()
     for ax in (ax1, ax2):      # below each panel, under its axis label (the 100% points stay visible)
-        _legend_below(ax)
+        legend_below(ax)
     return fig
-
-
-def _legend_below(ax) -> None:
-    """The panel's legend under everything the panel draws below its frame (ticks, tick labels, its axis
-    label), however tall the legend: anchored at the panel's own drawn bottom, not at a fixed fraction
-    of a frame that the layout may shrink. The saved figure's tight box takes it in."""
-    fig = ax.figure
-    fig.canvas.draw()
-    bottom = ax.get_tightbbox(fig.canvas.get_renderer()).y0
-    y = ax.transAxes.inverted().transform((0.0, bottom))[1]
-    ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, y - 0.02), ncol=1)
 
 
 def penalty_table(n_ffn_values, sigmas, lambda_min: float, lambda_max: float) -> pd.DataFrame:
