@@ -25,12 +25,15 @@ def legend_columns(labels, width_in: float, fontsize: float = 9, most: int = 3) 
     return max(1, min(most, int(width_in // column_in)))
 
 
-def legend_below(ax, fontsize: float = 9, ncol: int = 1) -> None:
+def legend_below(ax, fontsize: float = 9, ncol: int | None = None) -> None:
     """The panel's legend under everything the panel draws below its frame (ticks, tick labels, its axis
     label), however tall the legend: anchored at the panel's own drawn bottom, not at a fixed fraction of a
     frame the layout may shrink, and off the data (a legend inside the frame covered points and bars).
-    Call it after the figure's layout; the saved figure's tight box takes it in."""
+    Call it after the figure's layout; the saved figure's tight box takes it in. ``ncol``: as many columns
+    as the labels fit in the panel's width (:func:`legend_columns`) unless given."""
     fig = ax.figure
+    if ncol is None:
+        ncol = legend_columns(ax.get_legend_handles_labels()[1], fig.get_figwidth(), fontsize)
     fig.canvas.draw()
     bottom = ax.get_tightbbox(fig.canvas.get_renderer()).y0
     y = ax.transAxes.inverted().transform((0.0, bottom))[1]

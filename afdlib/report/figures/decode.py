@@ -66,7 +66,7 @@ def breakdown_figure(table: pd.DataFrame):
     ax.invert_yaxis()
     ax.set_xlabel("µs per MoE layer, all micro-batches (each stage's busy time)")
     fig.tight_layout()
-    legend_below(ax, fontsize=8, ncol=3)           # under the axis: it covered the last case's bars
+    legend_below(ax, fontsize=8)                   # under the axis: it covered the last case's bars
     return fig
 
 
@@ -99,7 +99,7 @@ def batch_curves_figure(curves: dict, published: dict):
     ax.set_ylabel("predicted output tokens/s per GPU")
     ax.set_title("dotted: published figure", fontsize=9)
     fig.tight_layout()
-    legend_below(ax, fontsize=8, ncol=2)           # under the axis: it covered the curves
+    legend_below(ax, fontsize=8)                   # under the axis: it covered the curves
     return fig
 
 
