@@ -33,7 +33,7 @@ def legend_below(ax, fontsize: float = 9, ncol: int | None = None) -> None:
     as the labels fit in the panel's width (:func:`legend_columns`) unless given."""
     fig = ax.figure
     if ncol is None:
-        ncol = legend_columns(ax.get_legend_handles_labels()[1], fig.get_figwidth(), fontsize)
+        ncol = legend_columns(ax.get_legend_handles_labels()[1], ax.get_position().width * fig.get_figwidth(), fontsize)
     fig.canvas.draw()
     bottom = ax.get_tightbbox(fig.canvas.get_renderer()).y0
     y = ax.transAxes.inverted().transform((0.0, bottom))[1]
