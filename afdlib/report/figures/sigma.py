@@ -4,7 +4,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from afdlib.report.figures.common import PAGE_WIDTH_IN
+from afdlib.report.figures.common import PAGE_WIDTH_IN, legend_below
 
 
 def uniform_sigma_figure(batch_tokens, ranks, analytic, leading, monte_carlo, experts_per_token: int):
@@ -36,7 +36,7 @@ def measured_sigma_figure(longrun: pd.DataFrame, per_batch: pd.DataFrame, redund
         line, = axes[0].plot(longrun.ep_size, longrun[col], style, label=label)
         if fitted is not None:
             axes[0].plot(fitted.ep_size, fitted[col], "--", color=line.get_color(), lw=1,
-                         label="Zipf fit" if k == 0 else None)
+                         label="dashed: the Zipf fit, each placement in its colour" if k == 0 else None)
     axes[0].set_title("long-run counts", fontsize=10)
     for t, grp in per_batch.groupby("tokens"):
         axes[1].plot(grp.ep_size, grp[f"eplb_plus_{redundant}"], "-o", ms=3, label=f"T = {t}, EPLB + {redundant}")
@@ -44,6 +44,8 @@ def measured_sigma_figure(longrun: pd.DataFrame, per_batch: pd.DataFrame, redund
     for ax in axes:
         ax.set_xscale("log", base=2)
         ax.set_xlabel("EP ranks R")
-        ax.legend(fontsize=7)
     axes[0].set_ylabel("balancedness σ (median over layers)")
+    fig.tight_layout()
+    for ax in axes:             # under each panel: inside, the legend covered points and the dashed fits
+        legend_below(ax, fontsize=8)
     return fig
