@@ -247,7 +247,7 @@ def _sweet(pair: Pair, p: dict) -> str:
     bw, _ = break_even_scale_out(pair.model, pair.hw, pair.budget, pair.context, Precision(), Assumptions())
     now = pair.hw.scale_out_bytes_per_s
     what = "fabric" if pair.hw.superpod else "scale-out"
-    flip = (f"AFD and EP break even at a {what} bandwidth of {_gb(bw)} GB/s per GPU (now {_gb(now)} GB/s)"
+    flip = (f"AFD and EP break even at a {what} bandwidth of {_gb(bw)} GB/s per GPU, sustained (now {_gb(now)} GB/s)"
             if bw is not None else f"no {what} bandwidth from 1/16 to 64 times today's {_gb(now)} GB/s per GPU "
                                    "flips the answer")
     return f"{a.words()}; {flip}{_pools(pair)}"
@@ -291,13 +291,15 @@ def _sweeps(pair: Pair, p: dict) -> str:
     c = crossing(dataset(spec).compute(scheduler="synchronous").afd_over_ep, axis)
     over, back, where = float(c.overtake), float(c.retake), str(c.where)
     x = spec.axes[axis]
-    what = f"GB/s per GPU of {'scale-up fabric' if axis == 'scale_up_gb_per_s' else 'scale-out'}"
+    what = (f"GB/s per GPU of {'scale-up fabric' if axis == 'scale_up_gb_per_s' else 'scale-out'}, as the "
+            "datasheet gives it")       # the sweet-spot row's break-even is sustained: each row says which
     name = load_model(p["model"], profile="reference").name
     if where == NEVER:
         return f"{name} itself: AFD does not overtake EP from {_bw(x[0])} to {_bw(x[-1])} {what}"
     start = (f"AFD leads EP from the bottom of the range ({_bw(x[0])} {what})" if where == FROM_BOTTOM
              else f"AFD overtakes EP at {_bw(over)} {what}")
-    end = f"EP leads again above {_bw(back)} GB/s" if np.isfinite(back) else f"AFD still leads at {_bw(x[-1])} GB/s"
+    end = (f"EP leads again above {_bw(back)} GB/s (datasheet)" if np.isfinite(back)
+           else f"AFD still leads at {_bw(x[-1])} GB/s (datasheet)")
     return f"{name} itself: {start}; {end}"
 
 
