@@ -108,3 +108,5 @@ def test_the_landing_page_of_a_superpod_says_it_has_no_dead_zone():
     rows = {re.search(r"generated/(\w+)", r).group(1): r for r in text.splitlines() if r.startswith("| {doc}`generated/")}
     assert "on its one fabric there is no dead zone" in rows["fig4_dead_zone"] and "floor" not in rows["fig4_dead_zone"]
     assert "DeepSeek-V3's M = 2,048 sits at 65.5%" in rows["appendix_a_ceiling"]
+    # the two rows that give a bandwidth say on which footing: sustained (advise) and datasheet (the sweep)
+    assert "sustained" in rows["sweet_spots"] and "as the datasheet gives it" in rows["sweeps"]
