@@ -133,7 +133,9 @@ def advice_heatmap(table: pd.DataFrame, hardware: list[str], models: list[str]):
              if f"{col}_name" in table}   # the catalogue's names, where the table carries them
     if names:
         ax.set_yticklabels([names.get("model", {}).get(m, m) for m in models], rotation=0)
-        ax.set_xticklabels([names.get("hardware", {}).get(h, h).removeprefix("NVIDIA ") for h in hardware])
+        # a long own device name on lines of its own: rotated whole, it ran into the colour bar's label
+        ax.set_xticklabels([textwrap.fill(names.get("hardware", {}).get(h, h).removeprefix("NVIDIA "), 18)
+                            for h in hardware])
     ax.tick_params(axis="x", labelrotation=30)
     ax.set(xlabel="", ylabel="")
     _ratio_colour_bar(ax.collections[0].colorbar)
