@@ -163,7 +163,8 @@ def tornado_figure(rows: list[dict], title: str):
     for k, r in enumerate(rows):
         lo, hi = sorted((r["low"], r["high"]))
         ax.barh(k, hi - lo, left=lo, height=0.6, color="#8073ac" if r["high"] < r["low"] else "#e08214")
-        ax.text(hi, k, f"  {r['at']}", va="center", fontsize=7)
+        ax.text(hi, k, f" {r['at']}", va="center", fontsize=7, zorder=3,     # on white: the defaults' line passes behind
+                bbox=dict(boxstyle="square,pad=0.1", fc="white", ec="none", alpha=0.85))
     ax.axvline(rows[0]["nominal"], color="black", lw=0.8)
     ax.axvline(1.0, color="grey", lw=0.8, ls=":")
     ax.set_yticks(y, [r["assumption"] for r in rows], fontsize=8)
@@ -273,7 +274,7 @@ def kernel_curves_figure(points: pd.DataFrame, curves: pd.DataFrame, attention):
         sel = points[(points.source == source) & (points.kind == kind)]
         ax.scatter(sel.measured_us, sel.fitted_us, marker=marker, s=18, alpha=0.7, label=f"{source} {kind} ({len(sel)})")
     ax.set(xscale="log", yscale="log", xlabel="measured kernel time (us)", ylabel="fitted kernel time (us)")
-    ax.legend(fontsize=8.5, title="source (DeepGEMM kernels)", title_fontsize=8.5)
+
     colours = dict(zip(curves["shape"].unique(), ("#2c7fb8", "#d95f02", "#1b9e77", "#7570b3")))
     for shape, c in curves.groupby("shape", sort=False):
         bx.plot(c.rows, c.hbm_fraction, color=colours[shape], lw=1.5, label=f"{shape}: HBM")
@@ -292,6 +293,8 @@ def kernel_curves_figure(points: pd.DataFrame, curves: pd.DataFrame, attention):
     bx.axvspan(bx.get_xlim()[0] if bx.get_xlim()[0] > 0 else 1, 64, color="grey", alpha=0.08, lw=0)
     bx.legend(fontsize=8.5, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2)   # below: off the points
     fig.tight_layout()
+    legend_below(ax, fontsize=8.5)                 # under the axis: inside, it covered the 200-600 us points
+    ax.get_legend().set_title("source (DeepGEMM kernels)", prop={"size": 8.5})
     return fig
 
 
@@ -320,7 +323,7 @@ def conditions_figure(panels: dict, costs: dict, price_label: str, unit_device: 
                                 textcoords="offset points", fontsize=9, ha="right" if side == "left" else "left",
                                 va="center", color=line.get_color(), zorder=5,
                                 bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.85))
-        ax.margins(x=0.22)                # room beside the ends for the labels
+        ax.margins(x=0.32)                # room beside the ends for the labels (at 0.22 they crossed the frames)
         ax.axhline(1.0, color="black", lw=1)
         ax.set_xscale("log", base=2)
         ax.set(xlabel=xlabel, title=title, ylabel="AFD / EP tokens/s per GPU")
