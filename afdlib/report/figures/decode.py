@@ -328,7 +328,8 @@ def conditions_figure(panels: dict, costs: dict, price_label: str, unit_device: 
         ax.set_xscale("log", base=2)
         ax.set(xlabel=xlabel, title=title, ylabel="AFD / EP tokens/s per GPU")
         ax.title.set_fontsize(9)
-        ax.legend(fontsize=9)
+        # under the panel (the layout makes room): inside, it covered a curve or the break-even line
+        ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=1)
     ax = fig.add_subplot(grid[rows, :])
     price = np.geomspace(0.01, 10, 200)
     for name, (a, b) in costs.items():
