@@ -101,7 +101,7 @@ def aic_stage_figure(comp: pd.DataFrame):
      .on(ax).plot())
     # plain ticks at the ratios a reader looks for: the log scale's decades alone (1 and 0.1) could not be read
     lo, hi = ax.get_ylim()
-    ticks = [t for t in (0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 1.0, 1.2, 1.5, 2.0, 3.0, 5.0, 10.0) if lo <= t <= hi]
+    ticks = [t for t in (0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0) if lo <= t <= hi]   # 1-2-5: apart on the log scale
     ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
     ax.yaxis.set_minor_formatter(plt.NullFormatter())
     fig.tight_layout()
