@@ -38,7 +38,7 @@
 # %% tags=["parameters"]
 hardware = ["h800", "h20"]
 hw_profile = "paper"
-experts_per_gpu = 8                 # local experts in one grouped GEMM (EP32 for DeepSeek-V3); None: the own EP deployment's
+experts_per_gpu = 8                 # local experts in one grouped GEMM (EP32 for DeepSeek-V3); None: the own EP deployment's (8 where none is feasible)
 zipf_exponents = [0.5, 1.0, 1.5]    # skew of the imbalanced curves
 ofu = 1.0                           # compute efficiency of the kernel (1.0: the roofline)
 afd_model = "deepseek-v3"           # whose AFD ceiling is drawn for comparison

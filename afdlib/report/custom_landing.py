@@ -196,12 +196,13 @@ def _fig4(pair: Pair, p: dict) -> str:
 
 
 def _appendix_a(pair: Pair, p: dict) -> str:
-    from afdlib.analysis.hfu import dead_zone_floor, intermediate_size_for_full_hfu
+    from afdlib.analysis.hfu import comm_ceiling, dead_zone_floor, intermediate_size_for_full_hfu
     hw, m = load_hardware(p["ordinary"], profile=p["hw_profile"]), load_model(pair.model_arg)
     pod = load_hardware(p["superpod"], profile=p["hw_profile"])
     if pair.given["hardware"] and pair.hw.superpod:       # the device is the appendix's Superpod: no dead zone
-        need = float(intermediate_size_for_full_hfu(pod.scale_up_bytes_per_s, pod.flops))
-        at = float(dead_zone_floor(pod.scale_up_bytes_per_s, m.moe_intermediate_size, pod.flops))
+        bw = pod.scale_up_bytes_per_s                     # its fabric feeds every FFN rank (BW_eff)
+        need = float(intermediate_size_for_full_hfu(bw, pod.flops))
+        at = float(min(1.0, comm_ceiling(1, m.experts_per_token, bw, bw, m.moe_intermediate_size, pod.flops)))
         return (f"on {pod.name}'s fabric an expert needs M >= {need:,.0f} for 100% HFU (no dead zone: one fabric); "
                 f"{m.name}'s M = {m.moe_intermediate_size:,} sits at {_pct(at)}")
     need = float(intermediate_size_for_full_hfu(hw.scale_out_bytes_per_s, hw.flops))

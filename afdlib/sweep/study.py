@@ -174,8 +174,7 @@ class Surface:
         r = np.moveaxis(self.ds.afd_over_ep.transpose("expert_width", "sparsity", self.axis).values[..., k],
                         axis, 0)
         lo, hi = float(np.nanmedian(r[0])), float(np.nanmedian(r[-1]))
-        d = np.log(hi / lo)
-        return ("falls" if d < -0.02 else "rises" if d > 0.02 else "does not move"), lo, hi   # as axis_words
+        return _moves(lo, hi), lo, hi
 
     def ratio_readings(self, low_gb_per_s: float, high_gb_per_s: float) -> dict:
         """The ratio's own trend along expert width at a low and a high bandwidth (the paper's condition
@@ -225,8 +224,7 @@ class Surface:
                     f"top of the range at an end ({side} the paper's condition {cond})")
         r = np.moveaxis(self.ds.afd_over_ep.transpose("expert_width", "sparsity", self.axis).values, axis, 0)
         first, last = float(np.nanmedian(r[0])), float(np.nanmedian(r[-1]))
-        d = np.log(last / first)
-        moves = "rises" if d > 0.02 else "falls" if d < -0.02 else "does not move"
+        moves = _moves(first, last)
         toward = {"rises": "bearing out", "falls": "against"} if axis == 0 else {"falls": "bearing out", "rises": "against"}
         return (f"the crossings cannot be compared from {name} = {lo} to {name} = {hi} (AFD is never ahead at one "
                 f"end); the ratio itself, its median over the other axis and every bandwidth, {moves} from "
@@ -242,6 +240,13 @@ class Surface:
             return NOT_READ
         d = float(np.mean(v[-1][both] - v[0][both]))
         return "falls" if d < -0.05 else "rises" if d > 0.05 else "does not move"
+
+
+def _moves(first: float, last: float) -> str:
+    """How the AFD / EP ratio moves from ``first`` to ``last``: "rises", "falls" or "does not move" (within
+    2% in log), the one rule of :meth:`Surface.ratio_trend` and :meth:`Surface.axis_words`."""
+    d = np.log(last / first)
+    return "rises" if d > 0.02 else "falls" if d < -0.02 else "does not move"
 
 
 def _words(value: float, where: str) -> str:

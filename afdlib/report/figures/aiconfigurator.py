@@ -5,7 +5,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from afdlib.report.figures.common import PAGE_WIDTH_IN
+from afdlib.report.figures.common import PAGE_WIDTH_IN, plain_log_ticks
 
 
 _SYSTEM_COLOURS = {"h100": "#1b9e77", "h200": "#d95f02", "b200": "#7570b3", "gb200": "#e7298a", "h800": "#666666"}
@@ -99,10 +99,6 @@ def aic_stage_figure(comp: pd.DataFrame):
      .label(x="", y="ours / aiconfigurator's (grey band: within 20%)", color="")
      .theme(sns.axes_style("whitegrid"))                                          # the book's style
      .on(ax).plot())
-    # plain ticks at the ratios a reader looks for: the log scale's decades alone (1 and 0.1) could not be read
-    lo, hi = ax.get_ylim()
-    ticks = [t for t in (0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0) if lo <= t <= hi]   # 1-2-5: apart on the log scale
-    ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
-    ax.yaxis.set_minor_formatter(plt.NullFormatter())
+    plain_log_ticks(ax.yaxis)              # the log scale's decades alone (1 and 0.1) could not be read
     fig.tight_layout()
     return fig

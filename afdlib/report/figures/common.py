@@ -40,6 +40,15 @@ def legend_below(ax, fontsize: float = 9, ncol: int | None = None) -> None:
     ax.legend(fontsize=fontsize, loc="upper center", bbox_to_anchor=(0.5, y - 0.02), ncol=ncol)
 
 
+def plain_log_ticks(axis) -> None:
+    """A logarithmic ``axis`` (``ax.xaxis`` or ``ax.yaxis``) labelled at 1, 2 and 5 of each decade in plain
+    numbers ("0.2", "500"), no minor labels: its decades' powers alone could not be read."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
 def wrapped(label: str, width_in: float, fontsize: float = 9) -> str:
     """``label`` broken into lines that fit ``width_in`` inches beside a legend handle (about 0.55 em a
     character), so a long device or model name stays inside its panel."""

@@ -7,9 +7,9 @@ import textwrap
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.ticker import LogLocator, PercentFormatter
+from matplotlib.ticker import PercentFormatter
 
-from afdlib.report.figures.common import PAGE_WIDTH_IN, legend_below, wrapped
+from afdlib.report.figures.common import PAGE_WIDTH_IN, legend_below, plain_log_ticks, wrapped
 
 
 def validation_figure(table: pd.DataFrame):
@@ -227,10 +227,7 @@ def ratio_maps_figure(maps: dict, placements: dict):
             previous = px
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
-        # plain labels at 1, 2 and 5 of each decade: the two decades' powers alone could not be read
-        ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-        ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.yaxis.set_minor_formatter(plt.NullFormatter())
+        plain_log_ticks(ax.yaxis)
         ax.set_xlabel("expert intermediate size M" if rm.axis == "moe_intermediate_size" else "sparsity E / K")
         ax.set_ylabel("bandwidth per GPU, GB/s (sustained)")
         ax.set_title(wrapped(title, PAGE_WIDTH_IN / cols), fontsize=9)   # a long device name: lines, not wider
