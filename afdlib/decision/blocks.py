@@ -31,6 +31,18 @@ def search_blocks(model, hardware, attn_hardware, budget, context, precision, as
     slo = settings.pop("slo")
     ep, afd = setting_bests(model, hardware, attn_hardware, replace(budget, slo_s=slo[:, None]), context, precision,
                             assumptions, validated_only=validated_only, ep_hardware=ep_hardware,
+                            twins=twins_of(settings, int(np.prod(cells))),
                             **{k: np.broadcast_to(v, cells + v.shape) for k, v in settings.items()})
     ends = np.cumsum([0, *sizes])
     return ep, afd, [slice(int(a), int(b)) for a, b in zip(ends[:-1], ends[1:])]
+
+
+def twins_of(settings: dict[str, np.ndarray], leading: int = 1) -> np.ndarray:
+    """Per cell (flat over ``leading`` stacked devices x the settings' cells), the first cell of the same
+    device with the same settings (the SLO aside, which no step reads): cells whose searches probe the
+    same steps (:class:`afdlib.decode.batch.Rivals`)."""
+    rows = np.stack([np.asarray(settings[k], dtype=float) for k in sorted(settings)], axis=1)
+    _, first, inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+    within = first[inverse.reshape(-1)]
+    m = within.size
+    return (np.arange(leading)[:, None] * m + within[None, :]).reshape(-1)

@@ -265,13 +265,13 @@ def hbm_factor(hardware: Hardware, assumptions: Assumptions, share) -> np.ndarra
 
 
 def setting_bests(model, hardware, attn_hardware, budget, context, precision, assumptions, compute, network,
-                  validated_only, ep_hardware=None, fixed=None, memory=None, skew=None, gap=None, scale_out=None):
+                  validated_only, ep_hardware=None, fixed=None, memory=None, skew=None, gap=None, scale_out=None, twins=None):
     """(best EP, best AFD) of the searches re-run at each cell's (compute, network) factors; EP on
     ``ep_hardware`` where given. Per cell too where given: ``fixed`` the factor on the fixed cost per
     kernel, ``memory`` the ``usable HBM`` share, ``skew`` the ``routing skew`` share, ``gap`` the share of
     the budget's gap per step (:func:`uncertainties`) and ``scale_out`` a factor on the scale-out bandwidth
     of both pools (the whole fabric on a Superpod; None: the defaults). A setting at its default
-    (:data:`afdlib.decision.blocks.DEFAULTS`) gives the search at the defaults, to the bit."""
+    (:data:`afdlib.decision.blocks.DEFAULTS`) gives the search at the defaults, to the bit; ``twins``: best_ep's."""
     from afdlib.decision.sweetspot import with_network
     arrays = [np.asarray(x, dtype=float) for x in (compute, network, fixed, memory, skew, gap, scale_out)
               if x is not None]
@@ -293,9 +293,10 @@ def setting_bests(model, hardware, attn_hardware, budget, context, precision, as
     hw = device(hardware)
     attn = None if attn_hardware is None else device(attn_hardware)
     ep, afd = compare(model, hw, budget, context, precision, a, attn, cell_shape=shape,
-                      validated_only=validated_only)
+                      validated_only=validated_only, twins=twins)
     if ep_hardware is not None:
-        ep = best_ep(model, device(ep_hardware), budget, context, precision, a, shape, validated_only=validated_only)
+        ep = best_ep(model, device(ep_hardware), budget, context, precision, a, shape, validated_only=validated_only,
+                     twins=twins)
     return ep, afd
 
 

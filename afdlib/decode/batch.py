@@ -22,6 +22,8 @@ few points left. The step at the answer is the one its probe evaluated: no last 
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from afdlib.decode.result import Step
@@ -118,8 +120,28 @@ single-pair compares 1.46 -> 1.31 s, a 2-model x 8-device advice table 4.66 -> 3
 results). :func:`largest_batch` stays the reference the tests hold it to."""
 
 
+class Rivals(NamedTuple):
+    """Candidates of a search that compete per cell (:func:`largest`'s ``rivals``): the points are
+    cell-major, ``per_cell`` candidates to a cell; ``eligible`` (flat over the points) says whose rate
+    counts (the others are not searched: the caller gives them rate 0); ``floor`` (one per cell, updated
+    in place, so several calls over one cell's candidates share it) the best feasible rate found so far;
+    ``twins`` (one per cell, or None) a cell with the same step (the cells differ in their SLO only), the
+    cell itself or one before it: a probe of a candidate at the batch its twin's is probed at in the same
+    round is read off the twin's."""
+
+    per_cell: int
+    eligible: np.ndarray
+    floor: np.ndarray
+    twins: np.ndarray | None = None
+
+
+PRUNE_MARGIN = 1e-9
+"""Relative margin of the pruning test (:func:`largest`): a candidate leaves the search only when its
+bound is below its cell's best found by more than this (rounding never prunes the best)."""
+
+
 def batches(whole, step_at, slo, shape: tuple, design: str, hi: int = MAX_REQUESTS,
-            first: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            first: int | None = None, rivals: Rivals | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(largest batch 0..``hi``, tokens/s per GPU, TPOT s) per point of ``shape``, the step's at
     max(batch, 1): the one batch search of the searches and the sweeps, which chooses its strategy
     by the number of points (:data:`NARROWED_FROM`): below it :func:`largest_batch` on
@@ -127,9 +149,14 @@ def batches(whole, step_at, slo, shape: tuple, design: str, hi: int = MAX_REQUES
     (``step_at(requests, index)``: the step at the flat points ``index``). With ``first`` (a
     sweep's given deployments: :data:`FIRST_BOUND`) the search goes up to that bound first and
     searches the points that reach it again up to ``hi``, each by the strategy its count chooses.
-    ``slo`` broadcasts over ``shape``; ``design`` ("ep" or "afd") says which pool holds the KV cache."""
+    ``slo`` broadcasts over ``shape``; ``design`` ("ep" or "afd") says which pool holds the KV cache.
+    ``rivals`` (a search's candidates, :class:`Rivals`): :func:`largest` stops searching a candidate
+    that cannot beat its cell's best; its batch and rate are then a feasible one below its own largest.
+    The best per cell, and where it is reached, are those of the search without."""
     points = int(np.prod(shape))
     if first is not None and first < hi:
+        if rivals is not None:
+            raise AfdError("a search's rivals and a sweep's first bound do not combine")
         found = batches(whole, step_at, slo, shape, design, first)
         top = np.flatnonzero(np.reshape(found[0], -1) >= first)
         if not top.size:
@@ -145,7 +172,7 @@ def batches(whole, step_at, slo, shape: tuple, design: str, hi: int = MAX_REQUES
         n = largest_batch(step_of, slo, shape, hi=hi)
         st = step_of(np.maximum(n, 1.0))
         return n, np.broadcast_to(st.tokens_per_s_per_gpu, shape), np.broadcast_to(st.tpot_s, shape)
-    n, tokens, tpot = largest(step_at, np.broadcast_to(slo, shape).reshape(-1), points, hi, design)
+    n, tokens, tpot = largest(step_at, np.broadcast_to(slo, shape).reshape(-1), points, hi, design, rivals)
     return n.reshape(shape), tokens.reshape(shape), tpot.reshape(shape)
 
 
@@ -156,29 +183,43 @@ ROUNDS = 60
 2^16 is reached well before it): past it the remaining points are bisected."""
 
 
-def largest(step_at, slo, n: int, hi: int, design: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def largest(step_at, slo, n: int, hi: int, design: str,
+            rivals: Rivals | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(batch, tokens/s per GPU, TPOT s) per point of ``n``: the largest batch 0..``hi`` that fits and
     meets ``slo`` (an array over the points or a number), and the step's throughput and TPOT there
     (at one request where none fits, as the library's ``step_of(max(batch, 1))``).
     ``step_at(requests, index)`` evaluates the step at the points ``index`` (an index array) with
-    ``requests`` of the same length; ``design`` ("ep" or "afd") says which pool holds the KV cache."""
+    ``requests`` of the same length; ``design`` ("ep" or "afd") says which pool holds the KV cache.
+
+    With ``rivals`` (:class:`Rivals`), only eligible points are searched, and a point whose bracket
+    [lo, up) still holds a batch leaves the search once no batch in it can beat its cell's best feasible
+    rate found so far (``rivals.floor``): the rate is B / (TPOT(B) x GPUs) times the tokens per request
+    and step, and TPOT does not fall as the batch grows (the search's own premise), so every batch B
+    below ``up`` gives at most rate(lo) x (up - 1) / lo. Such a point keeps its ``lo`` and rate there,
+    below its cell's best: the best and its argument are unchanged, at fewer evaluations."""
     slo = np.broadcast_to(np.asarray(slo, dtype=float), (n,))
     lo, up, top = np.zeros(n), np.full(n, hi + 1.0), np.full(n, float(hi))
     g_lo, g_up = np.full(n, -1.0), np.full(n, np.nan)
     moved = np.zeros(n, np.int8)                 # +1: lo moved last, -1: up moved last (Illinois)
     tokens, tpot = np.zeros(n), np.full(n, np.nan)
     at, x = np.arange(n), np.ones(n)
+    twin = None
+    if rivals is not None:
+        at = np.flatnonzero(np.broadcast_to(rivals.eligible, (n,)))
+        if rivals.twins is not None:    # each point's twin: its candidate in its cell's twin
+            k = rivals.per_cell
+            twin = np.asarray(rivals.twins, dtype=np.int64).reshape(-1).repeat(k) * k + np.tile(np.arange(k), n // k)
     for rounds in range(ROUNDS + 64):
         if not at.size:
             break
-        st = step_at(x[at], at)
-        t = np.broadcast_to(np.asarray(st.tpot_s, dtype=float), at.shape)
-        ok = np.broadcast_to(np.asarray(st.fits_memory & (t <= slo[at])), at.shape)
-        g = _excess(st, design, slo[at], at.shape)
-        r = np.broadcast_to(np.asarray(st.tokens_per_s_per_gpu, dtype=float), at.shape)
+        p = _probe_at(step_at, x, at, twin, design)
+        t, r = p.tpot_s, p.tokens_per_s_per_gpu
+        ok = p.fits_memory & (t <= slo[at])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g = np.maximum(t / slo[at], p.memory_bytes / p.capacity_bytes) - 1.0
         first = lo[at] == 0
         if rounds == 0:        # the cache's memory bounds every batch (memory_bound): search below it
-            top = np.minimum(top, np.broadcast_to(memory_bound(st, design), at.shape))
+            top = np.minimum(top, _memory_bound(p))
             up = np.minimum(up, top + 1.0)
         tokens[at] = np.where(ok | first, r, tokens[at])      # the step at lo (at 1 until one fits)
         tpot[at] = np.where(ok | first, t, tpot[at])
@@ -189,6 +230,8 @@ def largest(step_at, slo, n: int, hi: int, design: str) -> tuple[np.ndarray, np.
         lo[i_ok], g_lo[i_ok], moved[i_ok] = x[i_ok], np.minimum(g[ok], 0.0), 1
         up[i_no], g_up[i_no], moved[i_no] = x[i_no], np.maximum(g[~ok], 1e-300), -1
         at = at[up[at] - lo[at] > 1]
+        if rivals is not None:
+            at = _contenders(rivals, i_ok, at, lo, up, tokens)
         if not at.size:
             break
         if rounds >= ROUNDS:                    # a safety net: plain bisection
@@ -205,22 +248,66 @@ def largest(step_at, slo, n: int, hi: int, design: str) -> tuple[np.ndarray, np.
     return lo, tokens, tpot
 
 
+def _contenders(rivals: Rivals, found, at, lo, up, tokens) -> np.ndarray:
+    """The open points ``at`` that may still beat their cell's best (:func:`largest`), after raising
+    each cell's floor to the rates of the points just ``found`` feasible."""
+    k, floor = rivals.per_cell, rivals.floor
+    np.maximum.at(floor, found // k, tokens[found])
+    open_lo = lo[at]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bound = np.where(open_lo > 0, tokens[at] * (up[at] - 1.0) / open_lo, np.inf)
+    return at[bound * (1.0 + PRUNE_MARGIN) >= floor[at // k]]
+
+
+class _Probe(NamedTuple):
+    """What the search reads of a step, one value per probed point: TPOT, whether it fits, tokens/s per
+    GPU, the cache pool's bytes (EP: the GPU; AFD: the attention GPU, which holds the cache), its
+    capacity and weights, and the requests."""
+
+    tpot_s: np.ndarray
+    fits_memory: np.ndarray
+    tokens_per_s_per_gpu: np.ndarray
+    memory_bytes: np.ndarray
+    capacity_bytes: np.ndarray
+    weights_bytes: np.ndarray
+    requests: np.ndarray
+
+    @classmethod
+    def of(cls, st, design: str, m: int) -> "_Probe":
+        mem = st.memory_bytes if design == "ep" else st.afd.attn_memory_bytes
+        fields = (st.tpot_s, st.fits_memory, st.tokens_per_s_per_gpu, mem, st.memory[0].capacity_bytes,
+                  st.memory[0].weights_bytes, st.requests)
+        return cls(*(np.broadcast_to(np.asarray(f, dtype=bool if i == 1 else float), (m,)) for i, f in enumerate(fields)))
+
+
+def _probe_at(step_at, x, at, twin, design: str) -> _Probe:
+    """The step at the points ``at`` and batches ``x[at]``; with ``twin`` (each point's twin: the same
+    step, another SLO), a point whose twin is probed at the same batch in this round reads the twin's."""
+    if twin is None:
+        return _Probe.of(step_at(x[at], at), design, at.size)
+    mine = twin[at]
+    probed = np.zeros(x.size, bool)
+    probed[at] = True
+    shared = (mine != at) & probed[mine] & (x[mine] == x[at])
+    own = at[~shared]
+    p = _Probe.of(step_at(x[own], own), design, own.size)
+    where = np.empty(x.size, np.int64)
+    where[own] = np.arange(own.size)
+    src = where[np.where(shared, mine, at)]
+    return _Probe(*(f[src] for f in p))
+
+
 def memory_bound(st, design: str) -> np.ndarray:
     """Per point of the step ``st``, a batch above which no batch fits in memory: the pool that holds the
     KV cache (EP: the GPU; AFD: the attention GPU) holds its weights and ``requests`` times one
     request's cache, affine in the batch, so every batch that fits is at most floor((capacity -
     weights) / per request); one more against rounding (the search still decides every batch by the
     step's own test). Infinite where a request needs no cache (or the step has no requests)."""
-    cap, w = st.memory[0].capacity_bytes, st.memory[0].weights_bytes
-    mem = st.memory_bytes if design == "ep" else st.afd.attn_memory_bytes
+    return _memory_bound(_Probe.of(st, design, int(np.size(st.tpot_s))))
+
+
+def _memory_bound(p: _Probe) -> np.ndarray:
+    cap, w = p.capacity_bytes, p.weights_bytes
     with np.errstate(divide="ignore", invalid="ignore"):
-        per = (np.asarray(mem, dtype=float) - w) / np.asarray(st.requests, dtype=float)
+        per = (p.memory_bytes - w) / p.requests
         return np.where(per > 0, np.floor(np.maximum(cap - w, -per) / per) + 1.0, np.inf)
-
-
-def _excess(st, design, slo, shape) -> np.ndarray:
-    cap = st.memory[0].capacity_bytes            # EP: the GPU; AFD: the attention GPU, which holds the cache
-    mem = st.memory_bytes if design == "ep" else st.afd.attn_memory_bytes
-    with np.errstate(divide="ignore", invalid="ignore"):
-        g = np.maximum(np.asarray(st.tpot_s, dtype=float) / slo, np.asarray(mem, dtype=float) / cap) - 1.0
-    return np.broadcast_to(g, shape)

@@ -31,7 +31,8 @@ def widen(rate, config, start: dict, cap: dict, cell_shape: tuple, inputs: tuple
           on_top=None):
     """Widen the searched axes (``start``: their first bounds, ``cap``: their hard caps) where a
     cell's best sits on a bound, doubling all of that cell's bounds (so that the cells of one round
-    share them: one search per round) and searching only the new candidates for those cells (``search(inputs, shape, (old bounds, new bounds))`` -> (rate, configuration) or None;
+    share them: one search per round) and searching only the new candidates for those cells (``search(inputs, shape, (old bounds, new bounds), floor=...)`` -> (rate, configuration) or None; ``floor``: each
+    cell's best rate so far, which a new candidate must beat, :class:`afdlib.decode.batch.Rivals`;
     ``ring_size(bounds)``: about how many candidates that adds, for the chunks),
     until no cell's best is on a bound below its cap. ``on_top(config, bounds)``: whether the best
     sits on the bound of the (single) axis, where the configuration's value is not the bound itself.
@@ -76,8 +77,9 @@ def _search_cells(group, bounds, rate, conf, cell_shape, inputs, search, candida
     per_call = max(1, POINTS_PER_CALL // max(1, candidates))
     for lo in range(0, group.size, per_call):
         idx = group[lo:lo + per_call]
-        found = (search(take_cells(inputs, cell_shape, idx), (idx.size,), bounds) if cell_shape
-                 else search(inputs, (), bounds))
+        # each cell's best so far is the floor a new candidate must beat: those that cannot leave early
+        found = (search(take_cells(inputs, cell_shape, idx), (idx.size,), bounds, floor=rate[idx].copy()) if cell_shape
+                 else search(inputs, (), bounds, floor=rate[idx].copy()))
         if found is None:
             return
         r = np.asarray(found[0], dtype=float).reshape(-1)

@@ -45,7 +45,7 @@ import numpy as np
 
 from afdlib.decode.deployment import AFDDeployment, Deployment, EPDeployment, Pool, step_function
 from afdlib.decode.step import Assumptions
-from afdlib.decode.batch import MAX_REQUESTS, batches
+from afdlib.decode.batch import MAX_REQUESTS, Rivals, batches
 from afdlib.decode.bounds import AFD_NODE_CAP, EP_MULTIPLE_CAP, take_cells, widen
 from afdlib.decode.validation import validated_forms
 from afdlib.evaluator.alltoall import EP_MODES
@@ -194,23 +194,24 @@ def _forms(design: str, kernels, micro_batches, validated_only: bool) -> list[tu
 
 def best_ep(model: Model, hardware: Hardware, budget: Budget, context, precision: Precision = Precision(),
             assumptions: Assumptions = Assumptions(), cell_shape: tuple = (), modes=EP_MODES,
-            micro_batches=EP_MICRO_BATCHES, validated_only: bool = False) -> Best:
+            micro_batches=EP_MICRO_BATCHES, validated_only: bool = False, twins=None) -> Best:
     """The best EP candidate per cell (model and hardware fields may be arrays of ``cell_shape``),
     over EP sizes, redundant experts, the all-to-all kernels (``modes``, of
     :data:`afdlib.evaluator.alltoall.EP_MODES`) and one or two micro-batches (with one, nothing of
     the all-to-all is hidden); ``validated_only``: only the forms a published deployment validates.
     Where the best is the grid's largest EP size and larger ones would still give every GPU an
-    expert, the grid is widened (module docstring)."""
+    expert, the grid is widened (module docstring). ``twins``: per cell (flat), a cell whose steps are
+    this one's (they differ in their SLO only; :class:`~afdlib.decode.batch.Rivals`), or None."""
     forms = _forms("ep", modes, micro_batches, validated_only)
     cells = hardware
     g, top = hardware.gpus_per_node, EP_NODE_MULTIPLES[-1]
 
-    def search(inputs, shape, lims):
+    def search(inputs, shape, lims, twins=None, floor=None):
         (old,), (new,) = lims
         size, red = ep_candidates(model, hardware, new, old)
-        return _ep_search(*inputs, precision, shape, forms, size, red) if size.size else None
+        return _ep_search(*inputs, precision, shape, forms, size, red, twins, floor) if size.size else None
     inputs = (model, hardware, context, assumptions, budget)     # a widening takes its cells of each
-    rate, c = search(inputs, cell_shape, ((0,), (top,)))
+    rate, c = search(inputs, cell_shape, ((0,), (top,)), twins)
     red_max = max(ep_candidates(model, hardware)[1])
     room = np.broadcast_to(np.asarray(model.routed_experts, dtype=float) + red_max, cell_shape).reshape(-1)
     rate, c, lim, on = widen(rate, c, {"ep_size": top}, {"ep_size": EP_MULTIPLE_CAP}, cell_shape, inputs, search,
@@ -222,18 +223,22 @@ def best_ep(model: Model, hardware: Hardware, budget: Budget, context, precision
                                          c["requests"], c["sbo"] > 0), searched, on)
 
 
-def _ep_search(model, hardware, context, assumptions, budget, precision, cell_shape, forms, size, red):
-    """(best rate, its configuration) per cell over the EP candidates (``size``, ``red``: flat arrays)."""
+def _ep_search(model, hardware, context, assumptions, budget, precision, cell_shape, forms, size, red, twins=None,
+               floor=None):
+    """(best rate, its configuration) per cell over the EP candidates (``size``, ``red``: flat arrays);
+    ``twins`` and ``floor`` (each cell's rate to beat, a widening's best so far): :class:`Rivals`'."""
     model, hardware, context = (_with_candidate_axis(x) for x in (model, hardware, context))
     axis = (1,) * len(cell_shape)
     size, red = size.reshape(axis + (-1,)), red.reshape(axis + (-1,))
     shape = cell_shape + (size.shape[-1],)
     rates, configs = [], []
+    valid = np.broadcast_to(size <= np.asarray(model.routed_experts) + red, shape)  # every GPU holds an expert
+    floor = _floor(floor, cell_shape)             # each cell's best rate so far, over every form
     for mode, mb, sbo in forms:
         def make(m, h, s, r, c, a, b, mode=mode, mb=mb, sbo=sbo):
             return step_function(m, EPDeployment(h, s, r, int(mb), mode, sbo=sbo), c, b, precision, a)
-        n, tokens = _batches(make, (model, hardware, size, red, context, assumptions, budget), shape, "ep")
-        valid = size <= np.asarray(model.routed_experts) + red   # every GPU holds an expert (per cell)
+        n, tokens = _batches(make, (model, hardware, size, red, context, assumptions, budget), shape, "ep",
+                             Rivals(shape[-1], valid.reshape(-1), floor, twins))
         rates.append(np.where((n > 0) & valid, tokens, 0.0))
         configs.append({"ep_size": np.broadcast_to(size, shape), "redundant": np.broadcast_to(red, shape),
                         "requests": n, "kernels": np.full(shape, float(EP_MODES.index(mode))),
@@ -245,22 +250,23 @@ def _ep_search(model, hardware, context, assumptions, budget, precision, cell_sh
 def best_afd(model: Model, attn_hardware: Hardware, ffn_hardware: Hardware, budget: Budget, context,
              precision: Precision = Precision(), assumptions: Assumptions = Assumptions(),
              cell_shape: tuple = (), micro_batches=AFD_MICRO_BATCHES, max_nodes: int = AFD_NODES[-1],
-             validated_only: bool = False, cap: int | None = None, domain_forms=AFD_DOMAIN_FORMS) -> Best:
+             validated_only: bool = False, cap: int | None = None, domain_forms=AFD_DOMAIN_FORMS,
+             twins=None) -> Best:
     """The best AFD candidate per cell over N_A, N_F in 1..``max_nodes``, the micro-batch counts and the
     attention-domain forms (``domain_forms``; ``validated_only``: only the forms a published deployment
     validates); N_A or N_F widened up to
     ``cap`` nodes (default :data:`AFD_NODE_CAP`) where the best sits on its bound (module docstring;
-    ``cap=max_nodes``: never)."""
+    ``cap=max_nodes``: never). ``twins``: as :func:`best_ep`'s."""
     cap = AFD_NODE_CAP if cap is None else cap
     forms = _afd_forms(micro_batches, domain_forms, validated_only)
     cells = attn_hardware, ffn_hardware
 
-    def search(inputs, shape, lims):
+    def search(inputs, shape, lims, twins=None, floor=None):
         (old_a, old_f), (new_a, new_f) = lims
         na, nf = afd_candidates(new_a, (old_a, old_f), new_f, max_nodes)
-        return _afd_search(*inputs, precision, shape, forms, na, nf)
+        return _afd_search(*inputs, precision, shape, forms, na, nf, twins, floor)
     inputs = (model, attn_hardware, ffn_hardware, context, assumptions, budget)   # a widening takes its cells of each
-    rate, c = search(inputs, cell_shape, ((0, 0), (max_nodes, max_nodes)))
+    rate, c = search(inputs, cell_shape, ((0, 0), (max_nodes, max_nodes)), twins)
     rate, c, lim, on = widen(rate, c, {"n_attn": max_nodes, "n_ffn": max_nodes},
                              {"n_attn": max(cap, max_nodes), "n_ffn": max(cap, max_nodes)}, cell_shape, inputs, search,
                              _ring_size)
@@ -284,16 +290,17 @@ def _afd_forms(micro_batches, domain_forms, validated_only: bool) -> list[tuple[
 
 
 def _afd_search(model, attn_hardware, ffn_hardware, context, assumptions, budget, precision, cell_shape,
-                forms, na, nf):
+                forms, na, nf, twins=None, floor=None):
     """(best rate, its configuration) per cell over the AFD candidates (``na``, ``nf``: flat arrays) and
     ``forms`` ((micro-batches, attention domains)); a domain form only where the attention GPUs split
-    into equal domains (else rate 0)."""
+    into equal domains (else rate 0); ``twins``, ``floor``: :func:`_ep_search`'s."""
     model, attn_hardware, ffn_hardware, context = (_with_candidate_axis(x) for x in
                                                    (model, attn_hardware, ffn_hardware, context))
     axis = (1,) * len(cell_shape)
     rates, configs = [], []
     g_a = np.asarray(attn_hardware.gpus_per_node, dtype=float)
     plain = [m for m, d in forms if d == 1]
+    floor = _floor(floor, cell_shape)             # each cell's best rate so far, over every form
     # the one-domain forms in one evaluation, a micro-batch count per candidate (the schedule's closed
     # form takes it); each domain form apart (its schedule is the recurrence, one count per call)
     groups = ([(np.repeat(np.asarray(plain, dtype=float), na.size), 1)] if plain else []) + \
@@ -312,8 +319,9 @@ def _afd_search(model, attn_hardware, ffn_hardware, context, assumptions, budget
         def make(mo, ha, hf, a_n, f_n, c, a, mb, b, d=d):
             return step_function(mo, AFDDeployment(Pool(ha, a_n), Pool(hf, f_n), mb, domains=d), c, b, precision, a)
         inputs = (model, attn_hardware, ffn_hardware, a_n, f_n, context, assumptions, mb, budget)
-        n, tokens = _batches(make, inputs, shape, "afd")
-        rates.append(np.where((n > 0) & (np.mod(a_n * g_a, d) == 0), tokens, 0.0))
+        valid = np.broadcast_to(np.mod(a_n * g_a, d) == 0, shape)
+        n, tokens = _batches(make, inputs, shape, "afd", Rivals(shape[-1], valid.reshape(-1), floor, twins))
+        rates.append(np.where((n > 0) & valid, tokens, 0.0))
         configs.append({"n_attn": np.broadcast_to(a_n, shape), "n_ffn": np.broadcast_to(f_n, shape),
                         "micro_batches": np.broadcast_to(np.asarray(mb, dtype=float), shape), "requests": n,
                         "domains": np.full(shape, float(d))})
@@ -321,10 +329,17 @@ def _afd_search(model, attn_hardware, ffn_hardware, context, assumptions, budget
     return _pick(rate, {k: np.concatenate([c[k] for c in configs], axis=-1) for k in configs[0]})
 
 
-def _batches(make, inputs: tuple, shape: tuple, design: str) -> tuple[np.ndarray, np.ndarray]:
+def _floor(floor, cell_shape: tuple) -> np.ndarray:
+    """Each cell's rate to beat, flat (a copy: the search raises it in place); 0 where none is given."""
+    n = int(np.prod(cell_shape))
+    return np.zeros(n) if floor is None else np.array(np.broadcast_to(np.asarray(floor, dtype=float).reshape(-1), (n,)))
+
+
+def _batches(make, inputs: tuple, shape: tuple, design: str, rivals: Rivals) -> tuple[np.ndarray, np.ndarray]:
     """(largest batch, tokens/s per GPU there) per candidate-cell of ``shape``, of the steps
     ``make(*inputs)`` (inputs broadcasting over ``shape``; the budget's SLO may not):
-    :func:`afdlib.decode.batch.batches`."""
+    :func:`afdlib.decode.batch.batches`, the candidates of a cell (the last axis) ``rivals``: where one
+    cannot beat its cell's best, its batch and rate are a feasible pair below its own best."""
     budget = inputs[-1]
     points = int(np.prod(shape))
     flat = []
@@ -333,7 +348,7 @@ def _batches(make, inputs: tuple, shape: tuple, design: str) -> tuple[np.ndarray
         if not flat:
             flat.append(take_cells(inputs, shape, np.arange(points)))
         return make(*take_cells(flat[0], (points,), at))(requests)
-    n, tokens, _ = batches(lambda: make(*inputs), step_at, budget.slo_s, shape, design)
+    n, tokens, _ = batches(lambda: make(*inputs), step_at, budget.slo_s, shape, design, rivals=rivals)
     return n, tokens
 
 
@@ -351,16 +366,20 @@ def _item(value, index):
 
 def compare(model: Model, hardware: Hardware, budget: Budget, context, precision: Precision = Precision(),
             assumptions: Assumptions = Assumptions(), attn_hardware: Hardware | None = None,
-            cell_shape: tuple = (), chunk: int | None = None, validated_only: bool = False) -> tuple[Best, Best]:
+            cell_shape: tuple = (), chunk: int | None = None, validated_only: bool = False,
+            twins=None) -> tuple[Best, Best]:
     """(best EP, best AFD) per cell. With ``chunk``, the cells' first axis is evaluated ``chunk``
     rows at a time (model and hardware arrays must then have that axis first or size 1);
-    ``validated_only``: both searches held to the forms published deployments validate."""
+    ``validated_only``: both searches held to the forms published deployments validate; ``twins``: as
+    :func:`best_ep`'s (not with ``chunk``)."""
     attn = attn_hardware or hardware
     if not chunk or not cell_shape or cell_shape[0] <= chunk:
         return (best_ep(model, hardware, budget, context, precision, assumptions, cell_shape,
-                        validated_only=validated_only),
+                        validated_only=validated_only, twins=twins),
                 best_afd(model, attn, hardware, budget, context, precision, assumptions, cell_shape,
-                         validated_only=validated_only))
+                         validated_only=validated_only, twins=twins))
+    if twins is not None:
+        raise AfdError("twins and chunks do not combine: search the cells in one call")
     parts = []
     for lo in range(0, cell_shape[0], chunk):
         rows = slice(lo, min(lo + chunk, cell_shape[0]))
