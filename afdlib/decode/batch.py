@@ -273,24 +273,24 @@ class _Probe(NamedTuple):
     requests: np.ndarray
 
     @classmethod
-    def of(cls, st, design: str, m: int) -> "_Probe":
+    def of(cls, st, design: str, shape: tuple) -> "_Probe":
         mem = st.memory_bytes if design == "ep" else st.afd.attn_memory_bytes
         fields = (st.tpot_s, st.fits_memory, st.tokens_per_s_per_gpu, mem, st.memory[0].capacity_bytes,
                   st.memory[0].weights_bytes, st.requests)
-        return cls(*(np.broadcast_to(np.asarray(f, dtype=bool if i == 1 else float), (m,)) for i, f in enumerate(fields)))
+        return cls(*(np.broadcast_to(np.asarray(f, dtype=bool if i == 1 else float), shape) for i, f in enumerate(fields)))
 
 
 def _probe_at(step_at, x, at, twin, design: str) -> _Probe:
     """The step at the points ``at`` and batches ``x[at]``; with ``twin`` (each point's twin: the same
     step, another SLO), a point whose twin is probed at the same batch in this round reads the twin's."""
     if twin is None:
-        return _Probe.of(step_at(x[at], at), design, at.size)
+        return _Probe.of(step_at(x[at], at), design, at.shape)
     mine = twin[at]
     probed = np.zeros(x.size, bool)
     probed[at] = True
     shared = (mine != at) & probed[mine] & (x[mine] == x[at])
     own = at[~shared]
-    p = _Probe.of(step_at(x[own], own), design, own.size)
+    p = _Probe.of(step_at(x[own], own), design, own.shape)
     where = np.empty(x.size, np.int64)
     where[own] = np.arange(own.size)
     src = where[np.where(shared, mine, at)]
@@ -303,7 +303,7 @@ def memory_bound(st, design: str) -> np.ndarray:
     request's cache, affine in the batch, so every batch that fits is at most floor((capacity -
     weights) / per request); one more against rounding (the search still decides every batch by the
     step's own test). Infinite where a request needs no cache (or the step has no requests)."""
-    return _memory_bound(_Probe.of(st, design, int(np.size(st.tpot_s))))
+    return _memory_bound(_Probe.of(st, design, np.shape(st.tpot_s)))
 
 
 def _memory_bound(p: _Probe) -> np.ndarray:
