@@ -170,8 +170,8 @@ class Placement:
     def share_matrix(self) -> np.ndarray:
         """(E, R): the share of expert e's tokens that rank r serves (its slots / replicas)."""
         m = np.zeros((self.replicas.size, len(self.slot_expert)))
-        for r, s in enumerate(self.slot_expert):
-            np.add.at(m[:, r], s, 1.0)
+        ranks = np.repeat(np.arange(len(self.slot_expert)), [s.size for s in self.slot_expert])
+        np.add.at(m, (np.concatenate(self.slot_expert), ranks), 1.0)      # one slot adds 1 to (expert, rank)
         return m / self.replicas[:, None]
 
 
@@ -210,14 +210,15 @@ def _eplb_placement(x: np.ndarray, ranks: int, redundant: int) -> Placement:
     if slots < ranks:
         raise AfdError(f"{slots} expert slot{'' if slots == 1 else 's'} cannot fill {ranks} ranks: add redundant experts or use fewer ranks")
     # heaps give the same choices as scanning every expert / rank (ties: the lowest index)
-    replicas = np.ones(e, dtype=np.int64)
+    reps, loads = [1] * e, x.tolist()
     if redundant:
-        heap = [(-float(v), i) for i, v in enumerate(x)]
+        heap = [(-v, i) for i, v in enumerate(loads)]
         heapq.heapify(heap)
         for _ in range(redundant):
             _, i = heapq.heappop(heap)
-            replicas[i] += 1
-            heapq.heappush(heap, (-float(x[i] / replicas[i]), i))
+            reps[i] += 1
+            heapq.heappush(heap, (-(loads[i] / reps[i]), i))
+    replicas = np.array(reps, dtype=np.int64)
     item_expert = np.repeat(np.arange(e), replicas)
     item_load = (x / replicas)[item_expert]
     capacity = np.full(ranks, slots // ranks)
@@ -225,12 +226,13 @@ def _eplb_placement(x: np.ndarray, ranks: int, redundant: int) -> Placement:
     used = [0] * ranks
     members: list[list[int]] = [[] for _ in range(ranks)]
     open_ranks = [(0.0, r) for r in range(ranks)]       # (weight, rank) of ranks with a free slot
-    for i in np.argsort(-item_load, kind="stable"):
+    cap, expert_of, load_of = capacity.tolist(), item_expert.tolist(), item_load.tolist()   # Python numbers: the same values, no per-item conversion
+    for i in np.argsort(-item_load, kind="stable").tolist():
         w, r = heapq.heappop(open_ranks)
-        members[r].append(int(item_expert[i]))
+        members[r].append(expert_of[i])
         used[r] += 1
-        if used[r] < capacity[r]:
-            heapq.heappush(open_ranks, (w + float(item_load[i]), r))
+        if used[r] < cap[r]:
+            heapq.heappush(open_ranks, (w + load_of[i], r))
     slots_of = [np.array(m, dtype=np.int64) for m in members]
     for a in (replicas, *slots_of):      # shared through the cache: read-only
         a.setflags(write=False)
