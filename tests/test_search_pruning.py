@@ -73,28 +73,3 @@ def test_slo_twins_share_probes_and_change_no_best():
     b0, i0 = _best(np.where(n0 > 0, r0, 0.0), cells, k)
     b1, i1 = _best(np.where(n1 > 0, r1, 0.0), cells, k)
     assert np.array_equal(b0, b1) and np.array_equal(i0, i1)
-
-
-def test_a_cell_taker_takes_what_take_cells_takes():
-    """cell_taker (built once per search) gives, for any index, take_cells' own result on an input
-    already flat over its cells: arrays over the cells, the assumptions' (cells, 1) overrides, numbers
-    and fields that are not arrays left as they are, tuples item by item."""
-    from dataclasses import replace
-
-    from afdlib.decode.bounds import cell_taker, take_cells
-    from afdlib.decode.step import Assumptions
-    from afdlib.inputs.catalog import load_hardware
-    hw = load_hardware("h800")
-    cells = (3, 4)
-    inputs = (replace(hw, hbm_bytes=hw.hbm_bytes * np.linspace(1, 2, 12).reshape(cells)),
-              replace(Assumptions(), kernel_overhead_s=np.arange(12.0).reshape(cells + (1,)) * 1e-6),
-              np.arange(4.0), 7.0)
-    flat = take_cells(inputs, cells, np.arange(12))
-    take = cell_taker(flat)
-    for idx in (np.array([0]), np.array([11, 3, 3, 5]), np.arange(12)[::-2]):
-        want, got = take_cells(flat, (12,), idx), take(idx)
-        assert np.array_equal(got[0].hbm_bytes, want[0].hbm_bytes) and got[0].hbm_bytes.shape == (idx.size,)
-        assert got[0].slug == hw.slug and got[0].gpus_per_node == hw.gpus_per_node
-        assert np.array_equal(got[1].kernel_overhead_s, want[1].kernel_overhead_s)
-        assert got[1].kernel_overhead_s.shape == (idx.size, 1)
-        assert np.array_equal(got[2], want[2]) and got[3] == 7.0

@@ -109,21 +109,6 @@ def take_cells(obj, cell_shape: tuple, idx: np.ndarray):
     return obj
 
 
-def cell_taker(flat):
-    """``lambda idx: take_cells(flat, (n,), idx)`` for an input already flat over n cells (what
-    :func:`take_cells` returns), its array fields found once: a search takes cells every round."""
-    if isinstance(flat, tuple):
-        parts = [cell_taker(x) for x in flat]
-        return lambda idx: tuple(p(idx) for p in parts)
-    if isinstance(flat, np.ndarray):
-        return (lambda idx: flat[idx]) if flat.ndim else (lambda idx: flat)
-    if is_dataclass(flat) and not isinstance(flat, type):
-        subs = {name: cell_taker(getattr(flat, name)) for name in _field_names(type(flat))
-                if isinstance(getattr(flat, name), np.ndarray) and getattr(flat, name).ndim}
-        return (lambda idx: _with_fields(flat, {name: f(idx) for name, f in subs.items()})) if subs else (lambda idx: flat)
-    return lambda idx: flat
-
-
 @functools.cache
 def _field_names(cls) -> tuple[str, ...]:
     return tuple(f.name for f in fields(cls))

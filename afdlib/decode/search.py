@@ -46,7 +46,7 @@ import numpy as np
 from afdlib.decode.deployment import AFDDeployment, Deployment, EPDeployment, Pool, step_function
 from afdlib.decode.step import Assumptions
 from afdlib.decode.batch import MAX_REQUESTS, Rivals, batches
-from afdlib.decode.bounds import AFD_NODE_CAP, EP_MULTIPLE_CAP, cell_taker, take_cells, widen
+from afdlib.decode.bounds import AFD_NODE_CAP, EP_MULTIPLE_CAP, take_cells, widen
 from afdlib.decode.validation import validated_forms
 from afdlib.evaluator.alltoall import EP_MODES
 from afdlib.errors import AfdError
@@ -346,8 +346,8 @@ def _batches(make, inputs: tuple, shape: tuple, design: str, rivals: Rivals) -> 
 
     def step_at(requests, at):
         if not flat:
-            flat.append(cell_taker(take_cells(inputs, shape, np.arange(points))))
-        return make(*flat[0](at))(requests)
+            flat.append(take_cells(inputs, shape, np.arange(points)))
+        return make(*take_cells(flat[0], (points,), at))(requests)
     n, tokens, _ = batches(lambda: make(*inputs), step_at, budget.slo_s, shape, design, rivals=rivals)
     return n, tokens
 
