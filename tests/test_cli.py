@@ -161,7 +161,7 @@ def test_balance_malformed_file(capsys, tmp_path):
 
 
 def test_the_command_line_imports_no_decode_model_until_a_command_runs_it():
-    """Every query builds every subcommand's parser: none of them imports the decode model (its ~50 ms
+    """`afd --help` builds every subcommand's parser: none of them imports the decode model (its ~50 ms
     are paid by the commands that evaluate a deployment), and the EP micro-batch default the help
     states is EPDeployment's."""
     import subprocess
@@ -172,6 +172,21 @@ def test_the_command_line_imports_no_decode_model_until_a_command_runs_it():
     assert out.strip() in ("[]", "['afdlib.decode']")
     from afdlib.decode.deployment import EPDeployment
     assert EPDeployment.micro_batches == 2     # "2 (two-batch overlap; the default)" in afd throughput --help
+
+
+def test_a_line_naming_a_subcommand_builds_only_its_parser_and_any_other_line_every_one():
+    """A fresh query pays for its own subcommand's options only; help and a mistyped command still list
+    all eleven (afd --help names each)."""
+    import argparse
+
+    from afdlib.cli import SUBCOMMANDS, build_parser
+
+    def names(parser):
+        return sorted(next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices)
+    everyone = sorted(c.__name__.rsplit(".", 1)[-1] for c in SUBCOMMANDS)
+    assert len(everyone) == 11
+    assert names(build_parser(["hfu", "--model", "x"])) == ["hfu"]
+    assert names(build_parser(["--help"])) == names(build_parser(["hfuu"])) == names(build_parser()) == everyone
 
 
 def test_dispatch_sets_the_bytes_tokens_cross_the_wire_in(capsys):

@@ -43,13 +43,19 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"afd: error: {message} (see {prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The ``afd`` parser; for a line whose first word is a subcommand (``argv``), only that subcommand's
+    parser is built (the others' ~150 options are half of a fresh query's own time, and cannot take any
+    of the line: a subcommand is chosen by its whole name). Any other line (none, ``--help``, a
+    mistyped command) gets every subcommand, so help and "invalid choice" list them all."""
     parser = _Parser(prog="afd", description="Attention-FFN disaggregation vs expert "
                      "parallelism: the models of arXiv 2602.09721.")
     from afdlib import __version__
     parser.add_argument("--version", action="version", version=f"afd {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
-    for command in SUBCOMMANDS:
+    first = argv[0] if argv else None
+    named = [c for c in SUBCOMMANDS if c.__name__.rsplit(".", 1)[-1] == first]
+    for command in named or SUBCOMMANDS:
         command.add_parser(sub)
     return parser
 
@@ -84,8 +90,9 @@ def readable_numbers(message: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from afdlib.errors import AfdError
-    parser = build_parser()
-    parser.argv = sys.argv[1:] if argv is None else list(argv)
+    line = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(line)
+    parser.argv = line
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:  # usage errors (one line, status 2), --help and --version (0)
